@@ -1,0 +1,1 @@
+"""Text helpers shared by every room: normalisation, sentences, abbreviations."""
