@@ -1,0 +1,177 @@
+"""The project database schema (SQLAlchemy 2 ORM). Alembic migrations under core/store/migrations own it.
+
+Decisions are append-only history: the current link of a mention is derived from its latest decision,
+never stored in place, so nothing a curator did is overwritten.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from sqlalchemy import (
+    Boolean,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+class DocumentRow(Base):
+    __tablename__ = "documents"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    external_id: Mapped[str] = mapped_column(String, unique=True, index=True)
+    title: Mapped[str] = mapped_column(Text, default="")
+    text: Mapped[str] = mapped_column(Text)
+    source_file: Mapped[str] = mapped_column(String, default="")
+    split: Mapped[str] = mapped_column(String, default="", index=True)
+    metadata_json: Mapped[str] = mapped_column(Text, default="{}")
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+    passages: Mapped[list[PassageRow]] = relationship(
+        back_populates="document", cascade="all, delete-orphan", order_by="PassageRow.position"
+    )
+    mentions: Mapped[list[MentionRow]] = relationship(
+        back_populates="document", cascade="all, delete-orphan", order_by="MentionRow.start"
+    )
+
+
+class PassageRow(Base):
+    __tablename__ = "passages"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    document_id: Mapped[int] = mapped_column(ForeignKey("documents.id", ondelete="CASCADE"), index=True)
+    position: Mapped[int] = mapped_column(Integer)
+    offset: Mapped[int] = mapped_column(Integer)
+    text: Mapped[str] = mapped_column(Text)
+    kind: Mapped[str] = mapped_column(String, default="")
+
+    document: Mapped[DocumentRow] = relationship(back_populates="passages")
+
+
+class MentionRow(Base):
+    __tablename__ = "mentions"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    document_id: Mapped[int] = mapped_column(ForeignKey("documents.id", ondelete="CASCADE"), index=True)
+    start: Mapped[int] = mapped_column(Integer)
+    end: Mapped[int] = mapped_column(Integer)
+    text: Mapped[str] = mapped_column(Text)
+    type: Mapped[str] = mapped_column(String, default="")
+    concept_id: Mapped[str] = mapped_column(String, default="")
+    origin: Mapped[str] = mapped_column(String, default="gold")
+    source_key: Mapped[str] = mapped_column(String, default="")
+    infons_json: Mapped[str] = mapped_column(Text, default="{}")
+    removed: Mapped[bool] = mapped_column(Boolean, default=False)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+    document: Mapped[DocumentRow] = relationship(back_populates="mentions")
+
+
+class RelationRow(Base):
+    __tablename__ = "relations"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    document_id: Mapped[int] = mapped_column(ForeignKey("documents.id", ondelete="CASCADE"), index=True)
+    type: Mapped[str] = mapped_column(String)
+    arguments_json: Mapped[str] = mapped_column(Text)
+    source_key: Mapped[str] = mapped_column(String, default="")
+
+
+class ConceptRow(Base):
+    __tablename__ = "concepts"
+
+    id: Mapped[str] = mapped_column(String, primary_key=True)
+    vocabulary: Mapped[str] = mapped_column(String, index=True)
+    preferred_name: Mapped[str] = mapped_column(Text)
+    semantic_types: Mapped[str] = mapped_column(Text, default="")
+    definition: Mapped[str] = mapped_column(Text, default="")
+    tree_numbers: Mapped[str] = mapped_column(Text, default="")
+    parents: Mapped[str] = mapped_column(Text, default="")
+    alt_ids: Mapped[str] = mapped_column(Text, default="")
+
+
+class NameRow(Base):
+    __tablename__ = "names"
+    __table_args__ = (
+        UniqueConstraint("concept_id", "name", name="uq_names_concept_name"),
+        Index("ix_names_normalized", "normalized"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    concept_id: Mapped[str] = mapped_column(ForeignKey("concepts.id", ondelete="CASCADE"), index=True)
+    name: Mapped[str] = mapped_column(Text)
+    normalized: Mapped[str] = mapped_column(Text)
+    preferred: Mapped[bool] = mapped_column(Boolean, default=False)
+    source: Mapped[str] = mapped_column(String, default="kb")
+
+
+class ModelVersionRow(Base):
+    __tablename__ = "model_versions"
+    __table_args__ = (UniqueConstraint("kind", "version", name="uq_model_kind_version"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    kind: Mapped[str] = mapped_column(String)
+    version: Mapped[str] = mapped_column(String)
+    path: Mapped[str] = mapped_column(Text)
+    status: Mapped[str] = mapped_column(String, default="candidate")
+    metrics_json: Mapped[str] = mapped_column(Text, default="{}")
+    kb_fingerprint: Mapped[str] = mapped_column(String, default="")
+    data_fingerprint: Mapped[str] = mapped_column(String, default="")
+    parent_version: Mapped[str] = mapped_column(String, default="")
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class SuggestionRow(Base):
+    __tablename__ = "suggestions"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    mention_id: Mapped[int] = mapped_column(ForeignKey("mentions.id", ondelete="CASCADE"), index=True)
+    concept_id: Mapped[str] = mapped_column(String)
+    rank: Mapped[int] = mapped_column(Integer)
+    matched_name: Mapped[str] = mapped_column(Text, default="")
+    retriever_score: Mapped[float] = mapped_column(Float)
+    reranker_score: Mapped[float | None] = mapped_column(Float, nullable=True)
+    retriever_version: Mapped[str] = mapped_column(String, default="")
+    reranker_version: Mapped[str] = mapped_column(String, default="")
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class DecisionRow(Base):
+    __tablename__ = "decisions"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    mention_id: Mapped[int] = mapped_column(ForeignKey("mentions.id", ondelete="CASCADE"), index=True)
+    action: Mapped[str] = mapped_column(String)
+    concept_id: Mapped[str] = mapped_column(String, default="")
+    curator: Mapped[str] = mapped_column(String, default="")
+    model_version: Mapped[str] = mapped_column(String, default="")
+    detail_json: Mapped[str] = mapped_column(Text, default="{}")
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, index=True)
+
+
+class ImportRunRow(Base):
+    __tablename__ = "import_runs"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    kind: Mapped[str] = mapped_column(String)
+    source_file: Mapped[str] = mapped_column(Text)
+    format: Mapped[str] = mapped_column(String)
+    added: Mapped[int] = mapped_column(Integer, default=0)
+    skipped: Mapped[int] = mapped_column(Integer, default=0)
+    updated: Mapped[int] = mapped_column(Integer, default=0)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
