@@ -28,6 +28,7 @@ from core.errors import CuralinkError, ProjectError
 from core.kb.concept import Concept
 from core.kb.knowledge_base import KnowledgeBase
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressCallback, no_progress
+from core.store.curation import replay
 from core.store.schema import (
     ConceptRow,
     DecisionRow,
@@ -633,15 +634,12 @@ class Project:
             return row.id
 
     def current_decisions(self, curator: str | None = None) -> dict[int, DecisionRow]:
-        """The latest decision per mention: the derived current state of the append-only history."""
+        """The effective decision per mention, replaying the append-only history (reverts undo)."""
         with self.session() as session:
             query = select(DecisionRow).order_by(DecisionRow.id)
             if curator is not None:
                 query = query.where(DecisionRow.curator == curator)
-            latest: dict[int, DecisionRow] = {}
-            for row in session.scalars(query):
-                latest[row.mention_id] = row
-            return latest
+            return replay(session.scalars(query))
 
     def register_model(
         self,

@@ -1,0 +1,264 @@
+"""The `curalink` command: parses arguments, calls `core`, prints. The contract is in the README."""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import logging
+import os
+import sys
+from pathlib import Path
+
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+from rich.console import Console  # noqa: E402
+from rich.table import Table  # noqa: E402
+
+from app.console import cancellable, configure_logging, log_to_project, progress_bar, stderr  # noqa: E402
+from core.errors import Cancelled, CuralinkError  # noqa: E402
+
+log = logging.getLogger("curalink")
+stdout = Console()
+
+EXIT_ERROR = 2
+EXIT_CANCELLED = 130
+
+
+def _print_json(payload: dict) -> None:
+    sys.stdout.write(json.dumps(payload, ensure_ascii=False, default=str) + "\n")
+
+
+def _open_project(args):
+    from core.store import Project
+
+    if not args.project:
+        raise CuralinkError("this command needs a project: curalink -p DIR ...")
+    project = Project.open(args.project)
+    log_to_project(project.path)
+    return project
+
+
+# --- commands ------------------------------------------------------------------------------------
+
+
+def cmd_init(args) -> int:
+    from core.store import Project
+
+    with Project.create(args.dir) as project:
+        stdout.print(f"created Curalink project in {project.path}")
+    return 0
+
+
+def cmd_kb_import(args) -> int:
+    from core.kb import load_kb, sniff_kb_format
+
+    path = Path(args.file)
+    if not path.exists():
+        raise CuralinkError(f"{path}: no such file or folder")
+    sniffed = sniff_kb_format(path)
+    if sniffed is not None and sniffed != args.format:
+        raise CuralinkError(f"{path}: looks like a {sniffed} file, not {args.format}; nothing was imported")
+    options = {}
+    if args.format == "umls-rrf":
+        options = {"languages": set(args.language), "sources": set(args.sab) if args.sab else None}
+    with (
+        _open_project(args) as project,
+        cancellable() as cancel,
+        progress_bar(f"importing {path.name}") as bar,
+    ):
+        concepts = load_kb(path, args.format, progress=bar, cancel=cancel, **options)
+        summary = project.import_concepts(
+            concepts, source=str(path), fmt=args.format, progress=bar, cancel=cancel
+        )
+    stdout.print(
+        f"{path}: {summary.added} concepts added, {summary.skipped} already present (their new names merged), "
+        f"{summary.names} names added"
+    )
+    return 0
+
+
+def cmd_corpus_import(args) -> int:
+    from core.formats import guess_format, read_corpus
+
+    path = Path(args.file)
+    if not path.exists():
+        raise CuralinkError(f"{path}: no such file or folder")
+    guessed = guess_format(path)
+    if guessed is not None and guessed != args.format and not (guessed == "text" and args.format != "text"):
+        raise CuralinkError(f"{path}: looks like {guessed}, not {args.format}; nothing was imported")
+    with (
+        _open_project(args) as project,
+        cancellable() as cancel,
+        progress_bar(f"importing {path.name}") as bar,
+    ):
+        summary = project.import_documents(
+            read_corpus(path, args.format),
+            source=str(path),
+            fmt=args.format,
+            split=args.split or "",
+            on_duplicate=args.on_duplicate,
+            progress=bar,
+            cancel=cancel,
+        )
+    stdout.print(
+        f"{path}: {summary.added} documents ({summary.mentions} mentions) added"
+        + (
+            f", {summary.skipped} skipped as duplicates ({', '.join(summary.skipped_ids[:5])})"
+            if summary.skipped
+            else ""
+        )
+        + (f", {summary.updated} updated" if summary.updated else "")
+    )
+    return 0
+
+
+def cmd_export(args) -> int:
+    from core.formats import write_corpus
+    from core.store.curation import curated_documents
+
+    with _open_project(args) as project:
+        documents = curated_documents(project, accepted_only=args.accepted_only, split=args.split)
+        count = write_corpus(documents, Path(args.out), args.format)
+    stdout.print(f"wrote {count} documents to {args.out} ({args.format})")
+    return 0
+
+
+def cmd_stats(args) -> int:
+    with _open_project(args) as project:
+        stats = project.stats()
+    if args.json:
+        _print_json(stats)
+        return 0
+    table = Table(title=f"Curalink project {stats['project']}", show_header=False)
+    for key, value in stats.items():
+        if key != "project":
+            table.add_row(key.replace("_", " "), json.dumps(value) if isinstance(value, dict) else str(value))
+    stdout.print(table)
+    return 0
+
+
+def cmd_demo(args) -> int:
+    from app.demo import run_demo
+
+    return run_demo(Path(args.out) if args.out else None, fresh=args.fresh, console=stdout)
+
+
+def cmd_bench_import(args) -> int:
+    from core.evaluate.bench_import import bench_import
+
+    with progress_bar("benchmark", quiet=args.json) as bar:
+        result = bench_import(
+            data_dir=Path(args.data) if args.data else None, umls_rows=args.umls_rows, progress=bar
+        )
+    if args.json:
+        _print_json(result)
+    else:
+        table = Table("what", "seconds", "target", "peak MB", title="import benchmark")
+        for row in result["rows"]:
+            table.add_row(row["what"], f"{row['seconds']:.2f}", row["target"], f"{row.get('peak_mb', 0):.0f}")
+        stdout.print(table)
+    return 0
+
+
+# --- argument parsing ----------------------------------------------------------------------------
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="curalink", description="Biomedical entity linking assistant.")
+    parser.add_argument("-p", "--project", help="project folder")
+    parser.add_argument("--log-level", default="INFO", help="DEBUG, INFO, WARNING or ERROR")
+    commands = parser.add_subparsers(dest="command")
+
+    init = commands.add_parser("init", help="create a project folder")
+    init.add_argument("dir")
+    init.set_defaults(handler=cmd_init)
+
+    kb = commands.add_parser("kb", help="knowledge bases").add_subparsers(dest="kb_command", required=True)
+    kb_import = kb.add_parser("import", help="import a vocabulary")
+    kb_import.add_argument("file")
+    kb_import.add_argument(
+        "--format", required=True, choices=["mesh-xml", "umls-rrf", "ctd", "medic", "obo", "tsv"]
+    )
+    kb_import.add_argument("--language", action="append", default=None, help="UMLS: languages to keep (ENG)")
+    kb_import.add_argument("--sab", action="append", help="UMLS: source vocabularies to keep (all)")
+    kb_import.set_defaults(handler=cmd_kb_import)
+
+    corpus = commands.add_parser("corpus", help="annotated corpora").add_subparsers(
+        dest="corpus_command", required=True
+    )
+    corpus_import = corpus.add_parser("import", help="import documents")
+    corpus_import.add_argument("file")
+    corpus_import.add_argument(
+        "--format", required=True, choices=["pubtator", "bioc-xml", "bioc-json", "brat", "jsonl", "text"]
+    )
+    corpus_import.add_argument("--split", choices=["train", "dev", "test"])
+    corpus_import.add_argument(
+        "--on-duplicate",
+        default="skip",
+        choices=["skip", "update", "error"],
+        help="a document id already stored: skip it (default), replace it, or stop",
+    )
+    corpus_import.set_defaults(handler=cmd_corpus_import)
+
+    export = commands.add_parser("export", help="export the annotated corpus")
+    export.add_argument(
+        "--format", required=True, choices=["pubtator", "bioc-xml", "bioc-json", "brat", "jsonl", "text"]
+    )
+    export.add_argument("--out", required=True)
+    export.add_argument(
+        "--accepted-only", action="store_true", help="only mentions a curator accepted or corrected"
+    )
+    export.add_argument("--split", choices=["train", "dev", "test"])
+    export.set_defaults(handler=cmd_export)
+
+    stats = commands.add_parser("stats", help="what the project holds")
+    stats.add_argument("--json", action="store_true")
+    stats.set_defaults(handler=cmd_stats)
+
+    demo = commands.add_parser("demo", help="build the bundled demo project, link it, print a summary")
+    demo.add_argument("--out", help="where to build it (default: the user data folder)")
+    demo.add_argument("--fresh", action="store_true", help="rebuild even if it exists")
+    demo.set_defaults(handler=cmd_demo)
+
+    bench = commands.add_parser("bench", help="benchmarks").add_subparsers(
+        dest="bench_command", required=True
+    )
+    bench_import = bench.add_parser("import", help="corpus and KB import speed")
+    bench_import.add_argument("--data", help="shared data folder (default ../shared/data)")
+    bench_import.add_argument("--umls-rows", type=int, default=1_000_000)
+    bench_import.add_argument("--json", action="store_true")
+    bench_import.set_defaults(handler=cmd_bench_import)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    configure_logging(args.log_level)
+    if getattr(args, "language", "unset") is None:
+        args.language = ["ENG"]
+    if not getattr(args, "handler", None):
+        if args.command is None and importlib.util.find_spec("app.gui.launch") is not None:
+            from app.gui.launch import launch_gui
+
+            return launch_gui(Path(args.project) if args.project else None)
+        parser.print_help()
+        return EXIT_ERROR
+    try:
+        return args.handler(args)
+    except Cancelled:
+        stderr.print("[yellow]cancelled: the project is as it was before this command[/yellow]")
+        return EXIT_CANCELLED
+    except KeyboardInterrupt:
+        stderr.print("[yellow]aborted: the open transaction was rolled back[/yellow]")
+        return EXIT_CANCELLED
+    except CuralinkError as exc:
+        stderr.print(f"[red]error:[/red] {exc}")
+        return EXIT_ERROR
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

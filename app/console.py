@@ -1,0 +1,82 @@
+"""Terminal plumbing for the CLI: logging, a progress bar, and Ctrl-C as a safe cancel."""
+
+from __future__ import annotations
+
+import logging
+import signal
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from rich.console import Console
+from rich.logging import RichHandler
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    SpinnerColumn,
+    TextColumn,
+    TimeElapsedColumn,
+)
+
+from core.progress import CancelToken
+
+stderr = Console(stderr=True)
+
+
+def configure_logging(level: str) -> None:
+    logging.basicConfig(
+        level=getattr(logging, level.upper(), logging.INFO),
+        format="%(message)s",
+        handlers=[RichHandler(console=stderr, show_path=False, show_time=False)],
+    )
+
+
+def log_to_project(project_path: Path) -> None:
+    """Every command run on a project also writes to its logs/curalink.log."""
+    (project_path / "logs").mkdir(exist_ok=True)
+    handler = logging.FileHandler(project_path / "logs" / "curalink.log", encoding="utf-8")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    logging.getLogger().addHandler(handler)
+
+
+@contextmanager
+def cancellable() -> Iterator[CancelToken]:
+    """First Ctrl-C asks the running job to stop at its next safe point; a second one aborts at once."""
+    token = CancelToken()
+    previous = signal.getsignal(signal.SIGINT)
+
+    def on_interrupt(signum, frame):
+        if token.cancelled:
+            signal.signal(signal.SIGINT, previous)
+            raise KeyboardInterrupt
+        stderr.print("[yellow]stopping at the next safe point (Ctrl-C again to abort)…[/yellow]")
+        token.cancel()
+
+    signal.signal(signal.SIGINT, on_interrupt)
+    try:
+        yield token
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+@contextmanager
+def progress_bar(description: str, *, quiet: bool = False):
+    """A rich progress bar as a core progress callback (indeterminate when total is None)."""
+    if quiet:
+        yield lambda done, total, message="": None
+        return
+    columns = [
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+    ]
+    with Progress(*columns, console=stderr, transient=True) as bar:
+        task = bar.add_task(description, total=None)
+
+        def update(done: int, total: int | None, message: str = "") -> None:
+            bar.update(task, completed=done, total=total, description=f"{description} {message}".strip())
+
+        yield update

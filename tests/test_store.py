@@ -1,0 +1,189 @@
+"""The project store: lifecycle, atomic imports, duplicates, KB names, decisions and models."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from core.documents import Candidate, Mention, document_from_title_abstract
+from core.errors import Cancelled, CuralinkError, InputError, ProjectError
+from core.kb import Concept
+from core.progress import CancelToken
+from core.store import Project
+from core.store.curation import curated_documents
+
+
+def _doc(
+    doc_id: str, title: str = "Huntington disease (HD) in twins", abstract: str = "HD was seen."
+) -> object:
+    document = document_from_title_abstract(doc_id, title, abstract)
+    return document.with_mentions([Mention(0, 18, "Huntington disease", "Disease", "D006816")])
+
+
+CONCEPTS = [
+    Concept("D006816", "MESH", "Huntington Disease", ("Huntington Chorea", "Huntington's Disease")),
+    Concept(
+        "D003924",
+        "MESH",
+        "Diabetes Mellitus, Type 2",
+        ("NIDDM", "Type 2 Diabetes"),
+        tree_numbers=("C18.452.394.750.149",),
+    ),
+]
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Project:
+    with Project.create(tmp_path / "proj") as opened:
+        yield opened
+
+
+def test_create_makes_the_project_layout(tmp_path: Path) -> None:
+    Project.create(tmp_path / "p").close()
+    for sub in ("curalink.db", "models", "index", "logs"):
+        assert (tmp_path / "p" / sub).exists()
+    mode = sqlite3.connect(tmp_path / "p" / "curalink.db").execute("PRAGMA journal_mode").fetchone()[0]
+    assert mode == "wal"
+
+
+def test_open_refuses_what_is_not_a_project(tmp_path: Path) -> None:
+    with pytest.raises(ProjectError, match="no such project folder"):
+        Project.open(tmp_path / "missing")
+    (tmp_path / "plain").mkdir()
+    with pytest.raises(ProjectError, match="not a Curalink project"):
+        Project.open(tmp_path / "plain")
+    (tmp_path / "junk").mkdir()
+    (tmp_path / "junk" / "curalink.db").write_bytes(b"this is not sqlite at all" * 100)
+    with pytest.raises(ProjectError, match="not a readable SQLite database"):
+        Project.open(tmp_path / "junk")
+    with pytest.raises(ProjectError, match="already exists"):
+        Project.create(tmp_path / "p2").close()
+        Project.create(tmp_path / "p2")
+
+
+def test_open_refuses_a_newer_schema(tmp_path: Path) -> None:
+    Project.create(tmp_path / "p").close()
+    connection = sqlite3.connect(tmp_path / "p" / "curalink.db")
+    connection.execute("UPDATE alembic_version SET version_num = '9999_from_the_future'")
+    connection.commit()
+    connection.close()
+    with pytest.raises(ProjectError, match="newer than this Curalink"):
+        Project.open(tmp_path / "p")
+
+
+def test_documents_round_trip_through_the_store(project: Project) -> None:
+    summary = project.import_documents([_doc("1"), _doc("2")], split="train", source="x.txt")
+    assert (summary.added, summary.mentions) == (2, 2)
+    stored = list(project.documents(split="train"))
+    assert [d.doc_id for d in stored] == ["1", "2"]
+    assert stored[0].text == _doc("1").text
+    assert stored[0].mentions == _doc("1").mentions
+    assert stored[0].passages == _doc("1").passages
+
+
+def test_duplicates_skip_update_and_error(project: Project) -> None:
+    first = project.import_documents([_doc("1"), _doc("1")])
+    assert (first.added, first.skipped, first.skipped_ids) == (1, 1, ["1"])
+    changed = _doc("1", title="Huntington disease (HD) in triplets")
+    updated = project.import_documents([changed], on_duplicate="update")
+    assert updated.updated == 1
+    assert project.document("1").title == "Huntington disease (HD) in triplets"
+    with pytest.raises(CuralinkError, match="already in the project"):
+        project.import_documents([_doc("2"), _doc("1")], on_duplicate="error")
+    assert project.document_ids() == ["1"], "the failed import stored nothing"
+
+
+def test_a_bad_document_mid_file_rolls_the_whole_file_back(project: Project) -> None:
+    project.import_documents([_doc("kept")])
+
+    def documents():
+        yield _doc("a")
+        yield _doc("b")
+        raise InputError("corpus.txt", "malformed annotation line", line=12)
+
+    with pytest.raises(InputError, match="corpus.txt, line 12"):
+        project.import_documents(documents(), batch_size=1)
+    assert project.document_ids() == ["kept"]
+
+
+def test_cancel_rolls_back_and_keeps_what_was_stored(project: Project) -> None:
+    project.import_concepts(CONCEPTS[:1])
+    token = CancelToken()
+
+    def concepts():
+        yield CONCEPTS[1]
+        token.cancel()
+        yield Concept("D000001", "MESH", "Never stored")
+
+    with pytest.raises(Cancelled):
+        project.import_concepts(concepts(), cancel=token, batch_size=1)
+    assert len(project.knowledge_base()) == 1
+
+
+def test_concepts_merge_new_names_and_search(project: Project) -> None:
+    summary = project.import_concepts(CONCEPTS)
+    assert (summary.added, summary.names) == (2, 6)
+    again = project.import_concepts(
+        [Concept("D006816", "MESH", "Huntington Disease", ("Huntington Chorea", "HD"))]
+    )
+    assert (again.added, again.skipped, again.names) == (0, 1, 1)
+    kb = project.knowledge_base()
+    assert set(kb.get("D006816").names) == {
+        "Huntington Disease",
+        "Huntington Chorea",
+        "Huntington's Disease",
+        "HD",
+    }
+    assert kb.get("D003924").tree_numbers == ("C18.452.394.750.149",)
+    hits = project.search_names("huntington")
+    assert hits[0][0] == "D006816"
+    assert project.search_names("D003924")[0] == (
+        "D003924",
+        "Diabetes Mellitus, Type 2",
+        "Diabetes Mellitus, Type 2",
+    )
+    assert project.add_names("D003924", ["adult onset diabetes", "NIDDM"]) == 1
+    with pytest.raises(CuralinkError, match="no concept"):
+        project.add_names("D999999", ["x"])
+
+
+def test_decisions_are_append_only_and_revert_undoes(project: Project) -> None:
+    project.import_concepts(CONCEPTS)
+    project.import_documents([_doc("1")])
+    ((_, mention_ids),) = list(project.documents_with_mention_ids())
+    mention_id = mention_ids[0]
+    project.store_suggestions(
+        {
+            mention_id: [
+                Candidate("D003924", "x", "NIDDM", 0.9, 0.2),
+                Candidate("D006816", "y", "HD", 0.8, 0.7),
+            ]
+        },
+        retriever_version="r1",
+    )
+    assert [c.concept_id for c in project.suggestions(mention_id)] == ["D003924", "D006816"]
+    project.record_decision(mention_id, "accept", concept_id="D003924", curator="ann", model_version="r1")
+    project.record_decision(mention_id, "revert", curator="ann")
+    project.record_decision(mention_id, "correct", concept_id="D006816", curator="ann", model_version="r1")
+    assert project.current_decisions()[mention_id].concept_id == "D006816"
+    exported = list(curated_documents(project, accepted_only=True))
+    assert exported[0].mentions[0].concept_id == "D006816"
+    assert exported[0].mentions[0].infons["curator"] == "ann"
+    project.record_decision(mention_id, "nil", curator="bob")
+    assert list(curated_documents(project))[0].mentions[0].concept_id == "-1"
+    assert list(curated_documents(project, accepted_only=True))[0].mentions == ()
+    assert project.stats()["decisions"] == 4
+    with pytest.raises(CuralinkError, match="unknown decision"):
+        project.record_decision(mention_id, "approve")
+
+
+def test_model_registry_promotes_and_rolls_back(project: Project, tmp_path: Path) -> None:
+    project.register_model("retriever", "v1", tmp_path / "v1", metrics={"acc@1": 0.8}, status="active")
+    project.register_model("retriever", "v2", tmp_path / "v2", metrics={"acc@1": 0.85})
+    project.promote_model("retriever", "v2")
+    assert project.active_model("retriever").version == "v2"
+    project.promote_model("retriever", "v1")
+    assert project.active_model("retriever").version == "v1"
+    assert [m.status for m in project.model_versions("retriever")] == ["active", "retired"]
