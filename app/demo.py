@@ -1,0 +1,100 @@
+"""The bundled demo: build a project from resources/demo, train a retriever from the KB's synonyms in
+seconds (no gold mentions, so the demo shows honest zero-shot linking), link every mention, print it."""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import time
+from pathlib import Path
+
+import platformdirs
+from rich.console import Console
+from rich.table import Table
+
+from app.console import cancellable, progress_bar
+from app.resources import demo_dir
+from core.store import Project
+
+log = logging.getLogger(__name__)
+
+DEMO_TRAINING_SECONDS = 60.0
+DEMO_EPOCHS = 40
+
+
+def default_demo_path() -> Path:
+    return Path(platformdirs.user_data_dir("curalink")) / "demo-project"
+
+
+def build_demo_project(path: Path, *, fresh: bool = False, progress=None, cancel=None) -> Project:
+    """Create (or reopen) the demo project with its KB, abstracts, a trained retriever and suggestions."""
+    from core.formats import read_corpus
+    from core.kb import load_kb
+    from core.learn.jobs import train_retriever
+    from core.pipeline import Linker
+    from core.progress import NEVER_CANCELLED, no_progress
+
+    progress = progress or no_progress
+    cancel = cancel or NEVER_CANCELLED
+    if fresh and path.exists():
+        shutil.rmtree(path)
+    if (path / "curalink.db").exists():
+        project = Project.open(path)
+        if project.active_model("retriever") is not None:
+            return project
+    else:
+        project = Project.create(path)
+    source = demo_dir()
+    if not project.document_ids():
+        project.import_concepts(load_kb(source / "kb.tsv", "tsv"), source=str(source / "kb.tsv"), fmt="tsv")
+        project.import_documents(
+            read_corpus(source / "abstracts.pubtator", "pubtator"),
+            source=str(source / "abstracts.pubtator"),
+            fmt="pubtator",
+        )
+    train_retriever(
+        project,
+        epochs=DEMO_EPOCHS,
+        max_seconds=DEMO_TRAINING_SECONDS,
+        include_gold=False,
+        progress=progress,
+        cancel=cancel,
+    )
+    Linker.for_project(project, cancel=cancel).link_project(project, progress=progress, cancel=cancel)
+    return project
+
+
+def run_demo(out: Path | None, *, fresh: bool, console: Console) -> int:
+    from core.kb.identifiers import split_ids
+
+    path = out or default_demo_path()
+    started = time.perf_counter()
+    with cancellable() as cancel, progress_bar("building the demo project") as bar:
+        project = build_demo_project(path, fresh=fresh, progress=bar, cancel=cancel)
+    with project:
+        correct = total = 0
+        for document, mention_ids in project.documents_with_mention_ids():
+            table = Table(title=f"{document.doc_id}: {document.title}", title_justify="left")
+            for column in ("mention", "gold", "top candidates (retriever score)"):
+                table.add_column(column)
+            for mention, mention_id in zip(document.mentions, mention_ids, strict=True):
+                suggestions = project.suggestions(mention_id)[:3]
+                gold = set(split_ids(mention.concept_id))
+                hit = bool(suggestions) and suggestions[0].concept_id in gold
+                correct += hit
+                total += 1
+                shown = "; ".join(
+                    f"{'[green]' if c.concept_id in gold else ''}{c.concept_id} {c.name} ({c.retriever_score:.2f})"
+                    f"{'[/green]' if c.concept_id in gold else ''}"
+                    for c in suggestions
+                )
+                table.add_row(mention.text, mention.concept_id, shown)
+            console.print(table)
+        stats = project.stats()
+    console.print(
+        f"demo project: {path}\n{stats['documents']} documents, {stats['mentions']} mentions, "
+        f"{stats['concepts']} concepts ({stats['names']} names), retriever {stats['retriever_version']}\n"
+        f"top-1 suggestion correct for {correct}/{total} mentions ({correct / max(total, 1):.0%}), "
+        f"zero-shot: trained on KB synonyms only; {time.perf_counter() - started:.1f} s in all"
+    )
+    return 0

@@ -1,0 +1,114 @@
+"""Import speed: real vocabularies and corpora, and a synthetic 1M-row MRCONSO, into a fresh project.
+
+Each step runs in its own child process so its peak memory (ru_maxrss) is its own, not the sum of
+everything measured before it.
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing
+import resource
+import tempfile
+import time
+from pathlib import Path
+
+from core.progress import ProgressCallback, no_progress
+
+log = logging.getLogger(__name__)
+
+
+def _default_data_dir() -> Path:
+    return Path(__file__).resolve().parents[2].parent / "shared" / "data"
+
+
+def _run_step(kind: str, paths: list[str], fmt: str, project_dir: str, queue) -> None:
+    from core.formats import read_corpus
+    from core.kb import load_kb
+    from core.store import Project
+
+    project = Project.open(project_dir)
+    started = time.perf_counter()
+    count = 0
+    for path in paths:
+        if kind == "kb":
+            summary = project.import_concepts(load_kb(Path(path), fmt), source=path, fmt=fmt)
+            count += summary.added
+        else:
+            summary = project.import_documents(read_corpus(Path(path), fmt), source=path, fmt=fmt)
+            count += summary.added
+    if kind == "kb":
+        project.knowledge_base()
+    seconds = time.perf_counter() - started
+    project.close()
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    queue.put({"seconds": seconds, "count": count, "peak_mb": peak_mb})
+
+
+def _measure(kind: str, paths: list[Path], fmt: str, project_dir: Path) -> dict:
+    context = multiprocessing.get_context("spawn")
+    queue = context.Queue()
+    process = context.Process(
+        target=_run_step, args=(kind, [str(p) for p in paths], fmt, str(project_dir), queue)
+    )
+    process.start()
+    result = queue.get()
+    process.join()
+    return result
+
+
+def bench_import(
+    *, data_dir: Path | None = None, umls_rows: int = 1_000_000, progress: ProgressCallback = no_progress
+) -> dict:
+    """Seconds and peak memory of each import, with the issue's targets alongside."""
+    from core.evaluate.synthetic_umls import write_synthetic_mrconso
+    from core.store import Project
+
+    data = data_dir or _default_data_dir()
+    rows: list[dict] = []
+    with tempfile.TemporaryDirectory(prefix="curalink-bench-") as scratch:
+        root = Path(scratch)
+        steps = [
+            ("CTD_diseases.tsv.gz (ctd)", "kb", [data / "vocab" / "CTD_diseases.tsv.gz"], "ctd", "<= 10 s"),
+            (
+                "medic_06Jul2012.txt (medic)",
+                "kb",
+                [data / "vocab" / "medic_06Jul2012.txt"],
+                "medic",
+                "<= 10 s",
+            ),
+            (
+                "NCBI-disease train+dev+test (pubtator)",
+                "corpus",
+                [data / "ncbi-disease" / f"NCBI{s}set_corpus.txt" for s in ("train", "develop", "test")],
+                "pubtator",
+                "<= 5 s",
+            ),
+        ]
+        mrconso = root / "umls" / "MRCONSO.RRF"
+        mrconso.parent.mkdir()
+        started = time.perf_counter()
+        write_synthetic_mrconso(mrconso, rows=umls_rows)
+        log.info("wrote %d synthetic MRCONSO rows in %.1f s", umls_rows, time.perf_counter() - started)
+        steps.append(
+            (
+                f"synthetic MRCONSO.RRF, {umls_rows:,} rows (umls-rrf)",
+                "kb",
+                [mrconso],
+                "umls-rrf",
+                "<= 60 s, <= 1 GB",
+            )
+        )
+        for index, (label, kind, paths, fmt, target) in enumerate(steps):
+            missing = [p for p in paths if not p.exists()]
+            if missing:
+                rows.append(
+                    {"what": label, "skipped": f"missing {missing[0]}", "seconds": 0.0, "target": target}
+                )
+                continue
+            project_dir = root / f"project-{index}"
+            Project.create(project_dir).close()
+            result = _measure(kind, paths, fmt, project_dir)
+            rows.append({"what": label, "target": target, **result})
+            progress(index + 1, len(steps), label)
+    return {"rows": rows}

@@ -1,0 +1,102 @@
+"""Training jobs that produce a new model version of a project.
+
+A version is trained into a scratch folder under models/<kind>/ and moved to models/<kind>/<version>/
+only when training finished; a cancel or a crash deletes the scratch folder, so the model in force is
+never touched by a failed run.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from core.learn.training_data import curated_pairs, fingerprint, gold_pairs, resolvable
+from core.progress import NEVER_CANCELLED, CancelToken, ProgressCallback, no_progress
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class TrainedVersion:
+    kind: str
+    version: str
+    path: Path
+    metrics: dict = field(default_factory=dict)
+    promoted: bool = False
+
+
+def next_version(project, kind: str) -> str:
+    taken = {row.version for row in project.model_versions(kind)}
+    number = len(taken) + 1
+    while f"v{number}" in taken or (project.models_dir / kind / f"v{number}").exists():
+        number += 1
+    return f"v{number}"
+
+
+def _scratch(project, kind: str) -> Path:
+    parent = project.models_dir / kind
+    parent.mkdir(parents=True, exist_ok=True)
+    return Path(tempfile.mkdtemp(prefix=".training-", dir=parent))
+
+
+def train_retriever(
+    project,
+    *,
+    base_model: str | None = None,
+    epochs: int = 10,
+    max_seconds: float | None = None,
+    pooling: str = "max",
+    seed: int = 13,
+    include_gold: bool = True,
+    promote: bool = True,
+    progress: ProgressCallback = no_progress,
+    cancel: CancelToken = NEVER_CANCELLED,
+) -> TrainedVersion:
+    """Train a ResCNN retriever on the project's KB synonyms, gold train/dev mentions and curator links."""
+    from core.retrieve.rescnn import RescnnConfig
+    from core.retrieve.train import train_rescnn
+
+    kb = project.knowledge_base()
+    pairs = resolvable((gold_pairs(project) if include_gold else []) + curated_pairs(project), kb)
+    config = RescnnConfig(base_model=base_model or "", pooling=pooling)
+    version = next_version(project, "retriever")
+    scratch = _scratch(project, "retriever")
+    try:
+        result = train_rescnn(
+            kb,
+            pairs,
+            config,
+            scratch,
+            epochs=epochs,
+            seed=seed,
+            progress=progress,
+            cancel=cancel,
+            max_seconds=max_seconds,
+        )
+        cancel.raise_if_cancelled()
+        final = project.models_dir / "retriever" / version
+        scratch.rename(final)
+    except BaseException:
+        shutil.rmtree(scratch, ignore_errors=True)
+        raise
+    metrics = {**result.metrics, "train_pairs": len(pairs), "train_seconds": round(result.seconds, 2)}
+    (final / "metrics.json").write_text(json.dumps(metrics, indent=2))
+    project.register_model(
+        "retriever",
+        version,
+        final,
+        metrics=metrics,
+        kb_fingerprint=kb.fingerprint(),
+        data_fingerprint=fingerprint(pairs),
+        parent_version=(
+            project.active_model("retriever").version if project.active_model("retriever") else ""
+        ),
+    )
+    if promote:
+        project.promote_model("retriever", version)
+    log.info("trained retriever %s on %d pairs in %.1f s", version, len(pairs), result.seconds)
+    return TrainedVersion("retriever", version, final, metrics, promote)
