@@ -81,14 +81,11 @@ def cmd_kb_import(args) -> int:
 
 
 def cmd_corpus_import(args) -> int:
-    from core.formats import guess_format, read_corpus
+    from core.formats import read_corpus
 
     path = Path(args.file)
     if not path.exists():
         raise CuralinkError(f"{path}: no such file or folder")
-    guessed = guess_format(path)
-    if guessed is not None and guessed != args.format and not (guessed == "text" and args.format != "text"):
-        raise CuralinkError(f"{path}: looks like {guessed}, not {args.format}; nothing was imported")
     with (
         _open_project(args) as project,
         cancellable() as cancel,

@@ -1,0 +1,93 @@
+"""Corpus formats: one module per format, each a `read(path) -> Iterator[Document]` generator and a
+`write(docs, path) -> int` pair; this registry is how the CLI, the store and the GUI pick one.
+
+`read_corpus` checks the file against the requested format first (by extension and first
+bytes), so a wrong `--format` fails with "looks like X" before any parsing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from core.documents import Document
+from core.errors import InputError
+from core.formats import bioc_json, bioc_xml, brat, jsonl, pubtator, text
+from core.formats.sniff import guess_format
+
+
+@dataclass(frozen=True)
+class CorpusFormat:
+    name: str
+    read: Callable[[Path], Iterator[Document]]
+    write: Callable[[Iterable[Document], Path], int]
+    description: str
+    folder: bool = False
+
+
+FORMATS: dict[str, CorpusFormat] = {
+    f.name: f
+    for f in (
+        CorpusFormat("pubtator", pubtator.read, pubtator.write, "PubTator title/abstract/annotation lines"),
+        CorpusFormat("bioc-xml", bioc_xml.read, bioc_xml.write, "BioC XML collection"),
+        CorpusFormat("bioc-json", bioc_json.read, bioc_json.write, "BioC JSON collection"),
+        CorpusFormat("brat", brat.read, brat.write, "brat standoff folder of .txt + .ann", folder=True),
+        CorpusFormat("jsonl", jsonl.read, jsonl.write, "Curalink JSON lines, lossless"),
+        CorpusFormat("text", text.read, text.write, "plain text files, no annotations"),
+    )
+}
+
+# Pairs (requested, guessed) that are not a mistake: a brat .txt read as plain text (annotations
+# ignored) and a folder of bare .txt files read as brat (documents without annotations).
+_COMPATIBLE = {("text", "brat"), ("brat", "text")}
+
+
+def get_format(fmt: str) -> CorpusFormat:
+    """The registered format, or an InputError listing the known names."""
+    try:
+        return FORMATS[fmt]
+    except KeyError:
+        raise InputError(
+            None, f"unknown corpus format {fmt!r}; known formats: {', '.join(FORMATS)}"
+        ) from None
+
+
+def check_format(path: Path | str, fmt: str) -> None:
+    """Raise when the file plainly is another format than the one requested."""
+    path = Path(path)
+    get_format(fmt)
+    guessed = guess_format(path)
+    if guessed is None or guessed == fmt or (fmt, guessed) in _COMPATIBLE:
+        return
+    raise InputError(path, f"given as {fmt}, but the file looks like {guessed}: try --format {guessed}")
+
+
+def read_corpus(path: Path | str, fmt: str | None = None) -> Iterator[Document]:
+    """Documents from `path`; `fmt` None guesses the format. Errors come before the first document."""
+    path = Path(path)
+    if not path.exists():
+        raise InputError(path, "file or folder not found")
+    if fmt is None:
+        fmt = guess_format(path)
+        if fmt is None:
+            raise InputError(path, f"cannot tell the corpus format; give one of: {', '.join(FORMATS)}")
+    else:
+        check_format(path, fmt)
+    return FORMATS[fmt].read(path)
+
+
+def write_corpus(docs: Iterable[Document], path: Path | str, fmt: str) -> int:
+    """Write documents in `fmt`; returns how many were written."""
+    return get_format(fmt).write(docs, Path(path))
+
+
+__all__ = [
+    "FORMATS",
+    "CorpusFormat",
+    "check_format",
+    "get_format",
+    "guess_format",
+    "read_corpus",
+    "write_corpus",
+]

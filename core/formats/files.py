@@ -1,0 +1,104 @@
+"""File handling every corpus format shares: strict UTF-8 with line numbers, empty-file checks,
+atomic writes.
+
+Corpus files arrive from many tools; a decoding error must name the line (not just a byte
+offset), an empty file must say so instead of importing zero documents, and an interrupted
+export must not leave a half-written file where a good one used to be.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TextIO
+
+from core.errors import InputError
+
+_BOM = b"\xef\xbb\xbf"
+# characters no file name may hold on Windows, macOS or Linux, so one export opens everywhere
+_UNSAFE_NAME = re.compile(r'[/\\\x00-\x1f:*?"<>|]')
+
+
+def document_file(folder: Path, doc_id: str, suffix: str) -> Path:
+    """`folder/<doc_id><suffix>` for formats with one file per document; refuses ids that are not
+    portable file names rather than silently renaming (the stem is the doc_id on reading back)."""
+    if not doc_id or doc_id in (".", "..") or doc_id != doc_id.strip() or _UNSAFE_NAME.search(doc_id):
+        raise InputError(folder, "doc_id cannot be used as a file name", item=f"document {doc_id!r}")
+    return folder / f"{doc_id}{suffix}"
+
+
+def require_nonempty(path: Path) -> None:
+    """Raise a clear error for a missing, unreadable or zero-byte file."""
+    if not path.exists():
+        raise InputError(path, "file not found")
+    if path.is_dir():
+        raise InputError(path, "expected a file, got a folder")
+    if path.stat().st_size == 0:
+        raise InputError(path, "the file is empty (0 bytes): no documents to read")
+
+
+def decode_line(raw: bytes, path: Path, line_no: int) -> str:
+    """One line as text; bad bytes are reported with the line and column."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise InputError(
+            path,
+            f"not valid UTF-8: byte 0x{raw[error.start]:02x} at column {error.start + 1}",
+            line=line_no,
+        ) from None
+
+
+def iter_lines(path: Path, *, allow_empty: bool = False) -> Iterator[tuple[int, str]]:
+    """(1-based line number, text) without the line ending; splits on \\n only, so the Unicode
+    line separators some abstracts contain stay inside their line."""
+    if not (allow_empty and path.is_file()):
+        require_nonempty(path)
+    with path.open("rb") as handle:
+        for line_no, raw in enumerate(handle, start=1):
+            if line_no == 1 and raw.startswith(_BOM):
+                raw = raw[len(_BOM) :]
+            if raw.endswith(b"\n"):
+                raw = raw[:-1]
+            if raw.endswith(b"\r"):
+                raw = raw[:-1]
+            yield line_no, decode_line(raw, path, line_no)
+
+
+def read_text(path: Path) -> str:
+    """The whole file as text, newlines untouched (brat offsets count every character)."""
+    require_nonempty(path)
+    data = path.read_bytes()
+    if data.startswith(_BOM):
+        data = data[len(_BOM) :]
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line_no = data.count(b"\n", 0, error.start) + 1
+        column = error.start - (data.rfind(b"\n", 0, error.start) + 1) + 1
+        raise InputError(
+            path, f"not valid UTF-8: byte 0x{data[error.start]:02x} at column {column}", line=line_no
+        ) from None
+
+
+@contextmanager
+def atomic_output(path: Path) -> Iterator[Path]:
+    """A sibling temporary path, moved onto `path` only when the block finished without error."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f".{path.name}.part")
+    try:
+        yield temporary
+        os.replace(temporary, path)
+    finally:
+        if temporary.exists():
+            temporary.unlink()
+
+
+@contextmanager
+def atomic_text_writer(path: Path) -> Iterator[TextIO]:
+    """UTF-8 with Unix line endings, moved into place only when writing succeeded."""
+    with atomic_output(path) as temporary, temporary.open("w", encoding="utf-8", newline="\n") as handle:
+        yield handle

@@ -1,0 +1,96 @@
+"""Guessing a corpus format from a path: extension, sibling files and the first bytes.
+
+Used to catch a wrong `--format` early (a BioC XML file imported as PubTator should fail with
+"looks like bioc-xml", not with an obscure parse error on line 1) and to pick a format when the
+user gives none.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+SNIFF_BYTES = 8192
+
+_PUBTATOR_TITLE = re.compile(r"^[^\t|\s]+\|[ta]\|")
+_PUBTATOR_ANNOTATION = re.compile(r"^[^\t]+\t\d+\t\d+\t[^\t]*\t[^\t]*(\t[^\t]*){0,2}$")
+
+
+def sniff_bytes(head: bytes) -> str | None:
+    """The format the first bytes of a file look like, or None for empty or binary data."""
+    if head.startswith(b"\xef\xbb\xbf"):
+        head = head[3:]
+    stripped = head.lstrip()
+    if not stripped:
+        return None
+    if stripped.startswith(b"<"):
+        return "bioc-xml"
+    text = stripped.decode("utf-8", errors="ignore")
+    if stripped[:1] in (b"{", b"["):
+        return _sniff_json(text)
+    first_line = text.splitlines()[0] if text else ""
+    if _PUBTATOR_TITLE.match(first_line) or _PUBTATOR_ANNOTATION.match(first_line):
+        return "pubtator"
+    if b"\x00" in head:
+        return None
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError as error:
+        if error.reason != "unexpected end of data":  # more than a character cut at the sniff boundary
+            return None
+    return "text"
+
+
+def _sniff_json(text: str) -> str | None:
+    if text.startswith("["):
+        return "bioc-json"
+    first_line = text.split("\n", 1)[0]
+    try:
+        obj = json.loads(first_line)
+    except json.JSONDecodeError:
+        obj = None
+    if isinstance(obj, dict):
+        if "doc_id" in obj:
+            return "jsonl"
+        if "bioctype" in obj or "documents" in obj or "passages" in obj:
+            return "bioc-json"
+        return None
+    # a pretty-printed object, or a first line longer than the sniffed bytes: judge by its keys
+    if '"doc_id"' in text:
+        return "jsonl"
+    if any(key in text for key in ('"documents"', '"bioctype"', '"passages"')):
+        return "bioc-json"
+    return None
+
+
+def guess_format(path: Path | str) -> str | None:
+    """The likely format of a file or folder, or None when nothing fits."""
+    path = Path(path)
+    if path.is_dir():
+        if any(path.glob("*.ann")):
+            return "brat"
+        if any(path.glob("*.txt")):
+            return "text"
+        return None
+    if not path.is_file():
+        return None
+    if path.suffix.lower() == ".ann":
+        return "brat"
+    with path.open("rb") as handle:
+        head = handle.read(SNIFF_BYTES)
+    sniffed = sniff_bytes(head)
+    if sniffed == "text" and path.with_suffix(".ann").is_file():
+        return "brat"
+    return sniffed
+
+
+def looks_like_hint(path: Path, expected: str) -> str:
+    """' (it looks like X: try --format X)' when the file sniffs as another format, else ''."""
+    try:
+        guessed = guess_format(path)
+    except OSError:
+        return ""
+    if guessed and guessed != expected and guessed != "text":
+        return f" (the file looks like {guessed}: try --format {guessed})"
+    return ""

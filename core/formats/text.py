@@ -1,0 +1,95 @@
+"""Plain text: abstracts or notes without annotations, for detection and linking.
+
+A file is one document (doc_id = file stem); a folder is every `*.txt` in it, sorted by name.
+Blank-line-separated paragraphs become passages (kind "paragraph") at their character offsets
+in the file, so `Document.text` is the file with line breaks and blank lines as spaces and
+offsets a detector finds point into the original. Single line breaks stay inside a passage.
+Line endings are read as written (a Windows `\\r` becomes part of a gap, never of a passage end).
+The writer puts each passage on its own paragraph, separated by one blank line; passage
+offsets are not kept (the format has nothing to anchor them to) and nor are annotations.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+from core.documents import Document, Passage
+from core.errors import InputError
+from core.formats.files import atomic_text_writer, document_file, read_text
+
+logger = logging.getLogger(__name__)
+
+PARAGRAPH = "paragraph"
+_BLANK_LINES = re.compile(r"\r?\n[ \t\r\f\v]*\r?\n")
+
+
+def read(path: Path | str) -> Iterator[Document]:
+    """One document per file."""
+    path = Path(path)
+    if path.is_dir():
+        files = sorted(p for p in path.glob("*.txt") if p.is_file())
+        if not files:
+            raise InputError(path, "no .txt files in the folder")
+    else:
+        files = [path]
+    for file in files:
+        yield read_document(file)
+
+
+def read_document(path: Path) -> Document:
+    text = read_text(path)
+    passages = tuple(paragraphs(text))
+    if not passages:
+        raise InputError(path, "the file holds only whitespace: no text to read")
+    return Document(doc_id=path.stem, passages=passages)
+
+
+def paragraphs(text: str) -> Iterator[Passage]:
+    """Passages for the blank-line-separated paragraphs, trimmed, at their offsets."""
+    start = 0
+    for match in [*_BLANK_LINES.finditer(text), None]:
+        end = match.start() if match else len(text)
+        chunk = text[start:end]
+        stripped = chunk.strip()
+        if stripped:
+            offset = start + (len(chunk) - len(chunk.lstrip()))
+            yield Passage(offset, stripped, PARAGRAPH)
+        if match:
+            start = match.end()
+
+
+def write(docs: Iterable[Document], path: Path | str) -> int:
+    """A `.txt` path takes exactly one document; any other path is a folder of `<doc_id>.txt`."""
+    path = Path(path)
+    count = 0
+    if path.suffix == ".txt":
+        for document in docs:
+            if count:
+                raise InputError(
+                    path,
+                    "a .txt path holds one document; give a folder to write several",
+                    item=f"document {document.doc_id}",
+                )
+            with atomic_text_writer(path) as out:
+                out.write(format_document(document))
+            count += 1
+        return count
+    path.mkdir(parents=True, exist_ok=True)
+    seen: set[str] = set()
+    for document in docs:
+        doc_id = document.doc_id
+        target = document_file(path, doc_id, ".txt")
+        if doc_id in seen:
+            logger.warning("%s: document %s appears again; the later one replaces the file", path, doc_id)
+        seen.add(doc_id)
+        with atomic_text_writer(target) as out:
+            out.write(format_document(document))
+        count += 1
+    return count
+
+
+def format_document(document: Document) -> str:
+    return "\n\n".join(p.text for p in sorted(document.passages, key=lambda p: p.offset)) + "\n"
