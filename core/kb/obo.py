@@ -1,0 +1,117 @@
+"""OBO ontologies (MONDO, HPO, ChEBI, DOID) through fastobo, the Rust OBO 1.4 parser pronto uses.
+
+We use `fastobo.iter` rather than pronto: it yields one frame at a time, so memory stays nearly
+flat on ChEBI (hundreds of MB), while `pronto.Ontology` builds the whole graph first. fastobo
+also reports syntax errors with their line. Its single-threaded reader is as fast here as the
+threaded one, which reads ahead without bound (335 MB peak on a 74 MB file against 64 MB).
+
+Kept: name, def, alt_id, is_a parents, and synonyms of the scopes in `synonym_scopes`
+(EXACT and RELATED by default: HPO's lay terms are RELATED; BROAD and NARROW synonyms name
+other, wider or narrower, concepts and would send mentions to the wrong term). xrefs are
+ignored, obsolete terms and Typedef / Instance frames are dropped, a term without a name is
+skipped with a warning.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Collection, Iterator
+from pathlib import Path
+
+import fastobo
+
+from core.errors import InputError
+from core.kb.concept import Concept
+from core.kb.identifiers import canonical_id
+from core.kb.source_file import first_undecodable_line, open_binary, require_file
+from core.progress import NEVER_CANCELLED, CancelToken, ProgressFn, no_progress
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_SCOPES = frozenset({"EXACT", "RELATED"})
+BATCH_FRAMES = 1_000
+
+
+def read_obo(
+    path: str | Path,
+    *,
+    synonym_scopes: Collection[str] = DEFAULT_SCOPES,
+    progress: ProgressFn = no_progress,
+    cancel: CancelToken = NEVER_CANCELLED,
+) -> Iterator[Concept]:
+    """Stream the live terms of an OBO file (plain or gzip) as concepts."""
+    path = require_file(path)
+    scopes = {scope.upper() for scope in synonym_scopes}
+    message = f"reading {path.name}"
+    frames = count = obsolete = unnamed = 0
+    cancel.raise_if_cancelled()
+    with open_binary(path) as (stream, position):
+        progress(0, position.size, message)
+        try:
+            reader = fastobo.iter(stream, ordered=True, threads=1)
+            for frame in reader:
+                frames += 1
+                if frames % BATCH_FRAMES == 0:
+                    cancel.raise_if_cancelled()
+                    progress(position.done(), position.size, message)
+                if not isinstance(frame, fastobo.term.TermFrame):
+                    continue
+                if _is_obsolete(frame):
+                    obsolete += 1
+                    continue
+                concept = _concept(frame, scopes)
+                if concept is None:
+                    unnamed += 1
+                    logger.warning("%s: term %s has no name; skipped", path, frame.id)
+                else:
+                    count += 1
+                    yield concept
+        except SyntaxError as exc:
+            raise InputError(path, f"not valid OBO: {exc.msg}", line=exc.lineno) from exc
+        except OSError as exc:
+            if "UTF-8" not in str(exc):
+                raise
+            located = first_undecodable_line(path)
+            raise located or InputError(path, f"not valid UTF-8: {exc}") from exc
+        progress(position.size, position.size, message)
+    if count == 0:
+        logger.warning("%s: no live [Term] frames among %d frames", path, frames)
+    logger.info("%s: %d terms kept, %d obsolete dropped, %d without a name", path, count, obsolete, unnamed)
+
+
+def _is_obsolete(frame: fastobo.term.TermFrame) -> bool:
+    return any(isinstance(clause, fastobo.term.IsObsoleteClause) and clause.obsolete for clause in frame)
+
+
+def _concept(frame: fastobo.term.TermFrame, scopes: set[str]) -> Concept | None:
+    """The concept of a live term frame; None when it has no name."""
+    name = definition = ""
+    synonyms: list[str] = []
+    alt_ids: list[str] = []
+    parents: list[str] = []
+    for clause in frame:
+        if isinstance(clause, fastobo.term.NameClause):
+            name = clause.name.strip()
+        elif isinstance(clause, fastobo.term.DefClause):
+            definition = str(clause.definition).strip()
+        elif isinstance(clause, fastobo.term.SynonymClause):
+            synonym = clause.synonym
+            if str(synonym.scope).upper() in scopes and synonym.desc.strip():
+                synonyms.append(synonym.desc.strip())
+        elif isinstance(clause, fastobo.term.AltIdClause):
+            alt_ids.append(canonical_id(str(clause.alt_id)))
+        elif isinstance(clause, fastobo.term.IsAClause):
+            parents.append(canonical_id(str(clause.term)))
+    if not name:
+        return None
+    concept_id = canonical_id(str(frame.id))
+    prefix, separator, _ = concept_id.partition(":")
+    return Concept(
+        concept_id=concept_id,
+        vocabulary=prefix.upper() if separator else "OBO",
+        preferred_name=name,
+        synonyms=tuple(synonym for synonym in dict.fromkeys(synonyms) if synonym != name),
+        alt_ids=tuple(dict.fromkeys(alt_ids)),
+        definition=definition,
+        parents=tuple(dict.fromkeys(parents)),
+    )
