@@ -633,12 +633,16 @@ class Project:
             session.flush()
             return row.id
 
-    def current_decisions(self, curator: str | None = None) -> dict[int, DecisionRow]:
+    def current_decisions(
+        self, curator: str | None = None, *, mention_ids: Sequence[int] | None = None
+    ) -> dict[int, DecisionRow]:
         """The effective decision per mention, replaying the append-only history (reverts undo)."""
         with self.session() as session:
             query = select(DecisionRow).order_by(DecisionRow.id)
             if curator is not None:
                 query = query.where(DecisionRow.curator == curator)
+            if mention_ids is not None:
+                query = query.where(DecisionRow.mention_id.in_(list(mention_ids)))
             return replay(session.scalars(query))
 
     def register_model(
@@ -699,6 +703,113 @@ class Project:
                 query = query.where(ModelVersionRow.kind == kind)
             return list(session.scalars(query))
 
+    # --- curator queries (the desk) -----------------------------------------------------------
+
+    def suggestions_for(self, mention_ids: Sequence[int]) -> dict[int, list[Candidate]]:
+        """Ranked candidates of many mentions in one query, so opening an abstract costs one round trip."""
+        found: dict[int, list[Candidate]] = {mention_id: [] for mention_id in mention_ids}
+        if not found:
+            return found
+        with self.session() as session:
+            rows = session.execute(
+                select(SuggestionRow, ConceptRow.preferred_name)
+                .outerjoin(ConceptRow, ConceptRow.id == SuggestionRow.concept_id)
+                .where(SuggestionRow.mention_id.in_(list(found)))
+                .order_by(SuggestionRow.mention_id, SuggestionRow.rank)
+            ).all()
+        for row, preferred in rows:
+            found[row.mention_id].append(
+                Candidate(
+                    row.concept_id, preferred or "", row.matched_name, row.retriever_score, row.reranker_score
+                )
+            )
+        return found
+
+    def suggestion_version(self, mention_id: int) -> str:
+        """The model version(s) behind a mention's suggestions, recorded with the decision acted on them."""
+        with self.session() as session:
+            row = session.execute(
+                select(SuggestionRow.retriever_version, SuggestionRow.reranker_version)
+                .where(SuggestionRow.mention_id == mention_id)
+                .limit(1)
+            ).first()
+        if row is None:
+            return ""
+        return "+".join(v for v in row if v)
+
+    def queue(self) -> list[QueueEntry]:
+        """Per document: mention and reviewed counts, and the smallest top-two score margin (uncertainty)."""
+        state = self.current_decisions()
+        with self.session() as session:
+            docs = session.execute(
+                select(DocumentRow.id, DocumentRow.external_id, DocumentRow.title).order_by(DocumentRow.id)
+            ).all()
+            mentions = session.execute(
+                select(MentionRow.id, MentionRow.document_id).where(MentionRow.removed.is_(False))
+            ).all()
+            scores = session.execute(
+                select(SuggestionRow.mention_id, SuggestionRow.retriever_score, SuggestionRow.reranker_score)
+                .where(SuggestionRow.rank <= 2)
+                .order_by(SuggestionRow.mention_id, SuggestionRow.rank)
+            ).all()
+        top: dict[int, list[float]] = {}
+        for mention_id, retrieved, reranked in scores:
+            top.setdefault(mention_id, []).append(retrieved if reranked is None else reranked)
+        entries = {row_id: QueueEntry(external_id, title) for row_id, external_id, title in docs}
+        for mention_id, document_id in mentions:
+            entry = entries[document_id]
+            entry.mentions += 1
+            entry.reviewed += mention_id in state
+            pair = top.get(mention_id)
+            if pair is None:
+                entry.unsuggested += 1
+                continue
+            margin = pair[0] - pair[1] if len(pair) > 1 else 1.0
+            if mention_id not in state:
+                entry.margin = min(entry.margin, margin)
+        return list(entries.values())
+
+    def add_mention(self, document_id: str, start: int, end: int, *, type: str = "") -> int:
+        """A curator-drawn mention (origin 'curator'); its text is cut from the stored document."""
+        with self.session() as session:
+            document = session.scalar(select(DocumentRow).where(DocumentRow.external_id == document_id))
+            if document is None:
+                raise CuralinkError(f"no document {document_id!r} in {self.path}")
+            if not 0 <= start < end <= len(document.text):
+                raise CuralinkError(f"{document_id}: span [{start}, {end}) is outside the text")
+            row = MentionRow(
+                document_id=document.id,
+                start=start,
+                end=end,
+                text=document.text[start:end],
+                type=type,
+                origin="curator",
+            )
+            session.add(row)
+            session.flush()
+            return row.id
+
+    def set_mention_removed(self, mention_id: int, removed: bool = True) -> None:
+        """Delete (or restore) a mention by flag, so its decisions and an undo survive."""
+        with self.session() as session:
+            row = session.get(MentionRow, mention_id)
+            if row is None:
+                raise CuralinkError(f"no mention with id {mention_id}")
+            row.removed = removed
+
+    def set_mention_span(self, mention_id: int, start: int, end: int) -> tuple[int, int]:
+        """Move a mention's boundaries; returns the old span so the caller can undo."""
+        with self.session() as session:
+            row = session.get(MentionRow, mention_id)
+            if row is None:
+                raise CuralinkError(f"no mention with id {mention_id}")
+            text = row.document.text
+            if not 0 <= start < end <= len(text):
+                raise CuralinkError(f"mention {mention_id}: span [{start}, {end}) is outside the text")
+            old = (row.start, row.end)
+            row.start, row.end, row.text = start, end, text[start:end]
+            return old
+
     # --- summary ---------------------------------------------------------------------------------
 
     def stats(self) -> dict:
@@ -736,6 +847,24 @@ class Project:
             active = self.active_model(kind)
             stats[f"{kind}_version"] = active.version if active else None
         return stats
+
+
+@dataclass
+class QueueEntry:
+    """One row of the curation queue; `margin` is 1.0 when nothing unreviewed is uncertain."""
+
+    doc_id: str
+    title: str
+    mentions: int = 0
+    reviewed: int = 0
+    unsuggested: int = 0
+    margin: float = 1.0
+
+    @property
+    def status(self) -> str:
+        if self.mentions and self.reviewed >= self.mentions:
+            return "done"
+        return "in progress" if self.reviewed else "unreviewed"
 
 
 def _concept_row(concept: Concept) -> dict:

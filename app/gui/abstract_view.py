@@ -1,0 +1,191 @@
+"""The abstract with every mention highlighted by state; nested and overlapping mentions stay legible.
+
+Char formats are laid down once per document (and again only after a decision changes a state); moving
+between mentions only swaps an extra selection, so navigation costs nothing on long texts.
+"""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass
+
+from PySide6.QtCore import QEvent, Qt, Signal
+from PySide6.QtGui import QColor, QFont, QTextCharFormat, QTextCursor
+from PySide6.QtWidgets import QTextEdit, QToolTip
+
+from app.gui.states import STATE_LABELS, fill, strong
+from core.documents import Document
+
+
+@dataclass
+class MentionMark:
+    start: int
+    end: int
+    text: str
+    type: str
+    state: str
+    concept: str = ""
+    layer: int = 0
+
+
+def assign_layers(spans: list[tuple[int, int]]) -> list[int]:
+    """Greedy interval layering: an outer mention gets layer 0, a nested or overlapping one the next free."""
+    order = sorted(range(len(spans)), key=lambda i: (spans[i][0], -spans[i][1]))
+    layer_ends: list[int] = []
+    layers = [0] * len(spans)
+    for i in order:
+        start, end = spans[i]
+        for layer, last_end in enumerate(layer_ends):
+            if last_end <= start:
+                layer_ends[layer] = end
+                layers[i] = layer
+                break
+        else:
+            layers[i] = len(layer_ends)
+            layer_ends.append(end)
+    return layers
+
+
+class AbstractView(QTextEdit):
+    mentionClicked = Signal(int)
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setReadOnly(True)
+        self.setObjectName("abstract")
+        # Mouse-only selection: the keyboard belongs to the curator's shortcuts, not the text cursor.
+        self.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        self.viewport().setMouseTracking(True)
+        self.marks: list[MentionMark] = []
+        self.selected: int | None = None
+        font = QFont(self.font())
+        font.setPointSizeF(max(font.pointSizeF(), 10.0) * 1.25)
+        self.document().setDefaultFont(font)
+        self.document().setDocumentMargin(14)
+
+    # --- content ---------------------------------------------------------------------------------
+
+    def set_document(self, document: Document, marks: list[MentionMark]) -> None:
+        self.setPlainText(document.text)
+        self.selected = None
+        self.set_marks(marks)
+
+    def set_marks(self, marks: list[MentionMark]) -> None:
+        layers = assign_layers([(m.start, m.end) for m in marks])
+        for mark, layer in zip(marks, layers, strict=True):
+            mark.layer = layer
+        self.marks = marks
+        self._paint_formats()
+        self._paint_selection()
+
+    def _paint_formats(self) -> None:
+        cursor = QTextCursor(self.document())
+        cursor.beginEditBlock()
+        cursor.select(QTextCursor.SelectionType.Document)
+        cursor.setCharFormat(QTextCharFormat())
+        length = self.document().characterCount() - 1
+        for mark in sorted(self.marks, key=lambda m: m.layer):
+            start, end = max(0, mark.start), min(mark.end, length)
+            if start >= end:
+                continue
+            fmt = QTextCharFormat()
+            if mark.layer == 0:
+                fmt.setBackground(fill(mark.state))
+            else:
+                # Nested or overlapping: an underline in the state's colour under the outer fill,
+                # a wave from the third layer on, so each level is told apart.
+                style = (
+                    QTextCharFormat.UnderlineStyle.SingleUnderline
+                    if mark.layer == 1
+                    else QTextCharFormat.UnderlineStyle.WaveUnderline
+                )
+                fmt.setUnderlineStyle(style)
+                fmt.setUnderlineColor(strong(mark.state))
+                fmt.setFontWeight(QFont.Weight.DemiBold)
+            cursor.setPosition(start)
+            cursor.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
+            cursor.mergeCharFormat(fmt)
+        cursor.endEditBlock()
+
+    def select_mention(self, index: int | None) -> None:
+        self.selected = index
+        self._paint_selection()
+
+    def _paint_selection(self) -> None:
+        if self.selected is None or not 0 <= self.selected < len(self.marks):
+            self.setExtraSelections([])
+            return
+        mark = self.marks[self.selected]
+        selection = QTextEdit.ExtraSelection()
+        fmt = QTextCharFormat()
+        fmt.setBackground(strong(mark.state))
+        fmt.setForeground(QColor("white"))
+        fmt.setFontWeight(QFont.Weight.Bold)
+        selection.format = fmt
+        cursor = QTextCursor(self.document())
+        cursor.setPosition(mark.start)
+        cursor.setPosition(mark.end, QTextCursor.MoveMode.KeepAnchor)
+        selection.cursor = cursor
+        self.setExtraSelections([selection])
+        probe = QTextCursor(self.document())
+        probe.setPosition(mark.start)
+        if not self.textCursor().hasSelection():
+            self.setTextCursor(probe)
+            self.ensureCursorVisible()
+
+    # --- queries ---------------------------------------------------------------------------------
+
+    def mentions_at(self, offset: int) -> list[int]:
+        """Indexes of mentions covering a character, innermost (shortest) first."""
+        hits = [i for i, m in enumerate(self.marks) if m.start <= offset < m.end]
+        return sorted(hits, key=lambda i: self.marks[i].end - self.marks[i].start)
+
+    def selection_span(self) -> tuple[int, int] | None:
+        cursor = self.textCursor()
+        if not cursor.hasSelection():
+            return None
+        start, end = cursor.selectionStart(), cursor.selectionEnd()
+        text = self.toPlainText()
+        while start < end and text[start].isspace():
+            start += 1
+        while end > start and text[end - 1].isspace():
+            end -= 1
+        return (start, end) if start < end else None
+
+    def select_text(self, start: int, end: int) -> None:
+        cursor = QTextCursor(self.document())
+        cursor.setPosition(start)
+        cursor.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
+        self.setTextCursor(cursor)
+
+    # --- events ----------------------------------------------------------------------------------
+
+    def viewportEvent(self, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.ToolTip:
+            offset = self.cursorForPosition(event.pos()).position()
+            hits = self.mentions_at(offset)
+            if hits:
+                QToolTip.showText(event.globalPos(), self.tooltip_html(hits), self.viewport())
+            else:
+                QToolTip.hideText()
+            return True
+        return super().viewportEvent(event)
+
+    def tooltip_html(self, hits: list[int]) -> str:
+        rows = []
+        for i in hits:
+            mark = self.marks[i]
+            rows.append(
+                f"<b>{html.escape(mark.text)}</b> &nbsp;<i>{html.escape(mark.type or 'untyped')}</i><br>"
+                f"<span style='color:{strong(mark.state).name()}'>&#9632;</span> {STATE_LABELS[mark.state]}"
+                + (f" &middot; {html.escape(mark.concept)}" if mark.concept else "")
+            )
+        return "<hr>".join(rows)
+
+    def mouseReleaseEvent(self, event) -> None:
+        super().mouseReleaseEvent(event)
+        if event.button() == Qt.MouseButton.LeftButton and not self.textCursor().hasSelection():
+            hits = self.mentions_at(self.cursorForPosition(event.position().toPoint()).position())
+            if hits:
+                self.mentionClicked.emit(hits[0])

@@ -1,0 +1,176 @@
+"""Responsiveness figures of the real window, offscreen, on the demo project (a benchmark, not a test).
+
+    python -m app.gui.bench_responsiveness [--demo PATH] [--medic FILE]
+
+Prints: time from opening an abstract to its retriever suggestions on screen, the reranked list (or
+that no reranker is trained), the event loop's longest stall while the worker links every document,
+and KB type-ahead latency on MEDIC imported into a temporary project.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+from PySide6.QtCore import QElapsedTimer, QSettings, QTimer  # noqa: E402
+
+from app.gui.launch import application  # noqa: E402
+
+MEDIC = Path(__file__).resolve().parents[3] / "shared" / "data" / "vocab" / "medic_06Jul2012.txt"
+QUERIES = (
+    "hunt",
+    "huntington",
+    "breast canc",
+    "diabetes mell",
+    "D006816",
+    "cystic fib",
+    "alzh",
+    "parkinson dis",
+    "neoplasm",
+    "ataxia tel",
+    "colorectal",
+    "heart fail",
+)
+
+
+def _out(line: str) -> None:
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+
+
+def _window(project, scratch: Path, background: bool):
+    from app.gui.main_window import MainWindow
+    from app.gui.settings import AppSettings
+
+    settings = AppSettings(QSettings(str(scratch / "settings.ini"), QSettings.Format.IniFormat))
+    window = MainWindow(project, settings, background=background)
+    window.show()
+    return window
+
+
+def bench_open(app, project, scratch: Path) -> None:
+    window = _window(project, scratch, background=False)
+    app.processEvents()
+    doc_id = max(window.queue.model.entries, key=lambda e: e.mentions).doc_id
+    other = next(e.doc_id for e in window.queue.model.entries if e.doc_id != doc_id)
+    times = []
+    for _ in range(5):
+        window.open_document(other)
+        app.processEvents()
+        started = time.perf_counter()
+        window.open_document(doc_id)
+        app.processEvents()  # painted: the candidate table and the highlights are on screen
+        times.append((time.perf_counter() - started) * 1000)
+        assert window.candidates.model.candidates, "no stored suggestions to show"
+    mentions = len(window.mention_ids)
+    _out(
+        f"open abstract {doc_id} ({mentions} mentions) -> retriever suggestions shown: "
+        f"median {statistics.median(times):.1f} ms, max {max(times):.1f} ms (target <= 300 ms)"
+    )
+    if window.reranker_version:
+        _out(f"reranked list: shown with the same stored suggestions (reranker {window.reranker_version})")
+    else:
+        _out("reranked list: no reranker trained in the demo project (the column reads 'not trained')")
+    window.close()
+
+
+def bench_stall(app, project, scratch: Path) -> None:
+    ids = project.document_ids()
+    pairs = list(project.documents_with_mention_ids())
+    project.store_suggestions({m: [] for _, mention_ids in pairs for m in mention_ids})
+    window = _window(project, scratch, background=False)
+    clock = QElapsedTimer()
+    gaps: list[int] = []
+    last = [0]
+
+    def tick() -> None:
+        now = clock.elapsed()
+        gaps.append(now - last[0])
+        last[0] = now
+
+    timer = QTimer()
+    timer.setInterval(10)
+    timer.timeout.connect(tick)
+    clock.start()
+    timer.start()
+    started = time.perf_counter()
+    job = window.link_documents(ids)
+    while not job.done.is_set():
+        app.processEvents()
+        time.sleep(0.001)
+    app.processEvents()
+    timer.stop()
+    seconds = time.perf_counter() - started
+    _out(
+        f"linking {len(ids)} documents in the worker (model load included): {seconds:.1f} s; "
+        f"{len(gaps)} timer ticks, longest event-loop stall {max(gaps)} ms, "
+        f"p99 {sorted(gaps)[int(len(gaps) * 0.99)]} ms (target <= 100 ms)"
+    )
+    window.close()
+
+
+def bench_kb(medic: Path, scratch: Path) -> None:
+    from core.kb import load_kb
+    from core.store import Project
+
+    if not medic.is_file():
+        _out(f"KB type-ahead: skipped, {medic} not found")
+        return
+    project = Project.create(scratch / "medic")
+    started = time.perf_counter()
+    project.import_concepts(load_kb(medic, "medic"), source=str(medic), fmt="medic")
+    stats = project.stats()
+    _out(
+        f"MEDIC imported: {stats['concepts']} concepts, {stats['names']} names in "
+        f"{time.perf_counter() - started:.1f} s"
+    )
+    latencies = []
+    for query in QUERIES:
+        for end in range(1, len(query) + 1):  # every keystroke of the query
+            begun = time.perf_counter()
+            project.search_names(query[:end], limit=50)
+            latencies.append((time.perf_counter() - begun) * 1000)
+    latencies.sort()
+    _out(
+        f"KB type-ahead on MEDIC: {len(latencies)} keystrokes, median {statistics.median(latencies):.1f} ms, "
+        f"p95 {latencies[int(len(latencies) * 0.95)]:.1f} ms, max {latencies[-1]:.1f} ms (target <= 100 ms)"
+    )
+    project.close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--demo", type=Path, help="an already built demo project (copied, never changed)")
+    parser.add_argument("--medic", type=Path, default=MEDIC)
+    args = parser.parse_args(argv)
+    app = application()
+    from app.demo import build_demo_project
+    from core.store import Project
+
+    with tempfile.TemporaryDirectory(prefix="curalink-bench-") as tmp:
+        scratch = Path(tmp)
+        if args.demo:
+            shutil.copytree(args.demo, scratch / "demo")
+            project = Project.open(scratch / "demo")
+        else:
+            project = build_demo_project(scratch / "demo")
+        bench_open(app, project, scratch)
+        bench_stall(app, project, scratch)
+        project.close()
+        bench_kb(args.medic, scratch)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,300 @@
+"""Dialogs: readable errors (also logged to the project), import / export, settings, bulk accept,
+progress with cancel, and the key-binding overlay."""
+
+from __future__ import annotations
+
+import logging
+import traceback
+from pathlib import Path
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QColor, QKeyEvent, QPainter
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QDoubleSpinBox,
+    QFileDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QMessageBox,
+    QProgressDialog,
+    QPushButton,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.gui.settings import DEVICES, AppSettings
+from app.gui.workers import Job
+from core.errors import CuralinkError, InputError, ModelError, ProjectError
+
+log = logging.getLogger(__name__)
+
+
+def explain(exc: BaseException) -> tuple[str, str]:
+    """A title and a plain-language explanation for the errors a curator can meet."""
+    text = str(exc) or exc.__class__.__name__
+    if isinstance(exc, InputError):
+        return "The file could not be read", text
+    if isinstance(exc, ProjectError) and "locked" in text:
+        return "The project is busy", f"{text}.\nClose the other program using it and try again."
+    if isinstance(exc, ProjectError):
+        return "Cannot open the project", text
+    if isinstance(exc, ModelError):
+        return "A model is missing or unusable", text
+    if "CUDA" in text or "cuda" in text:
+        return "GPU failure", f"{text}\nSwitch the device to CPU in Settings and try again."
+    if isinstance(exc, CuralinkError):
+        return "Curalink", text
+    if isinstance(exc, OSError):
+        return "File error", text
+    return "Unexpected error", f"{exc.__class__.__name__}: {text}"
+
+
+def show_error(parent: QWidget | None, exc: BaseException, *, context: str = "") -> QMessageBox:
+    """Log the error (the project's logs/ folder has a handler) and show it without blocking workers."""
+    title, message = explain(exc)
+    log.error("%s%s", f"{context}: " if context else "", message)
+    box = QMessageBox(QMessageBox.Icon.Warning, title, message, QMessageBox.StandardButton.Ok, parent)
+    if context:
+        box.setInformativeText(context)
+    if not isinstance(exc, CuralinkError):
+        box.setDetailedText("".join(traceback.format_exception(exc)))
+    box.setWindowModality(Qt.WindowModality.WindowModal)
+    box.open()
+    return box
+
+
+def progress_for(parent: QWidget | None, job: Job, title: str) -> QProgressDialog:
+    """A modal-looking progress dialog that never blocks the event loop; Cancel sets the job's token."""
+    dialog = QProgressDialog(title, "Cancel", 0, 0, parent)
+    dialog.setWindowTitle("Curalink")
+    dialog.setMinimumDuration(300)
+    dialog.setWindowModality(Qt.WindowModality.WindowModal)
+    dialog.setAutoClose(False)
+    dialog.setAutoReset(False)
+
+    def on_progress(done: int, total: int, message: str) -> None:
+        dialog.setMaximum(max(total, 0))
+        dialog.setValue(done if total > 0 else 0)
+        if message:
+            dialog.setLabelText(f"{title}\n{message}")
+
+    job.signals.progress.connect(on_progress)
+    dialog.canceled.connect(job.cancel)
+    for signal in (job.signals.finished, job.signals.failed, job.signals.cancelled):
+        signal.connect(dialog.close)
+    return dialog
+
+
+class _FileForm(QDialog):
+    """A file (or folder) field plus a format choice; shared by the import and export dialogs."""
+
+    def __init__(self, title: str, formats: list[str], parent=None, *, save: bool = False):
+        super().__init__(parent)
+        self.setWindowTitle(title)
+        self.setMinimumWidth(560)
+        self.save = save
+        self.path_edit = QLineEdit()
+        browse = QPushButton("Browse…")
+        browse.clicked.connect(self._browse)
+        row = QHBoxLayout()
+        row.addWidget(self.path_edit, 1)
+        row.addWidget(browse)
+        self.format_box = QComboBox()
+        self.format_box.addItems(formats)
+        self.form = QFormLayout()
+        self.form.addRow("File", row)
+        self.form.addRow("Format", self.format_box)
+        buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
+        )
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        layout = QVBoxLayout(self)
+        layout.addLayout(self.form)
+        layout.addWidget(buttons)
+
+    def _browse(self) -> None:
+        if self.save:
+            path, _ = QFileDialog.getSaveFileName(self, self.windowTitle())
+        else:
+            path, _ = QFileDialog.getOpenFileName(self, self.windowTitle())
+        if path:
+            self.path_edit.setText(path)
+
+    @property
+    def path(self) -> Path:
+        return Path(self.path_edit.text().strip())
+
+    @property
+    def fmt(self) -> str:
+        return self.format_box.currentText()
+
+
+class ImportCorpusDialog(_FileForm):
+    def __init__(self, parent=None):
+        from core.formats import FORMATS
+
+        super().__init__("Import corpus", list(FORMATS), parent)
+        self.split_box = QComboBox()
+        self.split_box.addItems(["", "train", "dev", "test"])
+        self.form.addRow("Split", self.split_box)
+
+
+class ImportKbDialog(_FileForm):
+    def __init__(self, parent=None):
+        from core.kb import KB_FORMATS
+
+        super().__init__("Import knowledge base", list(KB_FORMATS), parent)
+
+
+class ExportDialog(_FileForm):
+    def __init__(self, parent=None):
+        from core.formats import FORMATS
+
+        super().__init__("Export curated corpus", list(FORMATS), parent, save=True)
+        self.accepted_only = QCheckBox("accepted and corrected mentions only")
+        self.form.addRow("", self.accepted_only)
+        note = QLabel("Each decided mention carries its provenance: decision, curator, time, model version.")
+        note.setObjectName("hint")
+        note.setWordWrap(True)
+        self.form.addRow("", note)
+
+
+class SettingsDialog(QDialog):
+    def __init__(self, settings: AppSettings, parent=None):
+        super().__init__(parent)
+        self.settings = settings
+        self.setWindowTitle("Settings")
+        self.curator = QLineEdit(settings.curator)
+        self.candidates = QSpinBox()
+        self.candidates.setRange(1, 64)
+        self.candidates.setValue(settings.candidates)
+        self.device = QComboBox()
+        self.device.addItems(DEVICES)
+        self.device.setCurrentText(settings.device)
+        self.use_reranker = QCheckBox("rerank with the active cross-encoder (when one is trained)")
+        self.use_reranker.setChecked(settings.use_reranker)
+        self.prefetch = QSpinBox()
+        self.prefetch.setRange(0, 50)
+        self.prefetch.setValue(settings.prefetch)
+        form = QFormLayout()
+        form.addRow("Curator name", self.curator)
+        form.addRow("Candidates per mention", self.candidates)
+        form.addRow("Reranker device", self.device)
+        form.addRow("Models", self.use_reranker)
+        form.addRow("Link ahead (documents)", self.prefetch)
+        buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
+        )
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        layout = QVBoxLayout(self)
+        layout.addLayout(form)
+        layout.addWidget(buttons)
+
+    def save(self) -> None:
+        self.settings.curator = self.curator.text()
+        self.settings.candidates = self.candidates.value()
+        self.settings.device = self.device.currentText()
+        self.settings.use_reranker = self.use_reranker.isChecked()
+        self.settings.prefetch = self.prefetch.value()
+        self.settings.sync()
+
+
+class BulkAcceptDialog(QDialog):
+    def __init__(self, parent=None, *, threshold: float = 0.9):
+        super().__init__(parent)
+        self.setWindowTitle("Bulk accept")
+        self.threshold = QDoubleSpinBox()
+        self.threshold.setRange(-100.0, 100.0)
+        self.threshold.setDecimals(3)
+        self.threshold.setSingleStep(0.05)
+        self.threshold.setValue(threshold)
+        self.scope = QComboBox()
+        self.scope.addItems(["this document", "the whole queue"])
+        form = QFormLayout()
+        form.addRow("Accept the top suggestion when its score is at least", self.threshold)
+        form.addRow("In", self.scope)
+        note = QLabel("Only mentions without a decision are touched. One Ctrl+Z undoes the lot.")
+        note.setObjectName("hint")
+        buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
+        )
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        layout = QVBoxLayout(self)
+        layout.addLayout(form)
+        layout.addWidget(note)
+        layout.addWidget(buttons)
+
+    @property
+    def whole_queue(self) -> bool:
+        return self.scope.currentIndex() == 1
+
+
+KEY_HELP = (
+    ("Enter", "accept the top candidate"),
+    ("1 – 9", "accept the n-th candidate"),
+    ("R", "reject the suggestions"),
+    ("N", "not in the knowledge base"),
+    ("A", "ambiguous"),
+    ("Ctrl+F  or  /", "search the KB and link any concept"),
+    ("M  or  Insert", "add a mention from the selected text"),
+    ("Delete", "delete the mention"),
+    ("Shift+← / →", "move the mention's end"),
+    ("Ctrl+Shift+← / →", "move the mention's start"),
+    ("Tab / Shift+Tab,  J / K", "next / previous mention"),
+    ("Ctrl+↓ / ↑,  PgDown / PgUp", "next / previous document"),
+    ("Ctrl+Z / Ctrl+Shift+Z", "undo / redo"),
+    ("Ctrl+B", "bulk-accept above a score"),
+    ("F1  or  ?", "show / hide this help"),
+)
+
+
+class KeyHelpOverlay(QWidget):
+    """A translucent sheet over the window listing every key; any key or click closes it."""
+
+    def __init__(self, parent: QWidget):
+        super().__init__(parent)
+        self.setAttribute(Qt.WidgetAttribute.WA_StyledBackground, False)
+        self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+        rows = "".join(
+            f"<tr><td style='padding:4px 18px 4px 0'><b>{key}</b></td><td style='padding:4px 0'>{what}</td></tr>"
+            for key, what in KEY_HELP
+        )
+        label = QLabel(
+            f"<h2 style='margin-bottom:8px'>Keyboard</h2><table>{rows}</table>"
+            "<p style='color:#bbb'>Every decision is saved the moment you make it.</p>"
+        )
+        label.setObjectName("keyHelp")
+        label.setTextFormat(Qt.TextFormat.RichText)
+        layout = QVBoxLayout(self)
+        layout.addStretch(1)
+        layout.addWidget(label, 0, Qt.AlignmentFlag.AlignHCenter)
+        layout.addStretch(1)
+        self.hide()
+
+    def toggle(self) -> None:
+        if self.isVisible():
+            self.hide()
+            return
+        self.setGeometry(self.parentWidget().rect())
+        self.show()
+        self.raise_()
+        self.setFocus()
+
+    def paintEvent(self, event) -> None:
+        painter = QPainter(self)
+        painter.fillRect(self.rect(), QColor(20, 24, 32, 215))
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        self.hide()
+
+    def mousePressEvent(self, event) -> None:
+        self.hide()

@@ -1,0 +1,97 @@
+"""Search the whole KB as you type (names, synonyms, ids) and pick any concept for a correction."""
+
+from __future__ import annotations
+
+import time
+
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QDialog,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+)
+
+SEARCH_LIMIT = 50
+
+
+class KbSearchDialog(QDialog):
+    """Type-ahead over `Project.search_names`; Enter (or a double click) picks the highlighted concept."""
+
+    def __init__(self, project, parent=None, *, initial: str = ""):
+        super().__init__(parent)
+        self.project = project
+        self.chosen: str = ""
+        self.last_latency_ms = 0.0
+        self.setWindowTitle("Search the knowledge base")
+        self.resize(720, 460)
+        self.query = QLineEdit()
+        self.query.setPlaceholderText("name, synonym or id (e.g. D006816)")
+        self.query.setClearButtonEnabled(True)
+        self.results = QTableWidget(0, 3)
+        self.results.setHorizontalHeaderLabels(["ID", "Preferred name", "Matched name"])
+        self.results.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.results.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.results.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.results.verticalHeader().hide()
+        self.results.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.results.horizontalHeader().setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
+        self.status = QLabel("")
+        self.status.setObjectName("hint")
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.query)
+        layout.addWidget(self.results, 1)
+        layout.addWidget(self.status)
+        # Coalesce bursts of keystrokes into one query per event-loop turn.
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.setInterval(0)
+        self._timer.timeout.connect(self.run_search)
+        self.query.textChanged.connect(lambda _text: self._timer.start())
+        self.query.installEventFilter(self)
+        self.results.doubleClicked.connect(lambda _index: self.pick())
+        self.query.returnPressed.connect(self.pick)
+        self.query.setText(initial)
+        self.query.selectAll()
+
+    def run_search(self) -> None:
+        text = self.query.text()
+        started = time.perf_counter()
+        hits = self.project.search_names(text, limit=SEARCH_LIMIT) if text.strip() else []
+        self.last_latency_ms = (time.perf_counter() - started) * 1000
+        self.results.setRowCount(len(hits))
+        for row, (concept_id, matched, preferred) in enumerate(hits):
+            for column, value in enumerate((concept_id, preferred, matched if matched != preferred else "")):
+                self.results.setItem(row, column, QTableWidgetItem(value))
+        if hits:
+            self.results.selectRow(0)
+        self.status.setText(
+            f"{len(hits)} concept(s) in {self.last_latency_ms:.0f} ms · ↑/↓ to choose, Enter to link, Esc to cancel"
+        )
+
+    def result_ids(self) -> list[str]:
+        return [self.results.item(row, 0).text() for row in range(self.results.rowCount())]
+
+    def pick(self) -> None:
+        if self._timer.isActive():
+            self._timer.stop()
+            self.run_search()
+        row = self.results.currentRow()
+        if row < 0:
+            return
+        self.chosen = self.results.item(row, 0).text()
+        self.accept()
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if watched is self.query and event.type() == QEvent.Type.KeyPress:
+            key = event.key()
+            if key in (Qt.Key.Key_Down, Qt.Key.Key_Up) and self.results.rowCount():
+                step = 1 if key == Qt.Key.Key_Down else -1
+                row = min(max(self.results.currentRow() + step, 0), self.results.rowCount() - 1)
+                self.results.selectRow(row)
+                return True
+        return super().eventFilter(watched, event)

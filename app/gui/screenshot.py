@@ -1,0 +1,48 @@
+"""Open a project in the real window, grab it from the screen and save a PNG (for the README and the
+Xvfb test): `python -m app.gui.screenshot PROJECT OUT.png`."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from PySide6.QtCore import QTimer
+
+from app.gui.launch import application, open_project_window
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("project", type=Path)
+    parser.add_argument("out", type=Path)
+    parser.add_argument("--delay-ms", type=int, default=1500)
+    args = parser.parse_args(argv)
+    app = application()
+    window = open_project_window(args.project)
+    window.background = False
+    # Show a little curation so every state colour is on screen: accept, correct, reject, not in KB.
+    window.accept_rank(1)
+    window.accept_rank(1)
+    window.decide("reject")
+    window.decide("nil")
+    window.select_mention(0)
+    status = {"code": 1}
+
+    def grab() -> None:
+        screen = window.screen()
+        pixmap = screen.grabWindow(window.winId()) if screen is not None else window.grab()
+        if pixmap.isNull() or pixmap.width() < 100:
+            pixmap = window.grab()
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        status["code"] = 0 if pixmap.save(str(args.out)) else 1
+        window.close()
+        app.quit()
+
+    QTimer.singleShot(args.delay_ms, grab)
+    app.exec()
+    return status["code"]
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,158 @@
+"""Background work off the UI thread: a QRunnable calls one `core` function and turns its progress
+callback into Qt signals; cancelling sets the CancelToken the core function checks between batches."""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from collections.abc import Callable, Sequence
+
+from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
+
+from core.errors import Cancelled
+from core.progress import CancelToken
+
+log = logging.getLogger(__name__)
+
+Work = Callable[[Callable[[int, int | None, str], None], CancelToken], object]
+
+
+class JobSignals(QObject):
+    progress = Signal(int, int, str)  # done, total (-1 when unknown), message
+    finished = Signal(object)
+    failed = Signal(object)
+    cancelled = Signal()
+
+
+class Job(QRunnable):
+    """One unit of background work; signals arrive on the UI thread (queued connections)."""
+
+    def __init__(self, work: Work, name: str = "job"):
+        super().__init__()
+        self.setAutoDelete(False)
+        self.work = work
+        self.name = name
+        self.cancel_token = CancelToken()
+        self.signals = JobSignals()
+        self.done = threading.Event()
+
+    def cancel(self) -> None:
+        self.cancel_token.cancel()
+
+    def _progress(self, done: int, total: int | None, message: str = "") -> None:
+        self.signals.progress.emit(int(done), -1 if total is None else int(total), message)
+
+    def run(self) -> None:
+        try:
+            result = self.work(self._progress, self.cancel_token)
+        except Cancelled:
+            log.info("%s cancelled", self.name)
+            self.signals.cancelled.emit()
+        except Exception as exc:  # noqa: BLE001 - every failure must reach the UI as a dialog
+            log.exception("%s failed", self.name)
+            self.signals.failed.emit(exc)
+        else:
+            self.signals.finished.emit(result)
+        finally:
+            self.done.set()
+
+
+class LinkService(QObject):
+    """Runs the project's Linker in one background thread, loading it once and keeping it warm.
+
+    The retriever runs on the CPU; the reranker goes where `device` says (auto picks the GPU when there
+    is one). Jobs run one at a time, in the order they were asked for.
+    """
+
+    suggestionsReady = Signal(list)
+    linkerReady = Signal(str)
+    failed = Signal(object)
+
+    def __init__(self, project, *, device: str = "auto", candidates: int = 16, use_reranker: bool = True):
+        super().__init__()
+        self.project = project
+        self.device = device
+        self.candidates = candidates
+        self.use_reranker = use_reranker
+        self.pool = QThreadPool(self)
+        self.pool.setMaxThreadCount(1)
+        self._linker = None
+        self._lock = threading.Lock()
+        self.jobs: list[Job] = []
+
+    def configure(self, *, device: str, candidates: int, use_reranker: bool) -> None:
+        """New settings: the next job reloads the models with them."""
+        with self._lock:
+            if (device, candidates, use_reranker) != (self.device, self.candidates, self.use_reranker):
+                self.device, self.candidates, self.use_reranker = device, candidates, use_reranker
+                self._linker = None
+
+    def reset(self) -> None:
+        """Forget the loaded models (after a KB import or a retrain)."""
+        with self._lock:
+            self._linker = None
+
+    def linker(self, progress=None, cancel: CancelToken | None = None):
+        import torch
+
+        from core.pipeline import Linker
+
+        with self._lock:
+            if self._linker is None:
+                # Leave one core to the UI thread: torch on every core starves the event loop.
+                torch.set_num_threads(max(1, (os.cpu_count() or 2) - 1))
+                kwargs = {"progress": progress} if progress else {}
+                if cancel is not None:
+                    kwargs["cancel"] = cancel
+                self._linker = Linker.for_project(
+                    self.project,
+                    device=self.device,
+                    candidates=self.candidates,
+                    use_reranker=self.use_reranker,
+                    **kwargs,
+                )
+                self.linkerReady.emit(self._linker.device_description)
+            return self._linker
+
+    def link(self, doc_ids: Sequence[str], *, name: str = "linking") -> Job:
+        ids = list(doc_ids)
+
+        def work(progress, cancel: CancelToken) -> list[str]:
+            linker = self.linker(progress, cancel)
+            linker.link_project(self.project, ids=ids, batch_documents=4, progress=progress, cancel=cancel)
+            return ids
+
+        job = Job(work, name)
+        job.signals.finished.connect(self.suggestionsReady.emit)
+        job.signals.failed.connect(self.failed.emit)
+        return self.submit(job)
+
+    def submit(self, job: Job) -> Job:
+        self.jobs = [j for j in self.jobs if not j.done.is_set()] + [job]
+        self.pool.start(job)
+        return job
+
+    def busy(self) -> bool:
+        return any(not job.done.is_set() for job in self.jobs)
+
+    def shutdown(self, timeout_ms: int = 10000) -> None:
+        for job in self.jobs:
+            job.cancel()
+        self.pool.waitForDone(timeout_ms)
+
+
+def warm_imports() -> None:
+    """Import the model stack on the UI thread at start-up: a first import inside the worker loads large
+    native libraries while holding the GIL, which would freeze the window for a few hundred ms."""
+    import core.pipeline  # noqa: F401
+    import core.rerank.cross_encoder  # noqa: F401
+    import core.rerank.reranker  # noqa: F401
+    import core.retrieve.rescnn_retriever  # noqa: F401
+
+
+def run_in_thread(work: Work, name: str, pool: QThreadPool | None = None) -> Job:
+    """One-off background job on the global pool (imports, exports, building the demo)."""
+    job = Job(work, name)
+    (pool or QThreadPool.globalInstance()).start(job)
+    return job

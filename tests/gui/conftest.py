@@ -1,0 +1,64 @@
+"""GUI fixtures: the demo project is built once per session (about a minute) and copied per test."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+import pytest  # noqa: E402
+from PySide6.QtCore import QSettings  # noqa: E402
+
+from app.gui.settings import AppSettings  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def demo_template(tmp_path_factory) -> Path:
+    """The bundled demo project, built once: KB, 6 abstracts, a trained retriever, stored suggestions.
+
+    CURALINK_DEMO_TEMPLATE may name an already built demo project (read only) to skip the build.
+    """
+    prebuilt = os.environ.get("CURALINK_DEMO_TEMPLATE")
+    if prebuilt and (Path(prebuilt) / "curalink.db").is_file():
+        return Path(prebuilt)
+    from app.demo import build_demo_project
+
+    path = tmp_path_factory.mktemp("demo-template") / "demo"
+    build_demo_project(path).close()
+    return path
+
+
+@pytest.fixture
+def demo_project(demo_template: Path, tmp_path: Path):
+    from core.store import Project
+
+    copy = tmp_path / "demo"
+    shutil.copytree(demo_template, copy, ignore=shutil.ignore_patterns("*-wal", "*-shm"))
+    project = Project.open(copy)
+    yield project
+    project.close()
+
+
+@pytest.fixture
+def app_settings(tmp_path: Path) -> AppSettings:
+    settings = AppSettings(QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat))
+    settings.curator = "tester"
+    return settings
+
+
+@pytest.fixture
+def window(qtbot, demo_project, app_settings):
+    """The real main window on a copy of the demo project, shown and active (shortcuts need that)."""
+    from app.gui.main_window import MainWindow
+
+    win = MainWindow(demo_project, app_settings, background=False)
+    qtbot.addWidget(win)
+    win.show()
+    qtbot.waitExposed(win)
+    win.activateWindow()
+    qtbot.waitUntil(win.isActiveWindow, timeout=2000)
+    yield win
+    win.service.shutdown()

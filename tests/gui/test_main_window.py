@@ -1,0 +1,184 @@
+"""Drive the real window by keyboard on a copy of the demo project and check the store after each step."""
+
+from __future__ import annotations
+
+import json
+
+from PySide6.QtCore import Qt
+
+from core.store.schema import DecisionRow
+
+
+def _decisions(project) -> list[DecisionRow]:
+    with project.session() as session:
+        return list(session.query(DecisionRow).order_by(DecisionRow.id))
+
+
+def test_opens_demo_with_highlights_and_candidates(window, demo_project):
+    assert window.queue.visible_ids() == demo_project.document_ids()
+    assert window.doc is not None and window.doc.doc_id == "90000001"
+    marks = window.abstract.marks
+    assert len(marks) == len(window.doc.mentions) >= 5
+    assert {m.state for m in marks} == {"suggested"}
+    first = window.doc.mentions[0]
+    assert window.abstract.toPlainText()[first.start : first.end] == first.text == "Huntington disease"
+    # The top candidate for "Huntington disease" is Huntington Disease, both score columns shown.
+    model = window.candidates.model
+    assert model.index(0, 1).data() == "D006816"
+    assert model.index(0, 6).data() == "not trained"
+    assert float(model.index(0, 5).data()) > float(model.index(1, 5).data())
+    assert "Huntington Chorea" in window.concept.toPlainText()
+    assert "Huntington disease" in window.abstract.tooltip_html(window.abstract.mentions_at(first.start))
+
+
+def test_keyboard_accept_undo_reject_redo(window, demo_project, qtbot):
+    qtbot.keyClick(window, Qt.Key.Key_Tab)  # select the second mention
+    assert window.current == 1
+    qtbot.keyClick(window, Qt.Key.Key_K)  # back to the first
+    assert window.current == 0
+    mention_id = window.mention_ids[0]
+    second = demo_project.suggestions(mention_id)[1]
+
+    qtbot.keyClick(window, Qt.Key.Key_2)
+    state = demo_project.current_decisions()
+    assert state[mention_id].action == "accept"
+    assert state[mention_id].concept_id == second.concept_id
+    assert state[mention_id].curator == "tester"
+    assert state[mention_id].model_version == demo_project.active_model("retriever").version
+    assert json.loads(state[mention_id].detail_json)["rank"] == 2
+    assert window.abstract.marks[0].state == "accepted"
+    assert window.current == 1  # moved on to the next open mention
+
+    qtbot.keyClick(window, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    assert mention_id not in demo_project.current_decisions()
+    assert [d.action for d in _decisions(demo_project)] == ["accept", "revert"]
+    assert window.current == 0 and window.abstract.marks[0].state == "suggested"
+
+    qtbot.keyClick(window, Qt.Key.Key_R)
+    assert demo_project.current_decisions()[mention_id].action == "reject"
+    assert window.abstract.marks[0].state == "rejected"
+
+    # Undo the reject, redo it: the log grows, it is never rewritten.
+    qtbot.keyClick(window, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    qtbot.keyClick(
+        window, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier
+    )
+    assert [d.action for d in _decisions(demo_project)] == ["accept", "revert", "reject", "revert", "reject"]
+    assert demo_project.current_decisions()[mention_id].action == "reject"
+
+    assert window.current == 0  # redo shows the mention it acted on
+    qtbot.keyClick(window, Qt.Key.Key_J)
+    qtbot.keyClick(window, Qt.Key.Key_N)
+    nil_id = window.mention_ids[1]
+    assert demo_project.current_decisions()[nil_id].action == "nil"
+    qtbot.keyClick(window, Qt.Key.Key_A)
+    assert demo_project.current_decisions()[window.mention_ids[2]].action == "ambiguous"
+    assert demo_project.queue()[0].reviewed == 3
+
+
+def test_kb_search_pick_writes_a_correction(window, demo_project, qtbot):
+    mention_id = window.mention_ids[0]
+    qtbot.keyClick(window, Qt.Key.Key_F, Qt.KeyboardModifier.ControlModifier)
+    dialog = window.kb_dialog
+    assert dialog is not None and dialog.isVisible()
+    dialog.query.clear()
+    qtbot.keyClicks(dialog.query, "choreiform")
+    qtbot.waitUntil(lambda: dialog.result_ids() == ["D002819"], timeout=2000)
+    assert dialog.last_latency_ms < 100
+    qtbot.keyClick(dialog.query, Qt.Key.Key_Return)
+    decision = demo_project.current_decisions()[mention_id]
+    assert (decision.action, decision.concept_id) == ("correct", "D002819")
+    assert window.abstract.marks[0].state == "corrected"
+    # Ids work too.
+    window.select_mention(0)
+    dialog = window.open_kb_search()
+    dialog.query.setText("D003866")
+    dialog.run_search()
+    assert dialog.result_ids()[0] == "D003866"
+
+
+def test_add_adjust_delete_mention(window, demo_project, qtbot):
+    text = window.doc.text
+    start = text.index("slower finger tapping")
+    end = start + len("slower finger tapping")
+    assert not any(m.start == start for m in window.doc.mentions)
+    before = len(window.mention_ids)
+    window.abstract.select_text(start - 1, end + 1)  # stray spaces are trimmed
+    qtbot.keyClick(window, Qt.Key.Key_M)
+    added = [d for d in demo_project.documents(ids=[window.doc.doc_id])][0].mentions
+    new = next(m for m in added if m.start == start)
+    assert (new.end, new.text, new.origin) == (end, "slower finger tapping", "curator")
+    assert len(window.mention_ids) == before + 1
+    assert window.doc.mentions[window.current].text == "slower finger tapping"
+
+    qtbot.keyClick(window, Qt.Key.Key_Left, Qt.KeyboardModifier.ShiftModifier)
+    qtbot.keyClick(
+        window, Qt.Key.Key_Right, Qt.KeyboardModifier.ShiftModifier | Qt.KeyboardModifier.ControlModifier
+    )
+    moved = window.doc.mentions[window.current]
+    assert (moved.start, moved.end, moved.text) == (start + 1, end - 1, "lower finger tappin")
+    qtbot.keyClick(window, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)  # one step undoes both nudges
+    assert window.doc.mentions[window.current].text == "slower finger tapping"
+
+    qtbot.keyClick(window, Qt.Key.Key_Delete)
+    assert not any(m.start == start for m in demo_project.document(window.doc.doc_id).mentions)
+    assert len(window.mention_ids) == before
+    qtbot.keyClick(window, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    assert any(m.start == start for m in demo_project.document(window.doc.doc_id).mentions)
+    all_rows = demo_project.document(window.doc.doc_id)
+    assert len(all_rows.mentions) == before + 1
+
+
+def test_bulk_accept_document_then_queue(window, demo_project, qtbot):
+    ids = window.mention_ids
+    suggestions = demo_project.suggestions_for(ids)
+    threshold = 0.9
+    expected = {m for m in ids if suggestions[m] and suggestions[m][0].score >= threshold}
+    assert expected and len(expected) < len(ids)
+    assert window.bulk_accept(threshold) == len(expected)
+    state = demo_project.current_decisions()
+    assert set(state) == expected
+    assert all(state[m].concept_id == suggestions[m][0].concept_id for m in expected)
+    assert all(json.loads(state[m].detail_json)["bulk_threshold"] == threshold for m in expected)
+
+    queued = window.bulk_accept(threshold, whole_queue=True)
+    assert queued > 0
+    assert len(demo_project.current_decisions()) == len(expected) + queued
+    qtbot.keyClick(window, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)  # the queue-wide step, at once
+    assert set(demo_project.current_decisions()) == expected
+
+
+def test_queue_filters_sorting_and_document_keys(window, demo_project, qtbot):
+    window.bulk_accept(-1e9)  # every mention of the first document decided
+    entries = {e.doc_id: e for e in demo_project.queue()}
+    assert entries["90000001"].status == "done"
+    window.queue.set_filter("done")
+    assert window.queue.visible_ids() == ["90000001"]
+    window.queue.set_filter("unreviewed")
+    assert "90000001" not in window.queue.visible_ids()
+    window.queue.set_filter("all")
+    window.queue.set_sort("uncertainty")
+    margins = [entries[d].margin for d in window.queue.visible_ids()]
+    assert margins == sorted(margins)
+    window.queue.set_sort("id")
+    window.open_document("90000001")
+    qtbot.keyClick(window, Qt.Key.Key_Down, Qt.KeyboardModifier.ControlModifier)
+    assert window.doc.doc_id == "90000002"
+    qtbot.keyClick(window, Qt.Key.Key_PageUp)
+    assert window.doc.doc_id == "90000001"
+    assert window.queue.overall.value() == entries["90000001"].mentions
+
+
+def test_help_overlay_and_nested_mentions(window, qtbot):
+    qtbot.keyClick(window, Qt.Key.Key_F1)
+    assert window.help_overlay.isVisible()
+    qtbot.keyClick(window.help_overlay, Qt.Key.Key_Escape)
+    assert not window.help_overlay.isVisible()
+    # A nested mention gets its own layer (drawn underlined), the outer keeps its fill.
+    text = window.doc.text
+    start = text.index("Huntington disease (HD)")
+    window.abstract.select_text(start, start + len("Huntington disease (HD)"))
+    assert window.add_mention()
+    layers = {(m.start, m.end): m.layer for m in window.abstract.marks}
+    assert layers[(start, start + len("Huntington disease (HD)"))] == 0
+    assert layers[(start, start + len("Huntington disease"))] == 1

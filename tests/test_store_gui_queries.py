@@ -1,0 +1,81 @@
+"""The small store queries the curator's desk needs: queue, batched suggestions, mention edits."""
+
+from __future__ import annotations
+
+import pytest
+
+from core.documents import Candidate, Mention, document_from_title_abstract
+from core.errors import CuralinkError
+from core.kb.concept import Concept
+from core.store import Project
+
+
+@pytest.fixture
+def project(tmp_path):
+    project = Project.create(tmp_path / "p")
+    project.import_concepts(
+        [
+            Concept("D1", "MESH", "Huntington Disease", ("Huntington Chorea",)),
+            Concept("D2", "MESH", "Chorea", ("Choreiform Movements",)),
+        ]
+    )
+    doc = document_from_title_abstract("7", "Chorea in Huntington disease", "Chorea is common.")
+    doc = doc.with_mentions(
+        [Mention(0, 6, "Chorea", "Disease", "D2"), Mention(10, 28, "Huntington disease", "Disease", "D1")]
+    )
+    empty = document_from_title_abstract("8", "Nothing here", "")
+    project.import_documents([doc, empty])
+    yield project
+    project.close()
+
+
+def test_queue_suggestions_and_decisions(project):
+    _, (chorea, huntington) = next(project.documents_with_mention_ids(ids=["7"]))
+    project.store_suggestions(
+        {
+            chorea: [Candidate("D2", "", "Chorea", 0.9), Candidate("D1", "", "Huntington Chorea", 0.5)],
+            huntington: [
+                Candidate("D1", "", "Huntington Disease", 0.8, 0.7),
+                Candidate("D2", "", "", 0.6, 0.65),
+            ],
+        },
+        retriever_version="v3",
+        reranker_version="r1",
+    )
+    queue = {e.doc_id: e for e in project.queue()}
+    assert (queue["7"].mentions, queue["7"].reviewed, queue["7"].unsuggested) == (2, 0, 0)
+    assert queue["7"].margin == pytest.approx(0.05)  # reranker scores win when present
+    assert queue["7"].status == "unreviewed" and queue["8"].mentions == 0
+    found = project.suggestions_for([chorea, huntington, 999])
+    assert [c.concept_id for c in found[chorea]] == ["D2", "D1"]
+    assert found[chorea][0].name == "Chorea" and found[huntington][0].reranker_score == pytest.approx(0.7)
+    assert found[999] == []
+    assert project.suggestion_version(huntington) == "v3+r1"
+    assert project.suggestion_version(999) == ""
+
+    project.record_decision(huntington, "accept", concept_id="D1", curator="ann")
+    queue = {e.doc_id: e for e in project.queue()}
+    assert queue["7"].status == "in progress" and queue["7"].margin == pytest.approx(0.4)
+    assert set(project.current_decisions(mention_ids=[chorea])) == set()
+    assert set(project.current_decisions(mention_ids=[huntington])) == {huntington}
+
+
+def test_add_remove_and_move_mentions(project):
+    new = project.add_mention("7", 11, 21, type="Disease")
+    doc, ids = next(project.documents_with_mention_ids(ids=["7"]))
+    added = doc.mentions[ids.index(new)]
+    assert (added.text, added.origin, added.type) == ("untington ", "curator", "Disease")
+    assert project.set_mention_span(new, 10, 20) == (11, 21)
+    doc, ids = next(project.documents_with_mention_ids(ids=["7"]))
+    assert doc.mentions[ids.index(new)].text == "Huntington"
+    project.set_mention_removed(new)
+    assert [m.text for m in project.document("7").mentions] == ["Chorea", "Huntington disease"]
+    assert len(list(project.documents(ids=["7"], include_removed=True))[0].mentions) == 3
+    project.set_mention_removed(new, False)
+    assert len(project.document("7").mentions) == 3
+    with pytest.raises(CuralinkError, match="outside the text"):
+        project.add_mention("7", 5, 500)
+    with pytest.raises(CuralinkError, match="no document"):
+        project.add_mention("nope", 0, 1)
+    with pytest.raises(CuralinkError, match="no mention"):
+        project.set_mention_removed(12345)
