@@ -140,7 +140,12 @@ def cmd_stats(args) -> int:
 def cmd_demo(args) -> int:
     from app.demo import run_demo
 
-    return run_demo(Path(args.out) if args.out else None, fresh=args.fresh, console=stdout)
+    return run_demo(
+        Path(args.out) if args.out else None,
+        fresh=args.fresh,
+        console=stdout,
+        train_seconds=args.train_seconds,
+    )
 
 
 def cmd_bench_import(args) -> int:
@@ -218,6 +223,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo = commands.add_parser("demo", help="build the bundled demo project, link it, print a summary")
     demo.add_argument("--out", help="where to build it (default: the user data folder)")
     demo.add_argument("--fresh", action="store_true", help="rebuild even if it exists")
+    demo.add_argument("--train-seconds", type=float, default=60.0, help="retriever training budget")
     demo.set_defaults(handler=cmd_demo)
 
     bench = commands.add_parser("bench", help="benchmarks").add_subparsers(

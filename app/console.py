@@ -30,6 +30,7 @@ def configure_logging(level: str) -> None:
         format="%(message)s",
         handlers=[RichHandler(console=stderr, show_path=False, show_time=False)],
     )
+    logging.getLogger("alembic").setLevel(logging.WARNING)
 
 
 def log_to_project(project_path: Path) -> None:

@@ -26,7 +26,14 @@ def default_demo_path() -> Path:
     return Path(platformdirs.user_data_dir("curalink")) / "demo-project"
 
 
-def build_demo_project(path: Path, *, fresh: bool = False, progress=None, cancel=None) -> Project:
+def build_demo_project(
+    path: Path,
+    *,
+    fresh: bool = False,
+    train_seconds: float = DEMO_TRAINING_SECONDS,
+    progress=None,
+    cancel=None,
+) -> Project:
     """Create (or reopen) the demo project with its KB, abstracts, a trained retriever and suggestions."""
     from core.formats import read_corpus
     from core.kb import load_kb
@@ -55,7 +62,7 @@ def build_demo_project(path: Path, *, fresh: bool = False, progress=None, cancel
     train_retriever(
         project,
         epochs=DEMO_EPOCHS,
-        max_seconds=DEMO_TRAINING_SECONDS,
+        max_seconds=train_seconds,
         include_gold=False,
         progress=progress,
         cancel=cancel,
@@ -64,13 +71,17 @@ def build_demo_project(path: Path, *, fresh: bool = False, progress=None, cancel
     return project
 
 
-def run_demo(out: Path | None, *, fresh: bool, console: Console) -> int:
+def run_demo(
+    out: Path | None, *, fresh: bool, console: Console, train_seconds: float = DEMO_TRAINING_SECONDS
+) -> int:
     from core.kb.identifiers import split_ids
 
     path = out or default_demo_path()
     started = time.perf_counter()
     with cancellable() as cancel, progress_bar("building the demo project") as bar:
-        project = build_demo_project(path, fresh=fresh, progress=bar, cancel=cancel)
+        project = build_demo_project(
+            path, fresh=fresh, train_seconds=train_seconds, progress=bar, cancel=cancel
+        )
     with project:
         correct = total = 0
         for document, mention_ids in project.documents_with_mention_ids():
