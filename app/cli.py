@@ -16,12 +16,13 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
+from rich.text import Text  # noqa: E402
 
 from app.console import cancellable, configure_logging, log_to_project, progress_bar, stderr  # noqa: E402
 from core.errors import Cancelled, CuralinkError  # noqa: E402
 
 log = logging.getLogger("curalink")
-stdout = Console()
+stdout = Console(soft_wrap=True)
 
 EXIT_ERROR = 2
 EXIT_CANCELLED = 130
@@ -259,7 +260,7 @@ def main(argv: list[str] | None = None) -> int:
         stderr.print("[yellow]aborted: the open transaction was rolled back[/yellow]")
         return EXIT_CANCELLED
     except CuralinkError as exc:
-        stderr.print(f"[red]error:[/red] {exc}")
+        stderr.print(Text("error: ", style="red") + Text(str(exc)))
         return EXIT_ERROR
 
 

@@ -21,7 +21,7 @@ from rich.progress import (
 
 from core.progress import CancelToken
 
-stderr = Console(stderr=True)
+stderr = Console(stderr=True, soft_wrap=True)
 
 
 def configure_logging(level: str) -> None:

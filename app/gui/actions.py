@@ -11,6 +11,8 @@ from dataclasses import dataclass
 
 from PySide6.QtGui import QUndoCommand
 
+from core.store.project import NewDecision
+
 
 @dataclass
 class DeskContext:
@@ -63,37 +65,40 @@ class DecisionCommand(QUndoCommand):
 
 
 class BulkAcceptCommand(QUndoCommand):
-    """Accept many top suggestions as one undo step, one decision row per mention.
-
-    The parts are plain Python-held commands, not Qt children: a Qt-parented child whose Python
-    wrapper is collected would call into a dead object.
-    """
+    """Accept many top suggestions as one undo step: one decision row per mention, all written in one
+    transaction (and undone by one transaction of reverts), so a crash never leaves half a bulk."""
 
     def __init__(self, context: DeskContext, accepts: list[tuple[int, str, str, float]], threshold: float):
         super().__init__(f"bulk-accept {len(accepts)} suggestion(s) ≥ {threshold:.2f}")
         self.context = context
-        self.parts = [
-            DecisionCommand(
-                context,
-                mention_id,
-                "accept",
-                concept_id=concept_id,
-                model_version=version,
-                detail={"bulk_threshold": threshold, "score": round(score, 4)},
-            )
-            for mention_id, concept_id, version, score in accepts
-        ]
-        for part in self.parts:
-            part.standalone = False
+        self.accepts = accepts
+        self.threshold = threshold
 
     def redo(self) -> None:
-        for part in self.parts:
-            part.redo()
+        curator = self.context.curator()
+        self.context.project.record_decisions(
+            [
+                NewDecision(
+                    mention_id,
+                    "accept",
+                    concept_id=concept_id,
+                    curator=curator,
+                    model_version=version,
+                    detail={"bulk_threshold": self.threshold, "score": round(score, 4)},
+                )
+                for mention_id, concept_id, version, score in self.accepts
+            ]
+        )
         self.context.refresh(None)
 
     def undo(self) -> None:
-        for part in reversed(self.parts):
-            part.undo()
+        curator = self.context.curator()
+        self.context.project.record_decisions(
+            [
+                NewDecision(mention_id, "revert", curator=curator, detail={"undo": "accept"})
+                for mention_id, *_rest in reversed(self.accepts)
+            ]
+        )
         self.context.refresh(None)
 
 
@@ -112,15 +117,15 @@ class AddMentionCommand(QUndoCommand):
     def redo(self) -> None:
         if self.mention_id is None:
             self.mention_id = self.context.project.add_mention(
-                self.document_id, self.start, self.end, type=self.type
+                self.document_id, self.start, self.end, type=self.type, curator=self.context.curator()
             )
         else:
-            self.context.project.set_mention_removed(self.mention_id, False)
+            self.context.project.set_mention_removed(self.mention_id, False, curator=self.context.curator())
         self.context.refresh(self.mention_id)
 
     def undo(self) -> None:
         assert self.mention_id is not None
-        self.context.project.set_mention_removed(self.mention_id, True)
+        self.context.project.set_mention_removed(self.mention_id, True, curator=self.context.curator())
         self.context.refresh(None)
 
 
@@ -131,16 +136,20 @@ class DeleteMentionCommand(QUndoCommand):
         self.mention_id = mention_id
 
     def redo(self) -> None:
-        self.context.project.set_mention_removed(self.mention_id, True)
+        self.context.project.set_mention_removed(self.mention_id, True, curator=self.context.curator())
         self.context.refresh(None)
 
     def undo(self) -> None:
-        self.context.project.set_mention_removed(self.mention_id, False)
+        self.context.project.set_mention_removed(self.mention_id, False, curator=self.context.curator())
         self.context.refresh(self.mention_id)
 
 
 class AdjustSpanCommand(QUndoCommand):
-    """Boundary moves on one mention merge into one undo step while the curator keeps nudging."""
+    """Boundary moves on one mention merge into one undo step while the curator keeps nudging.
+
+    Every nudge (and the undo) logs an `adjust_span` decision with old and new offsets: provenance for
+    the span, ignored by the link state.
+    """
 
     ID = 4711
 
@@ -161,9 +170,9 @@ class AdjustSpanCommand(QUndoCommand):
         return True
 
     def redo(self) -> None:
-        self.context.project.set_mention_span(self.mention_id, *self.new)
+        self.context.project.set_mention_span(self.mention_id, *self.new, curator=self.context.curator())
         self.context.refresh(self.mention_id)
 
     def undo(self) -> None:
-        self.context.project.set_mention_span(self.mention_id, *self.old)
+        self.context.project.set_mention_span(self.mention_id, *self.old, curator=self.context.curator())
         self.context.refresh(self.mention_id)
