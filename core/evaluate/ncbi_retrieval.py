@@ -1,0 +1,118 @@
+"""The README retrieval table: NCBI-disease test against MEDIC 2012, ResCNN vs baselines.
+
+ResCNN is trained on NCBI train+dev mentions plus MEDIC synonyms, then every retriever is evaluated
+on the test set twice: with MEDIC alone, and with the train+dev mention strings added to the
+dictionary as synonyms (the BioSyn/ResCNN convention, methods.md A.6).
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+
+from core.documents import Document
+from core.kb.identifiers import split_ids
+from core.kb.knowledge_base import KnowledgeBase
+from core.progress import NEVER_CANCELLED, CancelToken, ProgressFn, no_progress
+from core.retrieve.rescnn import RescnnConfig
+from core.retrieve.train import TrainOptions, train_rescnn
+
+log = logging.getLogger(__name__)
+
+
+def mention_pairs(documents: Sequence[Document]) -> list[tuple[str, str]]:
+    """(mention text, id) for every single-concept gold mention: the training pairs."""
+    pairs: list[tuple[str, str]] = []
+    for document in documents:
+        for mention in document.mentions:
+            ids = split_ids(mention.concept_id)
+            if len(ids) == 1 and not mention.is_composite:
+                pairs.append((mention.text, ids[0]))
+    return pairs
+
+
+def with_mention_synonyms(kb: KnowledgeBase, pairs: Sequence[tuple[str, str]]) -> KnowledgeBase:
+    """A copy of the KB whose concepts also own the training mention strings."""
+    extended = copy.deepcopy(kb)
+    by_concept: dict[str, list[str]] = {}
+    for text, concept_id in pairs:
+        resolved = extended.resolve(concept_id)
+        if resolved is not None:
+            by_concept.setdefault(resolved, []).append(text)
+    for concept_id, names in by_concept.items():
+        extended.add_names(concept_id, names)
+    return extended
+
+
+def load_ncbi_inputs(data_dir: str | Path) -> tuple[KnowledgeBase, list[Document], list[Document]]:
+    """MEDIC 2012, NCBI train+dev and NCBI test through the shared loaders."""
+    from core.formats.pubtator import read
+    from core.kb.medic import read_medic
+
+    data_dir = Path(data_dir)
+    kb = KnowledgeBase(read_medic(data_dir / "vocab" / "medic_06Jul2012.txt"))
+    ncbi = data_dir / "ncbi-disease"
+    train = list(read(ncbi / "NCBItrainset_corpus.txt")) + list(read(ncbi / "NCBIdevelopset_corpus.txt"))
+    test = list(read(ncbi / "NCBItestset_corpus.txt"))
+    return kb, train, test
+
+
+def train_ncbi_rescnn(
+    kb: KnowledgeBase,
+    train_documents: Sequence[Document],
+    out_dir: str | Path,
+    *,
+    config: RescnnConfig | None = None,
+    options: TrainOptions | None = None,
+    epochs: int = 10,
+    seed: int = 13,
+    max_seconds: float = 600,
+    progress: ProgressFn = no_progress,
+    cancel: CancelToken = NEVER_CANCELLED,
+):
+    """ResCNN on NCBI train+dev mentions + MEDIC synonyms, bounded by `max_seconds`."""
+    options = options or TrainOptions(kb_names_per_epoch=6000, pair_repeats=2)
+    return train_rescnn(
+        kb,
+        mention_pairs(train_documents),
+        config or RescnnConfig(),
+        out_dir,
+        epochs=epochs,
+        seed=seed,
+        options=options,
+        max_seconds=max_seconds,
+        progress=progress,
+        cancel=cancel,
+    )
+
+
+def ncbi_table(
+    kb: KnowledgeBase,
+    train_documents: Sequence[Document],
+    test_documents: Sequence[Document],
+    retrievers: dict,
+    *,
+    expand_abbreviations: bool = True,
+    progress: ProgressFn = no_progress,
+    cancel: CancelToken = NEVER_CANCELLED,
+) -> dict[str, dict[str, dict]]:
+    """{retriever name: {"medic": metrics, "medic+traindev": metrics}} for already-built retrievers."""
+    from core.evaluate.retrieval import evaluate_retriever
+
+    extended = with_mention_synonyms(kb, mention_pairs(train_documents))
+    table: dict[str, dict[str, dict]] = {}
+    for label, retriever in retrievers.items():
+        table[label] = {}
+        for dictionary, knowledge in (("medic", kb), ("medic+traindev", extended)):
+            cancel.raise_if_cancelled()
+            table[label][dictionary] = evaluate_retriever(
+                retriever,
+                test_documents,
+                knowledge,
+                expand_abbreviations=expand_abbreviations,
+                progress=progress,
+                cancel=cancel,
+            )
+    return table

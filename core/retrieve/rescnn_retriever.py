@@ -1,0 +1,95 @@
+"""ResCNN behind the `Retriever` protocol: encode every KB name once, then batched FAISS search."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+
+from core.documents import Candidate
+from core.errors import ModelError
+from core.kb.knowledge_base import KnowledgeBase, NameEntry
+from core.progress import NEVER_CANCELLED, CancelToken, ProgressFn, no_progress
+from core.retrieve.base import search_concepts
+from core.retrieve.encoder import DEFAULT_BACKEND, DEFAULT_THREADS, RescnnEncoder
+from core.retrieve.index import NameIndex, index_stem
+from core.retrieve.rescnn import WEIGHTS_FILE
+
+log = logging.getLogger(__name__)
+
+
+def model_fingerprint(folder: str | Path) -> str:
+    """Hash of the saved weights: an index records it, so retrained weights force a rebuild."""
+    digest = hashlib.sha256((Path(folder) / WEIGHTS_FILE).read_bytes())
+    return digest.hexdigest()[:12]
+
+
+class RescnnRetriever:
+    name = "rescnn"
+
+    def __init__(
+        self,
+        encoder: RescnnEncoder,
+        *,
+        version: str = "unsaved",
+        index_dir: str | Path | None = None,
+        index_kind: str | None = None,
+    ):
+        self.encoder = encoder
+        self.version = version
+        self.index_dir = Path(index_dir) if index_dir is not None else None
+        self.index_kind = index_kind
+        self.kb: KnowledgeBase | None = None
+        self.name_index: NameIndex | None = None
+
+    @classmethod
+    def load(
+        cls,
+        folder: str | Path,
+        *,
+        backend: str = DEFAULT_BACKEND,
+        threads: int = DEFAULT_THREADS,
+        index_dir: str | Path | None = None,
+        index_kind: str | None = None,
+    ) -> RescnnRetriever:
+        """A saved model version; `index_dir` (a project's index/) caches the name index on disk."""
+        folder = Path(folder)
+        encoder = RescnnEncoder.load(folder, backend=backend, threads=threads)
+        version = f"{folder.name}.{model_fingerprint(folder)}"
+        return cls(encoder, version=version, index_dir=index_dir, index_kind=index_kind)
+
+    def index(
+        self, kb: KnowledgeBase, *, progress: ProgressFn = no_progress, cancel: CancelToken = NEVER_CANCELLED
+    ) -> None:
+        """Reuse the saved index for this KB and model version, or encode every name and build one."""
+        self.kb = kb
+        stem = index_stem(kb.fingerprint(), self.version)
+        if self.index_dir is not None and NameIndex.exists(self.index_dir, stem):
+            self.name_index = NameIndex.load(self.index_dir, stem)
+            log.info("loaded name index %s (%d names)", stem, len(self.name_index))
+            return
+        rows = list(kb.names)
+        vectors = self.encoder.encode([r.name for r in rows], progress=progress, cancel=cancel)
+        self.name_index = NameIndex.build(vectors, rows, kind=self.index_kind, cancel=cancel)
+        log.info("built %s name index over %d names", self.name_index.kind, len(rows))
+        if self.index_dir is not None:
+            self.name_index.save(self.index_dir, stem)
+
+    def add_names(self, entries: Sequence[NameEntry]) -> None:
+        """New synonyms (already added to the KB with `KnowledgeBase.add_names`) join the index in place."""
+        if self.name_index is None or self.kb is None:
+            raise ModelError("add_names before index(kb)")
+        if not entries:
+            return
+        self.name_index.add(self.encoder.encode([e.name for e in entries]), list(entries))
+        if self.index_dir is not None:
+            self.name_index.save(self.index_dir, index_stem(self.kb.fingerprint(), self.version))
+
+    def retrieve(self, mentions: Sequence[str], k: int = 64) -> list[list[Candidate]]:
+        if self.name_index is None or self.kb is None:
+            raise ModelError("retrieve before index(kb)")
+        if not mentions:
+            return []
+        vectors = self.encoder.encode(mentions)
+        return search_concepts(self.kb, self.name_index.rows, self.name_index.search, vectors, k)

@@ -1,0 +1,278 @@
+"""Training ResCNN with the SapBERT multi-similarity recipe (methods.md A.3, A.4).
+
+A batch is B training strings, each joined by one random other name of its gold concept, all
+labelled by concept; the MS miner + loss run over every pair, so other concepts in the batch are the
+negatives. Optional hard negatives (the reference's COMETA branch): every `hard_negative_every`
+epochs the model's own top-k for the training strings is recorded and up to `max_hard_negatives`
+wrong concepts per string join its batch, each as one random name under its own label.
+Training strings come from (a) KB synonyms, each name a "mention" of its concept, and (b) annotated
+(mention text, concept id) pairs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import math
+import random
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from core.errors import InputError
+from core.kb.knowledge_base import KnowledgeBase
+from core.progress import NEVER_CANCELLED, CancelToken, ProgressFn, no_progress
+from core.retrieve.encoder import RescnnEncoder, pad, tokenize
+from core.retrieve.index import NameIndex
+from core.retrieve.rescnn import ResCNN, RescnnConfig, build_model, load_tokenizer, save_model
+from core.text.normalize import normalize_name
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class TrainOptions:
+    batch_size: int = 256
+    lr: float = 1e-3
+    grad_clip: float = 1.0
+    ms_alpha: float = 2.0
+    ms_beta: float = 50.0
+    ms_base: float = 0.5
+    miner_epsilon: float = 0.2
+    use_kb_names: bool = True
+    kb_names_per_epoch: int | None = None  # sample this many KB synonym strings per epoch (None: all)
+    pair_repeats: int = 1  # annotated pairs are seen this many times per epoch
+    hard_negative_every: int = 0  # epochs between hard-negative refreshes; 0 = off
+    max_hard_negatives: int = 10
+    hard_negative_top_k: int = 20
+    threads: int = 2
+
+
+@dataclass
+class TrainResult:
+    folder: Path
+    steps: int
+    epochs: float
+    seconds: float
+    final_loss: float
+    stopped_early: bool
+    metrics: dict = field(default_factory=dict)
+
+
+def fingerprint_pairs(pairs: Sequence[tuple[str, str]]) -> str:
+    digest = hashlib.sha256()
+    for text, concept_id in sorted(pairs):
+        digest.update(f"{text}\x00{concept_id}\x01".encode())
+    return digest.hexdigest()[:16]
+
+
+def _resolve_pairs(kb: KnowledgeBase, pairs: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
+    """Deduplicated (text, primary id) pairs; composites and ids unknown to the KB are dropped."""
+    kept: dict[tuple[str, str], None] = {}
+    dropped = 0
+    for number, (text, concept_id) in enumerate(pairs, start=1):
+        if not isinstance(text, str) or not isinstance(concept_id, str):
+            raise InputError(
+                "training pairs", "expected (mention text, concept id) strings", item=f"pair {number}"
+            )
+        resolved = kb.resolve(concept_id) if "|" not in concept_id and "+" not in concept_id else None
+        if resolved is None or not text.strip():
+            dropped += 1
+            continue
+        kept.setdefault((text, resolved), None)
+    if dropped:
+        log.info("dropped %d training pairs (composite, empty or id not in the KB)", dropped)
+    return list(kept)
+
+
+class _Batcher:
+    """Builds labelled string batches: anchors, one random synonym each, optional hard negatives."""
+
+    def __init__(self, kb: KnowledgeBase, rng: random.Random):
+        self.rng = rng
+        self.names: dict[str, list[str]] = {}
+        for entry in kb.names:
+            self.names.setdefault(entry.concept_id, []).append(entry.name)
+        self.hard: dict[str, list[str]] = {}
+
+    def positive(self, text: str, concept_id: str) -> str:
+        names = self.names[concept_id]
+        if len(names) > 1:
+            key = normalize_name(text)
+            others = [n for n in names if normalize_name(n) != key]
+            if others:
+                return self.rng.choice(others)
+        return self.rng.choice(names)
+
+    def batch(self, anchors: Sequence[tuple[str, str]], max_hard: int) -> tuple[list[str], list[int]]:
+        labels: dict[str, int] = {}
+        texts: list[str] = []
+        ids: list[int] = []
+
+        def add(text: str, concept_id: str) -> None:
+            texts.append(text)
+            ids.append(labels.setdefault(concept_id, len(labels)))
+
+        for text, concept_id in anchors:
+            add(text, concept_id)
+            add(self.positive(text, concept_id), concept_id)
+        if max_hard:
+            for text, concept_id in anchors:
+                for wrong in self.hard.get(f"{text}\x00{concept_id}", [])[:max_hard]:
+                    if wrong in self.names:
+                        add(self.rng.choice(self.names[wrong]), wrong)
+        return texts, ids
+
+
+def _mine_hard_negatives(
+    model: ResCNN, tokenizer, kb: KnowledgeBase, anchors: Sequence[tuple[str, str]], top_k: int, threads: int
+) -> dict[str, list[str]]:
+    """Each training string's top-k wrong concepts under the current model (exact search)."""
+    model.eval()
+    encoder = RescnnEncoder(model, tokenizer, backend="torch", threads=threads)
+    rows = list(kb.names)
+    index = NameIndex.build(encoder.encode([r.name for r in rows]), rows, kind="flat")
+    _, hits = index.search(encoder.encode([a[0] for a in anchors]), top_k * 4)
+    hard: dict[str, list[str]] = {}
+    for (text, concept_id), row_ids in zip(anchors, hits):
+        wrong: list[str] = []
+        for row in row_ids.tolist():
+            if row < 0:
+                continue
+            other = rows[row].concept_id
+            if other != concept_id and other not in wrong:
+                wrong.append(other)
+            if len(wrong) == top_k:
+                break
+        hard[f"{text}\x00{concept_id}"] = wrong
+    model.train()
+    return hard
+
+
+def train_rescnn(
+    kb: KnowledgeBase,
+    pairs: Sequence[tuple[str, str]],
+    config: RescnnConfig,
+    out_dir: str | Path,
+    *,
+    epochs: int = 10,
+    seed: int = 13,
+    options: TrainOptions | None = None,
+    progress: ProgressFn = no_progress,
+    cancel: CancelToken = NEVER_CANCELLED,
+    max_seconds: float | None = None,
+    dev: Callable[[ResCNN], dict] | None = None,
+) -> TrainResult:
+    """Train and save one model version into `out_dir` (the version folder, e.g. models/retriever/v3).
+
+    Stops cleanly at `max_seconds` (the learning rate still decays over the planned steps, so an early
+    stop is a truncated schedule). `dev(model) -> metrics` is called once at the end.
+    """
+    from pytorch_metric_learning import losses, miners
+
+    options = options or TrainOptions()
+    if len(kb) == 0:
+        raise InputError("knowledge base", "cannot train a retriever on an empty knowledge base")
+    started = time.monotonic()
+    rng = random.Random(seed)
+    torch.manual_seed(seed)
+    np.random.seed(seed)
+    previous_threads = torch.get_num_threads()
+    torch.set_num_threads(options.threads)
+
+    annotated = _resolve_pairs(kb, pairs)
+    kb_strings = [(e.name, e.concept_id) for e in kb.names] if options.use_kb_names else []
+    batcher = _Batcher(kb, rng)
+    model = build_model(config)
+    tokenizer = load_tokenizer(config.base_model)
+    model.train()
+
+    per_epoch = len(annotated) * options.pair_repeats + (
+        min(len(kb_strings), options.kb_names_per_epoch)
+        if options.kb_names_per_epoch is not None
+        else len(kb_strings)
+    )
+    if per_epoch == 0:
+        raise InputError("training pairs", "no usable training strings (no pairs resolve to KB concepts)")
+    steps_per_epoch = math.ceil(per_epoch / options.batch_size)
+    total_steps = steps_per_epoch * epochs
+    params = [p for p in model.parameters() if p.requires_grad]
+    optimizer = torch.optim.Adam(params, lr=options.lr)
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: max(0.0, 1.0 - step / total_steps))
+    loss_fn = losses.MultiSimilarityLoss(alpha=options.ms_alpha, beta=options.ms_beta, base=options.ms_base)
+    miner = miners.MultiSimilarityMiner(epsilon=options.miner_epsilon)
+    max_len = config.max_length
+    normalize = config.normalize_text
+
+    step = 0
+    loss_value = float("nan")
+    stopped_early = False
+    try:
+        for epoch in range(epochs):
+            if options.hard_negative_every and epoch % options.hard_negative_every == 0:
+                batcher.hard = _mine_hard_negatives(
+                    model, tokenizer, kb, annotated, options.hard_negative_top_k, options.threads
+                )
+            epoch_strings = list(annotated) * options.pair_repeats
+            if options.kb_names_per_epoch is not None and options.kb_names_per_epoch < len(kb_strings):
+                epoch_strings += rng.sample(kb_strings, options.kb_names_per_epoch)
+            else:
+                epoch_strings += kb_strings
+            rng.shuffle(epoch_strings)
+            for start in range(0, len(epoch_strings), options.batch_size):
+                cancel.raise_if_cancelled()
+                if max_seconds is not None and time.monotonic() - started > max_seconds:
+                    stopped_early = True
+                    break
+                anchors = epoch_strings[start : start + options.batch_size]
+                max_hard = options.max_hard_negatives if options.hard_negative_every else 0
+                texts, labels = batcher.batch(anchors, max_hard)
+                if normalize:
+                    texts = [normalize_name(t) for t in texts]
+                input_ids, mask = pad(tokenize(tokenizer, texts, max_len))
+                vectors = model(torch.from_numpy(input_ids), torch.from_numpy(mask))
+                label_tensor = torch.tensor(labels)
+                loss = loss_fn(vectors, label_tensor, miner(vectors, label_tensor))
+                optimizer.zero_grad()
+                loss.backward()
+                torch.nn.utils.clip_grad_norm_(params, options.grad_clip)
+                optimizer.step()
+                scheduler.step()
+                step += 1
+                loss_value = float(loss.detach())
+                progress(step, total_steps, f"epoch {epoch + 1}/{epochs} loss {loss_value:.4f}")
+            if stopped_early:
+                log.info("time budget of %.0f s reached after %d steps", max_seconds, step)
+                break
+    finally:
+        torch.set_num_threads(previous_threads)
+    model.eval()
+    seconds = time.monotonic() - started
+    metrics: dict = {
+        "steps": step,
+        "planned_steps": total_steps,
+        "epochs": round(step / steps_per_epoch, 3),
+        "seconds": round(seconds, 1),
+        "final_loss": loss_value,
+        "stopped_early": stopped_early,
+        "training_strings_per_epoch": per_epoch,
+        "annotated_pairs": len(annotated),
+        "seed": seed,
+        "options": options.__dict__,
+    }
+    if dev is not None:
+        metrics["dev"] = dev(model)
+    out_dir = Path(out_dir)
+    provenance = {
+        "version": out_dir.name,
+        "kb_fingerprint": kb.fingerprint(),
+        "training_data_fingerprint": fingerprint_pairs(annotated),
+    }
+    save_model(model, out_dir, extra=provenance)
+    (out_dir / "metrics.json").write_text(json.dumps({**metrics, **provenance}, indent=2, default=str))
+    return TrainResult(out_dir, step, metrics["epochs"], seconds, loss_value, stopped_early, metrics)
