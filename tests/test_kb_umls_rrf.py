@@ -9,13 +9,14 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import REPO_ROOT
 
 from core.errors import Cancelled, InputError
 from core.evaluate.synthetic_umls import write_synthetic_mrconso
 from core.kb.knowledge_base import KnowledgeBase
 from core.kb.umls_rrf import read_umls_rrf
 from core.progress import CancelToken
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture

@@ -79,3 +79,64 @@ def test_add_remove_and_move_mentions(project):
         project.add_mention("nope", 0, 1)
     with pytest.raises(CuralinkError, match="no mention"):
         project.set_mention_removed(12345)
+
+
+def _log(project) -> list[tuple[str, int, dict]]:
+    import json
+
+    from core.store.schema import DecisionRow
+
+    with project.session() as session:
+        rows = session.query(DecisionRow).order_by(DecisionRow.id)
+        return [(r.action, r.mention_id, json.loads(r.detail_json)) for r in rows]
+
+
+def test_span_edits_are_logged_but_leave_the_link_state(project):
+    from core.store.curation import curated_documents
+
+    _, (chorea, huntington) = next(project.documents_with_mention_ids(ids=["7"]))
+    project.record_decision(huntington, "accept", concept_id="D1", curator="ann")
+    assert project.set_mention_span(huntington, 10, 20, curator="ann") == (10, 28)
+    new = project.add_mention("7", 0, 6, type="Disease", curator="bob")
+    project.set_mention_removed(new, curator="bob")
+    log = _log(project)
+    assert log[1:] == [
+        ("adjust_span", huntington, {"old_start": 10, "old_end": 28, "new_start": 10, "new_end": 20}),
+        ("add_mention", new, {"start": 0, "end": 6}),
+        ("delete_mention", new, {"start": 0, "end": 6, "restored": False}),
+    ]
+    # The edits are provenance only: the accept is still the mention's state, and a revert undoes it.
+    state = project.current_decisions()
+    assert set(state) == {huntington} and state[huntington].action == "accept"
+    linked = next(curated_documents(project, accepted_only=True))
+    assert [(m.text, m.concept_id) for m in linked.mentions] == [("Huntington", "D1")]
+    project.record_decision(huntington, "revert", curator="ann")
+    assert project.current_decisions() == {}
+    # Without a curator nothing is logged (imports, migrations).
+    project.set_mention_span(huntington, 10, 28)
+    assert len(_log(project)) == 5
+
+
+def test_record_decisions_is_one_transaction(project):
+    from core.store.project import NewDecision
+
+    _, (chorea, huntington) = next(project.documents_with_mention_ids(ids=["7"]))
+    ids = project.record_decisions(
+        [
+            NewDecision(chorea, "accept", "D2", "ann", "v1", {"bulk_threshold": 0.5}),
+            NewDecision(huntington, "accept", "D1", "ann", "v1", {"bulk_threshold": 0.5}),
+        ]
+    )
+    assert len(ids) == 2 and ids[1] == ids[0] + 1
+    state = project.current_decisions()
+    assert {m: (d.concept_id, d.model_version) for m, d in state.items()} == {
+        chorea: ("D2", "v1"),
+        huntington: ("D1", "v1"),
+    }
+    # One bad row (an unknown mention or action) and nothing of the bulk is written.
+    with pytest.raises(CuralinkError, match="no mention with id 999"):
+        project.record_decisions([NewDecision(chorea, "revert"), NewDecision(999, "revert")])
+    with pytest.raises(CuralinkError, match="unknown decision 'maybe'"):
+        project.record_decisions([NewDecision(chorea, "revert"), NewDecision(huntington, "maybe")])
+    assert len(_log(project)) == 2
+    assert project.record_decisions([]) == []

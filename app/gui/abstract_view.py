@@ -1,5 +1,10 @@
 """The abstract with every mention highlighted by state; nested and overlapping mentions stay legible.
 
+Passages are shown as separate paragraphs (the title bold) without moving a single offset: the one
+gap character before each passage becomes the paragraph break, and a QTextDocument paragraph break is
+one position, exactly like the space it replaces. So a position in the view is an offset in
+`Document.text`, for highlights, clicks and selections alike.
+
 Char formats are laid down once per document (and again only after a decision changes a state); moving
 between mentions only swaps an extra selection, so navigation costs nothing on long texts.
 """
@@ -10,7 +15,7 @@ import html
 from dataclasses import dataclass
 
 from PySide6.QtCore import QEvent, Qt, Signal
-from PySide6.QtGui import QColor, QFont, QTextCharFormat, QTextCursor
+from PySide6.QtGui import QColor, QFont, QTextBlockFormat, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import QTextEdit, QToolTip
 
 from app.gui.states import STATE_LABELS, fill, strong
@@ -26,6 +31,30 @@ class MentionMark:
     state: str
     concept: str = ""
     layer: int = 0
+
+
+TITLE_KINDS = ("title", "t", "front")
+
+
+def display_text(document: Document) -> tuple[str, list[tuple[int, int]]]:
+    """The text to show (same length as `Document.text`) and the title passages' spans.
+
+    The last gap character before each later passage becomes a newline (one QTextDocument paragraph
+    break); passages that touch or overlap their predecessor stay in the same paragraph.
+    """
+    text = document.text
+    chars = list(text)
+    titles: list[tuple[int, int]] = []
+    ordered = sorted(document.passages, key=lambda p: p.offset)
+    previous_end = 0
+    for index, passage in enumerate(ordered):
+        if passage.kind in TITLE_KINDS and passage.text:
+            titles.append((passage.offset, min(passage.end, len(text))))
+        gap = passage.offset - 1
+        if index and passage.offset > previous_end and 0 <= gap < len(text) and text[gap].isspace():
+            chars[gap] = "\n"
+        previous_end = max(previous_end, passage.end)
+    return "".join(chars), titles
 
 
 def assign_layers(spans: list[tuple[int, int]]) -> list[int]:
@@ -58,6 +87,7 @@ class AbstractView(QTextEdit):
         self.setFocusPolicy(Qt.FocusPolicy.NoFocus)
         self.viewport().setMouseTracking(True)
         self.marks: list[MentionMark] = []
+        self.titles: list[tuple[int, int]] = []
         self.selected: int | None = None
         font = QFont(self.font())
         font.setPointSizeF(max(font.pointSizeF(), 10.0) * 1.25)
@@ -67,7 +97,13 @@ class AbstractView(QTextEdit):
     # --- content ---------------------------------------------------------------------------------
 
     def set_document(self, document: Document, marks: list[MentionMark]) -> None:
-        self.setPlainText(document.text)
+        text, self.titles = display_text(document)
+        self.setPlainText(text)
+        cursor = QTextCursor(self.document())
+        cursor.select(QTextCursor.SelectionType.Document)
+        spacing = QTextBlockFormat()
+        spacing.setBottomMargin(10)
+        cursor.mergeBlockFormat(spacing)
         self.selected = None
         self.set_marks(marks)
 
@@ -85,6 +121,15 @@ class AbstractView(QTextEdit):
         cursor.select(QTextCursor.SelectionType.Document)
         cursor.setCharFormat(QTextCharFormat())
         length = self.document().characterCount() - 1
+        bold = QTextCharFormat()
+        bold.setFontWeight(QFont.Weight.Bold)
+        size = self.document().defaultFont().pointSizeF()
+        if size > 0:
+            bold.setFontPointSize(size * 1.1)
+        for start, end in self.titles:
+            cursor.setPosition(min(start, length))
+            cursor.setPosition(min(end, length), QTextCursor.MoveMode.KeepAnchor)
+            cursor.mergeCharFormat(bold)
         for mark in sorted(self.marks, key=lambda m: m.layer):
             start, end = max(0, mark.start), min(mark.end, length)
             if start >= end:

@@ -42,7 +42,6 @@ class DecisionCommand(QUndoCommand):
         self.concept_id = concept_id
         self.model_version = model_version
         self.detail = detail or {}
-        self.standalone = True
 
     def redo(self) -> None:
         self.context.project.record_decision(
@@ -53,15 +52,13 @@ class DecisionCommand(QUndoCommand):
             model_version=self.model_version,
             detail=self.detail,
         )
-        if self.standalone:
-            self.context.refresh(self.mention_id)
+        self.context.refresh(self.mention_id)
 
     def undo(self) -> None:
         self.context.project.record_decision(
             self.mention_id, "revert", curator=self.context.curator(), detail={"undo": self.action}
         )
-        if self.standalone:
-            self.context.refresh(self.mention_id)
+        self.context.refresh(self.mention_id)
 
 
 class BulkAcceptCommand(QUndoCommand):

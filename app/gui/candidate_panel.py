@@ -3,14 +3,23 @@
 from __future__ import annotations
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
-from PySide6.QtGui import QColor, QFont
+from PySide6.QtGui import QColor, QFont, QFontMetrics
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QLabel, QTableView, QVBoxLayout, QWidget
 
 from core.documents import Candidate
 from core.kb.concept import Concept
 
-COLUMNS = ("#", "ID", "Preferred name", "Matched synonym", "Tree / type", "Retriever", "Reranker")
+COLUMNS = ("#", "ID", "Preferred name", "Synonym", "Tree/type", "Retr.", "Rerank")
+HEADER_TIPS = {
+    3: "the synonym the retriever matched, when it is not the preferred name",
+    4: "MeSH tree numbers or UMLS semantic types",
+    5: "retriever score (ResCNN, cosine)",
+    6: "reranker score (cross-encoder)",
+}
 NOT_TRAINED = "not trained"
+# Columns that take a fixed width from their content sample; the name stretches, text columns elide.
+_SAMPLES = {0: "99", 1: "D0000000", 5: "0.000", 6: NOT_TRAINED}
+_TEXT_WIDTHS = {3: 0.30, 4: 0.18}  # shares of the width the fixed columns leave
 _Index = QModelIndex | QPersistentModelIndex
 
 
@@ -39,8 +48,12 @@ class CandidateModel(QAbstractTableModel):
         return len(COLUMNS)
 
     def headerData(self, section: int, orientation, role: int = Qt.ItemDataRole.DisplayRole):
-        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
+        if orientation != Qt.Orientation.Horizontal:
+            return None
+        if role == Qt.ItemDataRole.DisplayRole:
             return COLUMNS[section]
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return HEADER_TIPS.get(section, COLUMNS[section])
         return None
 
     def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole):
@@ -48,6 +61,11 @@ class CandidateModel(QAbstractTableModel):
             return None
         candidate = self.candidates[index.row()]
         column = index.column()
+        if role == Qt.ItemDataRole.ToolTipRole:
+            # Long names are elided in the table; the tooltip has the whole text and the key to press.
+            full = self.data(index, Qt.ItemDataRole.DisplayRole) if column in (1, 2, 3, 4) else ""
+            key = f"press {index.row() + 1} to accept" if index.row() < 9 else "double-click to accept"
+            return f"{full}\n{key}" if full else key
         if role == Qt.ItemDataRole.DisplayRole:
             concept = self.concepts.get(candidate.concept_id)
             if column == 0:
@@ -72,14 +90,14 @@ class CandidateModel(QAbstractTableModel):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         if role == Qt.ItemDataRole.ForegroundRole and column == 6 and candidate.reranker_score is None:
             return QColor("#8a8a8a")
+        if role == Qt.ItemDataRole.ForegroundRole and column in (3, 4):
+            return QColor("#4a5566")
         if role == Qt.ItemDataRole.FontRole and candidate.concept_id == self.chosen:
             font = QFont()
             font.setBold(True)
             return font
         if role == Qt.ItemDataRole.BackgroundRole and candidate.concept_id == self.chosen:
             return QColor("#c8efc9")
-        if role == Qt.ItemDataRole.ToolTipRole:
-            return f"press {index.row() + 1} to accept" if index.row() < 9 else None
         return None
 
 
@@ -99,12 +117,17 @@ class CandidatePanel(QWidget):
         self.view.verticalHeader().hide()
         self.view.setAlternatingRowColors(True)
         self.view.setWordWrap(False)
+        self.view.setTextElideMode(Qt.TextElideMode.ElideRight)
+        self.view.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         header = self.view.horizontalHeader()
-        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        header.setMinimumSectionSize(20)
+        header.setDefaultAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
+        header.setStretchLastSection(False)
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
         header.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
-        for column, width in ((3, 150), (4, 90)):
+        for column in _TEXT_WIDTHS:
             header.setSectionResizeMode(column, QHeaderView.ResizeMode.Interactive)
-            header.resizeSection(column, width)
+        self._fit_columns()
         self.heading = QLabel("Candidates")
         self.heading.setObjectName("paneTitle")
         self.mention_label = QLabel("Select a mention (Tab / J / K)")
@@ -121,6 +144,28 @@ class CandidatePanel(QWidget):
                 self.candidateSelected.emit(current.row()) if current.isValid() else None
             )
         )
+
+    def _fit_columns(self) -> None:
+        """Numeric and id columns as wide as their longest value; synonym and tree / type a share of
+        what is left, so the preferred name always gets the most room and nothing scrolls sideways."""
+        header = self.view.horizontalHeader()
+        bold = QFont(self.view.font())
+        bold.setBold(True)  # headers and the chosen row are bold
+        metrics = QFontMetrics(bold)
+        padding = 14
+        fixed = 0
+        for column, sample in _SAMPLES.items():
+            width = max(metrics.horizontalAdvance(sample), metrics.horizontalAdvance(COLUMNS[column]))
+            header.resizeSection(column, width + padding)
+            fixed += width + padding
+        available = max(0, self.view.viewport().width() - fixed)
+        for column, share in _TEXT_WIDTHS.items():
+            minimum = metrics.horizontalAdvance(COLUMNS[column]) + padding
+            header.resizeSection(column, max(minimum, int(available * share)))
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self._fit_columns()
 
     def show_candidates(
         self,

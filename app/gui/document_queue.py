@@ -28,7 +28,13 @@ from core.store.project import QueueEntry
 
 FILTERS = ("all", "unreviewed", "in progress", "done")
 SORTS = ("id", "uncertainty")
-_COLUMNS = ("Document", "Title", "Reviewed", "Margin")
+_COLUMNS = ("Document", "Title", "Rev.", "Margin")
+_HEADER_TIPS = (
+    "document id (PMID)",
+    "title (hover a row for all of it)",
+    "mentions reviewed / mentions",
+    "smallest top-two score margin among unreviewed mentions: low means uncertain",
+)
 _STATUS_COLOURS = {"done": "#2e8b3a", "in progress": "#d9780f", "unreviewed": "#707070"}
 
 _Index = QModelIndex | QPersistentModelIndex
@@ -55,6 +61,8 @@ class QueueModel(QAbstractTableModel):
     def headerData(self, section: int, orientation, role: int = Qt.ItemDataRole.DisplayRole):
         if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
             return _COLUMNS[section]
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.ToolTipRole:
+            return _HEADER_TIPS[section]
         return None
 
     def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole):
@@ -126,6 +134,9 @@ class DocumentQueue(QWidget):
         self.view.verticalHeader().hide()
         self.view.setAlternatingRowColors(True)
         self.view.setWordWrap(False)
+        # Long titles end in an ellipsis (the tooltip has the whole title); never a sideways scrollbar.
+        self.view.setTextElideMode(Qt.TextElideMode.ElideRight)
+        self.view.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.view.setFocusPolicy(Qt.FocusPolicy.ClickFocus)
         header = self.view.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)

@@ -11,7 +11,6 @@ from PySide6.QtCore import QSize, Qt, QTimer
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QUndoStack
 from PySide6.QtWidgets import (
     QFileDialog,
-    QHBoxLayout,
     QLabel,
     QMainWindow,
     QProgressBar,
@@ -47,13 +46,34 @@ from app.gui.document_queue import DocumentQueue
 from app.gui.kb_search import KbSearchDialog
 from app.gui.settings import AppSettings
 from app.gui.states import STATE_COLOURS, STATE_LABELS, mention_state
-from app.gui.workers import Job, LinkService, run_in_thread, warm_imports
+from app.gui.workers import Job, LinkedChunk, LinkService, run_in_thread, warm_imports
 from core.documents import Candidate, Document
 from core.kb.concept import Concept
 
 log = logging.getLogger(__name__)
 
 OPEN_WINDOWS: list[MainWindow] = []
+MODELS_NOT_LOADED = "models: load on first use"
+MODELS_LOADING = "models: loading…"
+LEGEND_STATES = ("suggested", "accepted", "corrected", "rejected", "nil", "ambiguous", "unsuggested")
+# Splitter shares of the window width: queue, abstract, candidates.
+PANE_SHARES = (0.26, 0.31, 0.43)
+
+
+def legend_html() -> str:
+    """State chips as non-breaking coloured spans, so the label wraps between chips, not inside one."""
+    chips = []
+    for state in LEGEND_STATES:
+        fill, strong = STATE_COLOURS[state]
+        label = html.escape(STATE_LABELS[state]).replace(" ", "&nbsp;")
+        chips.append(
+            f"<span style='background-color:{fill}; color:#1d2430'>&nbsp;"
+            f"<span style='color:{strong}'>&#9632;</span>&nbsp;{label}&nbsp;</span>"
+        )
+    chips.append(
+        "<span style='color:#5f6b7a'><u>underlined</u>&nbsp;=&nbsp;nested&nbsp;/&nbsp;overlapping</span>"
+    )
+    return " &nbsp; ".join(chips)
 
 
 class MainWindow(QMainWindow):
@@ -71,7 +91,7 @@ class MainWindow(QMainWindow):
             candidates=self.settings.candidates,
             use_reranker=self.settings.use_reranker,
         )
-        self.service.suggestionsReady.connect(self._on_suggestions)
+        self.service.chunkLinked.connect(self._on_chunk)
         self.service.linkerReady.connect(self._on_linker_ready)
         self.service.failed.connect(lambda exc: show_error(self, exc, context="background linking"))
         self.doc: Document | None = None
@@ -83,6 +103,8 @@ class MainWindow(QMainWindow):
         self.linking: set[str] = set()
         self.kb_dialog: KbSearchDialog | None = None
         self.active_job: Job | None = None
+        self.menu_job: Job | None = None
+        self.menu_dialog = None
         self.reranker_version = ""
         self.retriever_version = ""
 
@@ -95,6 +117,9 @@ class MainWindow(QMainWindow):
         first = self.queue.visible_ids()
         if first:
             self.open_document(first[0])
+        if self.background and not self.service.busy():
+            self.device_label.setText(MODELS_LOADING)
+            self.service.preload()
         OPEN_WINDOWS.append(self)
 
     # --- layout ----------------------------------------------------------------------------------
@@ -104,36 +129,19 @@ class MainWindow(QMainWindow):
         self.queue.documentActivated.connect(self.open_document)
         self.abstract = AbstractView()
         self.abstract.mentionClicked.connect(self.select_mention)
-        self.doc_title = QLabel()
-        self.doc_title.setObjectName("docTitle")
-        self.doc_title.setWordWrap(True)
         self.doc_meta = QLabel()
-        self.doc_meta.setObjectName("hint")
-        legend_box = QWidget()
-        # The legend may be clipped rather than push the candidate pane off screen.
-        legend_box.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
-        legend = QHBoxLayout(legend_box)
-        legend.setContentsMargins(0, 0, 0, 0)
-        legend.setSpacing(10)
-        for state in ("suggested", "accepted", "corrected", "rejected", "nil", "ambiguous", "unsuggested"):
-            chip = QLabel(STATE_LABELS[state])
-            chip.setObjectName("legendChip")
-            chip.setStyleSheet(
-                f"background:{STATE_COLOURS[state][0]};border:1px solid {STATE_COLOURS[state][1]};"
-                "border-radius:4px;padding:1px 6px;"
-            )
-            chip.setMinimumWidth(chip.sizeHint().width())
-            legend.addWidget(chip)
-        nested = QLabel("<u>underlined</u> = nested / overlapping")
-        nested.setObjectName("hint")
-        legend.addWidget(nested)
-        legend.addStretch(1)
+        self.doc_meta.setObjectName("docMeta")
+        # One rich-text label: the chips wrap like words when the pane is narrow, never overlap or clip.
+        self.legend = QLabel(legend_html())
+        self.legend.setObjectName("legend")
+        self.legend.setWordWrap(True)
+        self.legend.setTextFormat(Qt.TextFormat.RichText)
+        self.legend.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         middle = QWidget()
         middle_layout = QVBoxLayout(middle)
         middle_layout.setContentsMargins(0, 0, 0, 0)
-        middle_layout.addWidget(self.doc_title)
         middle_layout.addWidget(self.doc_meta)
-        middle_layout.addWidget(legend_box)
+        middle_layout.addWidget(self.legend)
         middle_layout.addWidget(self.abstract, 1)
 
         self.candidates = CandidatePanel()
@@ -159,13 +167,13 @@ class MainWindow(QMainWindow):
         self.splitter.setStretchFactor(0, 0)
         self.splitter.setStretchFactor(1, 3)
         self.splitter.setStretchFactor(2, 2)
-        self.splitter.setSizes([330, 620, 560])
+        self.splitter.setSizes([int(1476 * share) for share in PANE_SHARES])
         self.splitter.setContentsMargins(8, 8, 8, 4)
         self.setCentralWidget(self.splitter)
         self.help_overlay = KeyHelpOverlay(self)
 
         bar = self.statusBar()
-        self.device_label = QLabel("models: loading on first use")
+        self.device_label = QLabel(MODELS_NOT_LOADED)
         self.models_label = QLabel()
         self.kb_label = QLabel()
         self.job_progress = QProgressBar()
@@ -248,16 +256,18 @@ class MainWindow(QMainWindow):
         file_menu.addAction(self._action("New project…", ["Ctrl+N"], self.new_project))
         file_menu.addAction(self._action("Open project…", ["Ctrl+O"], self.open_project))
         file_menu.addSeparator()
-        file_menu.addAction(self._action("Import corpus…", ["Ctrl+I"], self.import_corpus))
-        file_menu.addAction(self._action("Import knowledge base…", ["Ctrl+Shift+I"], self.import_kb))
-        file_menu.addAction(self._action("Export…", ["Ctrl+E"], self.export))
+        self.act_import_corpus = self._action("Import corpus…", ["Ctrl+I"], self.import_corpus)
+        self.act_import_kb = self._action("Import knowledge base…", ["Ctrl+Shift+I"], self.import_kb)
+        self.act_export = self._action("Export…", ["Ctrl+E"], self.export)
+        file_menu.addActions([self.act_import_corpus, self.act_import_kb, self.act_export])
         file_menu.addSeparator()
         file_menu.addAction(self._action("Quit", ["Ctrl+Q"], self.close))
         edit = bar.addMenu("&Edit")
         edit.addActions([self.act_undo, self.act_redo])
         edit.addSeparator()
         edit.addAction(self.act_bulk)
-        edit.addAction(self._action("Settings…", ["Ctrl+,"], self.open_settings))
+        self.act_settings = self._action("Settings…", ["Ctrl+,"], self.open_settings)
+        edit.addAction(self.act_settings)
         curate = bar.addMenu("&Curate")
         curate.addActions(
             [self.act_accept, self.act_reject, self.act_nil, self.act_ambiguous, self.act_search]
@@ -285,7 +295,6 @@ class MainWindow(QMainWindow):
         self.abstract.set_document(self.doc, self._marks())
         self.queue.select(doc_id, emit=False)
         entry = self.queue.entry(doc_id)
-        self.doc_title.setText(html.escape(self.doc.title))
         self._update_doc_meta(entry)
         if mention_id in self.mention_ids:
             self.select_mention(self.mention_ids.index(mention_id))
@@ -542,6 +551,8 @@ class MainWindow(QMainWindow):
         return self.link_documents(wanted)
 
     def link_documents(self, doc_ids: list[str]) -> Job:
+        if self.device_label.text() == MODELS_NOT_LOADED:
+            self.device_label.setText(MODELS_LOADING)
         self.linking.update(doc_ids)
         job = self.service.link(doc_ids, name=f"linking {len(doc_ids)} document(s)")
         self._track(job, f"linking {len(doc_ids)} document(s)")
@@ -553,10 +564,21 @@ class MainWindow(QMainWindow):
         ids = [e.doc_id for e in self.queue.model.entries if e.unsuggested]
         return self.link_documents(ids) if ids else None
 
-    def _on_suggestions(self, doc_ids: list) -> None:
-        self.reload_queue()
-        if self.doc is not None and self.doc.doc_id in doc_ids:
-            self.open_document(self.doc.doc_id, mention_id=self.current_mention_id())
+    def _on_chunk(self, chunk: LinkedChunk) -> None:
+        """Show newly linked documents from what the worker read: no database query on the UI thread."""
+        self.queue.set_entries(chunk.queue)
+        for concept_id, concept in chunk.concepts.items():
+            self.concepts.setdefault(concept_id, concept)
+        if self.doc is None or self.doc.doc_id not in chunk.doc_ids:
+            return
+        fresh = {m: chunk.suggestions[m] for m in self.mention_ids if m in chunk.suggestions}
+        if not fresh:
+            return
+        self.suggestions.update(fresh)
+        keep = self.current
+        self.abstract.set_marks(self._marks())
+        self._update_doc_meta(None)
+        self.select_mention(keep if keep is not None else self._first_open_mention())
 
     def _on_linker_ready(self, description: str) -> None:
         self.device_label.setText(description)
@@ -608,14 +630,20 @@ class MainWindow(QMainWindow):
         job.signals.finished.connect(on_done)
         job.signals.failed.connect(lambda exc: show_error(self, exc, context=title))
         dialog.show()
+        self.menu_job = job  # kept alive (and visible to tests) until the next menu job
         return job
 
-    def import_corpus(self) -> None:
+    def import_corpus(self) -> ImportCorpusDialog:
+        """File > Import corpus: the dialog asks for the file, `import_corpus_from` does the work."""
         dialog = ImportCorpusDialog(self)
-        if not dialog.exec():
-            return
-        path, fmt, split = dialog.path, dialog.fmt, dialog.split_box.currentText()
+        dialog.accepted.connect(
+            lambda: self.import_corpus_from(dialog.path, dialog.fmt, dialog.split_box.currentText())
+        )
+        self.menu_dialog = dialog
+        dialog.open()
+        return dialog
 
+    def import_corpus_from(self, path: Path, fmt: str, split: str = "") -> Job:
         def work(progress, cancel):
             from core.formats import read_corpus
 
@@ -635,14 +663,16 @@ class MainWindow(QMainWindow):
             self.reload_queue()
             self.prefetch()
 
-        self._run_dialog_job(f"importing {path.name}", work, done)
+        return self._run_dialog_job(f"importing {path.name}", work, done)
 
-    def import_kb(self) -> None:
+    def import_kb(self) -> ImportKbDialog:
         dialog = ImportKbDialog(self)
-        if not dialog.exec():
-            return
-        path, fmt = dialog.path, dialog.fmt
+        dialog.accepted.connect(lambda: self.import_kb_from(dialog.path, dialog.fmt))
+        self.menu_dialog = dialog
+        dialog.open()
+        return dialog
 
+    def import_kb_from(self, path: Path, fmt: str) -> Job:
         def work(progress, cancel):
             from core.kb import load_kb
 
@@ -656,16 +686,20 @@ class MainWindow(QMainWindow):
                 f"{path.name}: {summary.added} concepts, {summary.names} names added"
             )
             self.service.reset()
+            self.device_label.setText(MODELS_NOT_LOADED)
             self.concepts.clear()
             self._update_models_label()
 
-        self._run_dialog_job(f"importing {path.name}", work, done)
+        return self._run_dialog_job(f"importing {path.name}", work, done)
 
-    def export(self) -> None:
+    def export(self) -> ExportDialog:
         dialog = ExportDialog(self)
-        if not dialog.exec():
-            return
-        self.export_to(dialog.path, dialog.fmt, accepted_only=dialog.accepted_only.isChecked())
+        dialog.accepted.connect(
+            lambda: self.export_to(dialog.path, dialog.fmt, accepted_only=dialog.accepted_only.isChecked())
+        )
+        self.menu_dialog = dialog
+        dialog.open()
+        return dialog
 
     def export_to(self, path: Path, fmt: str, *, accepted_only: bool) -> Job:
         def work(progress, cancel):
@@ -680,16 +714,25 @@ class MainWindow(QMainWindow):
             lambda count: self.statusBar().showMessage(f"exported {count} documents to {path}", 6000),
         )
 
-    def open_settings(self) -> None:
+    def open_settings(self) -> SettingsDialog:
         dialog = SettingsDialog(self.settings, self)
-        if dialog.exec():
-            dialog.save()
-            self.service.configure(
-                device=self.settings.device,
-                candidates=self.settings.candidates,
-                use_reranker=self.settings.use_reranker,
-            )
-            self.refresh()
+        dialog.accepted.connect(lambda: self.apply_settings(dialog))
+        self.menu_dialog = dialog
+        dialog.open()
+        return dialog
+
+    def apply_settings(self, dialog: SettingsDialog) -> None:
+        """Persist the dialog's values and reconfigure the linker (models reload on next use)."""
+        dialog.save()
+        before = (self.service.device, self.service.candidates, self.service.use_reranker)
+        self.service.configure(
+            device=self.settings.device,
+            candidates=self.settings.candidates,
+            use_reranker=self.settings.use_reranker,
+        )
+        if before != (self.service.device, self.service.candidates, self.service.use_reranker):
+            self.device_label.setText(MODELS_NOT_LOADED)
+        self.refresh()
 
     def new_project(self) -> None:
         folder = QFileDialog.getExistingDirectory(self, "Folder for the new project")
@@ -728,7 +771,7 @@ class MainWindow(QMainWindow):
         if not getattr(self, "_sized", False):
             self._sized = True
             width = max(self.width() - 24, 900)
-            self.splitter.setSizes([int(width * 0.21), int(width * 0.44), int(width * 0.35)])
+            self.splitter.setSizes([int(width * share) for share in PANE_SHARES])
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)

@@ -17,6 +17,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("project", type=Path)
     parser.add_argument("out", type=Path)
     parser.add_argument("--delay-ms", type=int, default=1500)
+    parser.add_argument("--models-timeout-ms", type=int, default=30000, help="wait this long for the models")
     args = parser.parse_args(argv)
     app = application()
     window = open_project_window(args.project)
@@ -39,7 +40,19 @@ def main(argv: list[str] | None = None) -> int:
         window.close()
         app.quit()
 
-    QTimer.singleShot(args.delay_ms, grab)
+    # Grab once the models are loaded (the status bar names the device), or after the timeout.
+    waited = {"done": False}
+
+    def grab_later() -> None:
+        if not waited["done"]:
+            waited["done"] = True
+            QTimer.singleShot(args.delay_ms, grab)
+
+    if window.service.busy():
+        window.service.linkerReady.connect(lambda _description: grab_later())
+        QTimer.singleShot(args.models_timeout_ms, grab_later)
+    else:
+        grab_later()
     app.exec()
     return status["code"]
 

@@ -4,22 +4,37 @@ callback into Qt signals; cancelling sets the CancelToken the core function chec
 from __future__ import annotations
 
 import logging
-import os
 import threading
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
 
+from core.documents import Candidate
 from core.errors import Cancelled
+from core.kb.concept import Concept
 from core.progress import CancelToken
+from core.store.project import QueueEntry
 
 log = logging.getLogger(__name__)
 
 Work = Callable[[Callable[[int, int | None, str], None], CancelToken], object]
 
 
+@dataclass
+class LinkedChunk:
+    """What the window needs after the worker linked a few documents, read by the worker itself so
+    the UI thread makes no database query while linking runs."""
+
+    doc_ids: list[str]
+    queue: list[QueueEntry]
+    suggestions: dict[int, list[Candidate]] = field(default_factory=dict)
+    concepts: dict[str, Concept | None] = field(default_factory=dict)
+
+
 class JobSignals(QObject):
     progress = Signal(int, int, str)  # done, total (-1 when unknown), message
+    partial = Signal(object)  # a piece of the result, delivered while the job goes on
     finished = Signal(object)
     failed = Signal(object)
     cancelled = Signal()
@@ -65,7 +80,8 @@ class LinkService(QObject):
     is one). Jobs run one at a time, in the order they were asked for.
     """
 
-    suggestionsReady = Signal(list)
+    suggestionsReady = Signal(list)  # every document of a finished job
+    chunkLinked = Signal(object)  # LinkedChunk, one per document as soon as it is stored
     linkerReady = Signal(str)
     failed = Signal(object)
 
@@ -100,8 +116,9 @@ class LinkService(QObject):
 
         with self._lock:
             if self._linker is None:
-                # Leave one core to the UI thread: torch on every core starves the event loop.
-                torch.set_num_threads(max(1, (os.cpu_count() or 2) - 1))
+                # One intra-op thread: the UI thread keeps a core, and a 2-core laptop stays responsive
+                # (the retriever's per-document batches are too small to gain from more threads).
+                torch.set_num_threads(1)
                 kwargs = {"progress": progress} if progress else {}
                 if cancel is not None:
                     kwargs["cancel"] = cancel
@@ -115,18 +132,44 @@ class LinkService(QObject):
                 self.linkerReady.emit(self._linker.device_description)
             return self._linker
 
+    def preload(self) -> Job:
+        """Load the models in the background before the first link is asked for (the status bar then
+        names the device at once, and the first abstract without suggestions waits less)."""
+
+        def work(progress, cancel: CancelToken) -> None:
+            self.linker(progress, cancel)
+
+        job = Job(work, "loading models")
+        job.signals.failed.connect(self.failed.emit)
+        return self.submit(job)
+
     def link(self, doc_ids: Sequence[str], *, name: str = "linking") -> Job:
         ids = list(doc_ids)
 
         def work(progress, cancel: CancelToken) -> list[str]:
             linker = self.linker(progress, cancel)
-            linker.link_project(self.project, ids=ids, batch_documents=4, progress=progress, cancel=cancel)
+            # One document at a time: each is stored and shown as soon as it is linked (the open
+            # abstract comes first in `ids`), and the GIL is handed back between small pieces.
+            for done, doc_id in enumerate(ids, 1):
+                cancel.raise_if_cancelled()
+                linker.link_project(self.project, ids=[doc_id], batch_documents=1, cancel=cancel)
+                job.signals.partial.emit(self.chunk([doc_id]))
+                progress(done, len(ids), "documents linked")
             return ids
 
         job = Job(work, name)
+        job.signals.partial.connect(self.chunkLinked.emit)
         job.signals.finished.connect(self.suggestionsReady.emit)
         job.signals.failed.connect(self.failed.emit)
         return self.submit(job)
+
+    def chunk(self, doc_ids: list[str]) -> LinkedChunk:
+        """Read (in the worker) the queue, the new suggestions and their concepts for the window."""
+        mention_ids = [m for _, ids in self.project.documents_with_mention_ids(ids=doc_ids) for m in ids]
+        suggestions = self.project.suggestions_for(mention_ids)
+        wanted = {c.concept_id for ranked in suggestions.values() for c in ranked}
+        concepts = {concept_id: self.project.concept(concept_id) for concept_id in wanted}
+        return LinkedChunk(list(doc_ids), self.project.queue(), suggestions, concepts)
 
     def submit(self, job: Job) -> Job:
         self.jobs = [j for j in self.jobs if not j.done.is_set()] + [job]

@@ -13,13 +13,20 @@ from dataclasses import replace
 from core.documents import Document
 
 LINKING_ACTIONS = ("accept", "correct")
+# Span edits are logged beside the link decisions for provenance; they never change a mention's link.
+EDIT_ACTIONS = ("adjust_span", "add_mention", "delete_mention")
 NOT_IN_KB = "-1"
 
 
 def replay(decisions: Iterable) -> dict[int, object]:
-    """Mention id -> its effective latest decision row, given rows in chronological order."""
+    """Mention id -> its effective latest decision row, given rows in chronological order.
+
+    Span edits (EDIT_ACTIONS) are skipped: they are undone by a counter-edit, never by a `revert`.
+    """
     stacks: dict[int, list] = {}
     for row in decisions:
+        if row.action in EDIT_ACTIONS:
+            continue
         stack = stacks.setdefault(row.mention_id, [])
         if row.action == "revert":
             if stack:

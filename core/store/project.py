@@ -28,7 +28,7 @@ from core.errors import CuralinkError, ProjectError
 from core.kb.concept import Concept
 from core.kb.knowledge_base import KnowledgeBase
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressCallback, no_progress
-from core.store.curation import replay
+from core.store.curation import EDIT_ACTIONS, replay
 from core.store.schema import (
     ConceptRow,
     DecisionRow,
@@ -48,8 +48,28 @@ log = logging.getLogger(__name__)
 DB_NAME = "curalink.db"
 SUBFOLDERS = ("models", "index", "logs")
 DUPLICATE_POLICIES = ("skip", "update", "error")
-DECISION_ACTIONS = ("accept", "reject", "correct", "nil", "ambiguous", "revert")
+DECISION_ACTIONS = (
+    "accept",
+    "reject",
+    "correct",
+    "nil",
+    "ambiguous",
+    "revert",
+    *EDIT_ACTIONS,
+)
 _MULTI = "|"
+
+
+@dataclass(frozen=True)
+class NewDecision:
+    """One decision to write with `Project.record_decisions` (the bulk form of `record_decision`)."""
+
+    mention_id: int
+    action: str
+    concept_id: str = ""
+    curator: str = ""
+    model_version: str = ""
+    detail: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -616,22 +636,34 @@ class Project:
         model_version: str = "",
         detail: dict | None = None,
     ) -> int:
-        if action not in DECISION_ACTIONS:
-            raise CuralinkError(f"unknown decision {action!r}; use one of {', '.join(DECISION_ACTIONS)}")
+        return self.record_decisions(
+            [NewDecision(mention_id, action, concept_id, curator, model_version, detail or {})]
+        )[0]
+
+    def record_decisions(self, decisions: Sequence[NewDecision]) -> list[int]:
+        """Write many decisions in one transaction (a bulk accept is all or nothing); returns their ids."""
+        decisions = list(decisions)
+        for decision in decisions:
+            if decision.action not in DECISION_ACTIONS:
+                raise CuralinkError(
+                    f"unknown decision {decision.action!r}; use one of {', '.join(DECISION_ACTIONS)}"
+                )
+        if not decisions:
+            return []
         with self.session() as session:
-            if session.get(MentionRow, mention_id) is None:
-                raise CuralinkError(f"no mention with id {mention_id}")
-            row = DecisionRow(
-                mention_id=mention_id,
-                action=action,
-                concept_id=concept_id,
-                curator=curator,
-                model_version=model_version,
-                detail_json=json.dumps(detail or {}),
-            )
-            session.add(row)
+            wanted = {d.mention_id for d in decisions}
+            known: set[int] = set()
+            ordered = sorted(wanted)
+            for start in range(0, len(ordered), 500):  # SQLite caps bound parameters per statement
+                chunk = ordered[start : start + 500]
+                known.update(session.scalars(select(MentionRow.id).where(MentionRow.id.in_(chunk))))
+            missing = sorted(wanted - known)
+            if missing:
+                raise CuralinkError(f"no mention with id {missing[0]}")
+            rows = [_decision_row(d) for d in decisions]
+            session.add_all(rows)
             session.flush()
-            return row.id
+            return [row.id for row in rows]
 
     def current_decisions(
         self, curator: str | None = None, *, mention_ids: Sequence[int] | None = None
@@ -769,8 +801,13 @@ class Project:
                 entry.margin = min(entry.margin, margin)
         return list(entries.values())
 
-    def add_mention(self, document_id: str, start: int, end: int, *, type: str = "") -> int:
-        """A curator-drawn mention (origin 'curator'); its text is cut from the stored document."""
+    def add_mention(
+        self, document_id: str, start: int, end: int, *, type: str = "", curator: str | None = None
+    ) -> int:
+        """A curator-drawn mention (origin 'curator'); its text is cut from the stored document.
+
+        With `curator`, an `add_mention` decision is logged in the same transaction (provenance).
+        """
         with self.session() as session:
             document = session.scalar(select(DocumentRow).where(DocumentRow.external_id == document_id))
             if document is None:
@@ -787,18 +824,38 @@ class Project:
             )
             session.add(row)
             session.flush()
+            if curator is not None:
+                edit = NewDecision(
+                    row.id, "add_mention", curator=curator, detail={"start": start, "end": end}
+                )
+                session.add(_decision_row(edit))
             return row.id
 
-    def set_mention_removed(self, mention_id: int, removed: bool = True) -> None:
-        """Delete (or restore) a mention by flag, so its decisions and an undo survive."""
+    def set_mention_removed(
+        self, mention_id: int, removed: bool = True, *, curator: str | None = None
+    ) -> None:
+        """Delete (or restore) a mention by flag, so its decisions and an undo survive.
+
+        With `curator`, a `delete_mention` decision (detail `restored` on a restore) is logged with it.
+        """
         with self.session() as session:
             row = session.get(MentionRow, mention_id)
             if row is None:
                 raise CuralinkError(f"no mention with id {mention_id}")
             row.removed = removed
+            if curator is not None:
+                detail = {"start": row.start, "end": row.end, "restored": not removed}
+                session.add(
+                    _decision_row(NewDecision(mention_id, "delete_mention", curator=curator, detail=detail))
+                )
 
-    def set_mention_span(self, mention_id: int, start: int, end: int) -> tuple[int, int]:
-        """Move a mention's boundaries; returns the old span so the caller can undo."""
+    def set_mention_span(
+        self, mention_id: int, start: int, end: int, *, curator: str | None = None
+    ) -> tuple[int, int]:
+        """Move a mention's boundaries; returns the old span so the caller can undo.
+
+        With `curator`, an `adjust_span` decision holding the old and new offsets is logged with it.
+        """
         with self.session() as session:
             row = session.get(MentionRow, mention_id)
             if row is None:
@@ -808,6 +865,11 @@ class Project:
                 raise CuralinkError(f"mention {mention_id}: span [{start}, {end}) is outside the text")
             old = (row.start, row.end)
             row.start, row.end, row.text = start, end, text[start:end]
+            if curator is not None:
+                detail = {"old_start": old[0], "old_end": old[1], "new_start": start, "new_end": end}
+                session.add(
+                    _decision_row(NewDecision(mention_id, "adjust_span", curator=curator, detail=detail))
+                )
             return old
 
     # --- summary ---------------------------------------------------------------------------------
@@ -865,6 +927,17 @@ class QueueEntry:
         if self.mentions and self.reviewed >= self.mentions:
             return "done"
         return "in progress" if self.reviewed else "unreviewed"
+
+
+def _decision_row(decision: NewDecision) -> DecisionRow:
+    return DecisionRow(
+        mention_id=decision.mention_id,
+        action=decision.action,
+        concept_id=decision.concept_id,
+        curator=decision.curator,
+        model_version=decision.model_version,
+        detail_json=json.dumps(decision.detail),
+    )
 
 
 def _concept_row(concept: Concept) -> dict:

@@ -119,6 +119,27 @@ def test_add_adjust_delete_mention(window, demo_project, qtbot):
     assert (moved.start, moved.end, moved.text) == (start + 1, end - 1, "lower finger tappin")
     qtbot.keyClick(window, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)  # one step undoes both nudges
     assert window.doc.mentions[window.current].text == "slower finger tapping"
+    # Every edit left provenance (who, old and new offsets) without becoming the mention's link state.
+    log = [(d.action, d.curator, json.loads(d.detail_json)) for d in _decisions(demo_project)]
+    assert log == [
+        ("add_mention", "tester", {"start": start, "end": end}),
+        (
+            "adjust_span",
+            "tester",
+            {"old_start": start, "old_end": end, "new_start": start, "new_end": end - 1},
+        ),
+        (
+            "adjust_span",
+            "tester",
+            {"old_start": start, "old_end": end - 1, "new_start": start + 1, "new_end": end - 1},
+        ),
+        (
+            "adjust_span",
+            "tester",
+            {"old_start": start + 1, "old_end": end - 1, "new_start": start, "new_end": end},
+        ),
+    ]
+    assert demo_project.current_decisions() == {}
 
     qtbot.keyClick(window, Qt.Key.Key_Delete)
     assert not any(m.start == start for m in demo_project.document(window.doc.doc_id).mentions)
@@ -127,6 +148,8 @@ def test_add_adjust_delete_mention(window, demo_project, qtbot):
     assert any(m.start == start for m in demo_project.document(window.doc.doc_id).mentions)
     all_rows = demo_project.document(window.doc.doc_id)
     assert len(all_rows.mentions) == before + 1
+    assert [d.action for d in _decisions(demo_project)][-2:] == ["delete_mention", "delete_mention"]
+    assert json.loads(_decisions(demo_project)[-1].detail_json)["restored"] is True
 
 
 def test_bulk_accept_document_then_queue(window, demo_project, qtbot):
@@ -182,3 +205,28 @@ def test_help_overlay_and_nested_mentions(window, qtbot):
     layers = {(m.start, m.end): m.layer for m in window.abstract.marks}
     assert layers[(start, start + len("Huntington disease (HD)"))] == 0
     assert layers[(start, start + len("Huntington disease"))] == 1
+
+
+def test_layout_passages_and_readable_columns(window):
+    from PySide6.QtGui import QFont, QTextCursor
+
+    doc = window.doc
+    shown = window.abstract.toPlainText()
+    gap = doc.passages[1].offset - 1
+    # Title and abstract are two paragraphs, yet every view position is still a Document.text offset.
+    assert len(shown) == len(doc.text) and doc.text[gap] == " " and shown[gap] == "\n"
+    assert window.abstract.document().blockCount() == 2
+    assert all(shown[m.start : m.end] == m.text for m in doc.mentions)
+    cursor = QTextCursor(window.abstract.document())
+    cursor.setPosition(2)
+    assert cursor.charFormat().fontWeight() == QFont.Weight.Bold  # the title
+    window.abstract.select_text(gap - 4, gap + 3)  # a selection across the paragraph break
+    assert window.abstract.selection_span() == (gap - 4, gap + 3)
+    assert doc.text[gap - 4 : gap + 3] == "hort We"
+    # At 1500x880 the preferred name is the widest candidate column and nothing scrolls sideways.
+    table = window.candidates.view
+    widths = [table.columnWidth(c) for c in range(table.model().columnCount())]
+    assert widths[2] == max(widths) and widths[2] >= 150, widths
+    assert not table.horizontalScrollBar().isVisible()
+    assert window.queue.view.columnWidth(1) >= 150  # the queue's title column
+    assert window.legend.wordWrap() and "no&nbsp;suggestions&nbsp;yet" in window.legend.text()
