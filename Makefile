@@ -1,6 +1,7 @@
 # Two commands do all set-up on a fresh Linux machine with Python 3.11:
 #   make demo   - create .venv, install (CPU torch), build and link the bundled demo project
 #   make test   - same install, run the test suite
+# `make demo` also opens the desktop app on the demo project when a display is available.
 PYTHON ?= python3.11
 VENV := .venv
 BIN := $(VENV)/bin
@@ -22,6 +23,12 @@ $(STAMP): pyproject.toml $(TORCH_CONSTRAINTS)
 
 demo: $(STAMP)
 	$(BIN)/curalink demo
+	@if [ -n "$$DISPLAY$$WAYLAND_DISPLAY" ]; then $(BIN)/curalink; \
+	else echo "No display here: open the desk later with $(BIN)/curalink"; fi
+
+package: $(STAMP)
+	$(BIN)/pip install --quiet -c $(TORCH_CONSTRAINTS) -e '.[package]'
+	$(BIN)/pyinstaller --noconfirm --distpath dist --workpath build/pyinstaller packaging/curalink.spec
 
 test: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q

@@ -166,6 +166,83 @@ def cmd_bench_import(args) -> int:
     return 0
 
 
+def cmd_train_retriever(args) -> int:
+    from core.learn.jobs import train_retriever
+
+    with (
+        _open_project(args) as project,
+        cancellable() as cancel,
+        progress_bar("training the retriever") as bar,
+    ):
+        trained = train_retriever(
+            project,
+            base_model=args.base_model,
+            epochs=args.epochs,
+            max_seconds=args.max_seconds,
+            pooling=args.pooling,
+            seed=args.seed,
+            progress=bar,
+            cancel=cancel,
+        )
+    stdout.print(f"retriever {trained.version} saved in {trained.path} and made active ({trained.metrics})")
+    return 0
+
+
+def cmd_link(args) -> int:
+    from core.pipeline import Linker, detect_into_project
+
+    with _open_project(args) as project, cancellable() as cancel:
+        if args.detect:
+            from core.detect.dictionary import DictionaryDetector
+
+            with progress_bar("tagging mentions") as bar:
+                detector = DictionaryDetector.from_kb(project.knowledge_base())
+                found = detect_into_project(project, detector, split=args.split, progress=bar, cancel=cancel)
+            stdout.print(f"detected {found.added} new mentions in {found.documents} documents")
+        with progress_bar("loading models") as bar:
+            linker = Linker.for_project(
+                project, device=args.device, candidates=args.candidates, progress=bar, cancel=cancel
+            )
+        with progress_bar("linking") as bar:
+            summary = linker.link_project(project, split=args.split, progress=bar, cancel=cancel)
+    stdout.print(
+        f"linked {summary.mentions} mentions in {summary.documents} documents "
+        f"({summary.mentions_per_s:.0f} mentions/s; {linker.device_description}); "
+        f"{summary.suggestions} suggestions stored"
+    )
+    return 0
+
+
+def cmd_evaluate_detect(args) -> int:
+    from core.detect.dictionary import DictionaryDetector
+    from core.evaluate.spans import span_scores
+
+    with _open_project(args) as project:
+        documents = list(project.documents(args.split))
+        detector = DictionaryDetector.from_kb(project.knowledge_base())
+        gold = [[m.span for m in d.mentions if m.origin in ("gold", "imported")] for d in documents]
+        stripped = [d.with_mentions([]) for d in documents]
+        predicted = [[m.span for m in found] for found in detector.detect(stripped)]
+    result = {
+        "detector": detector.name,
+        "split": args.split,
+        "documents": len(documents),
+        **span_scores(gold, predicted),
+    }
+    _print_output(result, args.json, "mention detection")
+    return 0
+
+
+def _print_output(result: dict, as_json: bool, title: str) -> None:
+    if as_json:
+        _print_json(result)
+        return
+    table = Table("metric", "value", title=title)
+    for key, value in result.items():
+        table.add_row(key, f"{value:.4f}" if isinstance(value, float) else str(value))
+    stdout.print(table)
+
+
 # --- argument parsing ----------------------------------------------------------------------------
 
 
@@ -205,6 +282,40 @@ def build_parser() -> argparse.ArgumentParser:
         help="a document id already stored: skip it (default), replace it, or stop",
     )
     corpus_import.set_defaults(handler=cmd_corpus_import)
+
+    train = commands.add_parser("train", help="train a model").add_subparsers(
+        dest="train_command", required=True
+    )
+    train_retriever = train.add_parser(
+        "retriever", help="train a ResCNN retriever (KB synonyms + gold + curator links)"
+    )
+    train_retriever.add_argument(
+        "--base-model", help="a local BERT-family folder (default: packaged all-MiniLM-L6-v2)"
+    )
+    train_retriever.add_argument("--epochs", type=int, default=10)
+    train_retriever.add_argument(
+        "--max-seconds", type=float, default=None, help="stop training after this long"
+    )
+    train_retriever.add_argument("--pooling", choices=["max", "mean", "attention"], default="max")
+    train_retriever.add_argument("--seed", type=int, default=13)
+    train_retriever.set_defaults(handler=cmd_train_retriever)
+
+    link = commands.add_parser("link", help="suggest concepts for every mention")
+    link.add_argument("--split", choices=["train", "dev", "test"])
+    link.add_argument("--detect", action="store_true", help="first tag new mentions with the KB dictionary")
+    link.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
+    link.add_argument("--candidates", type=int, default=16)
+    link.set_defaults(handler=cmd_link)
+
+    evaluate = commands.add_parser("evaluate", help="measure a model on a split").add_subparsers(
+        dest="evaluate_command", required=True
+    )
+    evaluate_detect = evaluate.add_parser(
+        "detect", help="span P/R/F1 of the dictionary detector against gold"
+    )
+    evaluate_detect.add_argument("--split", choices=["train", "dev", "test"], default="test")
+    evaluate_detect.add_argument("--json", action="store_true")
+    evaluate_detect.set_defaults(handler=cmd_evaluate_detect)
 
     export = commands.add_parser("export", help="export the annotated corpus")
     export.add_argument(

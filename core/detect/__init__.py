@@ -1,0 +1,1 @@
+"""Mention detection for raw text: a dictionary tagger behind the `Detector` protocol."""

@@ -1,0 +1,90 @@
+"""Linker end to end on the bundled demo: train a small retriever, link, store, detect raw text."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from app.resources import demo_dir
+from core.detect.dictionary import DictionaryDetector
+from core.documents import document_from_title_abstract
+from core.errors import CuralinkError
+from core.formats import read_corpus
+from core.kb import load_kb
+from core.kb.identifiers import split_ids
+from core.learn.jobs import train_retriever
+from core.pipeline import Linker, detect_into_project
+from core.progress import CancelToken
+from core.store import Project
+
+
+@pytest.fixture(scope="module")
+def linked_project(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("pipeline") / "demo"
+    with Project.create(path) as project:
+        project.import_concepts(load_kb(demo_dir() / "kb.tsv", "tsv"))
+        project.import_documents(read_corpus(demo_dir() / "abstracts.pubtator", "pubtator"), split="test")
+        with pytest.raises(CuralinkError, match="no trained retriever"):
+            Linker.for_project(project)
+        train_retriever(project, epochs=15, max_seconds=20, include_gold=False)
+        Linker.for_project(project).link_project(project)
+    return path
+
+
+def test_every_mention_gets_ranked_suggestions_and_most_are_right(linked_project: Path) -> None:
+    with Project.open(linked_project) as project:
+        version = project.active_model("retriever").version
+        correct = total = 0
+        for document, mention_ids in project.documents_with_mention_ids():
+            for mention, mention_id in zip(document.mentions, mention_ids, strict=True):
+                suggestions = project.suggestions(mention_id)
+                assert len(suggestions) == 16
+                scores = [c.retriever_score for c in suggestions]
+                assert scores == sorted(scores, reverse=True)
+                correct += suggestions[0].concept_id in set(split_ids(mention.concept_id))
+                total += 1
+        assert total == 47
+        assert correct / total >= 0.8, f"zero-shot top-1 {correct}/{total}"
+        assert project.stats()["suggestions"] == 47 * 16
+        assert version == "v1"
+
+
+def test_composite_mentions_surface_both_concepts(linked_project: Path) -> None:
+    with Project.open(linked_project) as project:
+        linker = Linker.for_project(project)
+        document = project.document("90000004")
+        composite = [i for i, m in enumerate(document.mentions) if "|" in m.concept_id][0]
+        top = [c.concept_id for c in linker.suggest([document])[0][composite][:4]]
+        assert {"D001943", "D010051"} <= set(top)
+
+
+def test_detected_mentions_in_raw_text_get_linked(linked_project: Path) -> None:
+    with Project.open(linked_project) as project:
+        raw = document_from_title_abstract(
+            "raw-1",
+            "Cystic fibrosis and asthma",
+            "Children with cystic fibrosis (CF) and asthma were seen; CF was common.",
+        )
+        project.import_documents([raw], origin="imported")
+        detector = DictionaryDetector.from_kb(project.knowledge_base())
+        summary = detect_into_project(project, detector, ids=["raw-1"])
+        assert summary.added == 6
+        texts = [m.text for m in project.document("raw-1").mentions]
+        assert texts == ["Cystic fibrosis", "asthma", "cystic fibrosis", "CF", "asthma", "CF"]
+        Linker.for_project(project).link_project(project, ids=["raw-1"])
+        ((document, mention_ids),) = list(project.documents_with_mention_ids(ids=["raw-1"]))
+        assert project.suggestions(mention_ids[3])[0].concept_id == "D003550", (
+            "CF expanded to cystic fibrosis"
+        )
+        assert project.suggestions(mention_ids[1])[0].concept_id == "D001249"
+
+
+def test_cancel_stops_linking_before_anything_is_stored(linked_project: Path, tmp_path: Path) -> None:
+    with Project.open(linked_project) as project:
+        token = CancelToken()
+        token.cancel()
+        before = project.stats()["suggestions"]
+        with pytest.raises(Exception, match="cancelled"):
+            Linker.for_project(project).link_project(project, cancel=token)
+        assert project.stats()["suggestions"] == before
