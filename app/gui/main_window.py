@@ -277,6 +277,12 @@ class MainWindow(QMainWindow):
         curate.addActions([self.act_start_left, self.act_start_right])
         curate.addSeparator()
         curate.addActions([self.act_next, self.act_prev, self.act_next_doc, self.act_prev_doc, self.act_link])
+        from app.gui.adjudication import open_adjudication  # learning from curators (issue 6)
+        from app.gui.retrain_dialog import open_retrain
+
+        curate.addSeparator()
+        curate.addAction(self._action("Retrain…", [], lambda: open_retrain(self)))
+        curate.addAction(self._action("Adjudicate…", [], lambda: open_adjudication(self)))
         help_menu = bar.addMenu("&Help")
         help_menu.addAction(self.act_help)
 

@@ -182,3 +182,10 @@ def _spans(mentions: dict, rows: list) -> dict[str, set[tuple[int, int]]]:
             start, end = moved[mention_id]
         spans[document_id].add((start, end))
     return spans
+
+
+def curators(project) -> list[str]:
+    """Every named curator who recorded a decision, in order of first appearance."""
+    with project.session() as session:
+        names = session.scalars(select(DecisionRow.curator).order_by(DecisionRow.id)).all()
+    return [n for n in dict.fromkeys(names) if n]

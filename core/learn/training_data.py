@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
 
+from core.documents import Document, Mention
 from core.kb.knowledge_base import KnowledgeBase
 from core.store.curation import LINKING_ACTIONS
 
@@ -50,3 +52,116 @@ def fingerprint(pairs: Iterable[tuple[str, str]]) -> str:
     for text, concept_id in sorted(pairs):
         digest.update(f"{text}\x00{concept_id}\x01".encode())
     return digest.hexdigest()[:16]
+
+
+HELD_OUT_FRACTION = 0.2
+
+
+def is_held_out(doc_id: str, fraction: float = HELD_OUT_FRACTION) -> bool:
+    """A document's place in the evaluation slice: a hash of its id, so it never moves between retrains."""
+    bucket = int.from_bytes(hashlib.sha256(doc_id.encode()).digest()[:4], "big") % 10_000
+    return bucket < fraction * 10_000
+
+
+@dataclass
+class TrainingSet:
+    """What the curators taught, split by document into what we train on and what we judge with.
+
+    `train_documents` / `held_out_documents` carry one mention per known link (curated link first,
+    else a single-concept imported gold link), so the reranker and the evaluation read the same truth.
+    """
+
+    pairs: list[tuple[str, str]] = field(default_factory=list)
+    hard_negatives: list[tuple[str, str]] = field(default_factory=list)
+    train_documents: list[Document] = field(default_factory=list)
+    held_out_documents: list[Document] = field(default_factory=list)
+    accepted: int = 0
+    corrected: int = 0
+    rejected: int = 0
+    not_in_kb: int = 0
+    imported_gold: int = 0
+    held_out_mentions: int = 0
+
+    @property
+    def fingerprint(self) -> str:
+        negatives = [(f"-{text}", concept_id) for text, concept_id in self.hard_negatives]
+        return fingerprint(self.pairs + negatives)
+
+    def counts(self) -> dict[str, int]:
+        return {
+            "pairs": len(self.pairs),
+            "accepted": self.accepted,
+            "corrected": self.corrected,
+            "rejected": self.rejected,
+            "not_in_kb": self.not_in_kb,
+            "imported_gold": self.imported_gold,
+            "hard_negatives": len(self.hard_negatives),
+            "train_documents": len(self.train_documents),
+            "held_out_documents": len(self.held_out_documents),
+            "held_out_mentions": self.held_out_mentions,
+        }
+
+
+def training_set(
+    project,
+    kb: KnowledgeBase,
+    *,
+    held_out_fraction: float = HELD_OUT_FRACTION,
+    gold_splits: Iterable[str] = TRAINING_SPLITS,
+) -> TrainingSet:
+    """Gold from decisions (accept, correct) and imported train/dev gold; rejects as hard negatives.
+
+    Not-in-KB decisions are counted and kept out of the positives (and out of the imported gold they
+    overrule). Held-out documents are never trained on, whatever was decided there.
+    """
+    gold_documents = {doc_id for split in gold_splits for doc_id in project.document_ids(split)}
+    state = project.current_decisions()
+    rejected_top = _rejected_concepts(project, state)
+    result = TrainingSet()
+    for document, mention_ids in project.documents_with_mention_ids():
+        held_out = is_held_out(document.doc_id, held_out_fraction)
+        in_gold_split = document.doc_id in gold_documents
+        linked: list[Mention] = []
+        for mention, mention_id in zip(document.mentions, mention_ids, strict=True):
+            decision = state.get(mention_id)
+            concept_id = ""
+            if decision is not None and decision.action in LINKING_ACTIONS and decision.concept_id:
+                concept_id = kb.resolve(decision.concept_id) or ""
+                if not held_out:
+                    result.accepted += decision.action == "accept"
+                    result.corrected += decision.action == "correct"
+            elif decision is not None and decision.action == "nil":
+                result.not_in_kb += not held_out
+                continue
+            elif decision is not None and decision.action == "reject":
+                wrong = decision.concept_id or rejected_top.get(mention_id, "")
+                if wrong and not held_out and kb.resolve(wrong):
+                    result.rejected += 1
+                    result.hard_negatives.append((mention.text, kb.resolve(wrong) or wrong))
+                continue
+            elif (
+                decision is None and len(mention.concept_ids) == 1 and mention.origin in ("gold", "imported")
+            ):
+                if held_out or in_gold_split:
+                    concept_id = kb.resolve(mention.concept_ids[0]) or ""
+                    result.imported_gold += bool(concept_id) and not held_out
+            if not concept_id or not mention.text.strip():
+                continue
+            linked.append(replace(mention, concept_id=concept_id))
+            if not held_out:
+                result.pairs.append((mention.text, concept_id))
+        if not linked:
+            continue
+        if held_out:
+            result.held_out_documents.append(document.with_mentions(linked))
+            result.held_out_mentions += len(linked)
+        else:
+            result.train_documents.append(document.with_mentions(linked))
+    return result
+
+
+def _rejected_concepts(project, state: dict) -> dict[int, str]:
+    """A reject without a concept refers to the top suggestion the curator saw."""
+    wanted = [m for m, d in state.items() if d.action == "reject" and not d.concept_id]
+    suggestions = project.suggestions_for(wanted) if wanted else {}
+    return {m: found[0].concept_id for m, found in suggestions.items() if found}

@@ -1,0 +1,33 @@
+"""Uncertainty-first ordering: the documents whose mentions the models are least sure about come first.
+
+Uncertainty is the margin between the top two candidate scores (reranker score when there is one):
+a small margin is a coin toss, where one decision teaches the most. `Project.queue()` computes the
+per-document margin from stored suggestions; the benchmark uses `document_margin` on fresh candidates,
+with the same rule.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from core.documents import Candidate
+
+CERTAIN = 1.0
+
+
+def margin(candidates: Sequence[Candidate]) -> float:
+    """Top-1 minus top-2 score; a lone candidate (or none) counts as certain, as in `Project.queue`."""
+    if len(candidates) < 2:
+        return CERTAIN
+    return candidates[0].score - candidates[1].score
+
+
+def document_margin(per_mention: Sequence[Sequence[Candidate]]) -> float:
+    """A document is as uncertain as its most uncertain mention."""
+    return min((margin(c) for c in per_mention), default=CERTAIN)
+
+
+def uncertainty_order(project, *, include_done: bool = False) -> list[str]:
+    """Document ids, smallest margin first (ties keep import order); finished documents left out."""
+    entries = [e for e in project.queue() if include_done or e.status != "done"]
+    return [e.doc_id for e in sorted(entries, key=lambda e: e.margin)]

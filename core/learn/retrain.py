@@ -1,0 +1,381 @@
+"""One-click retraining from curator decisions: fine-tune, judge old vs new, register, maybe promote.
+
+Each kind is trained into a scratch folder (core.learn.jobs) from the weights in force, evaluated with
+the version in force on the held-out slice, and only then moved to models/<kind>/<version>/ and
+registered. A cancel or an error before that point deletes the scratch folder and leaves the registry
+untouched, so the models in force are exactly those of before.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import shutil
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from core.documents import Candidate
+from core.errors import CuralinkError
+from core.kb.knowledge_base import KnowledgeBase
+from core.learn.compare import epoch_evaluator, not_worse, ranked_metrics, retriever_metrics
+from core.learn.jobs import _scratch, next_version
+from core.learn.training_data import HELD_OUT_FRACTION, TrainingSet, training_set
+from core.progress import NEVER_CANCELLED, CancelToken, ProgressCallback, no_progress
+from core.text.normalize import normalize_name
+
+log = logging.getLogger(__name__)
+
+KINDS = ("retriever", "reranker")
+PROMOTION_RULES = ("if-not-worse", "always", "never")
+RERANK_CANDIDATES = 16
+RERANK_DEV_DOCUMENTS = 50
+
+
+@dataclass
+class KindReport:
+    """One retrained model: its new version, old vs new on the held-out slice, and what became of it."""
+
+    kind: str
+    version: str
+    parent_version: str
+    path: str
+    old: dict = field(default_factory=dict)
+    new: dict = field(default_factory=dict)
+    history: list[dict] = field(default_factory=list)
+    promoted: bool = False
+    reason: str = ""
+    seconds: float = 0.0
+    steps: int = 0
+    mentions_per_s: float = 0.0  # training throughput (training strings or reranked mentions per second)
+
+
+@dataclass
+class RetrainReport:
+    kinds: dict[str, KindReport] = field(default_factory=dict)
+    training: dict = field(default_factory=dict)
+    kb_fingerprint: str = ""
+    data_fingerprint: str = ""
+    seconds: float = 0.0
+
+    def table(self) -> list[tuple[str, str, float | None, float | None]]:
+        """(kind, metric, old, new) rows for the before / after table."""
+        rows = []
+        for kind, report in self.kinds.items():
+            keys = [k for k in (report.new or report.old) if k.startswith(("acc@", "recall@"))]
+            rows += [(kind, key, report.old.get(key), report.new.get(key)) for key in keys]
+        return rows
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+def retrain(
+    project,
+    *,
+    kinds: Sequence[str] = KINDS,
+    max_seconds: float = 240.0,
+    epochs: int = 4,
+    promote: str = "if-not-worse",
+    held_out_fraction: float = HELD_OUT_FRACTION,
+    device: str = "auto",
+    base_model: str | None = None,
+    seed: int = 13,
+    progress: ProgressCallback = no_progress,
+    cancel: CancelToken = NEVER_CANCELLED,
+) -> RetrainReport:
+    """Fine-tune each kind from the active version on the project's decisions and imported gold.
+
+    `max_seconds` bounds each kind's training (evaluation comes on top). `promote`: "if-not-worse"
+    (held-out acc@1 at least the active version's), "always" or "never" (register only; promote later
+    with `Project.promote_model`). The retriever goes first, so the reranker trains on its candidates.
+    `base_model` (any local BERT-family folder) is used only for a kind with no version yet.
+    """
+    if promote not in PROMOTION_RULES:
+        raise CuralinkError(f"unknown promotion rule {promote!r}; use one of {', '.join(PROMOTION_RULES)}")
+    unknown = [k for k in kinds if k not in KINDS]
+    if unknown:
+        raise CuralinkError(f"cannot retrain {unknown[0]!r}; kinds are {', '.join(KINDS)}")
+    started = time.perf_counter()
+    kb = project.knowledge_base()
+    if len(kb) == 0:
+        raise CuralinkError(f"{project.path}: the knowledge base is empty; import one first")
+    data = training_set(project, kb, held_out_fraction=held_out_fraction)
+    if not data.pairs:
+        raise CuralinkError(
+            f"{project.path}: nothing to learn from: no accepted or corrected links outside the held-out "
+            "slice and no imported train/dev gold"
+        )
+    report = RetrainReport(
+        training=data.counts(), kb_fingerprint=kb.fingerprint(), data_fingerprint=data.fingerprint
+    )
+    log.info("retraining %s from %s", ", ".join(kinds), report.training)
+    for kind in KINDS:
+        if kind not in kinds:
+            continue
+        cancel.raise_if_cancelled()
+        run = _retrain_retriever if kind == "retriever" else _retrain_reranker
+        report.kinds[kind] = run(
+            project,
+            kb,
+            data,
+            max_seconds=max_seconds,
+            epochs=epochs,
+            promote=promote,
+            device=device,
+            base_model=base_model,
+            seed=seed,
+            progress=progress,
+            cancel=cancel,
+        )
+    report.seconds = round(time.perf_counter() - started, 1)
+    return report
+
+
+def rollback(project, kind: str) -> str:
+    """Re-activate the version that was in force before the active one; returns that version."""
+    active = project.active_model(kind)
+    if active is None:
+        raise CuralinkError(f"no active {kind} to roll back")
+    versions = project.model_versions(kind)
+    previous = active.parent_version
+    if not previous:
+        older = [v for v in versions if v.id < active.id and v.status != "candidate"]
+        if not older:
+            raise CuralinkError(f"{kind} {active.version} is the first version: nothing to roll back to")
+        previous = older[-1].version
+    project.promote_model(kind, previous)
+    log.info("rolled %s back from %s to %s", kind, active.version, previous)
+    return previous
+
+
+def _finish(
+    project,
+    kind: str,
+    scratch: Path,
+    report: KindReport,
+    data: TrainingSet,
+    kb: KnowledgeBase,
+    promote: str,
+) -> KindReport:
+    """Move the scratch folder into place, register with metrics and fingerprints, apply the rule."""
+    if promote == "always":
+        report.promoted, report.reason = True, "promoted by explicit choice"
+    elif promote == "never":
+        report.promoted, report.reason = False, "kept as a candidate by explicit choice"
+    else:
+        report.promoted, report.reason = not_worse(report.new, report.old)
+    final = project.models_dir / kind / report.version
+    scratch.rename(final)
+    report.path = str(final)
+    metrics = {
+        "held_out": report.new,
+        "previous": {"version": report.parent_version, **report.old},
+        "history": report.history,
+        "training": data.counts(),
+        "train_seconds": round(report.seconds, 1),
+        "steps": report.steps,
+        "mentions_per_s": report.mentions_per_s,
+        "decision": report.reason,
+    }
+    (final / "metrics.json").write_text(json.dumps(metrics, indent=2))
+    project.register_model(
+        kind,
+        report.version,
+        final,
+        metrics=metrics,
+        kb_fingerprint=kb.fingerprint(),
+        data_fingerprint=data.fingerprint,
+        parent_version=report.parent_version,
+    )
+    if report.promoted:
+        project.promote_model(kind, report.version)
+    log.info("%s %s: %s (%s)", kind, report.version, "promoted" if report.promoted else "kept", report.reason)
+    return report
+
+
+def _retrain_retriever(
+    project,
+    kb,
+    data: TrainingSet,
+    *,
+    max_seconds,
+    epochs,
+    promote,
+    device,
+    base_model,
+    seed,
+    progress,
+    cancel,
+) -> KindReport:
+    from core.learn.warm_start import finetune_rescnn
+
+    active = project.active_model("retriever")
+    version = next_version(project, "retriever")
+    report = KindReport("retriever", version, active.version if active else "", "")
+    scratch = _scratch(project, "retriever")
+    try:
+        started = time.perf_counter()
+        if active is None:
+            _train_from_scratch(kb, data, scratch, base_model, epochs, max_seconds, seed, progress, cancel)
+        else:
+            result = finetune_rescnn(
+                active.path,
+                kb,
+                data.pairs,
+                scratch,
+                epochs=epochs,
+                max_seconds=max_seconds,
+                seed=seed,
+                version=version,
+                epoch_eval=epoch_evaluator(data.held_out_documents, kb),
+                progress=progress,
+                cancel=cancel,
+            )
+            report.history, report.steps = result.history, result.steps
+            report.mentions_per_s = round(result.strings / result.seconds, 1) if result.seconds else 0.0
+        report.seconds = time.perf_counter() - started
+        cancel.raise_if_cancelled()
+        progress(0, 2, "evaluating the retrievers on the held-out slice")
+        if active is not None:
+            report.old = retriever_metrics(
+                active.path, data.held_out_documents, kb, index_dir=project.index_dir, cancel=cancel
+            )
+        report.new = retriever_metrics(
+            scratch, data.held_out_documents, kb, index_dir=project.index_dir, cancel=cancel
+        )
+        progress(2, 2, "evaluated")
+        cancel.raise_if_cancelled()
+        return _finish(project, "retriever", scratch, report, data, kb, promote)
+    except BaseException:
+        shutil.rmtree(scratch, ignore_errors=True)
+        raise
+
+
+def _train_from_scratch(kb, data, scratch, base_model, epochs, max_seconds, seed, progress, cancel) -> None:
+    """No version in force yet: the regular recipe from the base model."""
+    from core.retrieve.rescnn import RescnnConfig
+    from core.retrieve.train import train_rescnn
+
+    train_rescnn(
+        kb,
+        data.pairs,
+        RescnnConfig(base_model=base_model or ""),
+        scratch,
+        epochs=epochs,
+        seed=seed,
+        progress=progress,
+        cancel=cancel,
+        max_seconds=max_seconds,
+    )
+
+
+def _retrain_reranker(
+    project,
+    kb,
+    data: TrainingSet,
+    *,
+    max_seconds,
+    epochs,
+    promote,
+    device,
+    base_model,
+    seed,
+    progress,
+    cancel,
+) -> KindReport:
+    from core.pipeline import Linker
+    from core.rerank.cross_encoder import CrossEncoder
+    from core.rerank.reranker import CrossEncoderReranker
+    from core.rerank.training import TrainingConfig, train
+
+    active = project.active_model("reranker")
+    version = next_version(project, "reranker")
+    report = KindReport("reranker", version, active.version if active else "", "")
+    if not data.train_documents:
+        raise CuralinkError(
+            "no curated or gold documents outside the held-out slice to train the reranker on"
+        )
+    linker = Linker.for_project(
+        project, kb=kb, use_reranker=False, candidates=RERANK_CANDIDATES, progress=progress, cancel=cancel
+    )
+    train_candidates = _with_hard_negatives(data, kb, linker.suggest(data.train_documents))
+    held_out_candidates = linker.suggest(data.held_out_documents) if data.held_out_documents else []
+    cancel.raise_if_cancelled()
+    scratch = _scratch(project, "reranker")
+    try:
+        started = time.perf_counter()
+        encoder = CrossEncoder.load(active.path) if active else CrossEncoder.from_base(base_model, seed=seed)
+        dev = data.train_documents[:RERANK_DEV_DOCUMENTS]  # early stopping never sees the held-out slice
+        result = train(
+            encoder,
+            data.train_documents,
+            train_candidates,
+            dev,
+            train_candidates[: len(dev)],
+            kb,
+            TrainingConfig(max_epochs=epochs, max_seconds=max_seconds, patience=max(2, epochs), seed=seed),
+            device=device,
+            progress=progress,
+            cancel=cancel,
+        )
+        report.seconds = time.perf_counter() - started
+        report.steps = result.steps
+        report.mentions_per_s = round(result.examples_per_s, 2)
+        report.history = [
+            {"epoch": h["epoch"], "train acc@1": round(100 * h["dev_acc@1"], 2)} for h in result.history
+        ]
+        cancel.raise_if_cancelled()
+        encoder.save(scratch)
+        progress(0, 2, "evaluating the rerankers on the held-out slice")
+        old_order = (
+            CrossEncoderReranker(CrossEncoder.load(active.path), device=device).rerank(
+                data.held_out_documents, held_out_candidates, cancel=cancel
+            )
+            if active and held_out_candidates
+            else held_out_candidates
+        )
+        report.old = ranked_metrics(data.held_out_documents, old_order, kb, RERANK_CANDIDATES)
+        if not active and report.old:
+            report.old["ranking"] = "retriever order (no reranker yet)"
+        new_order = (
+            CrossEncoderReranker(encoder, device=device).rerank(
+                data.held_out_documents, held_out_candidates, cancel=cancel
+            )
+            if held_out_candidates
+            else []
+        )
+        report.new = ranked_metrics(data.held_out_documents, new_order, kb, RERANK_CANDIDATES)
+        progress(2, 2, "evaluated")
+        cancel.raise_if_cancelled()
+        return _finish(project, "reranker", scratch, report, data, kb, promote)
+    except BaseException:
+        shutil.rmtree(scratch, ignore_errors=True)
+        raise
+
+
+def _with_hard_negatives(
+    data: TrainingSet, kb: KnowledgeBase, candidates: list[list[list[Candidate]]]
+) -> list[list[list[Candidate]]]:
+    """Concepts a curator rejected for a mention string join that string's candidates as negatives."""
+    rejected: dict[str, set[str]] = {}
+    for text, concept_id in data.hard_negatives:
+        rejected.setdefault(normalize_name(text), set()).add(concept_id)
+    if not rejected:
+        return candidates
+    out = []
+    for document, per_document in zip(data.train_documents, candidates, strict=True):
+        rows = []
+        for mention, found in zip(document.mentions, per_document, strict=True):
+            row = list(found)
+            present = {c.concept_id for c in row}
+            for concept_id in sorted(rejected.get(normalize_name(mention.text), set()) - present):
+                if concept_id == mention.concept_id or kb.get(concept_id) is None:
+                    continue
+                name = kb.get(concept_id).preferred_name
+                negative = Candidate(concept_id, name, name, row[-1].retriever_score if row else 0.0)
+                row = row[:-1] + [negative] if len(row) >= RERANK_CANDIDATES else row + [negative]
+            rows.append(row)
+        out.append(rows)
+    return out
