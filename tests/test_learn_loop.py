@@ -264,3 +264,13 @@ def test_export_reimports_losslessly(demo, tmp_path, fmt):
     decisions = {m.infons["decision"] for m in decided}
     assert {"reject", "nil"} <= decisions <= {"accept", "correct", "reject", "nil"}
     assert any(m.concept_id == "-1" for d in again for m in d.mentions)
+
+
+def test_a_small_project_still_holds_out_one_document() -> None:
+    from core.learn.training_data import held_out_ids, is_held_out
+
+    ids = [f"9000000{i}" for i in range(1, 7)]
+    assert not any(is_held_out(doc_id, 0.2) for doc_id in ids), "the demo's ids all hash outside 20 %"
+    held = held_out_ids(ids, 0.2)
+    assert len(held) == 1 and held == held_out_ids(list(reversed(ids)), 0.2)
+    assert held_out_ids(ids, 0.0) == set() and held_out_ids(ids[:1], 0.2) == set()

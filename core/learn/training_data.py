@@ -57,10 +57,23 @@ def fingerprint(pairs: Iterable[tuple[str, str]]) -> str:
 HELD_OUT_FRACTION = 0.2
 
 
+def _bucket(doc_id: str) -> int:
+    return int.from_bytes(hashlib.sha256(doc_id.encode()).digest()[:4], "big") % 10_000
+
+
 def is_held_out(doc_id: str, fraction: float = HELD_OUT_FRACTION) -> bool:
     """A document's place in the evaluation slice: a hash of its id, so it never moves between retrains."""
-    bucket = int.from_bytes(hashlib.sha256(doc_id.encode()).digest()[:4], "big") % 10_000
-    return bucket < fraction * 10_000
+    return _bucket(doc_id) < fraction * 10_000
+
+
+def held_out_ids(doc_ids: Iterable[str], fraction: float = HELD_OUT_FRACTION) -> set[str]:
+    """The evaluation slice; a small project whose ids all hash outside it still holds out one document
+    (the lowest hash), so a retrain can always be judged before it is promoted."""
+    ids = list(doc_ids)
+    held = {doc_id for doc_id in ids if is_held_out(doc_id, fraction)}
+    if not held and fraction > 0 and len(ids) >= 2:
+        held = {min(ids, key=_bucket)}
+    return held
 
 
 @dataclass
@@ -118,8 +131,9 @@ def training_set(
     state = project.current_decisions()
     rejected_top = _rejected_concepts(project, state)
     result = TrainingSet()
+    held_out_slice = held_out_ids(project.document_ids(), held_out_fraction)
     for document, mention_ids in project.documents_with_mention_ids():
-        held_out = is_held_out(document.doc_id, held_out_fraction)
+        held_out = document.doc_id in held_out_slice
         in_gold_split = document.doc_id in gold_documents
         linked: list[Mention] = []
         for mention, mention_id in zip(document.mentions, mention_ids, strict=True):
