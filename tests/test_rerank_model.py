@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import math
+import copy
 import random
 
 import pytest
 import torch
-from transformers import AutoTokenizer, BertConfig, BertForTokenClassification, PreTrainedTokenizerFast
+from transformers import AutoTokenizer, BertForTokenClassification, PreTrainedTokenizerFast
 
 from core.documents import Candidate, Document, Mention, document_from_title_abstract
 from core.errors import ModelError
@@ -22,6 +22,9 @@ from core.rerank.training import TrainingConfig, rerank_accuracy, train
 
 DISEASES = ["fever", "cough", "asthma", "anemia", "ataxia", "cancer", "tumour", "leukemia"]
 N_NEG = 1
+TRAIN_DOCS = 24
+EPOCHS = 8
+LEARNING_RATE = 1e-3
 OBJECTS = ["table", "river", "guitar", "window", "bicycle", "garden", "pencil", "ladder"]
 
 
@@ -30,29 +33,25 @@ def tokenizer():
     return AutoTokenizer.from_pretrained(default_base_model(), local_files_only=True)
 
 
-def tiny_encoder(tokenizer, packing: str, seed: int = 0) -> CrossEncoder:
-    torch.manual_seed(seed)
-    config = BertConfig(
-        vocab_size=tokenizer.vocab_size,
-        hidden_size=32,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        intermediate_size=64,
-        max_position_embeddings=256,
-        hidden_dropout_prob=0.0,
-        attention_probs_dropout_prob=0.0,
-        num_labels=2,
+@pytest.fixture(scope="module")
+def tiny_base():
+    """A one-layer cut of the packaged MiniLM (no download), word embeddings frozen, built once.
+
+    Packed levels need "score the candidate right after this [MASK]"; a randomly initialised BERT
+    takes hundreds of steps to learn that position link (measured: < 0.75 dev acc@1 after 170 steps),
+    while one pretrained layer already attends to neighbours, so every level learns in a few dozen
+    steps. Freezing the 30k x 384 word embeddings keeps each step cheap.
+    """
+    torch.manual_seed(0)
+    model = BertForTokenClassification.from_pretrained(
+        default_base_model(), num_labels=2, num_hidden_layers=1, local_files_only=True
     )
-    model = BertForTokenClassification(config)
-    # Sinusoidal positions: packed levels need "the candidate right after this [MASK]", which random
-    # absolute positions take hundreds of steps to learn; a pretrained base already knows it.
-    table = model.bert.embeddings.position_embeddings.weight
-    position = torch.arange(table.shape[0]).unsqueeze(1)
-    frequency = torch.exp(torch.arange(0, table.shape[1], 2) * (-math.log(100.0) / table.shape[1]))
-    with torch.no_grad():
-        table[:, 0::2] = 0.5 * torch.sin(position * frequency)
-        table[:, 1::2] = 0.5 * torch.cos(position * frequency)
-    return CrossEncoder(model, tokenizer, RerankerConfig(packing=packing, max_length=128))
+    model.bert.embeddings.word_embeddings.requires_grad_(False)
+    return model
+
+
+def tiny_encoder(tokenizer, base, packing: str) -> CrossEncoder:
+    return CrossEncoder(copy.deepcopy(base), tokenizer, RerankerConfig(packing=packing, max_length=96))
 
 
 @pytest.fixture(scope="module")
@@ -89,9 +88,9 @@ def synthetic(
 
 
 @pytest.mark.parametrize("level", PACKING_LEVELS)
-def test_tiny_bert_learns_synthetic_ranking(tokenizer, kb, level):
-    encoder = tiny_encoder(tokenizer, level)
-    train_docs, train_cands = synthetic(kb, 48, seed=1)
+def test_tiny_bert_learns_synthetic_ranking(tokenizer, tiny_base, kb, level):
+    encoder = tiny_encoder(tokenizer, tiny_base, level)
+    train_docs, train_cands = synthetic(kb, TRAIN_DOCS, seed=1)
     dev_docs, dev_cands = synthetic(kb, 8, seed=2)
     reranker = CrossEncoderReranker(encoder, device="cpu")
     before = rerank_accuracy(reranker, dev_docs, dev_cands, kb)
@@ -103,21 +102,21 @@ def test_tiny_bert_learns_synthetic_ranking(tokenizer, kb, level):
         dev_cands,
         kb,
         TrainingConfig(
-            learning_rate=3e-3,
-            max_epochs=20,
-            patience=20,
-            batch_tokens=64 if level in ("document", "compact") else 256,
-            docs_per_chunk=8,
+            learning_rate=LEARNING_RATE,
+            max_epochs=EPOCHS,
+            patience=EPOCHS,
+            batch_tokens=128 if level == "pair" else 64,  # pair inputs are short: fewer, fuller steps
         ),
         device="cpu",
     )
     after = rerank_accuracy(reranker, dev_docs, dev_cands, kb)
-    assert after > before and after >= 0.7, (level, before, after, result.history)
-    assert result.examples_per_s > 0 and result.train_mentions >= 48 and result.history
+    assert after > before and after >= 0.75, (level, before, after, result.history)
+    assert result.best_dev_acc == pytest.approx(after)  # the best weights were restored
+    assert result.examples_per_s > 0 and result.train_mentions >= 2 * TRAIN_DOCS and result.history
 
 
-def test_rerank_sorts_and_passes_through(tokenizer, kb):
-    encoder = tiny_encoder(tokenizer, "document")
+def test_rerank_sorts_and_passes_through(tokenizer, tiny_base, kb):
+    encoder = tiny_encoder(tokenizer, tiny_base, "document")
     docs, cands = synthetic(kb, 3, seed=3)
     empty = Document("empty", ())
     lonely = document_from_title_abstract("x", "Fever.", "")
@@ -132,8 +131,8 @@ def test_rerank_sorts_and_passes_through(tokenizer, kb):
             assert scores == sorted(scores, reverse=True)
 
 
-def test_save_and_load_round_trip(tokenizer, kb, tmp_path):
-    encoder = tiny_encoder(tokenizer, "compact")
+def test_save_and_load_round_trip(tokenizer, tiny_base, kb, tmp_path):
+    encoder = tiny_encoder(tokenizer, tiny_base, "compact")
     docs, cands = synthetic(kb, 2, seed=4)
     before = CrossEncoderReranker(encoder, device="cpu").rerank(docs, cands)
     folder = encoder.save(tmp_path / "models" / "reranker" / "v1", metrics={"acc@1": 0.5})
@@ -151,8 +150,8 @@ def test_save_and_load_round_trip(tokenizer, kb, tmp_path):
         CrossEncoder.load(tmp_path)
 
 
-def test_base_model_without_mask_token_is_a_model_error(tokenizer, tmp_path):
-    encoder = tiny_encoder(tokenizer, "pair")
+def test_base_model_without_mask_token_is_a_model_error(tokenizer, tiny_base, tmp_path):
+    encoder = tiny_encoder(tokenizer, tiny_base, "pair")
     encoder.model.save_pretrained(tmp_path)
     no_mask = PreTrainedTokenizerFast(
         tokenizer_object=tokenizer.backend_tokenizer,
@@ -181,9 +180,9 @@ def test_device_falls_back_to_cpu(monkeypatch):
     assert select_device("cpu").device == "cpu"
 
 
-def test_cpu_engine_choice_is_measured(tokenizer, kb, monkeypatch):
+def test_cpu_engine_choice_is_measured(tokenizer, tiny_base, kb, monkeypatch):
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
-    encoder = tiny_encoder(tokenizer, "sentence")
+    encoder = tiny_encoder(tokenizer, tiny_base, "sentence")
     docs, cands = synthetic(kb, 6, seed=5)
     reranker = CrossEncoderReranker(encoder, device="auto")
     report = reranker.tune_engine(docs, cands)

@@ -41,6 +41,7 @@ class RerankerConfig:
     max_mention_tokens: int = 32
     max_candidate_tokens: int = 32
     base_model: str = ""
+    fusion_weight: float = 0.0  # blend with the retriever score (core.rerank.fusion); 0 = pure
     metrics: dict[str, float] = field(default_factory=dict)
 
     def __post_init__(self) -> None:

@@ -1,16 +1,21 @@
-"""The packed cross-encoder behind the `Reranker` protocol: pack, batch by length, score, sort."""
+"""The packed cross-encoder behind the `Reranker` protocol: pack, batch by length, score, sort.
+
+`reranker_score` is the final ranking score: the [MASK] probability, or with `fusion_weight` > 0 that
+probability blended with the retriever score (core.rerank.fusion). The weight defaults to the one
+saved with the model (chosen on dev at training time); 0 gives the pure reranker.
+"""
 
 from __future__ import annotations
 
 import logging
 import time
 from collections.abc import Sequence
-from dataclasses import replace
 
 from core.documents import Candidate, Document
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressFn, no_progress
 from core.rerank.cross_encoder import CrossEncoder, batches_by_length
 from core.rerank.device import DeviceChoice, Engine, TorchEngine, choose_engine, select_device
+from core.rerank.fusion import fuse
 from core.rerank.packing import PackedInput, Packer, scatter_scores
 
 log = logging.getLogger(__name__)
@@ -27,6 +32,7 @@ class CrossEncoderReranker:
         engine: Engine | None = None,
         max_batch_tokens: int = 8192,
         packer: Packer | None = None,
+        fusion_weight: float | None = None,
     ):
         self.encoder = encoder
         self.packer = packer or encoder.packer(packing)
@@ -34,10 +40,14 @@ class CrossEncoderReranker:
         self.engine: Engine = engine or TorchEngine(encoder, self.choice)
         self.max_batch_tokens = max_batch_tokens
         self.last_stats: dict[str, float] = {}
+        self.fusion_weight = encoder.config.fusion_weight if fusion_weight is None else fusion_weight
+        if not 0.0 <= self.fusion_weight <= 1.0:
+            raise ValueError(f"fusion weight {self.fusion_weight} is outside [0, 1]")
 
     @property
     def device_description(self) -> str:
-        return f"{self.engine.description}, packing {self.packer.level}"
+        fused = f", fused with retriever (w={self.fusion_weight:g})" if self.fusion_weight else ""
+        return f"{self.engine.description}, packing {self.packer.level}{fused}"
 
     def tune_engine(self, documents: Sequence[Document], candidates: Sequence[Sequence[Sequence[Candidate]]]):
         """Pick the fastest acceptable engine on a sample of these documents (CPU only)."""
@@ -91,9 +101,8 @@ class CrossEncoderReranker:
         for per_doc, doc_scores in zip(candidates, table):
             ranked_doc = []
             for per_mention, values in zip(per_doc, doc_scores):
-                rescored = [replace(c, reranker_score=v) for c, v in zip(per_mention, values)]
-                # stable: ties keep the retriever order
-                ranked_doc.append(sorted(rescored, key=lambda c: -(c.reranker_score or 0.0)))
+                # stable sort inside: ties keep the retriever order
+                ranked_doc.append(fuse(per_mention, values, self.fusion_weight))
             result.append(ranked_doc)
         end = time.perf_counter()
         self.last_stats = {

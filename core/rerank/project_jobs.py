@@ -1,0 +1,191 @@
+"""Reranker jobs over a project: train a new version, evaluate the active one (the CLI and GUI call these).
+
+Training follows core.learn.jobs: the version is trained in a scratch folder under
+models/reranker/ and moved to models/reranker/<version>/ only once it finished, so a cancel or a
+crash leaves the model in force untouched. Candidates come from the project's active retriever
+through `Linker` (abbreviation expansion and composite splitting included), exactly as at link time.
+The fusion weight is chosen on the dev split (or on a held-out tenth of train when there is no dev
+split) and saved with the model.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import shutil
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from core.documents import Candidate, Document
+from core.errors import CuralinkError
+from core.progress import NEVER_CANCELLED, CancelToken, ProgressCallback, no_progress
+from core.rerank.cross_encoder import CrossEncoder
+from core.rerank.fusion import choose_weight, refuse
+from core.rerank.reranker import CrossEncoderReranker
+from core.rerank.training import TrainingConfig, ranked_accuracy, train
+
+log = logging.getLogger(__name__)
+
+KIND = "reranker"
+DEFAULT_CANDIDATES = 16
+
+
+def _retrieve(linker, documents: Sequence[Document], count: int) -> list[list[list[Candidate]]]:
+    return [[list(row[:count]) for row in doc] for doc in linker.suggest(documents)] if documents else []
+
+
+def _percent(value: float) -> float:
+    return round(100 * value, 2)
+
+
+def _splits(project) -> tuple[list[Document], list[Document]]:
+    train_docs = list(project.documents("train"))
+    dev_docs = list(project.documents("dev"))
+    if not train_docs:
+        raise CuralinkError(f"{project.path}: no documents in the train split to train a reranker on")
+    if not dev_docs:  # hold out a tenth of train for early stopping and the fusion weight
+        cut = max(1, len(train_docs) // 10) if len(train_docs) > 1 else 0
+        dev_docs = train_docs[len(train_docs) - cut :] if cut else []
+        train_docs = train_docs[: len(train_docs) - cut]
+        log.info("no dev split: holding out %d train documents as dev", len(dev_docs))
+    return train_docs, dev_docs
+
+
+def train_reranker_for_project(
+    project,
+    *,
+    packing: str = "document",
+    base_model: str | Path | None = None,
+    max_seconds: float | None = 600.0,
+    candidates: int = DEFAULT_CANDIDATES,
+    learning_rate: float | None = None,
+    max_length: int = 256,
+    device: str = "auto",
+    promote: bool = True,
+    progress: ProgressCallback = no_progress,
+    cancel: CancelToken = NEVER_CANCELLED,
+) -> tuple[str, Path, dict]:
+    """Train, save, register (and promote) a reranker version; returns (version, folder, metrics)."""
+    from core.learn.jobs import _scratch, next_version
+    from core.learn.training_data import fingerprint, gold_pairs
+    from core.pipeline import Linker
+
+    kb = project.knowledge_base()
+    linker = Linker.for_project(project, kb=kb, use_reranker=False, candidates=candidates, cancel=cancel)
+    train_docs, dev_docs = _splits(project)
+    progress(0, 1, "retrieving candidates")
+    train_c = _retrieve(linker, train_docs, candidates)
+    dev_c = _retrieve(linker, dev_docs, candidates)
+    encoder = CrossEncoder.from_base(base_model, packing=packing, max_length=max_length)
+    config = TrainingConfig(max_seconds=max_seconds)
+    if learning_rate is not None:
+        config.learning_rate = learning_rate
+    version = next_version(project, KIND)
+    scratch = _scratch(project, KIND)
+    try:
+        result = train(
+            encoder,
+            train_docs,
+            train_c,
+            dev_docs,
+            dev_c,
+            kb,
+            config,
+            device=device,
+            progress=progress,
+            cancel=cancel,
+        )
+        reranker = CrossEncoderReranker(encoder, device=device, fusion_weight=0.0)
+        weight, table = (0.0, {0.0: 0.0})
+        if dev_docs:
+            dev_ranked = reranker.rerank(dev_docs, dev_c, cancel=cancel)
+            weight, table = choose_weight(dev_ranked, lambda r: ranked_accuracy(dev_docs, r, kb))
+        encoder.config.fusion_weight = weight
+        metrics = {
+            "packing": packing,
+            "candidates": candidates,
+            "dev_acc@1": _percent(table[0.0]),
+            "dev_acc@1_fused": _percent(table[weight]),
+            "dev_retriever_acc@1": _percent(ranked_accuracy(dev_docs, dev_c, kb)) if dev_docs else 0.0,
+            "fusion_weight": weight,
+            "train_mentions": result.train_mentions,
+            "train_seconds": round(result.train_seconds, 2),
+            "train_examples_per_s": round(result.examples_per_s, 2),
+            "epochs": round(result.epochs, 3),
+            "stopped_by": result.stopped_by,
+            "learning_rate": config.learning_rate,
+        }
+        encoder.save(scratch, metrics={k: v for k, v in metrics.items() if isinstance(v, (int, float))})
+        (scratch / "metrics.json").write_text(json.dumps(metrics, indent=2), encoding="utf-8")
+        cancel.raise_if_cancelled()
+        final = project.models_dir / KIND / version
+        scratch.rename(final)
+    except BaseException:
+        shutil.rmtree(scratch, ignore_errors=True)
+        raise
+    active = project.active_model(KIND)
+    project.register_model(
+        KIND,
+        version,
+        final,
+        metrics=metrics,
+        kb_fingerprint=kb.fingerprint(),
+        data_fingerprint=fingerprint(gold_pairs(project)),
+        parent_version=active.version if active else "",
+    )
+    if promote:
+        project.promote_model(KIND, version)
+    log.info("trained reranker %s (%s) in %.1f s: %s", version, packing, result.train_seconds, metrics)
+    return version, final, metrics
+
+
+def evaluate_reranker_for_project(
+    project,
+    *,
+    split: str = "test",
+    packing: str | None = None,
+    candidates: int = DEFAULT_CANDIDATES,
+    device: str = "auto",
+    cancel: CancelToken = NEVER_CANCELLED,
+) -> dict:
+    """acc@1 (percent) of the active reranker, fused as saved and pure, of the retriever alone; speed.
+
+    `acc@1` is what linking ranks by (the saved fusion weight; equal to `acc@1_pure` when it is 0).
+
+    `packing` packs inputs at another level than the model was trained with (None: its own).
+    """
+    from core.pipeline import Linker
+
+    active = project.active_model(KIND)
+    if active is None:
+        raise CuralinkError(
+            f"{project.path}: no trained reranker yet (run `curalink -p {project.path} train reranker`)"
+        )
+    documents = list(project.documents(split))
+    if not documents:
+        raise CuralinkError(f"{project.path}: no documents in the {split!r} split")
+    kb = project.knowledge_base()
+    linker = Linker.for_project(project, kb=kb, use_reranker=False, candidates=candidates, cancel=cancel)
+    found = _retrieve(linker, documents, candidates)
+    encoder = CrossEncoder.load(Path(active.path))
+    reranker = CrossEncoderReranker(encoder, packing=packing, device=device, fusion_weight=0.0)
+    start = time.perf_counter()
+    ranked = reranker.rerank(documents, found, cancel=cancel)
+    seconds = time.perf_counter() - start
+    mentions = sum(len(doc.mentions) for doc in documents)
+    weight = encoder.config.fusion_weight
+    return {
+        "version": active.version,
+        "split": split,
+        "packing": reranker.packer.level,
+        "device": reranker.device_description,
+        "candidates": candidates,
+        "mentions": mentions,
+        "retriever_acc@1": _percent(ranked_accuracy(documents, found, kb)),
+        "acc@1_pure": _percent(ranked_accuracy(documents, ranked, kb)),
+        "acc@1": _percent(ranked_accuracy(documents, refuse(ranked, weight), kb)),
+        "fusion_weight": weight,
+        "mentions_per_s": round(mentions / seconds, 2) if seconds > 0 else 0.0,
+        "tokens": int(reranker.last_stats.get("tokens", 0)),
+    }

@@ -1,0 +1,78 @@
+"""Reranker jobs over a project built from the bundled demo files (train, register, promote, evaluate)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from transformers import AutoTokenizer, BertForTokenClassification
+
+from core.errors import CuralinkError
+from core.formats import pubtator
+from core.kb import load_kb
+from core.learn.jobs import train_retriever
+from core.rerank.cross_encoder import CrossEncoder, default_base_model
+from core.rerank.project_jobs import evaluate_reranker_for_project, train_reranker_for_project
+from core.store.project import Project
+
+DEMO = Path(__file__).resolve().parents[1] / "resources" / "demo"
+
+
+@pytest.fixture(scope="module")
+def small_base(tmp_path_factory) -> Path:
+    """A two-layer cut of the packaged MiniLM saved as a base-model folder (exercises --base-model)."""
+    folder = tmp_path_factory.mktemp("base")
+    model = BertForTokenClassification.from_pretrained(
+        default_base_model(), num_labels=2, num_hidden_layers=2, local_files_only=True
+    )
+    model.save_pretrained(folder, safe_serialization=True)
+    AutoTokenizer.from_pretrained(default_base_model(), local_files_only=True).save_pretrained(folder)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory) -> Project:
+    path = tmp_path_factory.mktemp("demo") / "project"
+    project = Project.create(path)
+    project.import_concepts(load_kb(DEMO / "kb.tsv", "tsv"), source="kb.tsv", fmt="tsv")
+    documents = list(pubtator.read(DEMO / "abstracts.pubtator"))
+    assert len(documents) == 6
+    for split, docs in (("train", documents[:4]), ("dev", documents[4:5]), ("test", documents[5:])):
+        project.import_documents(docs, source="abstracts.pubtator", fmt="pubtator", split=split)
+    train_retriever(project, epochs=1, max_seconds=5)
+    yield project
+    project.close()
+
+
+def test_evaluate_without_a_reranker_says_so(project):
+    if project.active_model("reranker") is None:
+        with pytest.raises(CuralinkError, match="train reranker"):
+            evaluate_reranker_for_project(project, split="test")
+
+
+def test_train_registers_promotes_and_evaluates(project, small_base):
+    version, folder, metrics = train_reranker_for_project(
+        project, packing="compact", base_model=small_base, max_seconds=4, candidates=8
+    )
+    assert folder == project.models_dir / "reranker" / version and folder.is_dir()
+    names = {p.name for p in folder.iterdir()}
+    assert {"config.json", "model.safetensors", "reranker.json", "metrics.json"} <= names
+    assert not any(p.name.startswith(".training-") for p in folder.parent.iterdir())
+    assert project.active_model("reranker").version == version
+    saved = json.loads((folder / "metrics.json").read_text())
+    assert saved["packing"] == "compact" and saved["train_mentions"] > 0 and saved["candidates"] == 8
+    assert 0.0 <= saved["fusion_weight"] < 1.0
+    assert saved["dev_acc@1_fused"] >= saved["dev_acc@1"]  # weight 0 is among those tried
+    assert CrossEncoder.load(folder).config.fusion_weight == saved["fusion_weight"]
+
+    result = evaluate_reranker_for_project(project, split="test", candidates=8)
+    test_mentions = sum(len(d.mentions) for d in project.documents("test"))
+    assert result["version"] == version and result["mentions"] == test_mentions > 0
+    assert result["packing"] == "compact" and result["tokens"] > 0 and result["mentions_per_s"] > 0
+    for key in ("retriever_acc@1", "acc@1", "acc@1_pure"):
+        assert 0.0 <= result[key] <= 100.0
+    as_pair = evaluate_reranker_for_project(project, split="test", packing="pair", candidates=8)
+    assert as_pair["packing"] == "pair" and as_pair["tokens"] > result["tokens"]
+    with pytest.raises(CuralinkError, match="no documents"):
+        evaluate_reranker_for_project(project, split="nonexistent")
