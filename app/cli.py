@@ -233,6 +233,136 @@ def cmd_evaluate_detect(args) -> int:
     return 0
 
 
+def _shared_data(args) -> Path:
+    data = (
+        Path(args.data)
+        if getattr(args, "data", None)
+        else Path(__file__).resolve().parents[1].parent / "shared" / "data"
+    )
+    if not (data / "ncbi-disease").is_dir():
+        raise CuralinkError(
+            f"{data}: benchmark data not found (pass --data DIR with ncbi-disease/ and vocab/)"
+        )
+    return data
+
+
+def cmd_train_reranker(args) -> int:
+    from core.rerank.project_jobs import train_reranker_for_project
+
+    with (
+        _open_project(args) as project,
+        cancellable() as cancel,
+        progress_bar("training the reranker") as bar,
+    ):
+        version, folder, metrics = train_reranker_for_project(
+            project,
+            packing=args.packing,
+            base_model=args.base_model,
+            max_seconds=args.max_seconds,
+            candidates=args.candidates,
+            device=args.device,
+            progress=bar,
+            cancel=cancel,
+        )
+    stdout.print(f"reranker {version} saved in {folder} and made active ({metrics})")
+    return 0
+
+
+def cmd_evaluate_reranker(args) -> int:
+    from core.rerank.project_jobs import evaluate_reranker_for_project
+
+    with _open_project(args) as project, cancellable() as cancel:
+        result = evaluate_reranker_for_project(
+            project,
+            split=args.split,
+            packing=args.packing,
+            candidates=args.candidates,
+            device=args.device,
+            cancel=cancel,
+        )
+    _print_output(result, args.json, f"reranker on {args.split}")
+    return 0
+
+
+def cmd_retrain(args) -> int:
+    from core.learn.retrain import retrain
+    from core.pipeline import Linker
+
+    kinds = tuple(args.kind) if args.kind else ("retriever", "reranker")
+    with _open_project(args) as project, cancellable() as cancel, progress_bar("retraining") as bar:
+        report = retrain(
+            project,
+            kinds=kinds,
+            max_seconds=args.max_seconds,
+            promote=args.promote,
+            device=args.device,
+            progress=bar,
+            cancel=cancel,
+        )
+        if any(kind.promoted for kind in report.kinds.values()) and args.relink:
+            Linker.for_project(project, device=args.device, cancel=cancel).link_project(
+                project, progress=bar, cancel=cancel
+            )
+    if args.json:
+        _print_json(report.to_json())
+        return 0
+    table = Table("model", "metric", "in force", "new", title="retraining on the held-out slice")
+    for kind, metric, old, new in report.table():
+        table.add_row(
+            kind, metric, "-" if old is None else f"{old:.2f}", "-" if new is None else f"{new:.2f}"
+        )
+    stdout.print(table)
+    for kind in report.kinds.values():
+        verdict = "promoted" if kind.promoted else "kept as a candidate"
+        stdout.print(f"{kind.kind} {kind.version}: {verdict} ({kind.reason}); {kind.seconds:.0f} s")
+    return 0
+
+
+def cmd_rollback(args) -> int:
+    from core.learn.retrain import rollback
+
+    with _open_project(args) as project:
+        version = rollback(project, args.kind)
+    stdout.print(f"{args.kind} {version} is in force again")
+    return 0
+
+
+def cmd_bench_reranker(args) -> int:
+    from core.evaluate.bench_rerank import render_markdown, run_benchmark
+
+    data = _shared_data(args)
+    with cancellable() as cancel, progress_bar("reranker benchmark", quiet=args.json) as bar:
+        result = run_benchmark(
+            data / "ncbi-disease",
+            data / "vocab" / "medic_06Jul2012.txt",
+            quick=args.quick,
+            retriever=args.retriever or "tfidf",
+            progress=bar,
+            cancel=cancel,
+        )
+    if args.json:
+        _print_json(result)
+    else:
+        stdout.print(render_markdown(result), markup=False)
+    return 0
+
+
+def cmd_bench_learning(args) -> int:
+    from core.evaluate.bench_learning import bench_learning
+
+    data = _shared_data(args)
+    out = Path(args.out)
+    options = {"pool": 60, "step": 20, "seconds_per_retrain": 8.0, "eval_documents": 80} if args.quick else {}
+    with cancellable() as cancel, progress_bar("learning-curve benchmark", quiet=args.json) as bar:
+        result = bench_learning(data, out, progress=bar, cancel=cancel, **options)
+    if args.json:
+        _print_json(result)
+    else:
+        stdout.print(json.dumps(result, indent=2, default=str), markup=False)
+        stdout.print(f"curves written to {out}", markup=False)
+    return 0
+
+
 def _print_output(result: dict, as_json: bool, title: str) -> None:
     if as_json:
         _print_json(result)
@@ -300,6 +430,20 @@ def build_parser() -> argparse.ArgumentParser:
     train_retriever.add_argument("--seed", type=int, default=13)
     train_retriever.set_defaults(handler=cmd_train_retriever)
 
+    train_reranker = train.add_parser(
+        "reranker", help="train a packed cross-encoder on the retriever's candidates"
+    )
+    train_reranker.add_argument(
+        "--packing", choices=["pair", "mention", "sentence", "document", "compact"], default="compact"
+    )
+    train_reranker.add_argument(
+        "--base-model", help="a local BERT-family folder (default: packaged all-MiniLM-L6-v2)"
+    )
+    train_reranker.add_argument("--max-seconds", type=float, default=600.0)
+    train_reranker.add_argument("--candidates", type=int, default=16)
+    train_reranker.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
+    train_reranker.set_defaults(handler=cmd_train_reranker)
+
     link = commands.add_parser("link", help="suggest concepts for every mention")
     link.add_argument("--split", choices=["train", "dev", "test"])
     link.add_argument("--detect", action="store_true", help="first tag new mentions with the KB dictionary")
@@ -316,6 +460,29 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate_detect.add_argument("--split", choices=["train", "dev", "test"], default="test")
     evaluate_detect.add_argument("--json", action="store_true")
     evaluate_detect.set_defaults(handler=cmd_evaluate_detect)
+
+    evaluate_reranker = evaluate.add_parser("reranker", help="acc@1 of retriever + reranker (pure and fused)")
+    evaluate_reranker.add_argument("--split", choices=["train", "dev", "test"], default="test")
+    evaluate_reranker.add_argument(
+        "--packing", choices=["pair", "mention", "sentence", "document", "compact"]
+    )
+    evaluate_reranker.add_argument("--candidates", type=int, default=16)
+    evaluate_reranker.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
+    evaluate_reranker.add_argument("--json", action="store_true")
+    evaluate_reranker.set_defaults(handler=cmd_evaluate_reranker)
+
+    retrain = commands.add_parser("retrain", help="fine-tune the models from curator decisions")
+    retrain.add_argument("--kind", action="append", choices=["retriever", "reranker"], help="default: both")
+    retrain.add_argument("--max-seconds", type=float, default=240.0, help="training budget per model")
+    retrain.add_argument("--promote", choices=["if-not-worse", "always", "never"], default="if-not-worse")
+    retrain.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
+    retrain.add_argument("--no-relink", dest="relink", action="store_false", help="keep the old suggestions")
+    retrain.add_argument("--json", action="store_true")
+    retrain.set_defaults(handler=cmd_retrain)
+
+    rollback = commands.add_parser("rollback", help="put the previous model version back in force")
+    rollback.add_argument("kind", choices=["retriever", "reranker"])
+    rollback.set_defaults(handler=cmd_rollback)
 
     export = commands.add_parser("export", help="export the annotated corpus")
     export.add_argument(
@@ -346,6 +513,24 @@ def build_parser() -> argparse.ArgumentParser:
     bench_import.add_argument("--umls-rows", type=int, default=1_000_000)
     bench_import.add_argument("--json", action="store_true")
     bench_import.set_defaults(handler=cmd_bench_import)
+    bench_reranker = bench.add_parser(
+        "reranker", help="packing levels: accuracy, speed, token bound (NCBI-disease)"
+    )
+    bench_reranker.add_argument("--data", help="shared data folder (default ../shared/data)")
+    bench_reranker.add_argument("--quick", action="store_true", help="a few minutes instead of ~25")
+    bench_reranker.add_argument("--retriever", help="'tfidf' (default) or a trained ResCNN folder")
+    bench_reranker.add_argument("--json", action="store_true")
+    bench_reranker.set_defaults(handler=cmd_bench_reranker)
+
+    bench_learning = bench.add_parser(
+        "learning", help="uncertainty-first vs random curation order (NCBI-disease)"
+    )
+    bench_learning.add_argument("--data", help="shared data folder (default ../shared/data)")
+    bench_learning.add_argument("--out", default="bench-out/learning", help="where the curves (JSON, PNG) go")
+    bench_learning.add_argument("--quick", action="store_true")
+    bench_learning.add_argument("--json", action="store_true")
+    bench_learning.set_defaults(handler=cmd_bench_learning)
+
     return parser
 
 
