@@ -130,4 +130,7 @@ def test_model_commands_explain_what_is_missing(project_dir: Path, capsys) -> No
     assert main([*p, "rollback", "retriever"]) == EXIT_ERROR
     assert "retriever" in capsys.readouterr().err
     assert main([*p, "retrain", "--kind", "retriever", "--max-seconds", "1"]) == EXIT_ERROR
+    assert "knowledge base is empty" in capsys.readouterr().err
+    assert main([*p, "kb", "import", str(DEMO / "kb.tsv"), "--format", "tsv"]) == 0
+    assert main([*p, "retrain", "--kind", "retriever", "--max-seconds", "1"]) == EXIT_ERROR
     assert "nothing to learn from" in capsys.readouterr().err
