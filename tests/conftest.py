@@ -38,3 +38,20 @@ def vocab_dir(shared_data: Path) -> Path:
 @pytest.fixture(scope="session")
 def fixtures_dir() -> Path:
     return FIXTURES
+
+
+DEMO_TRAINING_SECONDS = 20.0
+
+
+@pytest.fixture(scope="session")
+def demo_template(tmp_path_factory) -> Path:
+    """The bundled demo project, built once per session (KB, 6 abstracts, a retriever trained for 20 s on
+    the KB's synonyms, stored suggestions); tests copy it. CURALINK_DEMO_TEMPLATE may name a built one."""
+    prebuilt = os.environ.get("CURALINK_DEMO_TEMPLATE")
+    if prebuilt and (Path(prebuilt) / "curalink.db").is_file():
+        return Path(prebuilt)
+    from app.demo import build_demo_project
+
+    path = tmp_path_factory.mktemp("demo-template") / "demo"
+    build_demo_project(path, train_seconds=DEMO_TRAINING_SECONDS).close()
+    return path

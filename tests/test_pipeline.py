@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -10,26 +11,25 @@ from app.resources import demo_dir
 from core.detect.dictionary import DictionaryDetector
 from core.documents import document_from_title_abstract
 from core.errors import CuralinkError
-from core.formats import read_corpus
 from core.kb import load_kb
 from core.kb.identifiers import split_ids
-from core.learn.jobs import train_retriever
 from core.pipeline import Linker, detect_into_project
 from core.progress import CancelToken
 from core.store import Project
 
 
 @pytest.fixture(scope="module")
-def linked_project(tmp_path_factory) -> Path:
-    path = tmp_path_factory.mktemp("pipeline") / "demo"
-    with Project.create(path) as project:
+def linked_project(demo_template: Path, tmp_path_factory) -> Path:
+    destination = tmp_path_factory.mktemp("pipeline") / "demo"
+    shutil.copytree(demo_template, destination, ignore=shutil.ignore_patterns("*-wal", "*-shm"))
+    return destination
+
+
+def test_linking_needs_a_trained_retriever(tmp_path: Path) -> None:
+    with Project.create(tmp_path / "empty") as project:
         project.import_concepts(load_kb(demo_dir() / "kb.tsv", "tsv"))
-        project.import_documents(read_corpus(demo_dir() / "abstracts.pubtator", "pubtator"), split="test")
         with pytest.raises(CuralinkError, match="no trained retriever"):
             Linker.for_project(project)
-        train_retriever(project, epochs=15, max_seconds=20, include_gold=False)
-        Linker.for_project(project).link_project(project)
-    return path
 
 
 def test_every_mention_gets_ranked_suggestions_and_most_are_right(linked_project: Path) -> None:

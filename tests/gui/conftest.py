@@ -15,22 +15,6 @@ from PySide6.QtCore import QSettings  # noqa: E402
 from app.gui.settings import AppSettings  # noqa: E402
 
 
-@pytest.fixture(scope="session")
-def demo_template(tmp_path_factory) -> Path:
-    """The bundled demo project, built once: KB, 6 abstracts, a trained retriever, stored suggestions.
-
-    CURALINK_DEMO_TEMPLATE may name an already built demo project (read only) to skip the build.
-    """
-    prebuilt = os.environ.get("CURALINK_DEMO_TEMPLATE")
-    if prebuilt and (Path(prebuilt) / "curalink.db").is_file():
-        return Path(prebuilt)
-    from app.demo import build_demo_project
-
-    path = tmp_path_factory.mktemp("demo-template") / "demo"
-    build_demo_project(path).close()
-    return path
-
-
 @pytest.fixture
 def demo_project(demo_template: Path, tmp_path: Path):
     from core.store import Project
