@@ -148,7 +148,7 @@ def test_index_kind_threshold_and_hnsw_round_trip(tmp_path: Path) -> None:
     from core.kb.knowledge_base import NameEntry
 
     rows = [NameEntry(f"name {i}", f"C{i}", True) for i in range(500)]
-    assert NameIndex.kind_for(10) == "flat" and NameIndex.kind_for(10_000_000) == "hnsw"
+    assert [NameIndex.kind_for(n) for n in (10, 100_000, 10_000_000)] == ["flat", "hnsw", "ivf"]
     hnsw = NameIndex.build(vectors, rows, kind="hnsw")
     hnsw.save(tmp_path, "x")
     loaded = NameIndex.load(tmp_path, "x")
@@ -218,3 +218,57 @@ def test_empty_kb_and_odd_mentions(trained: Path, medic_slice) -> None:
     empty, long = retriever.retrieve(["", "hereditary nonpolyposis colorectal cancer " * 12], k=3)
     assert len(empty) == 3 and len(long) == 3
     assert retriever.retrieve([], k=3) == []
+
+
+def test_cache_serves_repeats_and_is_cleared_when_the_index_changes(medic_slice, trained: Path) -> None:
+    kb, held = medic_slice
+    retriever = RescnnRetriever.load(trained, cache_size=100)
+    retriever.index(kb)
+    uncached = RescnnRetriever.load(trained, cache_size=0)
+    uncached.index(kb)
+    texts = [text for text, _ in held[:20]]
+    stream = texts + [t.upper() for t in texts] + texts  # the same 20 strings once normalised
+    first = retriever.retrieve(stream, k=5)
+    assert retriever.cache.misses == 20 and len(retriever.cache) == 20
+    assert first == uncached.retrieve(stream, k=5)
+    assert first[0] == first[20] == first[40]
+    assert retriever.retrieve(texts, k=3) == [r[:3] for r in first[:20]]  # served from k=5 entries
+    assert retriever.cache.hits == 20
+    text, concept_id = held[30]
+    retriever.add_names(kb.add_names(concept_id, [text]))
+    assert len(retriever.cache) == 0
+    assert retriever.retrieve([text], k=1)[0][0].concept_id == concept_id
+
+
+def test_collapse_keeps_each_concepts_best_name(medic_slice, trained: Path) -> None:
+    """The numpy collapse against a plain reading of the same FAISS answer."""
+    from core.retrieve.base import collapse_to_concepts
+
+    kb, held = medic_slice
+    retriever = RescnnRetriever.load(trained, backend="torch")
+    retriever.index(kb)
+    index = retriever.name_index
+    scores, ids = index.search(retriever.encoder.encode([t for t, _ in held[:30]]), 40)
+    for got, row_scores, row_ids in zip(collapse_to_concepts(kb, index.rows, scores, ids, 8), scores, ids):
+        expected: dict[str, tuple[str, float]] = {}
+        for score, row in zip(row_scores.tolist(), row_ids.tolist()):
+            expected.setdefault(index.rows[row].concept_id, (index.rows[row].name, score))
+        assert [(c.concept_id, c.matched_name, c.retriever_score) for c in got] == [
+            (cid, name, score) for cid, (name, score) in list(expected.items())[:8]
+        ]
+
+
+def test_ivf_index_round_trip_and_incremental_add(tmp_path: Path) -> None:
+    from core.kb.knowledge_base import NameEntry
+
+    rng = np.random.default_rng(1)
+    vectors = rng.normal(size=(3000, 16)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    rows = [NameEntry(f"name {i}", f"C{i}", True) for i in range(3000)]
+    index = NameIndex.build(vectors[:2500], rows[:2500], kind="ivf")
+    index.add(vectors[2500:], rows[2500:])  # assigned to the trained lists, no retraining
+    index.save(tmp_path, "ivf")
+    loaded = NameIndex.load(tmp_path, "ivf")
+    assert loaded.kind == "ivf" and len(loaded) == 3000 and len(loaded.codes) == 3000
+    _, ids = loaded.search(vectors[::50], 1)
+    assert (ids[:, 0] == np.arange(0, 3000, 50)).mean() >= 0.95

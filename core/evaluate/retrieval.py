@@ -11,6 +11,7 @@ import logging
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 
 from core.documents import Document
 from core.evaluate.metrics import RECALL_KS, composite_rank, first_hit_rank, ranking_metrics
@@ -99,4 +100,32 @@ def evaluate_retriever(
     metrics["queries"] = len(queries)
     metrics["mentions_per_s"] = round(len(queries) / seconds, 1) if seconds > 0 else None
     log.info("%s: %s", getattr(retriever, "name", "retriever"), metrics)
+    return metrics
+
+
+def evaluate_project_retriever(project, split: str = "test", *, with_train_strings: bool = False) -> dict:
+    """`curalink -p DIR evaluate retriever`: the project's active retriever on one split's gold mentions.
+
+    `with_train_strings` adds the train+dev gold mention strings to the dictionary as synonyms (the
+    reference protocol's second setting)."""
+    from core.errors import InputError
+    from core.evaluate.ncbi_retrieval import mention_pairs, with_mention_synonyms
+    from core.retrieve.rescnn_retriever import RescnnRetriever
+
+    kb = project.knowledge_base()
+    if len(kb) == 0:
+        raise InputError(str(project.path), "the project has no knowledge base; run `kb import` first")
+    model = project.active_model("retriever")
+    if model is None:
+        raise InputError(str(project.path), "no active retriever; run `train retriever` first")
+    documents = list(project.documents(split))
+    if not documents:
+        raise InputError(str(project.path), f"no documents in split {split!r}")
+    if with_train_strings:
+        train = [d for s in ("train", "dev") for d in project.documents(s)]
+        kb = with_mention_synonyms(kb, mention_pairs(train))
+    folder = Path(model.path) if Path(model.path).is_absolute() else project.path / model.path
+    retriever = RescnnRetriever.load(folder, index_dir=project.index_dir)
+    metrics = evaluate_retriever(retriever, documents, kb)
+    metrics.update({"split": split, "with_train_strings": with_train_strings, "model": str(model.path)})
     return metrics

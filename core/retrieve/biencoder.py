@@ -96,4 +96,5 @@ class BiEncoderRetriever:
         if not mentions:
             return []
         vectors = self.encode(mentions)
-        return search_concepts(self.kb, self.name_index.rows, self.name_index.search, vectors, k)
+        index = self.name_index
+        return search_concepts(self.kb, index.rows, index.search, vectors, k, index.codes)

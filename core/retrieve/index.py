@@ -1,10 +1,18 @@
 """A FAISS inner-product index over every name of every concept, saved beside a JSON row sidecar.
 
-Exact `IndexFlatIP` below `HNSW_THRESHOLD` names; above it HNSW (M=32, efSearch=128), chosen over
-IVF-Flat because it needs no training pass, accepts `add` without re-clustering, and measured a
-higher recall@64 per query-millisecond on MEDIC-sized and 1M synthetic sets (see the report and
-`core.evaluate.bench_retrieval`). File names carry the KB fingerprint and the model version, so an
-index is rebuilt only when either changes.
+Three kinds, chosen by size (`NameIndex.kind_for`), measured with
+`core.evaluate.bench_retrieval.compare_index_kinds` on MEDIC (73k names, 800 distinct NCBI mention
+strings, fetching 256 names as retrieval does, quiet 2-core machine):
+- exact `IndexFlatIP` below `HNSW_THRESHOLD` names (3,690 queries/s at 73k);
+- HNSW (M=32, efConstruction 80, efSearch 128) up to `IVF_THRESHOLD`: 8.9 s to build, 5,210
+  queries/s, 98.65 % of the exact top-64 names and 99.75 % of the exact top-1 kept (efSearch 64:
+  8,541 q/s, 97.1 %; efSearch 256: 3,032 q/s, 99.45 %); no training, takes `add` directly;
+- IVF-Flat (nlist = 4 sqrt(n), nprobe 32) above: k-means on a sample, cheap to build (1.9 s at 73k)
+  and each later `add` joins the existing lists, but it kept only 83.5 % of the exact top-64 names
+  at nprobe 32 (78.9 % at 16), so it is reserved for sizes where HNSW's build time and graph memory
+  are out of reach on a laptop.
+File names carry the KB fingerprint and the model version, so an index is rebuilt only when either
+changes.
 """
 
 from __future__ import annotations
@@ -20,6 +28,7 @@ import numpy as np
 from core.errors import ModelError
 from core.kb.knowledge_base import NameEntry
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressFn, no_progress
+from core.retrieve.base import ConceptCodes
 
 log = logging.getLogger(__name__)
 
@@ -27,6 +36,9 @@ HNSW_THRESHOLD = 50_000
 HNSW_M = 32
 HNSW_EF_CONSTRUCTION = 80
 HNSW_EF_SEARCH = 128
+IVF_THRESHOLD = 5_000_000
+IVF_NPROBE = 32
+IVF_TRAIN_PER_LIST = 40
 SEARCH_BATCH = 4096
 
 
@@ -37,14 +49,19 @@ def index_stem(kb_fingerprint: str, model_version: str) -> str:
 class NameIndex:
     """Vectors of names plus, row for row, the (name, concept id, preferred) each vector stands for."""
 
-    def __init__(self, dim: int, kind: str = "flat"):
-        if kind not in ("flat", "hnsw"):
-            raise ModelError(f"unknown index kind {kind!r} (flat or hnsw)")
+    def __init__(self, dim: int, kind: str = "flat", expected_size: int = 0):
+        if kind not in ("flat", "hnsw", "ivf"):
+            raise ModelError(f"unknown index kind {kind!r} (flat, hnsw or ivf)")
         self.dim = dim
         self.kind = kind
         self.rows: list[NameEntry] = []
+        self.codes = ConceptCodes()
         if kind == "flat":
             self.faiss = faiss.IndexFlatIP(dim)
+        elif kind == "ivf":
+            nlist = max(1, int(4 * np.sqrt(max(expected_size, 1))))
+            self.faiss = faiss.IndexIVFFlat(faiss.IndexFlatIP(dim), dim, nlist, faiss.METRIC_INNER_PRODUCT)
+            self.faiss.nprobe = IVF_NPROBE
         else:
             self.faiss = faiss.IndexHNSWFlat(dim, HNSW_M, faiss.METRIC_INNER_PRODUCT)
             self.faiss.hnsw.efConstruction = HNSW_EF_CONSTRUCTION
@@ -52,7 +69,9 @@ class NameIndex:
 
     @classmethod
     def kind_for(cls, size: int, threshold: int = HNSW_THRESHOLD) -> str:
-        return "flat" if size < threshold else "hnsw"
+        if size < threshold:
+            return "flat"
+        return "hnsw" if size < IVF_THRESHOLD else "ivf"
 
     @classmethod
     def build(
@@ -64,12 +83,21 @@ class NameIndex:
         progress: ProgressFn = no_progress,
         cancel: CancelToken = NEVER_CANCELLED,
     ) -> NameIndex:
-        index = cls(vectors.shape[1], kind or cls.kind_for(len(rows)))
+        index = cls(vectors.shape[1], kind or cls.kind_for(len(rows)), len(rows))
+        if index.kind == "ivf" and len(rows):
+            index.train(vectors)
         index.add(vectors, rows, progress=progress, cancel=cancel)
         return index
 
     def __len__(self) -> int:
         return len(self.rows)
+
+    def train(self, vectors: np.ndarray, seed: int = 0) -> None:
+        """IVF only: k-means on an evenly drawn sample (enough for stable lists, far cheaper than all)."""
+        nlist = self.faiss.nlist
+        sample = min(len(vectors), nlist * IVF_TRAIN_PER_LIST)
+        picks = np.random.default_rng(seed).choice(len(vectors), size=sample, replace=False)
+        self.faiss.train(np.ascontiguousarray(vectors[np.sort(picks)], dtype=np.float32))
 
     def add(
         self,
@@ -90,6 +118,7 @@ class NameIndex:
             cancel.raise_if_cancelled()
             self.faiss.add(vectors[start : start + step])
             self.rows.extend(rows[start : start + step])
+            self.codes.extend(rows[start : start + step])
             progress(min(start + step, len(rows)), len(rows), "indexing names")
 
     def search(self, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -138,7 +167,10 @@ class NameIndex:
         index.faiss = faiss.read_index(str(path))
         if index.kind == "hnsw":
             index.faiss.hnsw.efSearch = HNSW_EF_SEARCH
+        elif index.kind == "ivf":
+            index.faiss.nprobe = IVF_NPROBE
         index.rows = [NameEntry(name, cid, bool(pref)) for name, cid, pref in sidecar["rows"]]
+        index.codes = ConceptCodes(index.rows)
         if index.faiss.ntotal != len(index.rows):
             raise ModelError(
                 f"{path}: {index.faiss.ntotal} vectors but {len(index.rows)} rows in the sidecar"

@@ -11,7 +11,7 @@ from core.documents import Candidate
 from core.errors import ModelError
 from core.kb.knowledge_base import KnowledgeBase
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressFn, no_progress
-from core.retrieve.base import search_concepts
+from core.retrieve.base import ConceptCodes, search_concepts
 from core.text.normalize import normalize_name
 
 QUERY_BATCH = 256
@@ -34,6 +34,7 @@ class TfidfRetriever:
     ) -> None:
         self.kb = kb
         self.rows = list(kb.names)
+        self.codes = ConceptCodes(self.rows)
         cancel.raise_if_cancelled()
         if not self.rows:
             self.matrix_t = None
@@ -52,7 +53,7 @@ class TfidfRetriever:
             batch = self.vectorizer.transform(
                 [normalize_name(m) for m in mentions[start : start + QUERY_BATCH]]
             )
-            results.extend(search_concepts(self.kb, self.rows, self._search, batch, k))
+            results.extend(search_concepts(self.kb, self.rows, self._search, batch, k, self.codes))
         return results
 
     def _search(self, queries, fetch: int) -> tuple[np.ndarray, np.ndarray]:
