@@ -363,6 +363,43 @@ def cmd_bench_learning(args) -> int:
     return 0
 
 
+def cmd_evaluate_retriever(args) -> int:
+    from core.evaluate.retrieval import evaluate_project_retriever
+
+    with _open_project(args) as project:
+        result = evaluate_project_retriever(project, args.split, with_train_strings=args.with_train_strings)
+    _print_output(result, args.json, f"retriever on {args.split}")
+    return 0
+
+
+def cmd_bench_retriever(args) -> int:
+    from core.evaluate.bench_retrieval import bench_retriever
+    from core.evaluate.ncbi_retrieval import load_ncbi_inputs
+
+    data = _shared_data(args)
+    kb, _, test = load_ncbi_inputs(data)
+    mentions = [m.text for d in test for m in d.mentions]
+    with cancellable() as cancel, progress_bar("retriever benchmark", quiet=args.json) as bar:
+        result = bench_retriever(
+            kb, mentions, quick=args.quick, model_dir=args.model, progress=bar, cancel=cancel
+        )
+    if args.json:
+        _print_json(result)
+    else:
+        stdout.print(json.dumps(result, indent=2, default=str), markup=False)
+    return 0
+
+
+def cmd_bench_pipeline(args) -> int:
+    from core.evaluate.bench_pipeline import bench_pipeline
+
+    data = _shared_data(args)
+    with cancellable() as cancel, progress_bar("pipeline benchmark", quiet=args.json) as bar:
+        result = bench_pipeline(data, train_seconds=args.train_seconds, progress=bar, cancel=cancel)
+    _print_output(result, args.json, "import + train + link NCBI-disease test against MEDIC")
+    return 0
+
+
 def _print_output(result: dict, as_json: bool, title: str) -> None:
     if as_json:
         _print_json(result)
@@ -460,6 +497,18 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate_detect.add_argument("--split", choices=["train", "dev", "test"], default="test")
     evaluate_detect.add_argument("--json", action="store_true")
     evaluate_detect.set_defaults(handler=cmd_evaluate_detect)
+
+    evaluate_retriever = evaluate.add_parser(
+        "retriever", help="acc@1/5/10, recall@20/64 of the active retriever"
+    )
+    evaluate_retriever.add_argument("--split", choices=["train", "dev", "test"], default="test")
+    evaluate_retriever.add_argument(
+        "--with-train-strings",
+        action="store_true",
+        help="add train+dev gold mention strings as synonyms (reference protocol)",
+    )
+    evaluate_retriever.add_argument("--json", action="store_true")
+    evaluate_retriever.set_defaults(handler=cmd_evaluate_retriever)
 
     evaluate_reranker = evaluate.add_parser("reranker", help="acc@1 of retriever + reranker (pure and fused)")
     evaluate_reranker.add_argument("--split", choices=["train", "dev", "test"], default="test")

@@ -1,0 +1,85 @@
+"""The main job end to end on NCBI-disease: import MEDIC and the corpus, train a retriever, index, link
+the test split through `Linker` (what the CLI and the desk run), and score the stored suggestions."""
+
+from __future__ import annotations
+
+import resource
+import tempfile
+import time
+from pathlib import Path
+
+from core.progress import NEVER_CANCELLED, CancelToken, ProgressCallback, no_progress
+
+SPLIT_FILES = {
+    "train": "NCBItrainset_corpus.txt",
+    "dev": "NCBIdevelopset_corpus.txt",
+    "test": "NCBItestset_corpus.txt",
+}
+
+
+def bench_pipeline(
+    data_dir: str | Path,
+    *,
+    train_seconds: float = 120.0,
+    progress: ProgressCallback = no_progress,
+    cancel: CancelToken = NEVER_CANCELLED,
+) -> dict:
+    from core.formats import read_corpus
+    from core.kb import load_kb
+    from core.kb.identifiers import split_ids
+    from core.learn.jobs import train_retriever
+    from core.pipeline import Linker
+    from core.store import Project
+
+    data = Path(data_dir)
+    timings: dict[str, float] = {}
+    with tempfile.TemporaryDirectory(prefix="curalink-pipeline-") as scratch:
+        started = time.perf_counter()
+        project = Project.create(Path(scratch) / "project")
+        medic = data / "vocab" / "medic_06Jul2012.txt"
+        project.import_concepts(load_kb(medic, "medic"), source=str(medic), fmt="medic", cancel=cancel)
+        for split, name in SPLIT_FILES.items():
+            path = data / "ncbi-disease" / name
+            project.import_documents(
+                read_corpus(path, "pubtator"), source=str(path), split=split, cancel=cancel
+            )
+        timings["import_s"] = time.perf_counter() - started
+        progress(1, 4, "imported")
+
+        started = time.perf_counter()
+        trained = train_retriever(project, max_seconds=train_seconds, cancel=cancel)
+        timings["train_s"] = time.perf_counter() - started
+        progress(2, 4, "trained")
+
+        started = time.perf_counter()
+        kb = project.knowledge_base()
+        linker = Linker.for_project(project, kb=kb, cancel=cancel)
+        timings["load_and_index_s"] = time.perf_counter() - started
+        progress(3, 4, "indexed")
+
+        summary = linker.link_project(project, split="test", cancel=cancel)
+        hits = {1: 0, 5: 0, 16: 0}
+        total = 0
+        for document, mention_ids in project.documents_with_mention_ids("test"):
+            suggestions = project.suggestions_for(mention_ids)
+            for mention, mention_id in zip(document.mentions, mention_ids, strict=True):
+                gold = set(split_ids(mention.concept_id, "MEDIC"))
+                ranked = [kb.ids_of(c.concept_id) for c in suggestions.get(mention_id, [])]
+                first = next((rank for rank, ids in enumerate(ranked, 1) if ids & gold), None)
+                total += 1
+                for k in hits:
+                    hits[k] += first is not None and first <= k
+        project.close()
+        progress(4, 4, "linked")
+    return {
+        "retriever_version": trained.version,
+        "train_seconds_budget": train_seconds,
+        "mentions": summary.mentions,
+        "link_s": round(summary.seconds, 2),
+        "mentions_per_s": round(summary.mentions_per_s, 1),
+        "acc@1": round(100 * hits[1] / total, 2),
+        "acc@5": round(100 * hits[5] / total, 2),
+        "recall@16": round(100 * hits[16] / total, 2),
+        **{k: round(v, 2) for k, v in timings.items()},
+        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+    }
