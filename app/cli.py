@@ -562,6 +562,25 @@ def build_parser() -> argparse.ArgumentParser:
     bench_import.add_argument("--umls-rows", type=int, default=1_000_000)
     bench_import.add_argument("--json", action="store_true")
     bench_import.set_defaults(handler=cmd_bench_import)
+    bench_retriever = bench.add_parser(
+        "retriever", help="ResCNN vs bi-encoder vs TF-IDF speed, index choice, 1M scale"
+    )
+    bench_retriever.add_argument("--data", help="shared data folder (default ../shared/data)")
+    bench_retriever.add_argument("--quick", action="store_true", help="1-2 minutes instead of ~11")
+    bench_retriever.add_argument(
+        "--model", help="a trained ResCNN folder (speed does not depend on the weights)"
+    )
+    bench_retriever.add_argument("--json", action="store_true")
+    bench_retriever.set_defaults(handler=cmd_bench_retriever)
+
+    bench_pipeline = bench.add_parser(
+        "pipeline", help="import, train, index and link NCBI-disease test end to end"
+    )
+    bench_pipeline.add_argument("--data", help="shared data folder (default ../shared/data)")
+    bench_pipeline.add_argument("--train-seconds", type=float, default=120.0)
+    bench_pipeline.add_argument("--json", action="store_true")
+    bench_pipeline.set_defaults(handler=cmd_bench_pipeline)
+
     bench_reranker = bench.add_parser(
         "reranker", help="packing levels: accuracy, speed, token bound (NCBI-disease)"
     )
