@@ -6,7 +6,8 @@ negatives. Optional hard negatives (the reference's COMETA branch): every `hard_
 epochs the model's own top-k for the training strings is recorded and up to `max_hard_negatives`
 wrong concepts per string join its batch, each as one random name under its own label.
 Training strings come from (a) KB synonyms, each name a "mention" of its concept, and (b) annotated
-(mention text, concept id) pairs.
+(mention text, concept id) pairs. The same loop warm-starts from a saved version (`init_from`), so a
+retrain on a few hundred curator decisions refines the version in force instead of replacing it.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from core.kb.knowledge_base import KnowledgeBase
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressFn, no_progress
 from core.retrieve.encoder import RescnnEncoder, pad, tokenize
 from core.retrieve.index import NameIndex
-from core.retrieve.rescnn import ResCNN, RescnnConfig, build_model, load_tokenizer, save_model
+from core.retrieve.rescnn import ResCNN, RescnnConfig, build_model, load_model, load_tokenizer, save_model
 from core.text.normalize import normalize_name
 
 log = logging.getLogger(__name__)
@@ -46,6 +47,7 @@ class TrainOptions:
     miner_epsilon: float = 0.2
     use_kb_names: bool = True
     kb_names_per_epoch: int | None = None  # sample this many KB synonym strings per epoch (None: all)
+    kb_names_per_pair: int = 0  # ...or at least this many per annotated pair, against forgetting the KB
     pair_repeats: int = 1  # annotated pairs are seen this many times per epoch
     hard_negative_every: int = 0  # epochs between hard-negative refreshes; 0 = off
     max_hard_negatives: int = 10
@@ -62,6 +64,8 @@ class TrainResult:
     final_loss: float
     stopped_early: bool
     metrics: dict = field(default_factory=dict)
+    strings: int = 0  # training strings seen (anchors; each comes with one positive)
+    history: list[dict] = field(default_factory=list)  # `epoch_eval` results, epoch 0 first
 
 
 def fingerprint_pairs(pairs: Sequence[tuple[str, str]]) -> str:
@@ -154,10 +158,16 @@ def _mine_hard_negatives(
     return hard
 
 
+def _kb_sample_size(options: TrainOptions, available: int, annotated: int) -> int:
+    """KB synonym strings per epoch: all, or a sample that grows with the annotated pairs."""
+    wanted = available if options.kb_names_per_epoch is None else options.kb_names_per_epoch
+    return min(available, max(wanted, options.kb_names_per_pair * annotated))
+
+
 def train_rescnn(
     kb: KnowledgeBase,
     pairs: Sequence[tuple[str, str]],
-    config: RescnnConfig,
+    config: RescnnConfig | None,
     out_dir: str | Path,
     *,
     epochs: int = 10,
@@ -167,36 +177,37 @@ def train_rescnn(
     cancel: CancelToken = NEVER_CANCELLED,
     max_seconds: float | None = None,
     dev: Callable[[ResCNN], dict] | None = None,
+    init_from: str | Path | None = None,
+    epoch_eval: Callable[[ResCNN], dict] | None = None,
+    version: str = "",
 ) -> TrainResult:
     """Train and save one model version into `out_dir` (the version folder, e.g. models/retriever/v3).
 
-    Stops cleanly at `max_seconds` (the learning rate still decays over the planned steps, so an early
-    stop is a truncated schedule). `dev(model) -> metrics` is called once at the end.
+    A fresh model from `config`, or (`config=None`) the weights of the saved version `init_from`.
+    Stops cleanly at `max_seconds` of training, setup not counted (the learning rate still decays over
+    the planned steps, so an early stop is a truncated schedule). `dev(model) -> metrics` is called once
+    at the end; `epoch_eval(model) -> metrics` before training and after every epoch, into `history`.
     """
     from pytorch_metric_learning import losses, miners
 
+    if (config is None) == (init_from is None):
+        raise ValueError("train_rescnn needs exactly one of `config` (fresh model) and `init_from`")
     options = options or TrainOptions()
     if len(kb) == 0:
         raise InputError("knowledge base", "cannot train a retriever on an empty knowledge base")
-    started = time.monotonic()
     rng = random.Random(seed)
     torch.manual_seed(seed)
     np.random.seed(seed)
-    previous_threads = torch.get_num_threads()
-    torch.set_num_threads(options.threads)
 
     annotated = _resolve_pairs(kb, pairs)
     kb_strings = [(e.name, e.concept_id) for e in kb.names] if options.use_kb_names else []
     batcher = _Batcher(kb, rng)
-    model = build_model(config)
-    tokenizer = load_tokenizer(config.base_model)
+    model = build_model(config) if config is not None else load_model(init_from)
+    tokenizer = load_tokenizer(model.config.base_model)
     model.train()
 
-    per_epoch = len(annotated) * options.pair_repeats + (
-        min(len(kb_strings), options.kb_names_per_epoch)
-        if options.kb_names_per_epoch is not None
-        else len(kb_strings)
-    )
+    kb_sample = _kb_sample_size(options, len(kb_strings), len(annotated))
+    per_epoch = len(annotated) * options.pair_repeats + kb_sample
     if per_epoch == 0:
         raise InputError("training pairs", "no usable training strings (no pairs resolve to KB concepts)")
     steps_per_epoch = math.ceil(per_epoch / options.batch_size)
@@ -206,12 +217,22 @@ def train_rescnn(
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: max(0.0, 1.0 - step / total_steps))
     loss_fn = losses.MultiSimilarityLoss(alpha=options.ms_alpha, beta=options.ms_beta, base=options.ms_base)
     miner = miners.MultiSimilarityMiner(epsilon=options.miner_epsilon)
-    max_len = config.max_length
-    normalize = config.normalize_text
+    max_len = model.config.max_length
+    normalize = model.config.normalize_text
 
-    step = 0
-    loss_value = float("nan")
-    stopped_early = False
+    history: list[dict] = []
+
+    def evaluate_epoch(at: float) -> None:
+        if epoch_eval is not None:
+            model.eval()
+            history.append({"epoch": at, **epoch_eval(model)})
+            model.train()
+
+    evaluate_epoch(0.0)
+    previous_threads = torch.get_num_threads()
+    torch.set_num_threads(options.threads)
+    started = time.monotonic()  # the budget bounds training, not loading or the epoch-0 evaluation
+    step, seen, loss_value, stopped_early = 0, 0, float("nan"), False
     try:
         for epoch in range(epochs):
             if options.hard_negative_every and epoch % options.hard_negative_every == 0:
@@ -219,8 +240,8 @@ def train_rescnn(
                     model, tokenizer, kb, annotated, options.hard_negative_top_k, options.threads
                 )
             epoch_strings = list(annotated) * options.pair_repeats
-            if options.kb_names_per_epoch is not None and options.kb_names_per_epoch < len(kb_strings):
-                epoch_strings += rng.sample(kb_strings, options.kb_names_per_epoch)
+            if kb_sample < len(kb_strings):
+                epoch_strings += rng.sample(kb_strings, kb_sample)
             else:
                 epoch_strings += kb_strings
             rng.shuffle(epoch_strings)
@@ -244,8 +265,10 @@ def train_rescnn(
                 optimizer.step()
                 scheduler.step()
                 step += 1
+                seen += len(anchors)
                 loss_value = float(loss.detach())
-                progress(step, total_steps, f"epoch {epoch + 1}/{epochs} loss {loss_value:.4f}")
+                progress(step, total_steps, f"retriever epoch {epoch + 1}/{epochs} loss {loss_value:.4f}")
+            evaluate_epoch(round(step / steps_per_epoch, 3))
             if stopped_early:
                 log.info("time budget of %.0f s reached after %d steps", max_seconds, step)
                 break
@@ -265,14 +288,19 @@ def train_rescnn(
         "seed": seed,
         "options": options.__dict__,
     }
+    if history:
+        metrics["history"] = history
     if dev is not None:
         metrics["dev"] = dev(model)
     out_dir = Path(out_dir)
     provenance = {
-        "version": out_dir.name,
+        "version": version or out_dir.name,
+        **({"warm_start": str(init_from)} if init_from is not None else {}),
         "kb_fingerprint": kb.fingerprint(),
         "training_data_fingerprint": fingerprint_pairs(annotated),
     }
     save_model(model, out_dir, extra=provenance)
     (out_dir / "metrics.json").write_text(json.dumps({**metrics, **provenance}, indent=2, default=str))
-    return TrainResult(out_dir, step, metrics["epochs"], seconds, loss_value, stopped_early, metrics)
+    return TrainResult(
+        out_dir, step, metrics["epochs"], seconds, loss_value, stopped_early, metrics, seen, history
+    )
