@@ -1,6 +1,6 @@
 """Import speed: real vocabularies and corpora, and a synthetic 1M-row MRCONSO, into a fresh project.
 
-Each step runs in its own child process so its peak memory (ru_maxrss) is its own, not the sum of
+Each step runs in its own child process so its peak memory is its own, not the sum of
 everything measured before it.
 """
 
@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import logging
 import multiprocessing
-import resource
 import tempfile
 import time
 from pathlib import Path
 
+from core.evaluate.memory import peak_rss_mb
 from core.progress import ProgressCallback, no_progress
 
 log = logging.getLogger(__name__)
@@ -41,7 +41,7 @@ def _run_step(kind: str, paths: list[str], fmt: str, project_dir: str, queue) ->
         project.knowledge_base()
     seconds = time.perf_counter() - started
     project.close()
-    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    peak_mb = peak_rss_mb()
     queue.put({"seconds": seconds, "count": count, "peak_mb": peak_mb})
 
 

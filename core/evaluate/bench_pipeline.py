@@ -3,11 +3,11 @@ the test split through `Linker` (what the CLI and the desk run), and score the s
 
 from __future__ import annotations
 
-import resource
 import tempfile
 import time
 from pathlib import Path
 
+from core.evaluate.memory import peak_rss_mb
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressCallback, no_progress
 
 SPLIT_FILES = {
@@ -81,5 +81,5 @@ def bench_pipeline(
         "acc@5": round(100 * hits[5] / total, 2),
         "recall@16": round(100 * hits[16] / total, 2),
         **{k: round(v, 2) for k, v in timings.items()},
-        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+        "peak_rss_mb": peak_rss_mb(),
     }

@@ -20,7 +20,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
-import resource
 import subprocess
 import sys
 import tempfile
@@ -31,6 +30,7 @@ from pathlib import Path
 import faiss
 import numpy as np
 
+from core.evaluate.memory import peak_rss_mb
 from core.kb.knowledge_base import KnowledgeBase, NameEntry
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressFn, no_progress
 from core.retrieve.index import NameIndex, index_stem
@@ -56,23 +56,6 @@ QUICK = dict(
     other_backend_sample=3000,
     latency_queries=100,
 )
-
-
-def peak_rss_mb() -> float:
-    """Peak resident memory of this process so far (Linux reports KiB)."""
-    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
-
-
-def own_peak_rss_mb() -> float:
-    """This process image's own peak: VmHWM, because Linux carries ru_maxrss across exec, so a child
-    started from a large parent would report the parent's peak."""
-    try:
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith("VmHWM:"):
-                return round(int(line.split()[1]) / 1024, 1)
-    except OSError:
-        pass
-    return peak_rss_mb()
 
 
 def _rate(retriever, queries: Sequence[str], k: int = 64, warm: bool = True) -> float:
@@ -225,7 +208,7 @@ def link_job(job_path: str) -> None:
     loaded = time.perf_counter() - started
     retriever.retrieve(job["mentions"], k=64)
     result = {
-        "peak_rss_mb": own_peak_rss_mb(),
+        "peak_rss_mb": peak_rss_mb(),
         "load_s": round(loaded, 1),
         "link_s": round(time.perf_counter() - started - loaded, 1),
         "mentions": len(job["mentions"]),

@@ -11,12 +11,11 @@ bytes.
 from __future__ import annotations
 
 import random
-import resource
-import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from core.evaluate.memory import peak_rss_mb
 from core.kb.umls_rrf import read_umls_rrf
 
 _SOURCES = (  # (SAB, term types, source restriction level)
@@ -181,12 +180,6 @@ def _concept_rows(rng: random.Random, cui: str, counters: dict[str, int]) -> lis
             )
         )
     return lines
-
-
-def peak_rss_mb() -> float:
-    """This process's peak resident memory so far (ru_maxrss is KiB on Linux, bytes on macOS)."""
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return peak / (1024 * 1024) if sys.platform == "darwin" else peak / 1024
 
 
 def measure_umls_load(path: str | Path, **options: object) -> LoadMeasurement:
