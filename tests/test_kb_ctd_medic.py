@@ -17,7 +17,7 @@ def kb_fixtures(fixtures_dir: Path) -> Path:
     return fixtures_dir / "kb"
 
 
-@pytest.mark.parametrize("name", ["CTD_diseases_sample.tsv", "CTD_diseases_sample.tsv.gz"])
+@pytest.mark.parametrize("name", ["ctd-layout-diseases-sample.tsv", "ctd-layout-diseases-sample.tsv.gz"])
 def test_ctd_diseases_plain_or_gzip(kb_fixtures: Path, name: str) -> None:
     concepts = {c.concept_id: c for c in read_ctd(kb_fixtures / name)}
 
@@ -41,7 +41,7 @@ def test_ctd_diseases_plain_or_gzip(kb_fixtures: Path, name: str) -> None:
 
 
 def test_ctd_chemicals_and_the_kb_resolves_alt_ids(kb_fixtures: Path) -> None:
-    concepts = list(read_ctd(kb_fixtures / "CTD_chemicals_sample.tsv"))
+    concepts = list(read_ctd(kb_fixtures / "ctd-layout-chemicals-sample.tsv"))
 
     assert [c.concept_id for c in concepts] == ["D001241", "D008687", "C000002"]
     assert concepts[1].alt_ids == ("CAS:657-24-9",)
@@ -49,7 +49,7 @@ def test_ctd_chemicals_and_the_kb_resolves_alt_ids(kb_fixtures: Path) -> None:
     assert concepts[2].synonyms == () and concepts[2].alt_ids == ()
     kb = KnowledgeBase(concepts)
     assert kb.resolve("CAS:50-78-2") == "D001241"
-    diseases = KnowledgeBase(read_ctd(kb_fixtures / "CTD_diseases_sample.tsv"))
+    diseases = KnowledgeBase(read_ctd(kb_fixtures / "ctd-layout-diseases-sample.tsv"))
     assert diseases.resolve("OMIM:143100") == "D006816"
     assert diseases.resolve("DOID:162") == "D009369"
 
@@ -57,7 +57,7 @@ def test_ctd_chemicals_and_the_kb_resolves_alt_ids(kb_fixtures: Path) -> None:
 def test_ctd_without_header_uses_the_column_count(kb_fixtures: Path, tmp_path: Path) -> None:
     rows = [
         line
-        for line in (kb_fixtures / "CTD_chemicals_sample.tsv").read_text().splitlines()
+        for line in (kb_fixtures / "ctd-layout-chemicals-sample.tsv").read_text().splitlines()
         if line[:1] != "#"
     ]
     bare = tmp_path / "vocabulary.tsv"
@@ -67,7 +67,7 @@ def test_ctd_without_header_uses_the_column_count(kb_fixtures: Path, tmp_path: P
 
 
 def test_ctd_bad_rows_are_named(kb_fixtures: Path, tmp_path: Path) -> None:
-    lines = (kb_fixtures / "CTD_diseases_sample.tsv").read_text(encoding="utf-8").splitlines(keepends=True)
+    lines = (kb_fixtures / "ctd-layout-diseases-sample.tsv").read_text(encoding="utf-8").splitlines(keepends=True)
     short = tmp_path / "CTD_diseases.tsv"
     short.write_text("".join(lines[:12]) + "Huntington Disease\tMESH:D006816\n", encoding="utf-8")
     no_curie = tmp_path / "CTD_diseases_bad_id.tsv"
@@ -144,7 +144,7 @@ def test_medic_bad_lines_are_named(kb_fixtures: Path, tmp_path: Path) -> None:
 def test_ctd_read_as_medic_and_medic_read_as_ctd_fail_on_line_one(kb_fixtures: Path) -> None:
     """The loaders alone (without load_kb's sniffing) still refuse the other format at once."""
     with pytest.raises(InputError) as caught:
-        list(read_medic(kb_fixtures / "CTD_diseases_sample.tsv.gz"))
+        list(read_medic(kb_fixtures / "ctd-layout-diseases-sample.tsv.gz"))
     assert caught.value.line == 1 and "CTD?" in caught.value.problem
 
     with pytest.raises(InputError) as caught:

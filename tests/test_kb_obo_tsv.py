@@ -126,4 +126,4 @@ def test_tsv_bad_input_is_named(kb_fixtures: Path, tmp_path: Path) -> None:
     with pytest.raises(InputError, match="no concepts"):
         list(read_tsv(only_header))
     with pytest.raises(InputError, match=r"line 10: 9 tab-separated columns.*use --format ctd"):
-        list(read_tsv(kb_fixtures / "CTD_diseases_sample.tsv"))
+        list(read_tsv(kb_fixtures / "ctd-layout-diseases-sample.tsv"))

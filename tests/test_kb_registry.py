@@ -12,7 +12,7 @@ from core.kb import KB_FORMATS, Concept, load_kb, sniff_kb_format
 SAMPLES = {
     "mesh-xml": "desc2015_sample.xml",
     "umls-rrf": "umls/MRCONSO.RRF",
-    "ctd": "CTD_diseases_sample.tsv.gz",
+    "ctd": "ctd-layout-diseases-sample.tsv.gz",
     "medic": "medic_sample.txt",
     "obo": "mondo_sample.obo",
     "tsv": "mesh_terms_sample.tsv",
@@ -45,7 +45,7 @@ def test_every_sample_is_sniffed_and_loaded(kb_fixtures: Path, fmt: str) -> None
     ("sample", "given", "actual"),
     [
         ("medic_sample.txt", "ctd", "medic"),
-        ("CTD_diseases_sample.tsv", "medic", "ctd"),
+        ("ctd-layout-diseases-sample.tsv", "medic", "ctd"),
         ("desc2015_sample.xml", "tsv", "mesh-xml"),
         ("hp_sample.obo", "medic", "obo"),
         ("umls", "tsv", "umls-rrf"),
@@ -100,9 +100,9 @@ def test_unknown_formats_options_and_missing_files_are_named(kb_fixtures: Path, 
 
 def test_check_format_false_lets_the_loader_speak(kb_fixtures: Path) -> None:
     with pytest.raises(
-        InputError, match=r"CTD_diseases_sample.tsv, line 1: no '\|\|' between the ids and the names"
+        InputError, match=r"ctd-layout-diseases-sample.tsv, line 1: no '\|\|' between the ids and the names"
     ):
-        list(load_kb(kb_fixtures / "CTD_diseases_sample.tsv", "medic", check_format=False))
+        list(load_kb(kb_fixtures / "ctd-layout-diseases-sample.tsv", "medic", check_format=False))
 
 
 def test_unknown_content_is_not_guessed(tmp_path: Path) -> None:
