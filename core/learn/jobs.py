@@ -11,6 +11,8 @@ import json
 import logging
 import shutil
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -39,10 +41,18 @@ def next_version(project, kind: str) -> str:
     return f"v{number}"
 
 
-def _scratch(project, kind: str) -> Path:
+@contextmanager
+def scratch_folder(project, kind: str) -> Iterator[Path]:
+    """A folder under models/<kind>/ to train into. It is deleted if the block fails or is cancelled;
+    the caller moves it to models/<kind>/<version>/ only once the version is complete."""
     parent = project.models_dir / kind
     parent.mkdir(parents=True, exist_ok=True)
-    return Path(tempfile.mkdtemp(prefix=".training-", dir=parent))
+    scratch = Path(tempfile.mkdtemp(prefix=".training-", dir=parent))
+    try:
+        yield scratch
+    except BaseException:
+        shutil.rmtree(scratch, ignore_errors=True)
+        raise
 
 
 def train_retriever(
@@ -72,8 +82,7 @@ def train_retriever(
         pair_repeats=2 if pairs else 1,
     )
     version = next_version(project, "retriever")
-    scratch = _scratch(project, "retriever")
-    try:
+    with scratch_folder(project, "retriever") as scratch:
         result = train_rescnn(
             kb,
             pairs,
@@ -89,9 +98,6 @@ def train_retriever(
         cancel.raise_if_cancelled()
         final = project.models_dir / "retriever" / version
         scratch.rename(final)
-    except BaseException:
-        shutil.rmtree(scratch, ignore_errors=True)
-        raise
     metrics = {**result.metrics, "train_pairs": len(pairs), "train_seconds": round(result.seconds, 2)}
     (final / "metrics.json").write_text(json.dumps(metrics, indent=2))
     project.register_model(

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import logging
-import shutil
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
@@ -20,7 +19,7 @@ from core.documents import Candidate
 from core.errors import CuralinkError
 from core.kb.knowledge_base import KnowledgeBase
 from core.learn.compare import epoch_evaluator, not_worse, ranked_metrics, retriever_metrics
-from core.learn.jobs import _scratch, next_version
+from core.learn.jobs import next_version, scratch_folder
 from core.learn.training_data import HELD_OUT_FRACTION, TrainingSet, training_set
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressCallback, no_progress
 from core.text.normalize import normalize_name
@@ -214,8 +213,7 @@ def _retrain_retriever(
     active = project.active_model("retriever")
     version = next_version(project, "retriever")
     report = KindReport("retriever", version, active.version if active else "", "")
-    scratch = _scratch(project, "retriever")
-    try:
+    with scratch_folder(project, "retriever") as scratch:
         started = time.perf_counter()
         if active is None:
             _train_from_scratch(kb, data, scratch, base_model, epochs, max_seconds, seed, progress, cancel)
@@ -248,9 +246,6 @@ def _retrain_retriever(
         progress(2, 2, "evaluated")
         cancel.raise_if_cancelled()
         return _finish(project, "retriever", scratch, report, data, kb, promote)
-    except BaseException:
-        shutil.rmtree(scratch, ignore_errors=True)
-        raise
 
 
 def _train_from_scratch(kb, data, scratch, base_model, epochs, max_seconds, seed, progress, cancel) -> None:
@@ -303,8 +298,7 @@ def _retrain_reranker(
     train_candidates = _with_hard_negatives(data, kb, linker.suggest(data.train_documents))
     held_out_candidates = linker.suggest(data.held_out_documents) if data.held_out_documents else []
     cancel.raise_if_cancelled()
-    scratch = _scratch(project, "reranker")
-    try:
+    with scratch_folder(project, "reranker") as scratch:
         started = time.perf_counter()
         encoder = CrossEncoder.load(active.path) if active else CrossEncoder.from_base(base_model, seed=seed)
         dev = data.train_documents[:RERANK_DEV_DOCUMENTS]  # early stopping never sees the held-out slice
@@ -350,9 +344,6 @@ def _retrain_reranker(
         progress(2, 2, "evaluated")
         cancel.raise_if_cancelled()
         return _finish(project, "reranker", scratch, report, data, kb, promote)
-    except BaseException:
-        shutil.rmtree(scratch, ignore_errors=True)
-        raise
 
 
 def _with_hard_negatives(

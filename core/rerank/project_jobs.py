@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import logging
-import shutil
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -67,7 +66,7 @@ def train_reranker_for_project(
     cancel: CancelToken = NEVER_CANCELLED,
 ) -> tuple[str, Path, dict]:
     """Train, save, register (and promote) a reranker version; returns (version, folder, metrics)."""
-    from core.learn.jobs import _scratch, next_version
+    from core.learn.jobs import next_version, scratch_folder
     from core.learn.training_data import fingerprint, gold_pairs
     from core.pipeline import Linker
 
@@ -82,8 +81,7 @@ def train_reranker_for_project(
     if learning_rate is not None:
         config.learning_rate = learning_rate
     version = next_version(project, KIND)
-    scratch = _scratch(project, KIND)
-    try:
+    with scratch_folder(project, KIND) as scratch:
         result = train(
             encoder,
             train_docs,
@@ -121,9 +119,6 @@ def train_reranker_for_project(
         cancel.raise_if_cancelled()
         final = project.models_dir / KIND / version
         scratch.rename(final)
-    except BaseException:
-        shutil.rmtree(scratch, ignore_errors=True)
-        raise
     active = project.active_model(KIND)
     project.register_model(
         KIND,
