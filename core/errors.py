@@ -12,7 +12,9 @@ class CuralinkError(Exception):
 class InputError(CuralinkError):
     """Bad input: the message names the file, the line (or element) and what is wrong."""
 
-    def __init__(self, source: str | Path | None, problem: str, line: int | None = None, item: str | None = None):
+    def __init__(
+        self, source: str | Path | None, problem: str, line: int | None = None, item: str | None = None
+    ):
         self.source = str(source) if source is not None else None
         self.line = line
         self.item = item

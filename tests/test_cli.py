@@ -122,7 +122,21 @@ def test_commands_refuse_a_folder_that_is_not_a_project(tmp_path: Path, capsys) 
 
 def test_model_commands_explain_what_is_missing(project_dir: Path, capsys) -> None:
     p = ["-p", str(project_dir)]
-    assert main([*p, "corpus", "import", str(DEMO / "abstracts.pubtator"), "--format", "pubtator", "--split", "test"]) == 0
+    assert (
+        main(
+            [
+                *p,
+                "corpus",
+                "import",
+                str(DEMO / "abstracts.pubtator"),
+                "--format",
+                "pubtator",
+                "--split",
+                "test",
+            ]
+        )
+        == 0
+    )
     assert main([*p, "link"]) == EXIT_ERROR
     assert "no trained retriever" in capsys.readouterr().err
     assert main([*p, "train", "reranker", "--max-seconds", "1"]) == EXIT_ERROR

@@ -67,7 +67,9 @@ def test_ctd_without_header_uses_the_column_count(kb_fixtures: Path, tmp_path: P
 
 
 def test_ctd_bad_rows_are_named(kb_fixtures: Path, tmp_path: Path) -> None:
-    lines = (kb_fixtures / "ctd-layout-diseases-sample.tsv").read_text(encoding="utf-8").splitlines(keepends=True)
+    lines = (
+        (kb_fixtures / "ctd-layout-diseases-sample.tsv").read_text(encoding="utf-8").splitlines(keepends=True)
+    )
     short = tmp_path / "CTD_diseases.tsv"
     short.write_text("".join(lines[:12]) + "Huntington Disease\tMESH:D006816\n", encoding="utf-8")
     no_curie = tmp_path / "CTD_diseases_bad_id.tsv"
