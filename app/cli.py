@@ -64,7 +64,7 @@ def cmd_kb_import(args) -> int:
         raise CuralinkError(f"{path}: looks like a {sniffed} file, not {args.format}; nothing was imported")
     options = {}
     if args.format == "umls-rrf":
-        options = {"languages": set(args.language), "sources": set(args.sab) if args.sab else None}
+        options = {"languages": set(args.language or ["ENG"]), "sources": set(args.sab) if args.sab else None}
     with (
         _open_project(args) as project,
         cancellable() as cancel,
@@ -192,16 +192,17 @@ def cmd_link(args) -> int:
     from core.pipeline import Linker, detect_into_project
 
     with _open_project(args) as project, cancellable() as cancel:
+        kb = project.knowledge_base()
         if args.detect:
             from core.detect.dictionary import DictionaryDetector
 
             with progress_bar("tagging mentions") as bar:
-                detector = DictionaryDetector.from_kb(project.knowledge_base())
+                detector = DictionaryDetector.from_kb(kb)
                 found = detect_into_project(project, detector, split=args.split, progress=bar, cancel=cancel)
             stdout.print(f"detected {found.added} new mentions in {found.documents} documents")
         with progress_bar("loading models") as bar:
             linker = Linker.for_project(
-                project, device=args.device, candidates=args.candidates, progress=bar, cancel=cancel
+                project, kb=kb, device=args.device, candidates=args.candidates, progress=bar, cancel=cancel
             )
         with progress_bar("linking") as bar:
             summary = linker.link_project(project, split=args.split, progress=bar, cancel=cancel)
@@ -606,8 +607,6 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     configure_logging(args.log_level)
-    if getattr(args, "language", "unset") is None:
-        args.language = ["ENG"]
     if not getattr(args, "handler", None):
         if args.command is None and importlib.util.find_spec("app.gui.launch") is not None:
             from app.gui.launch import launch_gui

@@ -24,6 +24,7 @@ def bench_pipeline(
     progress: ProgressCallback = no_progress,
     cancel: CancelToken = NEVER_CANCELLED,
 ) -> dict:
+    from core.evaluate.metrics import first_hit_rank, hit_rate
     from core.formats import read_corpus
     from core.kb import load_kb
     from core.kb.identifiers import split_ids
@@ -58,17 +59,13 @@ def bench_pipeline(
         progress(3, 4, "indexed")
 
         summary = linker.link_project(project, split="test", cancel=cancel)
-        hits = {1: 0, 5: 0, 16: 0}
-        total = 0
+        ranks: list[int | None] = []
         for document, mention_ids in project.documents_with_mention_ids("test"):
             suggestions = project.suggestions_for(mention_ids)
             for mention, mention_id in zip(document.mentions, mention_ids, strict=True):
                 gold = set(split_ids(mention.concept_id, "MEDIC"))
                 ranked = [kb.ids_of(c.concept_id) for c in suggestions.get(mention_id, [])]
-                first = next((rank for rank, ids in enumerate(ranked, 1) if ids & gold), None)
-                total += 1
-                for k in hits:
-                    hits[k] += first is not None and first <= k
+                ranks.append(first_hit_rank(ranked, gold))
         project.close()
         progress(4, 4, "linked")
     return {
@@ -77,9 +74,9 @@ def bench_pipeline(
         "mentions": summary.mentions,
         "link_s": round(summary.seconds, 2),
         "mentions_per_s": round(summary.mentions_per_s, 1),
-        "acc@1": round(100 * hits[1] / total, 2),
-        "acc@5": round(100 * hits[5] / total, 2),
-        "recall@16": round(100 * hits[16] / total, 2),
+        "acc@1": round(100 * hit_rate(ranks, 1), 2),
+        "acc@5": round(100 * hit_rate(ranks, 5), 2),
+        "recall@16": round(100 * hit_rate(ranks, 16), 2),
         **{k: round(v, 2) for k, v in timings.items()},
         "peak_rss_mb": peak_rss_mb(),
     }
