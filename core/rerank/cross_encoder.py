@@ -69,9 +69,14 @@ def batches_by_length(
         yield batch
 
 
-def collate(inputs: Sequence[PackedInput], pad_id: int) -> tuple[np.ndarray, np.ndarray]:
-    """Right-padded ids and attention mask (int64) for one batch."""
+def collate(inputs: Sequence[PackedInput], pad_id: int, multiple: int = 1) -> tuple[np.ndarray, np.ndarray]:
+    """Right-padded ids and attention mask (int64) for one batch, width rounded up to `multiple`.
+
+    On a GPU every new (rows, width) shape costs kernel selection on first use, so widths are rounded
+    to a few shapes there; on the CPU padding is pure cost and `multiple` stays 1.
+    """
     width = max(len(p) for p in inputs)
+    width = -(-width // multiple) * multiple
     ids = np.full((len(inputs), width), pad_id, dtype=np.int64)
     mask = np.zeros((len(inputs), width), dtype=np.int64)
     for row, packed in enumerate(inputs):

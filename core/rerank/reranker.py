@@ -14,11 +14,20 @@ from collections.abc import Sequence
 from core.documents import Candidate, Document
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressFn, no_progress
 from core.rerank.cross_encoder import CrossEncoder, batches_by_length
-from core.rerank.device import DeviceChoice, Engine, TorchEngine, choose_engine, select_device
+from core.rerank.device import (
+    GPU_MAX_BATCH_ROWS,
+    DeviceChoice,
+    Engine,
+    TorchEngine,
+    choose_engine,
+    select_device,
+)
 from core.rerank.fusion import fuse
 from core.rerank.packing import PackedInput, Packer, scatter_scores
 
 log = logging.getLogger(__name__)
+
+CPU_MAX_BATCH_ROWS = 64
 
 
 class CrossEncoderReranker:
@@ -72,7 +81,8 @@ class CrossEncoderReranker:
         """Scores per input, aligned with its pairs."""
         out: list[list[float]] = [[] for _ in inputs]
         done = 0
-        for batch in batches_by_length(inputs, self.max_batch_tokens):
+        rows = GPU_MAX_BATCH_ROWS if self.choice.device == "cuda" else CPU_MAX_BATCH_ROWS
+        for batch in batches_by_length(inputs, self.max_batch_tokens, rows):
             cancel.raise_if_cancelled()
             scores = self.engine.scores([inputs[i] for i in batch])
             cursor = 0

@@ -29,7 +29,6 @@ from core.errors import InputError
 from core.kb.knowledge_base import KnowledgeBase
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressFn, no_progress
 from core.retrieve.encoder import RescnnEncoder, pad, tokenize
-from core.retrieve.index import NameIndex
 from core.retrieve.rescnn import ResCNN, RescnnConfig, build_model, load_model, load_tokenizer, save_model
 from core.text.normalize import normalize_name
 
@@ -53,6 +52,7 @@ class TrainOptions:
     max_hard_negatives: int = 10
     hard_negative_top_k: int = 20
     threads: int = 2
+    device: str = "auto"  # "auto": CUDA when torch sees a GPU, else the CPU; "cpu" or "cuda" to force
 
 
 @dataclass
@@ -136,12 +136,23 @@ class _Batcher:
 def _mine_hard_negatives(
     model: ResCNN, tokenizer, kb: KnowledgeBase, anchors: Sequence[tuple[str, str]], top_k: int, threads: int
 ) -> dict[str, list[str]]:
-    """Each training string's top-k wrong concepts under the current model (exact search)."""
+    """Each training string's top-k wrong concepts under the current model.
+
+    Exact search as one matrix product per chunk of anchors: no index to build for a few thousand
+    queries, and no faiss needed where training runs (a GPU box may lack it).
+    """
     model.eval()
     encoder = RescnnEncoder(model, tokenizer, backend="torch", threads=threads)
     rows = list(kb.names)
-    index = NameIndex.build(encoder.encode([r.name for r in rows]), rows, kind="flat")
-    _, hits = index.search(encoder.encode([a[0] for a in anchors]), top_k * 4)
+    names = torch.from_numpy(encoder.encode([r.name for r in rows]))
+    queries = torch.from_numpy(encoder.encode([a[0] for a in anchors]))
+    fetch = min(top_k * 4, len(rows))
+    hits = torch.cat(
+        [
+            torch.topk(queries[i : i + 1024] @ names.T, fetch, dim=1).indices
+            for i in range(0, len(queries), 1024)
+        ]
+    ).numpy()
     hard: dict[str, list[str]] = {}
     for (text, concept_id), row_ids in zip(anchors, hits):
         wrong: list[str] = []
@@ -156,6 +167,17 @@ def _mine_hard_negatives(
         hard[f"{text}\x00{concept_id}"] = wrong
     model.train()
     return hard
+
+
+def _training_device(requested: str) -> torch.device:
+    """The device for the training steps; encoding for mining and evaluation stays on the CPU."""
+    if requested not in ("auto", "cpu", "cuda"):
+        raise ValueError(f"unknown device {requested!r}; expected auto, cpu or cuda")
+    if requested == "cuda" and not torch.cuda.is_available():
+        raise ValueError("device 'cuda' was asked for but torch sees no GPU")
+    if requested != "cpu" and torch.cuda.is_available():
+        return torch.device("cuda")
+    return torch.device("cpu")
 
 
 def _kb_sample_size(options: TrainOptions, available: int, annotated: int) -> int:
@@ -222,13 +244,23 @@ def train_rescnn(
 
     history: list[dict] = []
 
+    device = _training_device(options.device)
+    log.info("training the retriever on %s", device)
+
+    def on_cpu(action: Callable[[], object]) -> object:
+        """Evaluation and mining encode through the CPU encoder: lend it the model, then take it back."""
+        model.to("cpu").eval()
+        try:
+            return action()
+        finally:
+            model.to(device).train()
+
     def evaluate_epoch(at: float) -> None:
         if epoch_eval is not None:
-            model.eval()
-            history.append({"epoch": at, **epoch_eval(model)})
-            model.train()
+            history.append({"epoch": at, **on_cpu(lambda: epoch_eval(model))})
 
     evaluate_epoch(0.0)
+    model.to(device)
     previous_threads = torch.get_num_threads()
     torch.set_num_threads(options.threads)
     started = time.monotonic()  # the budget bounds training, not loading or the epoch-0 evaluation
@@ -236,8 +268,10 @@ def train_rescnn(
     try:
         for epoch in range(epochs):
             if options.hard_negative_every and epoch % options.hard_negative_every == 0:
-                batcher.hard = _mine_hard_negatives(
-                    model, tokenizer, kb, annotated, options.hard_negative_top_k, options.threads
+                batcher.hard = on_cpu(
+                    lambda: _mine_hard_negatives(
+                        model, tokenizer, kb, annotated, options.hard_negative_top_k, options.threads
+                    )
                 )
             epoch_strings = list(annotated) * options.pair_repeats
             if kb_sample < len(kb_strings):
@@ -256,8 +290,8 @@ def train_rescnn(
                 if normalize:
                     texts = [normalize_name(t) for t in texts]
                 input_ids, mask = pad(tokenize(tokenizer, texts, max_len))
-                vectors = model(torch.from_numpy(input_ids), torch.from_numpy(mask))
-                label_tensor = torch.tensor(labels)
+                vectors = model(torch.from_numpy(input_ids).to(device), torch.from_numpy(mask).to(device))
+                label_tensor = torch.tensor(labels, device=device)
                 loss = loss_fn(vectors, label_tensor, miner(vectors, label_tensor))
                 optimizer.zero_grad()
                 loss.backward()
@@ -274,6 +308,7 @@ def train_rescnn(
                 break
     finally:
         torch.set_num_threads(previous_threads)
+        model.to("cpu")
     model.eval()
     seconds = time.monotonic() - started
     metrics: dict = {
@@ -286,6 +321,7 @@ def train_rescnn(
         "training_strings_per_epoch": per_epoch,
         "annotated_pairs": len(annotated),
         "seed": seed,
+        "device": str(device),
         "options": options.__dict__,
     }
     if history:
