@@ -400,12 +400,13 @@ def cmd_bench_retriever_accuracy(args) -> int:
         with cancellable() as cancel, progress_bar("training ResCNN on NCBI + MEDIC", quiet=args.json) as bar:
             trained = train_ncbi_rescnn(
                 kb,
-                train,
+                [] if args.synonyms_only else train,
                 args.out,
                 config=config,
                 options=options,
                 epochs=args.epochs,
                 max_seconds=args.train_seconds,
+                init_from=args.init_from,
                 progress=bar,
                 cancel=cancel,
             )
@@ -652,6 +653,10 @@ def build_parser() -> argparse.ArgumentParser:
     bench_accuracy.add_argument("--kb-names-per-epoch", type=int, default=6000)
     bench_accuracy.add_argument("--hard-negatives-every", type=int, default=0, help="epochs; 0 = off")
     bench_accuracy.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
+    bench_accuracy.add_argument(
+        "--synonyms-only", action="store_true", help="train on MEDIC synonyms alone (no NCBI mentions)"
+    )
+    bench_accuracy.add_argument("--init-from", help="continue training this saved ResCNN folder")
     bench_accuracy.add_argument("--baselines", action="store_true", help="also exact, TF-IDF, bi-encoder")
     bench_accuracy.add_argument("--skip-eval", action="store_true", help="train only (e.g. on a GPU box)")
     bench_accuracy.add_argument("--json", action="store_true")
@@ -698,7 +703,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--batch-tokens", type=int, help="training batch (default 1,024 CPU, 16,384 GPU)"
     )
     bench_reranker.add_argument(
-        "--max-batch-tokens", type=int, default=8192, help="scoring batch size in tokens"
+        "--max-batch-tokens", type=int, help="scoring batch in tokens (default 2,048 CPU, 65,536 GPU)"
     )
     bench_reranker.add_argument("--json", action="store_true")
     bench_reranker.set_defaults(handler=cmd_bench_reranker)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import signal
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -31,6 +32,12 @@ def configure_logging(level: str) -> None:
         handlers=[RichHandler(console=stderr, show_path=False, show_time=False)],
     )
     logging.getLogger("alembic").setLevel(logging.WARNING)
+    # transformers prints a load report and a progress bar for every fresh reranker head
+    # ("classifier: MISSING", expected when a base model gains its [MASK] head): errors only, unless
+    # debugging. Set before transformers is imported, which reads these once.
+    if level.upper() != "DEBUG":
+        os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+        os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 
 
 def log_to_project(project_path: Path) -> None:

@@ -27,7 +27,9 @@ from core.rerank.fusion import choose_weight, refuse
 from core.rerank.packing import PACKING_LEVELS
 from core.rerank.reranker import CrossEncoderReranker
 from core.rerank.training import (
+    CPU_TRAIN_BATCH_TOKENS,
     DEFAULT_LEARNING_RATE,
+    GPU_TRAIN_BATCH_TOKENS,
     TrainingConfig,
     gold_ids,
     is_correct,
@@ -130,7 +132,7 @@ def run_benchmark(
     train_seconds: float | None = None,
     learning_rate: float = DEFAULT_LEARNING_RATE,
     max_length: int = 256,
-    max_batch_tokens: int = 8192,
+    max_batch_tokens: int | None = None,
     engine: str = "torch",
     retriever=None,
     save_candidates_to: str | Path | None = None,
@@ -149,7 +151,8 @@ def run_benchmark(
     a saved ResCNN folder, a candidate file, or a built retriever; `save_candidates_to` writes the
     retrieved candidates of all three slices to a candidate file for later runs. `batch_tokens` is the
     training batch size in tokens (default: 1,024 on the CPU, 16,384 on a GPU). The speed columns are the
-    median of `timing_repeats` scoring passes (a GPU pass over 100 abstracts takes a fraction of a second).
+    median of `timing_repeats` scoring passes per level, taken round-robin over the levels of one C
+    after an untimed pass (the accuracy pass, which also warms a GPU up).
     """
     preset = QUICK if quick else FULL
     speed_docs = speed_docs if speed_docs is not None else preset["speed_docs"]
@@ -172,12 +175,13 @@ def run_benchmark(
     log.info("retrieval for the benchmark took %.1f s", time.perf_counter() - started)
     choice = select_device("auto")
     if batch_tokens is None:
-        batch_tokens = 16384 if choice.device == "cuda" else TrainingConfig.batch_tokens
+        batch_tokens = GPU_TRAIN_BATCH_TOKENS if choice.device == "cuda" else CPU_TRAIN_BATCH_TOKENS
     mentions = sum(1 for d in test for m in d.mentions if gold_ids(m))
     rows: list[dict] = []
     engine_report: list[dict] = []
     engine_name = engine
     total = len(packings) * len(candidate_counts)
+    timed: list[tuple[CrossEncoderReranker, list, list[float]]] = []
     for c_count in candidate_counts:
         train_c, dev_c, test_c = _top(all_train, c_count), _top(all_dev, c_count), _top(all_test, c_count)
         base_acc = retriever_accuracy(test, test_c, kb)
@@ -215,13 +219,8 @@ def run_benchmark(
             progress(len(rows), total, f"{packing}, C={c_count}: measuring")
             dev_ranked = reranker.rerank(dev, dev_c, cancel=cancel)
             weight, weights = choose_weight(dev_ranked, lambda r: ranked_accuracy(dev, r, kb))
-            if choice.device == "cuda":  # untimed warm-up: first-use kernel selection for each shape
-                reranker.rerank(test, test_c, cancel=cancel)
-            timings = []
-            for _ in range(max(1, timing_repeats)):  # timed: the speed columns (median pass)
-                ranked = reranker.rerank(test, test_c, cancel=cancel)
-                timings.append(reranker.last_stats["score_seconds"])
-            stats = {**reranker.last_stats, "score_seconds": statistics.median(timings)}
+            ranked = reranker.rerank(test, test_c, cancel=cancel)  # accuracy; also the warm-up pass
+            timed.append((reranker, test_c, []))
             rows.append(
                 {
                     "packing": packing,
@@ -233,17 +232,33 @@ def run_benchmark(
                     "dev_acc@1": round(100 * weights[0.0], 2),
                     "dev_acc@1_fused": round(100 * weights[weight], 2),
                     "train_examples_per_s": round(result.examples_per_s, 2),
-                    "mentions_per_s": round(mentions / stats["score_seconds"], 2),
-                    "tokens": int(stats["tokens"]),
-                    "tokens_per_s": round(stats["tokens"] / stats["score_seconds"], 1),
                     "train_seconds": round(result.train_seconds, 1),
                     "train_epochs": round(result.epochs, 3),
                     "train_steps": result.steps,
-                    "pack_seconds": round(stats["pack_seconds"], 2),
-                    "inputs": int(stats["inputs"]),
                 }
             )
             log.info("bench row %s", rows[-1])
+        # timed passes, round-robin over this C's levels: a machine that slows down for a while slows
+        # every level alike instead of one row, so the ratios hold; each level keeps its median pass
+        for _ in range(max(1, timing_repeats)):
+            for reranker, candidates_c, seconds in timed:
+                cancel.raise_if_cancelled()
+                reranker.rerank(test, candidates_c, cancel=cancel)
+                seconds.append(reranker.last_stats["score_seconds"])
+        for row, (reranker, _, seconds) in zip(rows[len(rows) - len(timed) :], timed):
+            stats = reranker.last_stats
+            median = statistics.median(seconds)
+            row.update(
+                {
+                    "mentions_per_s": round(mentions / median, 2),
+                    "tokens": int(stats["tokens"]),
+                    "tokens_per_s": round(stats["tokens"] / median, 1),
+                    "pack_seconds": round(stats["pack_seconds"], 2),
+                    "inputs": int(stats["inputs"]),
+                    "timed_passes": [round(x, 3) for x in seconds],
+                }
+            )
+        timed.clear()
     order = {p: i for i, p in enumerate(packings)}
     rows.sort(key=lambda r: (r["candidates"], order[r["packing"]]))
     for row in rows:

@@ -69,20 +69,25 @@ def train_ncbi_rescnn(
     epochs: int = 10,
     seed: int = 13,
     max_seconds: float = 600,
+    init_from: str | Path | None = None,
     progress: ProgressFn = no_progress,
     cancel: CancelToken = NEVER_CANCELLED,
 ):
-    """ResCNN on NCBI train+dev mentions + MEDIC synonyms, bounded by `max_seconds`."""
+    """ResCNN on NCBI train+dev mentions + MEDIC synonyms, bounded by `max_seconds`.
+
+    `init_from` continues a saved version (e.g. one pre-trained on synonyms alone, with no documents).
+    """
     options = options or TrainOptions(kb_names_per_epoch=6000, pair_repeats=2)
     return train_rescnn(
         kb,
         mention_pairs(train_documents),
-        config or RescnnConfig(),
+        None if init_from is not None else (config or RescnnConfig()),
         out_dir,
         epochs=epochs,
         seed=seed,
         options=options,
         max_seconds=max_seconds,
+        init_from=init_from,
         progress=progress,
         cancel=cancel,
     )
