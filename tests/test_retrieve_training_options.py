@@ -28,6 +28,7 @@ def medic_kb(vocab_dir: Path) -> KnowledgeBase:
 
 
 def test_hard_negatives_are_wrong_concepts_ranked_by_the_model(medic_kb: KnowledgeBase) -> None:
+    torch.manual_seed(0)
     model = build_model(RescnnConfig(**TINY))
     tokenizer = load_tokenizer(model.config.base_model)
     anchors = [(c.names[-1], c.concept_id) for c in list(medic_kb)[:20]]
@@ -35,7 +36,8 @@ def test_hard_negatives_are_wrong_concepts_ranked_by_the_model(medic_kb: Knowled
     assert set(hard) == {f"{t}\x00{c}" for t, c in anchors}
     for text, concept_id in anchors:
         wrong = hard[f"{text}\x00{concept_id}"]
-        assert len(wrong) == 5 and len(set(wrong)) == 5
+        # up to 5: the 4 x 5 names fetched may cover fewer concepts when one concept has many names
+        assert 1 <= len(wrong) <= 5 and len(set(wrong)) == len(wrong)
         assert concept_id not in wrong and all(w in medic_kb.concepts for w in wrong)
 
 
