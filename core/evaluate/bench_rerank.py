@@ -1,7 +1,7 @@
 """The packed-reranker benchmark (issue 4): accuracy and speed per packing level and candidate count.
 
 On NCBI-disease with candidates from the char n-gram TF-IDF retriever by default (a saved ResCNN
-folder can be passed as `retriever`), every packing level is trained on the same wall-clock budget
+folder or a candidate file can be passed as `retriever`), every packing level is trained on the same wall-clock budget
 and measured on a fixed slice of test abstracts, so the whole table fits a small CPU (`quick`: a few
 minutes; full: ~15 minutes on 2 busy cores). Speed counts the scoring passes only (packing is timed
 separately), as the paper does (methods.md B.9). Each row reports acc@1 of the pure reranker and of
@@ -144,8 +144,8 @@ def run_benchmark(
 ) -> dict:
     """The issue-4 table: one row per (C, packing level), JSON-ready.
 
-    `quick` shrinks the slices and the training budget (a few minutes on 2 cores). Speed and accuracy
-    are measured in one scoring pass over the first `speed_docs` NCBI test abstracts; every variant
+    `quick` shrinks the slices and the training budget (a few minutes on 2 cores). Accuracy and speed
+    are measured on the first `speed_docs` NCBI test abstracts (one accuracy pass, then timed passes); every variant
     trains for the same `train_seconds` (wall clock, dev evaluation included) from the same base model.
     `engine` is a CPU engine name or "auto" (measured choice on the first row); `retriever` is "tfidf",
     a saved ResCNN folder, a candidate file, or a built retriever; `save_candidates_to` writes the
