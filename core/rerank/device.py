@@ -27,6 +27,14 @@ log = logging.getLogger(__name__)
 
 CPU_ENGINES: tuple[str, ...] = ("torch", "torch-int8", "onnx", "onnx-int8")
 
+GPU_WIDTH_MULTIPLE = 32
+"""Scoring batches per device. A GPU wants few, large batches: 64 rows leave an H100 waiting on kernel
+launches. On 2 CPU cores bigger batches only add padding: one 8,192-token batch pads a whole abstract's
+inputs to the longest, and reached 67-83 % of the token bounds where 2,048 reached 86-107 %
+(`curalink bench reranker`, README)."""
+BATCH_TOKENS = {"cpu": 2048, "cuda": 65536}
+BATCH_ROWS = {"cpu": 64, "cuda": 1024}
+
 
 @dataclass(frozen=True)
 class DeviceChoice:
@@ -34,6 +42,18 @@ class DeviceChoice:
 
     device: str
     amp_dtype: torch.dtype | None = None
+
+    @property
+    def batch_tokens(self) -> int:
+        return BATCH_TOKENS[self.device]
+
+    @property
+    def batch_rows(self) -> int:
+        return BATCH_ROWS[self.device]
+
+    @property
+    def width_multiple(self) -> int:
+        return GPU_WIDTH_MULTIPLE if self.device == "cuda" else 1
 
     @property
     def description(self) -> str:
@@ -56,11 +76,6 @@ def select_device(prefer: str = "auto") -> DeviceChoice:
         choice = DeviceChoice("cpu", None)
     log.info("reranker device: %s", choice.description)
     return choice
-
-
-GPU_WIDTH_MULTIPLE = 32
-GPU_MAX_BATCH_ROWS = 1024
-"""A GPU wants few, large batches: 64 rows (the CPU cap) leaves an H100 waiting on kernel launches."""
 
 
 class Engine(Protocol):
@@ -92,7 +107,7 @@ class TorchEngine:
 
     def scores(self, batch: Sequence[PackedInput]) -> np.ndarray:
         device = self.choice.device
-        ids, attention = collate(batch, self.encoder.pad_id, GPU_WIDTH_MULTIPLE if device == "cuda" else 1)
+        ids, attention = collate(batch, self.encoder.pad_id, self.choice.width_multiple)
         rows, cols = mask_index(batch)
         with torch.inference_mode():
             if self.choice.amp_dtype is not None:

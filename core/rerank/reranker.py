@@ -15,7 +15,6 @@ from core.documents import Candidate, Document
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressFn, no_progress
 from core.rerank.cross_encoder import CrossEncoder, batches_by_length
 from core.rerank.device import (
-    GPU_MAX_BATCH_ROWS,
     DeviceChoice,
     Engine,
     TorchEngine,
@@ -26,12 +25,6 @@ from core.rerank.fusion import fuse
 from core.rerank.packing import PackedInput, Packer, scatter_scores
 
 log = logging.getLogger(__name__)
-
-CPU_MAX_BATCH_ROWS = 64
-CPU_BATCH_TOKENS = 2048
-"""On 2 cores bigger batches only add padding: one 8,192-token batch pads a whole abstract's inputs to
-the longest, and 2,048 measured faster than 8,192 for every packed level (`curalink bench reranker`)."""
-GPU_BATCH_TOKENS = 65536
 
 
 class CrossEncoderReranker:
@@ -51,9 +44,7 @@ class CrossEncoderReranker:
         self.packer = packer or encoder.packer(packing)
         self.choice: DeviceChoice = select_device(device)
         self.engine: Engine = engine or TorchEngine(encoder, self.choice)
-        if max_batch_tokens is None:
-            max_batch_tokens = GPU_BATCH_TOKENS if self.choice.device == "cuda" else CPU_BATCH_TOKENS
-        self.max_batch_tokens = max_batch_tokens
+        self.max_batch_tokens = max_batch_tokens or self.choice.batch_tokens
         self.last_stats: dict[str, float] = {}
         self.fusion_weight = encoder.config.fusion_weight if fusion_weight is None else fusion_weight
         if not 0.0 <= self.fusion_weight <= 1.0:
@@ -87,8 +78,7 @@ class CrossEncoderReranker:
         """Scores per input, aligned with its pairs."""
         out: list[list[float]] = [[] for _ in inputs]
         done = 0
-        rows = GPU_MAX_BATCH_ROWS if self.choice.device == "cuda" else CPU_MAX_BATCH_ROWS
-        for batch in batches_by_length(inputs, self.max_batch_tokens, rows):
+        for batch in batches_by_length(inputs, self.max_batch_tokens, self.choice.batch_rows):
             cancel.raise_if_cancelled()
             scores = self.engine.scores([inputs[i] for i in batch])
             cursor = 0

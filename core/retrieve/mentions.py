@@ -15,13 +15,10 @@ be composite (gold "A|B", or a `CompositeMention` type); the retriever never spl
 
 from __future__ import annotations
 
-import logging
 import re
 from collections.abc import Callable
 
 from core.documents import Document
-
-log = logging.getLogger(__name__)
 
 _COORDINATOR = re.compile(
     r"\s*(?:,\s*(?:and/or|and|or)\s+|\s+(?:and/or|and|or|to|&)\s+|,\s*|\s*/\s*)\s*", re.I
@@ -65,11 +62,7 @@ def _strip_fillers(part: str) -> str:
 
 
 def abbreviation_expander(document: Document) -> Callable[[str], str]:
-    """`text -> text` with the document's own abbreviation definitions (identity if unavailable)."""
-    try:
-        from core.text.abbreviations import AbbreviationMap
-    except ImportError:  # the shared module has not landed: expand nothing
-        log.debug("core.text.abbreviations not available; abbreviations left as written")
-        return lambda text: text
-    mapping = AbbreviationMap.from_document(document)
-    return mapping.expand
+    """`text -> text` with the document's own abbreviation definitions."""
+    from core.text.abbreviations import AbbreviationMap
+
+    return AbbreviationMap.from_document(document).expand
