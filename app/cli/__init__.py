@@ -1,0 +1,62 @@
+"""The `curalink` command: parses arguments, calls `core`, prints. The contract is in the README."""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import logging
+import os
+from pathlib import Path
+
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+from rich.text import Text  # noqa: E402
+
+from app.cli import bench_commands, model_commands, project_commands  # noqa: E402
+from app.console import configure_logging, stderr  # noqa: E402
+from core.errors import Cancelled, CuralinkError  # noqa: E402
+
+log = logging.getLogger("curalink")
+
+EXIT_ERROR = 2
+EXIT_CANCELLED = 130
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="curalink", description="Biomedical entity linking assistant.")
+    parser.add_argument("-p", "--project", help="project folder")
+    parser.add_argument("--log-level", default="INFO", help="DEBUG, INFO, WARNING or ERROR")
+    commands = parser.add_subparsers(dest="command")
+    for module in (project_commands, model_commands, bench_commands):
+        module.register(commands)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    configure_logging(args.log_level)
+    if not getattr(args, "handler", None):
+        if args.command is None and importlib.util.find_spec("app.gui.launch") is not None:
+            from app.gui.launch import launch_gui
+
+            return launch_gui(Path(args.project) if args.project else None)
+        parser.print_help()
+        return EXIT_ERROR
+    try:
+        return args.handler(args)
+    except Cancelled:
+        stderr.print("[yellow]cancelled: the project is as it was before this command[/yellow]")
+        return EXIT_CANCELLED
+    except KeyboardInterrupt:
+        stderr.print("[yellow]aborted: the open transaction was rolled back[/yellow]")
+        return EXIT_CANCELLED
+    except CuralinkError as exc:
+        stderr.print(Text("error: ", style="red") + Text(str(exc)))
+        return EXIT_ERROR
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,258 @@
+"""Benchmark commands: `curalink bench ...`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from rich.table import Table
+
+from app.cli.output import print_json, print_output, shared_data, stdout
+from app.console import cancellable, progress_bar
+from core.errors import CuralinkError
+
+
+def cmd_bench_import(args) -> int:
+    from core.evaluate.bench_import import bench_import
+
+    with progress_bar("benchmark", quiet=args.json) as bar:
+        result = bench_import(
+            data_dir=Path(args.data) if args.data else None, umls_rows=args.umls_rows, progress=bar
+        )
+    if args.json:
+        print_json(result)
+    else:
+        table = Table("what", "seconds", "target", "peak MB", title="import benchmark")
+        for row in result["rows"]:
+            table.add_row(row["what"], f"{row['seconds']:.2f}", row["target"], f"{row.get('peak_mb', 0):.0f}")
+        stdout.print(table)
+    return 0
+
+
+def cmd_bench_reranker(args) -> int:
+    from core.evaluate.bench_rerank import render_markdown, run_benchmark
+    from core.rerank.packing import PACKING_LEVELS
+
+    data = shared_data(args)
+    with cancellable() as cancel, progress_bar("reranker benchmark", quiet=args.json) as bar:
+        result = run_benchmark(
+            data / "ncbi-disease",
+            data / "vocab" / "medic_06Jul2012.txt",
+            quick=args.quick,
+            retriever=args.retriever or "tfidf",
+            save_candidates_to=args.save_candidates,
+            base_model=args.base_model,
+            packings=args.packing or PACKING_LEVELS,
+            candidate_counts=args.candidates or (8, 16),
+            speed_docs=args.test_docs,
+            dev_docs=args.dev_docs,
+            train_seconds=args.train_seconds,
+            max_epochs=args.max_epochs,
+            learning_rate=args.lr,
+            batch_tokens=args.batch_tokens,
+            max_batch_tokens=args.max_batch_tokens,
+            timing_repeats=args.timing_repeats,
+            progress=bar,
+            cancel=cancel,
+        )
+    if args.json:
+        print_json(result)
+    else:
+        stdout.print(render_markdown(result), markup=False)
+    return 0
+
+
+def cmd_bench_learning(args) -> int:
+    from core.evaluate.bench_learning import bench_learning
+
+    data = shared_data(args)
+    out = Path(args.out)
+    options = {"pool": 60, "step": 20, "seconds_per_retrain": 8.0, "eval_documents": 80} if args.quick else {}
+    with cancellable() as cancel, progress_bar("learning-curve benchmark", quiet=args.json) as bar:
+        result = bench_learning(data, out, progress=bar, cancel=cancel, **options)
+    if args.json:
+        print_json(result)
+    else:
+        stdout.print(json.dumps(result, indent=2, default=str), markup=False)
+        stdout.print(f"curves written to {out}", markup=False)
+    return 0
+
+
+def cmd_bench_retriever_accuracy(args) -> int:
+    from core.evaluate.ncbi_retrieval import load_ncbi_inputs, ncbi_table, train_ncbi_rescnn
+    from core.retrieve.rescnn import RescnnConfig
+    from core.retrieve.train import TrainOptions
+
+    data = shared_data(args)
+    kb, train, test = load_ncbi_inputs(data)
+    result: dict = {}
+    model = Path(args.model) if args.model else None
+    if model is None:
+        if not args.out:
+            raise CuralinkError("pass --model DIR to evaluate a trained ResCNN, or --out DIR to train one")
+        options = TrainOptions(
+            kb_names_per_epoch=args.kb_names_per_epoch,
+            pair_repeats=2,
+            batch_size=args.batch_size,
+            hard_negative_every=args.hard_negatives_every,
+            device=args.device,
+        )
+        config = RescnnConfig(**({"base_model": args.base_model} if args.base_model else {}))
+        with cancellable() as cancel, progress_bar("training ResCNN on NCBI + MEDIC", quiet=args.json) as bar:
+            trained = train_ncbi_rescnn(
+                kb,
+                [] if args.synonyms_only else train,
+                args.out,
+                config=config,
+                options=options,
+                epochs=args.epochs,
+                max_seconds=args.train_seconds,
+                init_from=args.init_from,
+                progress=bar,
+                cancel=cancel,
+            )
+        result["training"] = {k: v for k, v in trained.metrics.items() if k != "history"}
+        model = Path(args.out)
+    if not args.skip_eval:
+        from core.retrieve.rescnn_retriever import RescnnRetriever  # faiss: not needed to train only
+
+        retrievers: dict = {"rescnn": RescnnRetriever.load(model)}
+        if args.baselines:
+            from core.retrieve.biencoder import BiEncoderRetriever
+            from core.retrieve.exact import ExactMatchRetriever
+            from core.retrieve.tfidf import TfidfRetriever
+
+            retrievers.update(
+                {"exact": ExactMatchRetriever(), "tfidf": TfidfRetriever(), "biencoder": BiEncoderRetriever()}
+            )
+        with cancellable() as cancel, progress_bar("evaluating on NCBI test", quiet=args.json) as bar:
+            result["table"] = ncbi_table(kb, train, test, retrievers, progress=bar, cancel=cancel)
+    print_output(result, args.json, "NCBI-disease test vs MEDIC")
+    return 0
+
+
+def cmd_bench_retriever(args) -> int:
+    from core.evaluate.bench_retrieval import bench_retriever
+    from core.evaluate.ncbi_retrieval import load_ncbi_inputs
+
+    data = shared_data(args)
+    kb, _, test = load_ncbi_inputs(data)
+    mentions = [m.text for d in test for m in d.mentions]
+    with cancellable() as cancel, progress_bar("retriever benchmark", quiet=args.json) as bar:
+        result = bench_retriever(
+            kb, mentions, quick=args.quick, model_dir=args.model, progress=bar, cancel=cancel
+        )
+    if args.json:
+        print_json(result)
+    else:
+        stdout.print(json.dumps(result, indent=2, default=str), markup=False)
+    return 0
+
+
+def cmd_bench_pipeline(args) -> int:
+    from core.evaluate.bench_pipeline import bench_pipeline
+
+    data = shared_data(args)
+    with cancellable() as cancel, progress_bar("pipeline benchmark", quiet=args.json) as bar:
+        result = bench_pipeline(data, train_seconds=args.train_seconds, progress=bar, cancel=cancel)
+    print_output(result, args.json, "import + train + link NCBI-disease test against MEDIC")
+    return 0
+
+
+def register(commands) -> None:
+    """Add this module's commands to the `curalink` parser."""
+    bench = commands.add_parser("bench", help="benchmarks").add_subparsers(
+        dest="bench_command", required=True
+    )
+    bench_import = bench.add_parser("import", help="corpus and KB import speed")
+    bench_import.add_argument("--data", help="shared data folder (default ../shared/data)")
+    bench_import.add_argument("--umls-rows", type=int, default=1_000_000)
+    bench_import.add_argument("--json", action="store_true")
+    bench_import.set_defaults(handler=cmd_bench_import)
+    bench_retriever = bench.add_parser(
+        "retriever", help="ResCNN vs bi-encoder vs TF-IDF speed, index choice, 1M scale"
+    )
+    bench_retriever.add_argument("--data", help="shared data folder (default ../shared/data)")
+    bench_retriever.add_argument("--quick", action="store_true", help="1-2 minutes instead of ~11")
+    bench_retriever.add_argument(
+        "--model", help="a trained ResCNN folder (speed does not depend on the weights)"
+    )
+    bench_retriever.add_argument("--json", action="store_true")
+    bench_retriever.set_defaults(handler=cmd_bench_retriever)
+
+    bench_accuracy = bench.add_parser(
+        "retriever-accuracy", help="train ResCNN on NCBI train+dev + MEDIC; acc@k vs baselines on test"
+    )
+    bench_accuracy.add_argument("--data", help="shared data folder (default ../shared/data)")
+    bench_accuracy.add_argument("--out", help="train a fresh ResCNN into this folder")
+    bench_accuracy.add_argument("--model", help="evaluate this trained ResCNN folder instead")
+    bench_accuracy.add_argument("--base-model", help="BERT-family folder for the embeddings")
+    bench_accuracy.add_argument("--train-seconds", type=float, default=600.0)
+    bench_accuracy.add_argument("--epochs", type=int, default=10)
+    bench_accuracy.add_argument("--batch-size", type=int, default=128)
+    bench_accuracy.add_argument("--kb-names-per-epoch", type=int, default=6000)
+    bench_accuracy.add_argument("--hard-negatives-every", type=int, default=0, help="epochs; 0 = off")
+    bench_accuracy.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
+    bench_accuracy.add_argument(
+        "--synonyms-only", action="store_true", help="train on MEDIC synonyms alone (no NCBI mentions)"
+    )
+    bench_accuracy.add_argument("--init-from", help="continue training this saved ResCNN folder")
+    bench_accuracy.add_argument("--baselines", action="store_true", help="also exact, TF-IDF, bi-encoder")
+    bench_accuracy.add_argument("--skip-eval", action="store_true", help="train only (e.g. on a GPU box)")
+    bench_accuracy.add_argument("--json", action="store_true")
+    bench_accuracy.set_defaults(handler=cmd_bench_retriever_accuracy)
+
+    bench_pipeline = bench.add_parser(
+        "pipeline", help="import, train, index and link NCBI-disease test end to end"
+    )
+    bench_pipeline.add_argument("--data", help="shared data folder (default ../shared/data)")
+    bench_pipeline.add_argument("--train-seconds", type=float, default=120.0)
+    bench_pipeline.add_argument("--json", action="store_true")
+    bench_pipeline.set_defaults(handler=cmd_bench_pipeline)
+
+    bench_reranker = bench.add_parser(
+        "reranker", help="packing levels: accuracy, speed, token bound (NCBI-disease)"
+    )
+    bench_reranker.add_argument("--data", help="shared data folder (default ../shared/data)")
+    bench_reranker.add_argument("--quick", action="store_true", help="a few minutes instead of ~25")
+    bench_reranker.add_argument(
+        "--retriever", help="'tfidf' (default), a trained ResCNN folder, or a candidate file (.json)"
+    )
+    bench_reranker.add_argument(
+        "--save-candidates", metavar="FILE", help="also write the retrieved candidates to FILE (.json)"
+    )
+    bench_reranker.add_argument("--base-model", help="BERT-family folder (default: packaged MiniLM)")
+    bench_reranker.add_argument(
+        "--packing",
+        action="append",
+        choices=["pair", "mention", "sentence", "document", "compact"],
+        help="repeat to choose levels (default: all five)",
+    )
+    bench_reranker.add_argument(
+        "--candidates", type=int, action="append", help="C, repeatable (default: 8 and 16)"
+    )
+    bench_reranker.add_argument(
+        "--test-docs", type=int, help="test abstracts measured (default 20; quick 10)"
+    )
+    bench_reranker.add_argument("--dev-docs", type=int, help="dev abstracts for early stopping (default 6)")
+    bench_reranker.add_argument("--train-seconds", type=float, help="training budget per row (default 40)")
+    bench_reranker.add_argument("--max-epochs", type=int, default=16)
+    bench_reranker.add_argument("--timing-repeats", type=int, default=1, help="median of N timed passes")
+    bench_reranker.add_argument("--lr", type=float, default=3e-4, help="learning rate")
+    bench_reranker.add_argument(
+        "--batch-tokens", type=int, help="training batch (default 1,024 CPU, 16,384 GPU)"
+    )
+    bench_reranker.add_argument(
+        "--max-batch-tokens", type=int, help="scoring batch in tokens (default 2,048 CPU, 65,536 GPU)"
+    )
+    bench_reranker.add_argument("--json", action="store_true")
+    bench_reranker.set_defaults(handler=cmd_bench_reranker)
+
+    bench_learning = bench.add_parser(
+        "learning", help="uncertainty-first vs random curation order (NCBI-disease)"
+    )
+    bench_learning.add_argument("--data", help="shared data folder (default ../shared/data)")
+    bench_learning.add_argument("--out", default="bench-out/learning", help="where the curves (JSON, PNG) go")
+    bench_learning.add_argument("--quick", action="store_true")
+    bench_learning.add_argument("--json", action="store_true")
+    bench_learning.set_defaults(handler=cmd_bench_learning)

@@ -1,0 +1,252 @@
+"""Model commands: train, link, evaluate, retrain, rollback."""
+
+from __future__ import annotations
+
+from rich.table import Table
+
+from app.cli.output import open_project, print_json, print_output, stdout
+from app.console import cancellable, progress_bar
+
+
+def cmd_train_retriever(args) -> int:
+    from core.learn.jobs import train_retriever
+
+    with (
+        open_project(args) as project,
+        cancellable() as cancel,
+        progress_bar("training the retriever") as bar,
+    ):
+        trained = train_retriever(
+            project,
+            base_model=args.base_model,
+            epochs=args.epochs,
+            max_seconds=args.max_seconds,
+            pooling=args.pooling,
+            seed=args.seed,
+            progress=bar,
+            cancel=cancel,
+        )
+    stdout.print(f"retriever {trained.version} saved in {trained.path} and made active ({trained.metrics})")
+    return 0
+
+
+def cmd_link(args) -> int:
+    from core.pipeline import Linker, detect_into_project
+
+    with open_project(args) as project, cancellable() as cancel:
+        kb = project.knowledge_base()
+        if args.detect:
+            from core.detect.dictionary import DictionaryDetector
+
+            with progress_bar("tagging mentions") as bar:
+                detector = DictionaryDetector.from_kb(kb)
+                found = detect_into_project(project, detector, split=args.split, progress=bar, cancel=cancel)
+            stdout.print(f"detected {found.added} new mentions in {found.documents} documents")
+        with progress_bar("loading models") as bar:
+            linker = Linker.for_project(
+                project, kb=kb, device=args.device, candidates=args.candidates, progress=bar, cancel=cancel
+            )
+        with progress_bar("linking") as bar:
+            summary = linker.link_project(project, split=args.split, progress=bar, cancel=cancel)
+    stdout.print(
+        f"linked {summary.mentions} mentions in {summary.documents} documents "
+        f"({summary.mentions_per_s:.0f} mentions/s; {linker.device_description}); "
+        f"{summary.suggestions} suggestions stored"
+    )
+    return 0
+
+
+def cmd_evaluate_detect(args) -> int:
+    from core.detect.dictionary import DictionaryDetector
+    from core.evaluate.spans import span_scores
+
+    with open_project(args) as project:
+        documents = list(project.documents(args.split))
+        detector = DictionaryDetector.from_kb(project.knowledge_base())
+        gold = [[m.span for m in d.mentions if m.origin in ("gold", "imported")] for d in documents]
+        stripped = [d.with_mentions([]) for d in documents]
+        predicted = [[m.span for m in found] for found in detector.detect(stripped)]
+    result = {
+        "detector": detector.name,
+        "split": args.split,
+        "documents": len(documents),
+        **span_scores(gold, predicted),
+    }
+    print_output(result, args.json, "mention detection")
+    return 0
+
+
+def cmd_train_reranker(args) -> int:
+    from core.rerank.project_jobs import train_reranker_for_project
+
+    with (
+        open_project(args) as project,
+        cancellable() as cancel,
+        progress_bar("training the reranker") as bar,
+    ):
+        version, folder, metrics = train_reranker_for_project(
+            project,
+            packing=args.packing,
+            base_model=args.base_model,
+            max_seconds=args.max_seconds,
+            candidates=args.candidates,
+            device=args.device,
+            progress=bar,
+            cancel=cancel,
+        )
+    stdout.print(f"reranker {version} saved in {folder} and made active ({metrics})")
+    return 0
+
+
+def cmd_evaluate_reranker(args) -> int:
+    from core.rerank.project_jobs import evaluate_reranker_for_project
+
+    with open_project(args) as project, cancellable() as cancel:
+        result = evaluate_reranker_for_project(
+            project,
+            split=args.split,
+            packing=args.packing,
+            candidates=args.candidates,
+            device=args.device,
+            cancel=cancel,
+        )
+    print_output(result, args.json, f"reranker on {args.split}")
+    return 0
+
+
+def cmd_retrain(args) -> int:
+    from core.learn.retrain import retrain
+    from core.pipeline import Linker
+
+    kinds = tuple(args.kind) if args.kind else ("retriever", "reranker")
+    with open_project(args) as project, cancellable() as cancel, progress_bar("retraining") as bar:
+        report = retrain(
+            project,
+            kinds=kinds,
+            max_seconds=args.max_seconds,
+            promote=args.promote,
+            device=args.device,
+            progress=bar,
+            cancel=cancel,
+        )
+        if any(kind.promoted for kind in report.kinds.values()) and args.relink:
+            Linker.for_project(project, device=args.device, cancel=cancel).link_project(
+                project, progress=bar, cancel=cancel
+            )
+    if args.json:
+        print_json(report.to_json())
+        return 0
+    table = Table("model", "metric", "in force", "new", title="retraining on the held-out slice")
+    for kind, metric, old, new in report.table():
+        table.add_row(
+            kind, metric, "-" if old is None else f"{old:.2f}", "-" if new is None else f"{new:.2f}"
+        )
+    stdout.print(table)
+    for kind in report.kinds.values():
+        verdict = "promoted" if kind.promoted else "kept as a candidate"
+        stdout.print(f"{kind.kind} {kind.version}: {verdict} ({kind.reason}); {kind.seconds:.0f} s")
+    return 0
+
+
+def cmd_rollback(args) -> int:
+    from core.learn.retrain import rollback
+
+    with open_project(args) as project:
+        version = rollback(project, args.kind)
+    stdout.print(f"{args.kind} {version} is in force again")
+    return 0
+
+
+def cmd_evaluate_retriever(args) -> int:
+    from core.evaluate.retrieval import evaluate_project_retriever
+
+    with open_project(args) as project:
+        result = evaluate_project_retriever(project, args.split, with_train_strings=args.with_train_strings)
+    print_output(result, args.json, f"retriever on {args.split}")
+    return 0
+
+
+def register(commands) -> None:
+    """Add this module's commands to the `curalink` parser."""
+    train = commands.add_parser("train", help="train a model").add_subparsers(
+        dest="train_command", required=True
+    )
+    train_retriever = train.add_parser(
+        "retriever", help="train a ResCNN retriever (KB synonyms + gold + curator links)"
+    )
+    train_retriever.add_argument(
+        "--base-model", help="a local BERT-family folder (default: packaged all-MiniLM-L6-v2)"
+    )
+    train_retriever.add_argument("--epochs", type=int, default=10)
+    train_retriever.add_argument(
+        "--max-seconds", type=float, default=None, help="stop training after this long"
+    )
+    train_retriever.add_argument("--pooling", choices=["max", "mean", "attention"], default="max")
+    train_retriever.add_argument("--seed", type=int, default=13)
+    train_retriever.set_defaults(handler=cmd_train_retriever)
+
+    train_reranker = train.add_parser(
+        "reranker", help="train a packed cross-encoder on the retriever's candidates"
+    )
+    train_reranker.add_argument(
+        "--packing", choices=["pair", "mention", "sentence", "document", "compact"], default="compact"
+    )
+    train_reranker.add_argument(
+        "--base-model", help="a local BERT-family folder (default: packaged all-MiniLM-L6-v2)"
+    )
+    train_reranker.add_argument("--max-seconds", type=float, default=600.0)
+    train_reranker.add_argument("--candidates", type=int, default=16)
+    train_reranker.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
+    train_reranker.set_defaults(handler=cmd_train_reranker)
+
+    link = commands.add_parser("link", help="suggest concepts for every mention")
+    link.add_argument("--split", choices=["train", "dev", "test"])
+    link.add_argument("--detect", action="store_true", help="first tag new mentions with the KB dictionary")
+    link.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
+    link.add_argument("--candidates", type=int, default=16)
+    link.set_defaults(handler=cmd_link)
+
+    evaluate = commands.add_parser("evaluate", help="measure a model on a split").add_subparsers(
+        dest="evaluate_command", required=True
+    )
+    evaluate_detect = evaluate.add_parser(
+        "detect", help="span P/R/F1 of the dictionary detector against gold"
+    )
+    evaluate_detect.add_argument("--split", choices=["train", "dev", "test"], default="test")
+    evaluate_detect.add_argument("--json", action="store_true")
+    evaluate_detect.set_defaults(handler=cmd_evaluate_detect)
+
+    evaluate_retriever = evaluate.add_parser(
+        "retriever", help="acc@1/5/10, recall@20/64 of the active retriever"
+    )
+    evaluate_retriever.add_argument("--split", choices=["train", "dev", "test"], default="test")
+    evaluate_retriever.add_argument(
+        "--with-train-strings",
+        action="store_true",
+        help="add train+dev gold mention strings as synonyms (reference protocol)",
+    )
+    evaluate_retriever.add_argument("--json", action="store_true")
+    evaluate_retriever.set_defaults(handler=cmd_evaluate_retriever)
+
+    evaluate_reranker = evaluate.add_parser("reranker", help="acc@1 of retriever + reranker (pure and fused)")
+    evaluate_reranker.add_argument("--split", choices=["train", "dev", "test"], default="test")
+    evaluate_reranker.add_argument(
+        "--packing", choices=["pair", "mention", "sentence", "document", "compact"]
+    )
+    evaluate_reranker.add_argument("--candidates", type=int, default=16)
+    evaluate_reranker.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
+    evaluate_reranker.add_argument("--json", action="store_true")
+    evaluate_reranker.set_defaults(handler=cmd_evaluate_reranker)
+
+    retrain = commands.add_parser("retrain", help="fine-tune the models from curator decisions")
+    retrain.add_argument("--kind", action="append", choices=["retriever", "reranker"], help="default: both")
+    retrain.add_argument("--max-seconds", type=float, default=240.0, help="training budget per model")
+    retrain.add_argument("--promote", choices=["if-not-worse", "always", "never"], default="if-not-worse")
+    retrain.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
+    retrain.add_argument("--no-relink", dest="relink", action="store_false", help="keep the old suggestions")
+    retrain.add_argument("--json", action="store_true")
+    retrain.set_defaults(handler=cmd_retrain)
+
+    rollback = commands.add_parser("rollback", help="put the previous model version back in force")
+    rollback.add_argument("kind", choices=["retriever", "reranker"])
+    rollback.set_defaults(handler=cmd_rollback)

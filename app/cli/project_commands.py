@@ -1,0 +1,171 @@
+"""Project commands: init, KB and corpus import, export, stats, the demo."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from rich.table import Table
+
+from app.cli.output import open_project, print_json, stdout
+from app.console import cancellable, progress_bar
+from core.errors import CuralinkError
+
+
+def cmd_init(args) -> int:
+    from core.store import Project
+
+    with Project.create(args.dir) as project:
+        stdout.print(f"created Curalink project in {project.path}")
+    return 0
+
+
+def cmd_kb_import(args) -> int:
+    from core.kb import load_kb, sniff_kb_format
+
+    path = Path(args.file)
+    if not path.exists():
+        raise CuralinkError(f"{path}: no such file or folder")
+    sniffed = sniff_kb_format(path)
+    if sniffed is not None and sniffed != args.format:
+        raise CuralinkError(f"{path}: looks like a {sniffed} file, not {args.format}; nothing was imported")
+    options = {}
+    if args.format == "umls-rrf":
+        options = {"languages": set(args.language or ["ENG"]), "sources": set(args.sab) if args.sab else None}
+    with (
+        open_project(args) as project,
+        cancellable() as cancel,
+        progress_bar(f"importing {path.name}") as bar,
+    ):
+        concepts = load_kb(path, args.format, progress=bar, cancel=cancel, **options)
+        summary = project.import_concepts(
+            concepts, source=str(path), fmt=args.format, progress=bar, cancel=cancel
+        )
+    stdout.print(
+        f"{path}: {summary.added} concepts added, {summary.skipped} already present (their new names merged), "
+        f"{summary.names} names added"
+    )
+    return 0
+
+
+def cmd_corpus_import(args) -> int:
+    from core.formats import read_corpus
+
+    path = Path(args.file)
+    if not path.exists():
+        raise CuralinkError(f"{path}: no such file or folder")
+    with (
+        open_project(args) as project,
+        cancellable() as cancel,
+        progress_bar(f"importing {path.name}") as bar,
+    ):
+        summary = project.import_documents(
+            read_corpus(path, args.format),
+            source=str(path),
+            fmt=args.format,
+            split=args.split or "",
+            on_duplicate=args.on_duplicate,
+            progress=bar,
+            cancel=cancel,
+        )
+    stdout.print(
+        f"{path}: {summary.added} documents ({summary.mentions} mentions) added"
+        + (
+            f", {summary.skipped} skipped as duplicates ({', '.join(summary.skipped_ids[:5])})"
+            if summary.skipped
+            else ""
+        )
+        + (f", {summary.updated} updated" if summary.updated else "")
+    )
+    return 0
+
+
+def cmd_export(args) -> int:
+    from core.formats import write_corpus
+    from core.store.curation import curated_documents
+
+    with open_project(args) as project:
+        documents = curated_documents(project, accepted_only=args.accepted_only, split=args.split)
+        count = write_corpus(documents, Path(args.out), args.format)
+    stdout.print(f"wrote {count} documents to {args.out} ({args.format})")
+    return 0
+
+
+def cmd_stats(args) -> int:
+    with open_project(args) as project:
+        stats = project.stats()
+    if args.json:
+        print_json(stats)
+        return 0
+    table = Table(title=f"Curalink project {stats['project']}", show_header=False)
+    for key, value in stats.items():
+        if key != "project":
+            table.add_row(key.replace("_", " "), json.dumps(value) if isinstance(value, dict) else str(value))
+    stdout.print(table)
+    return 0
+
+
+def cmd_demo(args) -> int:
+    from app.demo import run_demo
+
+    return run_demo(
+        Path(args.out) if args.out else None,
+        fresh=args.fresh,
+        console=stdout,
+        train_seconds=args.train_seconds,
+    )
+
+
+def register(commands) -> None:
+    """Add this module's commands to the `curalink` parser."""
+    init = commands.add_parser("init", help="create a project folder")
+    init.add_argument("dir")
+    init.set_defaults(handler=cmd_init)
+
+    kb = commands.add_parser("kb", help="knowledge bases").add_subparsers(dest="kb_command", required=True)
+    kb_import = kb.add_parser("import", help="import a vocabulary")
+    kb_import.add_argument("file")
+    kb_import.add_argument(
+        "--format", required=True, choices=["mesh-xml", "umls-rrf", "ctd", "medic", "obo", "tsv"]
+    )
+    kb_import.add_argument("--language", action="append", default=None, help="UMLS: languages to keep (ENG)")
+    kb_import.add_argument("--sab", action="append", help="UMLS: source vocabularies to keep (all)")
+    kb_import.set_defaults(handler=cmd_kb_import)
+
+    corpus = commands.add_parser("corpus", help="annotated corpora").add_subparsers(
+        dest="corpus_command", required=True
+    )
+    corpus_import = corpus.add_parser("import", help="import documents")
+    corpus_import.add_argument("file")
+    corpus_import.add_argument(
+        "--format", required=True, choices=["pubtator", "bioc-xml", "bioc-json", "brat", "jsonl", "text"]
+    )
+    corpus_import.add_argument("--split", choices=["train", "dev", "test"])
+    corpus_import.add_argument(
+        "--on-duplicate",
+        default="skip",
+        choices=["skip", "update", "error"],
+        help="a document id already stored: skip it (default), replace it, or stop",
+    )
+    corpus_import.set_defaults(handler=cmd_corpus_import)
+
+    export = commands.add_parser("export", help="export the annotated corpus")
+    export.add_argument(
+        "--format", required=True, choices=["pubtator", "bioc-xml", "bioc-json", "brat", "jsonl", "text"]
+    )
+    export.add_argument("--out", required=True)
+    export.add_argument(
+        "--accepted-only", action="store_true", help="only mentions a curator accepted or corrected"
+    )
+    export.add_argument("--split", choices=["train", "dev", "test"])
+    export.set_defaults(handler=cmd_export)
+
+    stats = commands.add_parser("stats", help="what the project holds")
+    stats.add_argument("--json", action="store_true")
+    stats.set_defaults(handler=cmd_stats)
+
+    demo = commands.add_parser("demo", help="build the bundled demo project, link it, print a summary")
+    demo.add_argument("--out", help="where to build it (default: the user data folder)")
+    demo.add_argument("--fresh", action="store_true", help="rebuild even if it exists")
+    demo.add_argument("--train-seconds", type=float, default=60.0, help="retriever training budget")
+    demo.set_defaults(handler=cmd_demo)

@@ -1,0 +1,107 @@
+"""Read-only summaries for the desk and `curalink stats`: the queue and project statistics."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlalchemy import func, select
+
+from core.store.schema import (
+    ConceptRow,
+    DecisionRow,
+    DocumentRow,
+    MentionRow,
+    ModelVersionRow,
+    NameRow,
+    SuggestionRow,
+)
+
+
+class DeskQueries:
+    """Mixed into `Project`: needs `self.session()`, `self.path`, `self.current_decisions()`, `self.active_model()`."""
+
+    def queue(self) -> list[QueueEntry]:
+        """Per document: mention and reviewed counts, and the smallest top-two score margin (uncertainty)."""
+        state = self.current_decisions()
+        with self.session() as session:
+            docs = session.execute(
+                select(DocumentRow.id, DocumentRow.external_id, DocumentRow.title).order_by(DocumentRow.id)
+            ).all()
+            mentions = session.execute(
+                select(MentionRow.id, MentionRow.document_id).where(MentionRow.removed.is_(False))
+            ).all()
+            scores = session.execute(
+                select(SuggestionRow.mention_id, SuggestionRow.retriever_score, SuggestionRow.reranker_score)
+                .where(SuggestionRow.rank <= 2)
+                .order_by(SuggestionRow.mention_id, SuggestionRow.rank)
+            ).all()
+        top: dict[int, list[float]] = {}
+        for mention_id, retrieved, reranked in scores:
+            top.setdefault(mention_id, []).append(retrieved if reranked is None else reranked)
+        entries = {row_id: QueueEntry(external_id, title) for row_id, external_id, title in docs}
+        for mention_id, document_id in mentions:
+            entry = entries[document_id]
+            entry.mentions += 1
+            entry.reviewed += mention_id in state
+            pair = top.get(mention_id)
+            if pair is None:
+                entry.unsuggested += 1
+                continue
+            margin = pair[0] - pair[1] if len(pair) > 1 else 1.0
+            if mention_id not in state:
+                entry.margin = min(entry.margin, margin)
+        return list(entries.values())
+
+    def stats(self) -> dict:
+        with self.session() as session:
+            count = lambda model: session.scalar(select(func.count()).select_from(model))  # noqa: E731
+            splits = dict(
+                session.execute(select(DocumentRow.split, func.count()).group_by(DocumentRow.split)).all()
+            )
+            origins = dict(
+                session.execute(select(MentionRow.origin, func.count()).group_by(MentionRow.origin)).all()
+            )
+            vocabularies = dict(
+                session.execute(
+                    select(ConceptRow.vocabulary, func.count()).group_by(ConceptRow.vocabulary)
+                ).all()
+            )
+            reviewed = session.scalar(select(func.count(func.distinct(DecisionRow.mention_id))))
+            stats = {
+                "project": str(self.path),
+                "documents": count(DocumentRow),
+                "documents_by_split": {k or "(none)": v for k, v in splits.items()},
+                "mentions": session.scalar(
+                    select(func.count()).select_from(MentionRow).where(MentionRow.removed.is_(False))
+                ),
+                "mentions_by_origin": origins,
+                "concepts": count(ConceptRow),
+                "concepts_by_vocabulary": vocabularies,
+                "names": count(NameRow),
+                "suggestions": count(SuggestionRow),
+                "decisions": count(DecisionRow),
+                "mentions_reviewed": reviewed,
+                "model_versions": count(ModelVersionRow),
+            }
+        for kind in ("retriever", "reranker"):
+            active = self.active_model(kind)
+            stats[f"{kind}_version"] = active.version if active else None
+        return stats
+
+
+@dataclass
+class QueueEntry:
+    """One row of the curation queue; `margin` is 1.0 when nothing unreviewed is uncertain."""
+
+    doc_id: str
+    title: str
+    mentions: int = 0
+    reviewed: int = 0
+    unsuggested: int = 0
+    margin: float = 1.0
+
+    @property
+    def status(self) -> str:
+        if self.mentions and self.reviewed >= self.mentions:
+            return "done"
+        return "in progress" if self.reviewed else "unreviewed"

@@ -1,0 +1,330 @@
+"""Documents in the store: atomic imports, reading documents back, curator mention edits.
+
+Imports are atomic per file: a bad line, a cancel or a crash rolls the whole file back, so the project
+is exactly as it was before the import began (nothing already stored is lost or half-written)."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+
+from sqlalchemy import func, insert, select, update
+from sqlalchemy.orm import Session
+
+from core.documents import Document, Mention, Passage, Relation
+from core.errors import CuralinkError
+from core.progress import NEVER_CANCELLED, CancelToken, ProgressCallback, no_progress
+from core.store.curation_log import NewDecision, decision_row
+from core.store.schema import (
+    DecisionRow,
+    DocumentRow,
+    ImportRunRow,
+    MentionRow,
+    PassageRow,
+    RelationRow,
+)
+
+log = logging.getLogger(__name__)
+
+DUPLICATE_POLICIES = ("skip", "update", "error")
+
+
+@dataclass
+class ImportSummary:
+    added: int = 0
+    skipped: int = 0
+    updated: int = 0
+    mentions: int = 0
+    names: int = 0
+    skipped_ids: list[str] = field(default_factory=list)
+
+
+class DocumentStore:
+    """Mixed into `Project`: needs `self.session()` and `self.path`."""
+
+    def import_documents(
+        self,
+        documents: Iterable[Document],
+        *,
+        source: str = "",
+        fmt: str = "",
+        split: str = "",
+        on_duplicate: str = "skip",
+        origin: str = "gold",
+        batch_size: int = 200,
+        progress: ProgressCallback = no_progress,
+        cancel: CancelToken = NEVER_CANCELLED,
+    ) -> ImportSummary:
+        """Store documents with their mentions, atomically for the whole iterable.
+
+        Duplicate ids (already stored, or repeated in the file like PMID 8528200 in NCBI-disease train):
+        `skip` keeps the first and logs a warning, `update` replaces text and non-curator mentions of a
+        document no curator has touched yet, `error` stops and stores nothing.
+        """
+        if on_duplicate not in DUPLICATE_POLICIES:
+            raise CuralinkError(f"unknown duplicate policy {on_duplicate!r}; use one of {DUPLICATE_POLICIES}")
+        summary = ImportSummary()
+        with self.session() as session:
+            existing = dict(session.execute(select(DocumentRow.external_id, DocumentRow.id)).all())
+            batch: list[Document] = []
+            for document in documents:
+                cancel.raise_if_cancelled()
+                if document.doc_id in existing:
+                    self._handle_duplicate(
+                        session, document, existing, on_duplicate, source, split, origin, summary
+                    )
+                    continue
+                existing[document.doc_id] = -1
+                batch.append(document)
+                if len(batch) >= batch_size:
+                    self._insert_documents(session, batch, source, split, origin, summary, existing)
+                    batch = []
+                    progress(summary.added + summary.skipped + summary.updated, None, "documents")
+            if batch:
+                self._insert_documents(session, batch, source, split, origin, summary, existing)
+            cancel.raise_if_cancelled()
+            session.add(
+                ImportRunRow(
+                    kind="corpus",
+                    source_file=source,
+                    format=fmt,
+                    added=summary.added,
+                    skipped=summary.skipped,
+                    updated=summary.updated,
+                )
+            )
+        progress(summary.added + summary.skipped + summary.updated, None, "documents")
+        if summary.skipped:
+            log.warning(
+                "%s: skipped %d document(s) whose id was already stored: %s",
+                source or "import",
+                summary.skipped,
+                ", ".join(summary.skipped_ids[:10]),
+            )
+        return summary
+
+    def _handle_duplicate(self, session, document, existing, policy, source, split, origin, summary) -> None:
+        if policy == "error":
+            raise CuralinkError(f"{source or 'import'}: document {document.doc_id} is already in the project")
+        if policy == "skip" or existing[document.doc_id] == -1:
+            summary.skipped += 1
+            summary.skipped_ids.append(document.doc_id)
+            return
+        row_id = existing[document.doc_id]
+        touched = session.scalar(
+            select(func.count(DecisionRow.id)).join(MentionRow).where(MentionRow.document_id == row_id)
+        )
+        if touched:
+            raise CuralinkError(
+                f"{source or 'import'}: document {document.doc_id} has curator decisions; "
+                "refusing to replace it (use --on-duplicate skip)"
+            )
+        session.query(PassageRow).filter_by(document_id=row_id).delete()
+        session.query(RelationRow).filter_by(document_id=row_id).delete()
+        session.query(MentionRow).filter(
+            MentionRow.document_id == row_id, MentionRow.origin != "curator"
+        ).delete()
+        session.execute(
+            update(DocumentRow)
+            .where(DocumentRow.id == row_id)
+            .values(
+                title=document.title, text=document.text, source_file=source, split=split or DocumentRow.split
+            )
+        )
+        self._insert_children(session, [(row_id, document)], origin, summary)
+        summary.updated += 1
+
+    def _insert_documents(self, session, batch, source, split, origin, summary, existing) -> None:
+        rows = [
+            {
+                "external_id": doc.doc_id,
+                "title": doc.title,
+                "text": doc.text,
+                "source_file": source,
+                "split": split,
+                "metadata_json": json.dumps(doc.metadata, ensure_ascii=False),
+            }
+            for doc in batch
+        ]
+        ids = session.scalars(
+            insert(DocumentRow).returning(DocumentRow.id, sort_by_parameter_order=True), rows
+        ).all()
+        for doc, row_id in zip(batch, ids, strict=True):
+            existing[doc.doc_id] = row_id
+        self._insert_children(session, list(zip(ids, batch, strict=True)), origin, summary)
+        summary.added += len(batch)
+
+    @staticmethod
+    def _insert_children(
+        session, pairs: list[tuple[int, Document]], origin: str, summary: ImportSummary
+    ) -> None:
+        passages, mentions, relations = [], [], []
+        for row_id, doc in pairs:
+            passages += [
+                {"document_id": row_id, "position": i, "offset": p.offset, "text": p.text, "kind": p.kind}
+                for i, p in enumerate(doc.passages)
+            ]
+            mentions += [
+                {
+                    "document_id": row_id,
+                    "start": m.start,
+                    "end": m.end,
+                    "text": m.text,
+                    "type": m.type,
+                    "concept_id": m.concept_id,
+                    "origin": m.origin or origin,
+                    "source_key": m.mention_id,
+                    "infons_json": json.dumps(m.infons, ensure_ascii=False),
+                }
+                for m in doc.mentions
+            ]
+            relations += [
+                {
+                    "document_id": row_id,
+                    "type": r.type,
+                    "arguments_json": json.dumps(list(r.arguments)),
+                    "source_key": r.relation_id,
+                }
+                for r in doc.relations
+            ]
+        if passages:
+            session.execute(insert(PassageRow), passages)
+        if mentions:
+            session.execute(insert(MentionRow), mentions)
+        if relations:
+            session.execute(insert(RelationRow), relations)
+        summary.mentions += len(mentions)
+
+    def document_ids(self, split: str | None = None) -> list[str]:
+        with self.session() as session:
+            query = select(DocumentRow.external_id).order_by(DocumentRow.id)
+            if split:
+                query = query.where(DocumentRow.split == split)
+            return list(session.scalars(query))
+
+    def documents(
+        self, split: str | None = None, *, ids: Sequence[str] | None = None, include_removed: bool = False
+    ) -> Iterator[Document]:
+        """Documents as stored, with their (non-removed) mentions; `concept_id` is the mention's gold id."""
+        for document, _ in self.documents_with_mention_ids(split, ids=ids, include_removed=include_removed):
+            yield document
+
+    def documents_with_mention_ids(
+        self, split: str | None = None, *, ids: Sequence[str] | None = None, include_removed: bool = False
+    ) -> Iterator[tuple[Document, list[int]]]:
+        """Documents and, aligned with `document.mentions`, each mention's database id."""
+        with self.session() as session:
+            query = select(DocumentRow).order_by(DocumentRow.id)
+            if split:
+                query = query.where(DocumentRow.split == split)
+            if ids is not None:
+                query = query.where(DocumentRow.external_id.in_(list(ids)))
+            for row in session.scalars(query):
+                yield self._to_document(session, row, include_removed)
+
+    def document(self, external_id: str) -> Document:
+        docs = list(self.documents(ids=[external_id]))
+        if not docs:
+            raise CuralinkError(f"no document {external_id!r} in {self.path}")
+        return docs[0]
+
+    @staticmethod
+    def _to_document(session: Session, row: DocumentRow, include_removed: bool) -> tuple[Document, list[int]]:
+        passages = tuple(Passage(p.offset, p.text, p.kind) for p in row.passages)
+        kept = [
+            m
+            for m in sorted(row.mentions, key=lambda m: (m.start, m.end, m.id))
+            if include_removed or not m.removed
+        ]
+        mentions = tuple(
+            Mention(
+                start=m.start,
+                end=m.end,
+                text=m.text,
+                type=m.type,
+                concept_id=m.concept_id,
+                mention_id=m.source_key,
+                origin=m.origin,
+                infons=json.loads(m.infons_json),
+            )
+            for m in kept
+        )
+        relations = tuple(
+            Relation(r.type, tuple(json.loads(r.arguments_json)), r.source_key)
+            for r in session.scalars(select(RelationRow).where(RelationRow.document_id == row.id))
+        )
+        document = Document(row.external_id, passages, mentions, relations, json.loads(row.metadata_json))
+        return document, [m.id for m in kept]
+
+    def add_mention(
+        self, document_id: str, start: int, end: int, *, type: str = "", curator: str | None = None
+    ) -> int:
+        """A curator-drawn mention (origin 'curator'); its text is cut from the stored document.
+
+        With `curator`, an `add_mention` decision is logged in the same transaction (provenance).
+        """
+        with self.session() as session:
+            document = session.scalar(select(DocumentRow).where(DocumentRow.external_id == document_id))
+            if document is None:
+                raise CuralinkError(f"no document {document_id!r} in {self.path}")
+            if not 0 <= start < end <= len(document.text):
+                raise CuralinkError(f"{document_id}: span [{start}, {end}) is outside the text")
+            row = MentionRow(
+                document_id=document.id,
+                start=start,
+                end=end,
+                text=document.text[start:end],
+                type=type,
+                origin="curator",
+            )
+            session.add(row)
+            session.flush()
+            if curator is not None:
+                edit = NewDecision(
+                    row.id, "add_mention", curator=curator, detail={"start": start, "end": end}
+                )
+                session.add(decision_row(edit))
+            return row.id
+
+    def set_mention_removed(
+        self, mention_id: int, removed: bool = True, *, curator: str | None = None
+    ) -> None:
+        """Delete (or restore) a mention by flag, so its decisions and an undo survive.
+
+        With `curator`, a `delete_mention` decision (detail `restored` on a restore) is logged with it.
+        """
+        with self.session() as session:
+            row = session.get(MentionRow, mention_id)
+            if row is None:
+                raise CuralinkError(f"no mention with id {mention_id}")
+            row.removed = removed
+            if curator is not None:
+                detail = {"start": row.start, "end": row.end, "restored": not removed}
+                session.add(
+                    decision_row(NewDecision(mention_id, "delete_mention", curator=curator, detail=detail))
+                )
+
+    def set_mention_span(
+        self, mention_id: int, start: int, end: int, *, curator: str | None = None
+    ) -> tuple[int, int]:
+        """Move a mention's boundaries; returns the old span so the caller can undo.
+
+        With `curator`, an `adjust_span` decision holding the old and new offsets is logged with it.
+        """
+        with self.session() as session:
+            row = session.get(MentionRow, mention_id)
+            if row is None:
+                raise CuralinkError(f"no mention with id {mention_id}")
+            text = row.document.text
+            if not 0 <= start < end <= len(text):
+                raise CuralinkError(f"mention {mention_id}: span [{start}, {end}) is outside the text")
+            old = (row.start, row.end)
+            row.start, row.end, row.text = start, end, text[start:end]
+            if curator is not None:
+                detail = {"old_start": old[0], "old_end": old[1], "new_start": start, "new_end": end}
+                session.add(
+                    decision_row(NewDecision(mention_id, "adjust_span", curator=curator, detail=detail))
+                )
+            return old

@@ -1,0 +1,204 @@
+"""The knowledge base in the store: concepts, names, type-ahead search."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from sqlalchemy import func, insert, select
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.orm import Session
+
+from core.errors import CuralinkError
+from core.kb.concept import Concept
+from core.kb.knowledge_base import KnowledgeBase
+from core.progress import NEVER_CANCELLED, CancelToken, ProgressCallback, no_progress
+from core.store.documents_store import ImportSummary
+from core.store.schema import (
+    ConceptRow,
+    ImportRunRow,
+    NameRow,
+)
+from core.text.normalize import normalize_name
+
+_MULTI = "|"
+
+
+class KnowledgeBaseStore:
+    """Mixed into `Project`: needs `self.session()`."""
+
+    def import_concepts(
+        self,
+        concepts: Iterable[Concept],
+        *,
+        source: str = "",
+        fmt: str = "",
+        batch_size: int = 5000,
+        progress: ProgressCallback = no_progress,
+        cancel: CancelToken = NEVER_CANCELLED,
+    ) -> ImportSummary:
+        """Store concepts and their names atomically; a concept already stored gains the new names only."""
+        summary = ImportSummary()
+        with self.session() as session:
+            known = set(session.scalars(select(ConceptRow.id)))
+            concept_rows: list[dict] = []
+            name_rows: list[dict] = []
+            for concept in concepts:
+                cancel.raise_if_cancelled()
+                if concept.concept_id in known:
+                    summary.skipped += 1
+                else:
+                    known.add(concept.concept_id)
+                    concept_rows.append(_concept_row(concept))
+                    summary.added += 1
+                seen: set[str] = set()
+                for name in concept.names:
+                    if name and name not in seen:
+                        seen.add(name)
+                        name_rows.append(
+                            {
+                                "concept_id": concept.concept_id,
+                                "name": name,
+                                "normalized": normalize_name(name),
+                                "preferred": name == concept.preferred_name,
+                                "source": "kb",
+                            }
+                        )
+                if len(name_rows) >= batch_size:
+                    summary.names += self._flush_concepts(session, concept_rows, name_rows)
+                    concept_rows, name_rows = [], []
+                    progress(summary.added + summary.skipped, None, "concepts")
+            summary.names += self._flush_concepts(session, concept_rows, name_rows)
+            cancel.raise_if_cancelled()
+            session.add(
+                ImportRunRow(
+                    kind="kb", source_file=source, format=fmt, added=summary.added, skipped=summary.skipped
+                )
+            )
+        progress(summary.added + summary.skipped, None, "concepts")
+        return summary
+
+    @staticmethod
+    def _flush_concepts(session: Session, concept_rows: list[dict], name_rows: list[dict]) -> int:
+        if concept_rows:
+            session.execute(insert(ConceptRow), concept_rows)
+        if not name_rows:
+            return 0
+        result = session.connection().execute(
+            sqlite_insert(NameRow.__table__).on_conflict_do_nothing(), name_rows
+        )
+        return max(result.rowcount, 0)
+
+    def add_names(self, concept_id: str, names: Iterable[str], *, source: str = "curator") -> int:
+        """Add synonyms to a stored concept (curator-sourced or from training mentions)."""
+        rows = [
+            {
+                "concept_id": concept_id,
+                "name": n,
+                "normalized": normalize_name(n),
+                "preferred": False,
+                "source": source,
+            }
+            for n in dict.fromkeys(names)
+            if n.strip()
+        ]
+        with self.session() as session:
+            if session.get(ConceptRow, concept_id) is None:
+                raise CuralinkError(f"no concept {concept_id!r} in the project's knowledge base")
+            if not rows:
+                return 0
+            result = session.connection().execute(
+                sqlite_insert(NameRow.__table__).on_conflict_do_nothing(), rows
+            )
+            return max(result.rowcount, 0)
+
+    def knowledge_base(self, vocabulary: str | None = None) -> KnowledgeBase:
+        """The stored KB in memory, names in insertion order (stable, so fingerprints are too)."""
+        with self.session() as session:
+            names: dict[str, list[str]] = {}
+            for concept_id, name in session.execute(
+                select(NameRow.concept_id, NameRow.name).order_by(NameRow.id)
+            ):
+                names.setdefault(concept_id, []).append(name)
+            query = select(ConceptRow)
+            if vocabulary:
+                query = query.where(ConceptRow.vocabulary == vocabulary)
+            concepts = [_row_concept(row, names.get(row.id, [])) for row in session.scalars(query)]
+        return KnowledgeBase(concepts)
+
+    def concept(self, concept_id: str) -> Concept | None:
+        with self.session() as session:
+            row = session.get(ConceptRow, concept_id)
+            if row is None:
+                return None
+            names = list(
+                session.scalars(
+                    select(NameRow.name).where(NameRow.concept_id == concept_id).order_by(NameRow.id)
+                )
+            )
+            return _row_concept(row, names)
+
+    def search_names(self, query: str, limit: int = 50) -> list[tuple[str, str, str]]:
+        """Type-ahead over names and ids: (concept_id, matched name, preferred name), prefix matches first."""
+        key = normalize_name(query)
+        if not key:
+            return []
+        with self.session() as session:
+            exact_id = session.get(ConceptRow, query.strip())
+            results: list[tuple[str, str, str]] = []
+            if exact_id is not None:
+                results.append((exact_id.id, exact_id.preferred_name, exact_id.preferred_name))
+            prefix = key.replace("%", "").replace("_", "")
+            rows = session.execute(
+                select(NameRow.concept_id, NameRow.name, ConceptRow.preferred_name)
+                .join(ConceptRow, ConceptRow.id == NameRow.concept_id)
+                .where(NameRow.normalized >= prefix, NameRow.normalized < prefix + "\uffff")
+                .order_by(func.length(NameRow.normalized))
+                .limit(limit * 3)
+            ).all()
+            if len(rows) < limit:
+                rows += session.execute(
+                    select(NameRow.concept_id, NameRow.name, ConceptRow.preferred_name)
+                    .join(ConceptRow, ConceptRow.id == NameRow.concept_id)
+                    .where(NameRow.normalized.like(f"% {prefix}%"))
+                    .order_by(func.length(NameRow.normalized))
+                    .limit(limit * 3)
+                ).all()
+        seen = {r[0] for r in results}
+        for concept_id, name, preferred in rows:
+            if concept_id not in seen:
+                seen.add(concept_id)
+                results.append((concept_id, name, preferred))
+            if len(results) >= limit:
+                break
+        return results
+
+
+def _concept_row(concept: Concept) -> dict:
+    return {
+        "id": concept.concept_id,
+        "vocabulary": concept.vocabulary,
+        "preferred_name": concept.preferred_name,
+        "semantic_types": _MULTI.join(concept.semantic_types),
+        "definition": concept.definition,
+        "tree_numbers": _MULTI.join(concept.tree_numbers),
+        "parents": _MULTI.join(concept.parents),
+        "alt_ids": _MULTI.join(concept.alt_ids),
+    }
+
+
+def _split(value: str) -> tuple[str, ...]:
+    return tuple(v for v in value.split(_MULTI) if v) if value else ()
+
+
+def _row_concept(row: ConceptRow, names: list[str]) -> Concept:
+    return Concept(
+        concept_id=row.id,
+        vocabulary=row.vocabulary,
+        preferred_name=row.preferred_name,
+        synonyms=tuple(n for n in names if n != row.preferred_name),
+        alt_ids=_split(row.alt_ids),
+        semantic_types=_split(row.semantic_types),
+        definition=row.definition,
+        tree_numbers=_split(row.tree_numbers),
+        parents=_split(row.parents),
+    )
