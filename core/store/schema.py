@@ -59,6 +59,7 @@ class PassageRow(Base):
     offset: Mapped[int] = mapped_column(Integer)
     text: Mapped[str] = mapped_column(Text)
     kind: Mapped[str] = mapped_column(String, default="")
+    infons_json: Mapped[str] = mapped_column(Text, default="{}", server_default="{}")
 
     document: Mapped[DocumentRow] = relationship(back_populates="passages")
 
@@ -90,6 +91,8 @@ class RelationRow(Base):
     type: Mapped[str] = mapped_column(String)
     arguments_json: Mapped[str] = mapped_column(Text)
     source_key: Mapped[str] = mapped_column(String, default="")
+    roles_json: Mapped[str] = mapped_column(Text, default="[]", server_default="[]")
+    infons_json: Mapped[str] = mapped_column(Text, default="{}", server_default="{}")
 
 
 class ConceptRow(Base):
@@ -103,6 +106,26 @@ class ConceptRow(Base):
     tree_numbers: Mapped[str] = mapped_column(Text, default="")
     parents: Mapped[str] = mapped_column(Text, default="")
     alt_ids: Mapped[str] = mapped_column(Text, default="")
+
+
+class ConceptIdRow(Base):
+    """Every id a concept answers to (its own and its alternatives), so any of them finds it."""
+
+    __tablename__ = "concept_ids"
+
+    id: Mapped[str] = mapped_column(String, primary_key=True)
+    concept_id: Mapped[str] = mapped_column(
+        ForeignKey("concepts.id", ondelete="CASCADE"), primary_key=True, index=True
+    )
+
+
+class SettingRow(Base):
+    """A project-level choice (JSON value), stored in the project so it travels with the folder."""
+
+    __tablename__ = "settings"
+
+    key: Mapped[str] = mapped_column(String, primary_key=True)
+    value_json: Mapped[str] = mapped_column(Text)
 
 
 class NameRow(Base):
