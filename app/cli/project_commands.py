@@ -41,10 +41,30 @@ def cmd_kb_import(args) -> int:
         summary = project.import_concepts(
             concepts, source=str(path), fmt=args.format, progress=bar, cancel=cancel
         )
+        namespaces = project.id_namespaces()
     stdout.print(
         f"{path}: {summary.added} concepts added, {summary.skipped} already present (their new names merged), "
         f"{summary.names} names added"
+        + (
+            f"; {summary.rekeyed} keyed by a preferred-namespace id ({', '.join(namespaces)} first), "
+            "answering to their other ids too"
+            if summary.rekeyed
+            else ""
+        )
     )
+    return 0
+
+
+def cmd_kb_namespaces(args) -> int:
+    with open_project(args) as project:
+        if args.namespaces:
+            changed = project.set_id_namespaces(args.namespaces)
+            stdout.print(
+                f"preferred id namespaces: {', '.join(project.id_namespaces())}; "
+                f"{changed} stored concepts re-keyed (links made earlier export with the new ids)"
+            )
+        else:
+            stdout.print(f"preferred id namespaces: {', '.join(project.id_namespaces())}")
     return 0
 
 
@@ -131,6 +151,13 @@ def register(commands) -> None:
     kb_import.add_argument("--language", action="append", default=None, help="UMLS: languages to keep (ENG)")
     kb_import.add_argument("--sab", action="append", help="UMLS: source vocabularies to keep (all)")
     kb_import.set_defaults(handler=cmd_kb_import)
+    kb_namespaces = kb.add_parser(
+        "namespaces",
+        help="show or set the preferred id namespaces (default MESH OMIM): a concept with an id in a "
+        "better-ranked namespace is keyed, linked and exported by it",
+    )
+    kb_namespaces.add_argument("namespaces", nargs="*", help="namespaces, best first (e.g. MESH OMIM UMLS)")
+    kb_namespaces.set_defaults(handler=cmd_kb_namespaces)
 
     corpus = commands.add_parser("corpus", help="annotated corpora").add_subparsers(
         dest="corpus_command", required=True

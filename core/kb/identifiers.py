@@ -48,3 +48,11 @@ def split_ids(raw: str, vocabulary: str = "") -> tuple[str, ...]:
     if not raw or raw.strip() == "-1":
         return ()
     return tuple(canonical_id(part, vocabulary) for part in re.split(r"[|+]", raw) if part.strip())
+
+
+def namespace_of(concept_id: str) -> str:
+    """The namespace of a canonical id: `MESH` for bare MeSH ids, else the CURIE prefix (`OMIM`, `UMLS`)."""
+    if _MESH.match(concept_id):
+        return "MESH"
+    prefix, sep, _ = concept_id.partition(":")
+    return prefix.upper() if sep else ""

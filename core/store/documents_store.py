@@ -38,6 +38,7 @@ class ImportSummary:
     updated: int = 0
     mentions: int = 0
     names: int = 0
+    rekeyed: int = 0
     skipped_ids: list[str] = field(default_factory=list)
 
 

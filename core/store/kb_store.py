@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from sqlalchemy import func, insert, select
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
@@ -10,14 +10,14 @@ from sqlalchemy.orm import Session
 
 from core.errors import CuralinkError
 from core.kb.concept import Concept
+from core.kb.identifiers import canonical_id
 from core.kb.knowledge_base import KnowledgeBase
+from core.kb.namespaces import SETTING_KEY, parse_namespaces
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressCallback, no_progress
 from core.store.documents_store import ImportSummary
-from core.store.schema import (
-    ConceptRow,
-    ImportRunRow,
-    NameRow,
-)
+from core.store.kb_rekey import rekey_concepts
+from core.store.schema import ConceptIdRow, ConceptRow, ImportRunRow, NameRow
+from core.store.settings_store import write_setting
 from core.text.normalize import normalize_name
 
 _MULTI = "|"
@@ -36,12 +36,18 @@ class KnowledgeBaseStore:
         progress: ProgressCallback = no_progress,
         cancel: CancelToken = NEVER_CANCELLED,
     ) -> ImportSummary:
-        """Store concepts and their names atomically; a concept already stored gains the new names only."""
+        """Store concepts and their names atomically; a concept already stored gains the new names only.
+
+        Every id of a concept (primary and alternatives) goes to the id table, and concepts are then
+        keyed by the project's preferred id namespaces (`summary.rekeyed` counts those re-keyed).
+        """
         summary = ImportSummary()
+        preference = self.id_namespaces()
         with self.session() as session:
             known = set(session.scalars(select(ConceptRow.id)))
             concept_rows: list[dict] = []
             name_rows: list[dict] = []
+            id_rows: list[dict] = []
             for concept in concepts:
                 cancel.raise_if_cancelled()
                 if concept.concept_id in known:
@@ -50,6 +56,10 @@ class KnowledgeBaseStore:
                     known.add(concept.concept_id)
                     concept_rows.append(_concept_row(concept))
                     summary.added += 1
+                id_rows += [
+                    {"id": i, "concept_id": concept.concept_id}
+                    for i in dict.fromkeys([concept.concept_id, *concept.alt_ids])
+                ]
                 seen: set[str] = set()
                 for name in concept.names:
                     if name and name not in seen:
@@ -64,11 +74,12 @@ class KnowledgeBaseStore:
                             }
                         )
                 if len(name_rows) >= batch_size:
-                    summary.names += self._flush_concepts(session, concept_rows, name_rows)
-                    concept_rows, name_rows = [], []
+                    summary.names += self._flush_concepts(session, concept_rows, name_rows, id_rows)
+                    concept_rows, name_rows, id_rows = [], [], []
                     progress(summary.added + summary.skipped, None, "concepts")
-            summary.names += self._flush_concepts(session, concept_rows, name_rows)
+            summary.names += self._flush_concepts(session, concept_rows, name_rows, id_rows)
             cancel.raise_if_cancelled()
+            summary.rekeyed = rekey_concepts(session, preference)
             session.add(
                 ImportRunRow(
                     kind="kb", source_file=source, format=fmt, added=summary.added, skipped=summary.skipped
@@ -78,9 +89,15 @@ class KnowledgeBaseStore:
         return summary
 
     @staticmethod
-    def _flush_concepts(session: Session, concept_rows: list[dict], name_rows: list[dict]) -> int:
+    def _flush_concepts(
+        session: Session, concept_rows: list[dict], name_rows: list[dict], id_rows: list[dict]
+    ) -> int:
         if concept_rows:
             session.execute(insert(ConceptRow), concept_rows)
+        if id_rows:
+            session.connection().execute(
+                sqlite_insert(ConceptIdRow.__table__).on_conflict_do_nothing(), id_rows
+            )
         if not name_rows:
             return 0
         result = session.connection().execute(
@@ -126,16 +143,33 @@ class KnowledgeBaseStore:
         return KnowledgeBase(concepts)
 
     def concept(self, concept_id: str) -> Concept | None:
+        """The concept for any id it answers to (its primary id or an alternative, any spelling)."""
         with self.session() as session:
-            row = session.get(ConceptRow, concept_id)
-            if row is None:
+            primary = _resolve_id(session, concept_id)
+            if primary is None:
                 return None
+            row = session.get(ConceptRow, primary)
             names = list(
                 session.scalars(
-                    select(NameRow.name).where(NameRow.concept_id == concept_id).order_by(NameRow.id)
+                    select(NameRow.name).where(NameRow.concept_id == primary).order_by(NameRow.id)
                 )
             )
             return _row_concept(row, names)
+
+    def resolve_concept_id(self, concept_id: str) -> str | None:
+        """The stored primary id of the concept that answers to `concept_id`, or None."""
+        with self.session() as session:
+            return _resolve_id(session, concept_id)
+
+    def set_id_namespaces(self, namespaces: Sequence[str]) -> int:
+        """Store the preferred id namespaces and re-key the stored KB by them; returns concepts re-keyed."""
+        preference = list(parse_namespaces(namespaces))
+        if not preference:
+            raise CuralinkError("give at least one id namespace, for example MESH OMIM")
+        with self.session() as session:
+            write_setting(session, SETTING_KEY, preference)
+            session.flush()
+            return rekey_concepts(session, preference)
 
     def search_names(self, query: str, limit: int = 50) -> list[tuple[str, str, str]]:
         """Type-ahead over names and ids: (concept_id, matched name, preferred name), prefix matches first."""
@@ -143,9 +177,10 @@ class KnowledgeBaseStore:
         if not key:
             return []
         with self.session() as session:
-            exact_id = session.get(ConceptRow, query.strip())
             results: list[tuple[str, str, str]] = []
-            if exact_id is not None:
+            primary = _resolve_id(session, query)
+            if primary is not None:
+                exact_id = session.get(ConceptRow, primary)
                 results.append((exact_id.id, exact_id.preferred_name, exact_id.preferred_name))
             prefix = key.replace("%", "").replace("_", "")
             rows = session.execute(
@@ -171,6 +206,22 @@ class KnowledgeBaseStore:
             if len(results) >= limit:
                 break
         return results
+
+
+def _resolve_id(session: Session, concept_id: str) -> str | None:
+    """Primary id for an id as typed: exact, canonical (`MESH:D001943` -> `D001943`), or an alternative."""
+    raw = concept_id.strip()
+    if not raw or len(raw) > 200:
+        return None
+    spellings = list(dict.fromkeys([raw, canonical_id(raw), canonical_id(raw.upper())]))
+    for spelling in spellings:
+        if session.get(ConceptRow, spelling) is not None:
+            return spelling
+    return session.scalar(
+        select(ConceptIdRow.concept_id)
+        .where(ConceptIdRow.id.in_(spellings))
+        .order_by(ConceptIdRow.concept_id)
+    )
 
 
 def _concept_row(concept: Concept) -> dict:

@@ -26,6 +26,7 @@ from core.store.desk_queries import DeskQueries, QueueEntry
 from core.store.documents_store import DUPLICATE_POLICIES, DocumentStore, ImportSummary
 from core.store.kb_store import KnowledgeBaseStore
 from core.store.model_registry import ModelRegistry
+from core.store.settings_store import SettingsStore
 
 log = logging.getLogger(__name__)
 
@@ -64,11 +65,11 @@ def _engine(db_path: Path) -> Engine:
     return engine
 
 
-class Project(DocumentStore, KnowledgeBaseStore, CurationLog, ModelRegistry, DeskQueries):
+class Project(DocumentStore, KnowledgeBaseStore, CurationLog, ModelRegistry, DeskQueries, SettingsStore):
     """Open with `Project.open(path)` or `Project.create(path)`; close when done (or use `with`).
 
     A thin facade: each base class is one service over the same database (documents, knowledge base,
-    curation log, model registry, desk queries); this class owns the folder, the engine and sessions.
+    curation log, model registry, desk queries, settings); this class owns the folder, the engine and sessions.
     """
 
     def __init__(self, path: Path, engine: Engine):
