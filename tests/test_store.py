@@ -187,3 +187,27 @@ def test_model_registry_promotes_and_rolls_back(project: Project, tmp_path: Path
     project.promote_model("retriever", "v1")
     assert project.active_model("retriever").version == "v1"
     assert [m.status for m in project.model_versions("retriever")] == ["active", "retired"]
+
+
+def test_stats_count_only_standing_decisions_on_live_mentions(tmp_path):
+    """Reviewed = mentions not deleted whose latest decision stands; edits and reverts are not reviews."""
+    from core.documents import Document, Mention, Passage
+
+    text = "asthma and gout and fever and pain"
+    spans = [(0, 6), (11, 15), (20, 25), (30, 34)]
+    document = Document(
+        "1", (Passage(0, text, "title"),), tuple(Mention(s, e, text[s:e], "Disease", "D1") for s, e in spans)
+    )
+    with Project.create(tmp_path / "p") as project:
+        project.import_documents([document])
+        asthma, gout, fever, pain = next(project.documents_with_mention_ids())[1]
+        project.record_decision(asthma, "accept", concept_id="D1")  # stands: reviewed
+        project.record_decision(gout, "reject")
+        project.set_mention_removed(gout, curator="ann")  # decided, then deleted: not reviewed
+        project.record_decision(fever, "accept", concept_id="D1")
+        project.record_decision(fever, "revert")  # undone: not reviewed
+        project.set_mention_span(pain, 30, 33, curator="ann")  # a span edit alone: not reviewed
+        stats = project.stats()
+    assert stats["mentions"] == 3
+    assert stats["mentions_reviewed"] == 1
+    assert stats["mentions_by_origin"] == {"gold": 3}

@@ -22,9 +22,16 @@ def cmd_bench_import(args) -> int:
     if args.json:
         print_json(result)
     else:
-        table = Table("what", "seconds", "target", "peak MB", title="import benchmark")
+        table = Table("what", "seconds", "peak MB", "target", "result", title="import benchmark")
         for row in result["rows"]:
-            table.add_row(row["what"], f"{row['seconds']:.2f}", row["target"], f"{row.get('peak_mb', 0):.0f}")
+            measured = row["seconds"] is not None
+            table.add_row(
+                row["what"],
+                f"{row['seconds']:.2f}" if measured else "-",
+                f"{row['peak_mb']:.0f}" if measured else "-",
+                row["target"],
+                row["status"] + (f": {row['reason']}" if row.get("reason") else ""),
+            )
         stdout.print(table)
     return 0
 

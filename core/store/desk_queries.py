@@ -59,14 +59,18 @@ class DeskQueries:
                 session.execute(select(DocumentRow.split, func.count()).group_by(DocumentRow.split)).all()
             )
             origins = dict(
-                session.execute(select(MentionRow.origin, func.count()).group_by(MentionRow.origin)).all()
+                session.execute(
+                    select(MentionRow.origin, func.count())
+                    .where(MentionRow.removed.is_(False))
+                    .group_by(MentionRow.origin)
+                ).all()
             )
             vocabularies = dict(
                 session.execute(
                     select(ConceptRow.vocabulary, func.count()).group_by(ConceptRow.vocabulary)
                 ).all()
             )
-            reviewed = session.scalar(select(func.count(func.distinct(DecisionRow.mention_id))))
+            live = set(session.scalars(select(MentionRow.id).where(MentionRow.removed.is_(False))))
             stats = {
                 "project": str(self.path),
                 "documents": count(DocumentRow),
@@ -80,7 +84,9 @@ class DeskQueries:
                 "names": count(NameRow),
                 "suggestions": count(SuggestionRow),
                 "decisions": count(DecisionRow),
-                "mentions_reviewed": reviewed,
+                # A mention counts as reviewed while its replayed decision stands (not reverted, not
+                # a span edit alone) and the mention itself has not been deleted.
+                "mentions_reviewed": len(live & set(self.current_decisions())),
                 "model_versions": count(ModelVersionRow),
             }
         for kind in ("retriever", "reranker"):
