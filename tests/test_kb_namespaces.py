@@ -86,7 +86,7 @@ def test_changing_the_preference_rekeys_names_and_suggestions(tmp_path):
             assert db.execute("PRAGMA foreign_key_check").fetchall() == []
 
 
-def test_a_project_from_schema_0001_gains_the_id_table(tmp_path):
+def test_a_project_from_schema_0001_gains_the_id_table_and_mesh_keys(tmp_path):
     root = tmp_path / "old"
     Project.create(root).close()
     config = _alembic_config()
@@ -98,10 +98,16 @@ def test_a_project_from_schema_0001_gains_the_id_table(tmp_path):
             "INSERT INTO concepts (id, vocabulary, preferred_name, semantic_types, definition, tree_numbers,"
             " parents, alt_ids) VALUES ('OMIM:114480', 'MEDIC', 'Breast Neoplasms', '', '', '', '', 'D001943')"
         )
+        connection.exec_driver_sql(
+            "INSERT INTO names (concept_id, name, normalized, preferred, source)"
+            " VALUES ('OMIM:114480', 'Breast Neoplasms', 'breast neoplasms', 1, 'kb')"
+        )
     project.close()
     with Project.open(root) as reopened:
-        assert reopened.resolve_concept_id("D001943") == "OMIM:114480"
-        assert reopened.search_names("D001943")[0][0] == "OMIM:114480"
+        assert reopened.resolve_concept_id("OMIM:114480") == "D001943"
+        assert reopened.search_names("OMIM:114480")[0][0] == "D001943"
+        assert reopened.concept("D001943").alt_ids == ("OMIM:114480",)
+        assert reopened.knowledge_base().get("D001943").preferred_name == "Breast Neoplasms"
 
 
 def test_namespace_rules():

@@ -10,6 +10,8 @@ Create Date: 2026-11-23 05:00:00
   or a link by any id finds the concept; filled here from the stored `alt_ids`.
 - `settings`: project-level choices (for example the preferred id namespaces) stored with the project,
   so they travel with the folder.
+- Stored concepts are keyed by the default preferred namespaces (MeSH, then OMIM), as a new import
+  would be: a MEDIC project made before stops suggesting `OMIM:114480` for Breast Neoplasms.
 """
 
 from __future__ import annotations
@@ -53,6 +55,12 @@ def upgrade() -> None:
         connection.execute(
             sa.text("INSERT OR IGNORE INTO concept_ids (id, concept_id) VALUES (:id, :concept_id)"), rows
         )
+    from sqlalchemy.orm import Session
+
+    from core.kb.namespaces import DEFAULT_NAMESPACES
+    from core.store.kb_rekey import rekey_concepts
+
+    rekey_concepts(Session(bind=connection), DEFAULT_NAMESPACES)
 
 
 def downgrade() -> None:
