@@ -22,7 +22,6 @@ class DetectSummary:
     documents: int = 0
     added: int = 0
     overlapping: int = 0
-    tagged_with_mentions: int = 0
     skipped: dict[str, list[str]] = field(default_factory=dict)
 
 
@@ -50,7 +49,6 @@ def detect_into_project(
             project.documents(ids=targets.tag[first : first + batch_documents], include_removed=True)
         )
         for document, detected in zip(batch, detector.detect(batch), strict=True):
-            summary.tagged_with_mentions += bool(document.mentions)
             for mention in detected:
                 if not mention.type:
                     raise CuralinkError(
