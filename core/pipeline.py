@@ -7,7 +7,6 @@ parts' candidates merged in by best score so each named concept can surface.
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from collections.abc import Sequence
@@ -172,56 +171,3 @@ def _merge(lists: Sequence[Sequence[Candidate]], k: int) -> list[Candidate]:
             if kept is None or candidate.retriever_score > kept.retriever_score:
                 best[candidate.concept_id] = replace(candidate)
     return sorted(best.values(), key=lambda c: c.retriever_score, reverse=True)[:k]
-
-
-@dataclass
-class DetectSummary:
-    documents: int = 0
-    added: int = 0
-    overlapping: int = 0
-
-
-def detect_into_project(
-    project,
-    detector,
-    *,
-    split: str | None = None,
-    ids: Sequence[str] | None = None,
-    progress: ProgressCallback = no_progress,
-    cancel: CancelToken = NEVER_CANCELLED,
-) -> DetectSummary:
-    """Add detected mentions (origin "detected") that overlap no stored mention; one transaction in all."""
-    from sqlalchemy import insert, select
-
-    from core.store.schema import DocumentRow, MentionRow
-
-    summary = DetectSummary()
-    documents = list(project.documents(split, ids=ids))
-    rows: list[dict] = []
-    detected_all = detector.detect(documents)
-    with project.session() as session:
-        row_ids = dict(session.execute(select(DocumentRow.external_id, DocumentRow.id)).all())
-        for document, detected in zip(documents, detected_all, strict=True):
-            cancel.raise_if_cancelled()
-            for mention in detected:
-                if any(mention.span.overlaps(existing.span) for existing in document.mentions):
-                    summary.overlapping += 1
-                    continue
-                rows.append(
-                    {
-                        "document_id": row_ids[document.doc_id],
-                        "start": mention.start,
-                        "end": mention.end,
-                        "text": mention.text,
-                        "type": mention.type,
-                        "concept_id": "",
-                        "origin": "detected",
-                        "infons_json": json.dumps(mention.infons),
-                    }
-                )
-            summary.documents += 1
-            progress(summary.documents, len(documents), "documents tagged")
-        if rows:
-            session.execute(insert(MentionRow), rows)
-    summary.added = len(rows)
-    return summary

@@ -69,3 +69,82 @@ def test_medic_dictionary_finds_most_ncbi_test_mentions(ncbi_dir: Path, vocab_di
     assert scores["partial_recall"] > 0.77
     assert scores["partial_precision"] > 0.80
     assert scores["f1"] > 0.62
+
+
+def _texts(detector: DictionaryDetector, text: str) -> list[str]:
+    return [m.text for m in detector.detect_text(text, abbreviations=True)]
+
+
+def test_matches_never_start_or_end_inside_a_word() -> None:
+    detector = DictionaryDetector(
+        [
+            ("HT", "D050031"),
+            ("IL", "D999901"),
+            ("Eclampsia", "D004461"),
+            ("Hodgkin Disease", "D006689"),
+            ("Melanoma", "D008545"),
+            ("CF", "D003550"),
+            ("Cystic Fibrosis", "D003550"),
+        ]
+    )
+    assert _texts(detector, "the 5-HT(2B) receptor; 5-HT and 5-HT2B; HT(1A)") == []
+    assert _texts(detector, "IL-2 levels; IL-B; pre-eclampsia; non-Hodgkin disease") == []
+    assert _texts(detector, "HT. Eclampsia, HT; (HT) and HT/IL") == [
+        "HT",
+        "Eclampsia",
+        "HT",
+        "HT",
+        "HT",
+        "IL",
+    ]
+    assert _texts(detector, "melanoma-prone families; Melanoma-associated") == ["melanoma", "Melanoma"]
+    text = "Cystic fibrosis (CF) in CF's patients, not in pre-CF or CF-1 cells."
+    assert _texts(detector, text) == ["Cystic fibrosis", "CF", "CF"]
+
+
+def test_greek_letters_apostrophes_and_digits_in_names() -> None:
+    detector = DictionaryDetector(
+        [
+            ("beta-Thalassemia", "D017086"),
+            ("Thalassemia", "D013789"),
+            ("Crohn's Disease", "D003424"),
+            ("Diabetes Mellitus, Type 2", "D003924"),
+            ("type 2 diabetes", "D003924"),
+            ("Diabetes Mellitus", "D003920"),
+        ]
+    )
+    found = detector.detect_text(
+        "β-thalassemia and Crohn’s disease in type 2 diabetes, not type 1 diabetes mellitus"
+    )
+    assert [(m.text, m.concept_id) for m in found] == [
+        ("β-thalassemia", "D017086"),
+        ("Crohn’s disease", "D003424"),
+        ("type 2 diabetes", "D003924"),
+        ("diabetes mellitus", "D003920"),
+    ]
+
+
+@pytest.fixture(scope="module")
+def medic_detector(vocab_dir: Path) -> DictionaryDetector:
+    return DictionaryDetector.from_kb(KnowledgeBase(load_kb(vocab_dir / "medic_06Jul2012.txt", "medic")))
+
+
+def test_serotonin_is_not_hashimoto_disease_in_a_real_abstract(ncbi_dir: Path, medic_detector) -> None:
+    (document,) = [
+        d for d in read_corpus(ncbi_dir / "NCBIdevelopset_corpus.txt", "pubtator") if d.doc_id == "8929413"
+    ]
+    assert document.text.count("5-HT") >= 2
+    found = medic_detector.detect([document])[0]
+    assert not [m for m in found if "HT" in m.text], [m.text for m in found]
+
+
+def test_no_detection_in_ncbi_test_starts_inside_a_hyphenated_word(ncbi_dir: Path, medic_detector) -> None:
+    """Checked with a plain look at the characters before each span, on all 100 test abstracts."""
+    documents = list(read_corpus(ncbi_dir / "NCBItestset_corpus.txt", "pubtator"))
+    inside = [
+        document.text[max(0, m.start - 6) : m.end]
+        for document, found in zip(documents, medic_detector.detect(documents), strict=True)
+        for m in found
+        if m.start >= 2 and document.text[m.start - 1] == "-" and document.text[m.start - 2].isalnum()
+    ]
+    assert inside == []

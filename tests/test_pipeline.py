@@ -9,11 +9,12 @@ import pytest
 
 from app.resources import demo_dir
 from core.detect.dictionary import DictionaryDetector
+from core.detect.into_project import detect_into_project
 from core.documents import document_from_title_abstract
 from core.errors import CuralinkError
 from core.kb import load_kb
 from core.kb.identifiers import split_ids
-from core.pipeline import Linker, detect_into_project
+from core.pipeline import Linker
 from core.progress import CancelToken
 from core.store import Project
 
@@ -67,7 +68,7 @@ def test_detected_mentions_in_raw_text_get_linked(linked_project: Path) -> None:
             "Children with cystic fibrosis (CF) and asthma were seen; CF was common.",
         )
         project.import_documents([raw], origin="imported")
-        detector = DictionaryDetector.from_kb(project.knowledge_base())
+        detector = DictionaryDetector.from_kb(project.knowledge_base(), mention_type="Disease")
         summary = detect_into_project(project, detector, ids=["raw-1"])
         assert summary.added == 6
         texts = [m.text for m in project.document("raw-1").mentions]

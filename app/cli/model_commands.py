@@ -6,6 +6,7 @@ from rich.table import Table
 
 from app.cli.output import open_project, print_json, print_output, stdout
 from app.console import cancellable, progress_bar
+from core.errors import CuralinkError
 
 
 def cmd_train_retriever(args) -> int:
@@ -31,29 +32,83 @@ def cmd_train_retriever(args) -> int:
 
 
 def cmd_link(args) -> int:
-    from core.pipeline import Linker, detect_into_project
+    from core.detect.mention_type import choose_mention_type
+    from core.detect.targets import require_known_ids
+    from core.pipeline import Linker
 
+    if not args.detect and (args.include_gold or args.type is not None):
+        raise CuralinkError("--include-gold and --type apply to detection: add --detect")
     with open_project(args) as project, cancellable() as cancel:
+        listed = _document_list(args)
+        if listed is not None:
+            require_known_ids(project, listed)
+        ids = None if listed is None else list(listed)
         kb = project.knowledge_base()
-        if args.detect:
-            from core.detect.dictionary import DictionaryDetector
-
-            with progress_bar("tagging mentions") as bar:
-                detector = DictionaryDetector.from_kb(kb)
-                found = detect_into_project(project, detector, split=args.split, progress=bar, cancel=cancel)
-            stdout.print(f"detected {found.added} new mentions in {found.documents} documents")
+        # Everything that can refuse the run (ids, type, models) is checked before detection stores anything.
+        mention_type = choose_mention_type(project, kb, args.type) if args.detect else None
         with progress_bar("loading models") as bar:
             linker = Linker.for_project(
                 project, kb=kb, device=args.device, candidates=args.candidates, progress=bar, cancel=cancel
             )
+        if mention_type is not None:
+            _detect(args, project, kb, mention_type, ids, cancel)
         with progress_bar("linking") as bar:
-            summary = linker.link_project(project, split=args.split, progress=bar, cancel=cancel)
+            summary = linker.link_project(project, split=args.split, ids=ids, progress=bar, cancel=cancel)
     stdout.print(
         f"linked {summary.mentions} mentions in {summary.documents} documents "
         f"({summary.mentions_per_s:.0f} mentions/s; {linker.device_description}); "
         f"{summary.suggestions} suggestions stored"
     )
     return 0
+
+
+def _document_list(args) -> dict[str, str] | None:
+    """--documents and --documents-file together: id -> where it was given (for error messages)."""
+    from core.detect.targets import read_id_file
+
+    if args.documents is None and args.documents_file is None:
+        return None
+    ids = {doc_id: "--documents" for doc_id in args.documents or ()}
+    if args.documents_file is not None:
+        for doc_id, where in read_id_file(args.documents_file).items():
+            ids.setdefault(doc_id, where)
+    return ids
+
+
+def _detect(args, project, kb, mention_type, ids: list[str] | None, cancel) -> None:
+    from core.detect.dictionary import DictionaryDetector
+    from core.detect.into_project import detect_into_project
+    from core.detect.targets import SKIP_GOLD, SKIP_HAS_MENTIONS, SKIP_OTHER_SPLIT
+
+    with progress_bar("tagging mentions") as bar:
+        detector = DictionaryDetector.from_kb(kb, mention_type=mention_type.name)
+        found = detect_into_project(
+            project,
+            detector,
+            split=args.split,
+            ids=ids,
+            include_gold=args.include_gold,
+            progress=bar,
+            cancel=cancel,
+        )
+    stdout.print(
+        f"detected {found.added} new mentions in {found.documents} documents "
+        f"(type {mention_type.name!r}: {mention_type.reason}; --type to choose)"
+        + (
+            f"; {found.overlapping} detected spans overlapped stored mentions and were left out"
+            if found.overlapping
+            else ""
+        )
+    )
+    why = {
+        SKIP_HAS_MENTIONS: "already have mentions (without --documents or --split, only documents "
+        "without any are tagged)",
+        SKIP_GOLD: "are annotated by a gold file (detection adds to them only with --include-gold)",
+        SKIP_OTHER_SPLIT: f"are not in split {args.split}",
+    }
+    for reason, skipped in found.skipped.items():
+        examples = ", ".join(skipped[:5]) + (", ..." if len(skipped) > 5 else "")
+        stdout.print(f"skipped {len(skipped)} documents that {why[reason]}: {examples}")
 
 
 def cmd_evaluate_detect(args) -> int:
@@ -200,8 +255,25 @@ def register(commands) -> None:
     train_reranker.set_defaults(handler=cmd_train_reranker)
 
     link = commands.add_parser("link", help="suggest concepts for every mention")
-    link.add_argument("--split", choices=["train", "dev", "test"])
-    link.add_argument("--detect", action="store_true", help="first tag new mentions with the KB dictionary")
+    link.add_argument("--split", choices=["train", "dev", "test"], help="only the documents of this split")
+    link.add_argument("--documents", nargs="+", metavar="ID", help="only these documents")
+    link.add_argument("--documents-file", metavar="FILE", help="only the documents listed, one id a line")
+    link.add_argument(
+        "--detect",
+        action="store_true",
+        help="first tag new mentions with the KB dictionary: in the documents chosen by --documents / "
+        "--split, else in the documents without mentions; never in gold documents unless --include-gold",
+    )
+    link.add_argument(
+        "--include-gold",
+        action="store_true",
+        help="with --detect: also add detected mentions to documents annotated by a gold file",
+    )
+    link.add_argument(
+        "--type",
+        help="with --detect: the type of detected mentions (default: the type the project's annotations "
+        "give this KB's concepts, else the KB's own, e.g. Disease for MEDIC)",
+    )
     link.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
     link.add_argument("--candidates", type=int, default=16)
     link.set_defaults(handler=cmd_link)

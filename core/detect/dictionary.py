@@ -1,9 +1,11 @@
 """Dictionary tagging with Aho-Corasick over normalised KB names.
 
-Text is cut into word tokens, each normalised with the shared `normalize_name`, and joined by single
-spaces; names are normalised the same way, so "Non-Hodgkin's lymphoma" in the text meets the name
-"non hodgkins lymphoma". Matches must start and end on token boundaries; overlapping matches are
-resolved longest-first, then leftmost. Offsets map back to the original text through the tokens.
+Text is cut into word tokens, each normalised with the shared `normalize_name` (Greek letters then
+spelled out, so "β-thalassemia" meets "beta-Thalassemia"), and joined by single spaces; names are
+normalised the same way, so "Non-Hodgkin's lymphoma" in the text meets the name "non hodgkins lymphoma".
+Matches must start and end on token boundaries and, in the text, on word boundaries (`boundaries`: not
+"HT" inside "5-HT(2B)"); overlapping matches are resolved longest-first, then leftmost. Offsets map back
+to the original text through the tokens.
 """
 
 from __future__ import annotations
@@ -13,11 +15,22 @@ from collections.abc import Iterable, Sequence
 
 import ahocorasick
 
+from core.detect.boundaries import on_word_boundaries
 from core.documents import Document, Mention
 from core.kb.knowledge_base import KnowledgeBase
 from core.text.normalize import normalize_name
 
 _TOKEN = re.compile(r"\w+(?:['\u2019]s\b)?", re.UNICODE)
+_GREEK = str.maketrans(
+    dict(
+        zip(
+            "αβγδεζηθικλμνξοπρσςτυφχψω",
+            "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi rho sigma "
+            "sigma tau upsilon phi chi psi omega".split(),
+            strict=True,
+        )
+    )
+)
 DEFAULT_MIN_LENGTH = 3
 # Names that are English words far more often than concepts in running text.
 DEFAULT_STOP_NAMES = frozenset(
@@ -43,7 +56,7 @@ class DictionaryDetector:
         self._exact_case: dict[str, set[str]] = {}
         free_case: set[str] = set()
         for name, concept_id in names:
-            key = normalize_name(name)
+            key = dictionary_key(name)
             abbreviation = case_sensitive_short and name.isupper() and 2 <= len(name) <= 5
             if key in stop_names or (len(key) < min_length and not abbreviation):
                 continue
@@ -91,11 +104,15 @@ class DictionaryDetector:
             if ids is None:
                 continue
             pattern = re.compile(rf"(?<!\w){re.escape(abbreviation.short)}(?!\w)")
-            extra += [(m.start(), m.end(), ids) for m in pattern.finditer(text)]
+            extra += [
+                (m.start(), m.end(), ids)
+                for m in pattern.finditer(text)
+                if on_word_boundaries(text, m.start(), m.end())
+            ]
         return extra
 
     def _dictionary_matches(self, text: str) -> list[tuple[int, int, set[str]]]:
-        tokens = [(m.start(), m.end(), normalize_name(m.group())) for m in _TOKEN.finditer(text)]
+        tokens = [(m.start(), m.end(), dictionary_key(m.group())) for m in _TOKEN.finditer(text)]
         tokens = [t for t in tokens if t[2]]
         starts: dict[int, int] = {}
         ends: dict[int, int] = {}
@@ -114,6 +131,8 @@ class DictionaryDetector:
             start_char = end_char - len(key) + 1
             first, last = starts.get(start_char), ends.get(end_char + 1)
             if first is None or last is None:
+                continue
+            if not on_word_boundaries(text, tokens[first][0], tokens[last][1]):
                 continue
             surface = text[tokens[first][0] : tokens[last][1]]
             allowed = self._exact_case.get(key)
@@ -147,3 +166,8 @@ class DictionaryDetector:
             )
             for start, end, ids in chosen
         ]
+
+
+def dictionary_key(text: str) -> str:
+    """The form names and text tokens meet in: `normalize_name`, Greek letters spelled out."""
+    return normalize_name(text).translate(_GREEK)

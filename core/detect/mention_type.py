@@ -1,0 +1,88 @@
+"""The type detected mentions are stored with, so an export never writes an untyped annotation line.
+
+In order: the type the user asked for; else the type the project's own annotations give most often
+to mentions linked to this knowledge base (a disease KB in a corpus of genes, chemicals and diseases
+picks the disease type, named as that corpus names it: "SpecificDisease", "Disease",
+"DiseaseOrPhenotypicFeature"); else what the KB is about (MEDIC is CTD's disease vocabulary; MeSH
+tree branch C is Diseases, D Chemicals and Drugs). Otherwise the caller must say, rather than store a
+made-up type.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+from sqlalchemy import select
+
+from core.errors import CuralinkError
+from core.kb.identifiers import split_ids
+from core.kb.knowledge_base import KnowledgeBase
+
+_VOCABULARY_TYPES = {"MEDIC": "Disease"}
+_MESH_BRANCH_TYPES = {"C": "Disease", "D": "Chemical"}
+
+
+@dataclass(frozen=True)
+class MentionType:
+    name: str
+    reason: str
+
+
+def choose_mention_type(project, kb: KnowledgeBase, requested: str | None = None) -> MentionType:
+    """The type for detected mentions and why it was chosen (see the module docstring)."""
+    if requested is not None:
+        name = requested.strip()
+        if not name or any(ch in name for ch in "\t\r\n|"):
+            raise CuralinkError(
+                f"--type {requested!r}: a mention type must be non-empty, without tabs or '|'"
+            )
+        return MentionType(name, "as asked")
+    from_corpus = _type_from_annotations(project, kb)
+    if from_corpus is not None:
+        return from_corpus
+    from_kb = _type_from_kb(kb)
+    if from_kb is not None:
+        return from_kb
+    raise CuralinkError(
+        f"{project.path}: cannot tell which type to give detected mentions (no annotated mention is linked "
+        "to a concept of the knowledge base, and the knowledge base does not say what it names); "
+        "pass --type, e.g. --type Disease"
+    )
+
+
+def _type_from_annotations(project, kb: KnowledgeBase) -> MentionType | None:
+    from core.store.schema import MentionRow
+
+    counts: Counter[str] = Counter()
+    with project.session() as session:
+        rows = session.execute(
+            select(MentionRow.type, MentionRow.concept_id).where(
+                MentionRow.origin != "detected", MentionRow.removed.is_(False), MentionRow.type != ""
+            )
+        )
+        for mention_type, concept_id in rows:
+            if any(kb.resolve(part) for part in split_ids(concept_id)):
+                counts[mention_type] += 1
+    if not counts:
+        return None
+    name, count = sorted(counts.items(), key=lambda item: (-item[1], item[0]))[0]
+    total = sum(counts.values())
+    return MentionType(
+        name, f"the type of {count} of the {total} annotated mentions linked to this knowledge base"
+    )
+
+
+def _type_from_kb(kb: KnowledgeBase) -> MentionType | None:
+    vocabularies = {concept.vocabulary for concept in kb}
+    if len(vocabularies) == 1 and (vocabulary := vocabularies.pop()) in _VOCABULARY_TYPES:
+        return MentionType(_VOCABULARY_TYPES[vocabulary], f"{vocabulary} is a disease vocabulary")
+    branches: Counter[str] = Counter(
+        tree[0] for concept in kb for tree in concept.tree_numbers[:1] if tree[:1] in _MESH_BRANCH_TYPES
+    )
+    if branches and sum(branches.values()) * 2 > len(kb):
+        branch, _ = branches.most_common(1)[0]
+        return MentionType(
+            _MESH_BRANCH_TYPES[branch], f"most concepts of the knowledge base are in MeSH branch {branch}"
+        )
+    return None
