@@ -215,3 +215,28 @@ def test_packaged_app_opens_a_project_made_from_a_venv(made_here: Path, tmp_path
     with Project.open(old) as project:
         Linker.for_project(project).link_project(project)
     assert _suggested(old) == expected
+
+
+def test_moved_project_loads_its_reranker(made_here: Path, tmp_path: Path) -> None:
+    from transformers import AutoTokenizer, BertForTokenClassification
+
+    from core.rerank.cross_encoder import CrossEncoder, RerankerConfig
+
+    project_dir = _copy(made_here, tmp_path / "p1")
+    model = BertForTokenClassification.from_pretrained(
+        PACKAGED, num_labels=2, num_hidden_layers=1, local_files_only=True
+    )
+    tokenizer = AutoTokenizer.from_pretrained(PACKAGED, local_files_only=True)
+    with Project.open(project_dir) as project:
+        folder = project.models_dir / "reranker" / "v1"
+        CrossEncoder(model, tokenizer, RerankerConfig(packing="compact")).save(folder)
+        project.register_model("reranker", "v1", folder, status="active")
+    moved = tmp_path / "moved" / "p2"
+    moved.parent.mkdir()
+    project_dir.rename(moved)
+    with chdir(tmp_path), Project.open(moved) as project:
+        linker = Linker.for_project(project)
+        assert linker.reranker_version == "v1"
+        linker.link_project(project)
+        _, ids = next(iter(project.documents_with_mention_ids()))
+        assert project.suggestions(ids[0])[0].reranker_score is not None
