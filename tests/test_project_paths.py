@@ -240,3 +240,60 @@ def test_moved_project_loads_its_reranker(made_here: Path, tmp_path: Path) -> No
         linker.link_project(project)
         _, ids = next(iter(project.documents_with_mention_ids()))
         assert project.suggestions(ids[0])[0].reranker_score is not None
+
+
+def test_the_desk_remembers_the_last_project_wherever_it_next_starts(tmp_path: Path) -> None:
+    QSettings = pytest.importorskip("PySide6.QtCore").QSettings
+    from app.gui.settings import AppSettings
+
+    (tmp_path / "small").mkdir()
+    ini = str(tmp_path / "settings.ini")
+    with chdir(tmp_path):
+        AppSettings(QSettings(ini, QSettings.Format.IniFormat)).last_project = Path("small")
+    with chdir(tmp_path / "small"):
+        remembered = AppSettings(QSettings(ini, QSettings.Format.IniFormat)).last_project
+        assert remembered is not None and remembered.is_dir() and remembered == tmp_path / "small"
+
+
+def test_a_version_evaluated_in_its_scratch_folder_keeps_its_index_when_moved_into_place(
+    made_here: Path, tmp_path: Path
+) -> None:
+    """Retraining evaluates the new version in models/retriever/.training-*, then renames it: the name
+    index it built there must serve the final folder, not be rebuilt beside a never-used copy."""
+    from core.retrieve.rescnn_retriever import RescnnRetriever
+
+    project_dir = _copy(made_here, tmp_path / "p")
+    index_dir = project_dir / "index"
+    with Project.open(project_dir) as project:
+        kb = project.knowledge_base()
+    scratch = shutil.copytree(
+        project_dir / "models" / "retriever" / "v1", project_dir / "models" / "retriever" / ".training-x"
+    )
+    for index_file in index_dir.iterdir():
+        index_file.unlink()
+    RescnnRetriever.load(scratch, index_dir=index_dir).index(kb)
+    built = sorted(p.name for p in index_dir.iterdir())
+    assert len(built) == 2 and not any(".training" in name for name in built)
+    final = scratch.rename(scratch.parent / "v2")
+    RescnnRetriever.load(final, index_dir=index_dir).index(kb)
+    assert sorted(p.name for p in index_dir.iterdir()) == built
+
+
+def test_an_index_named_the_old_way_is_adopted_not_rebuilt(made_here: Path, tmp_path: Path) -> None:
+    from core.retrieve.index import NameIndex
+    from core.retrieve.rescnn_retriever import RescnnRetriever, model_fingerprint
+
+    project_dir = _copy(made_here, tmp_path / "p")
+    folder = project_dir / "models" / "retriever" / "v1"
+    with Project.open(project_dir) as project:
+        kb = project.knowledge_base()
+    retriever = RescnnRetriever.load(folder, index_dir=project_dir / "index")
+    retriever.index(kb)
+    for index_file in (project_dir / "index").iterdir():
+        index_file.unlink()
+    legacy = f"{kb.fingerprint()}-v1.{model_fingerprint(folder)}"
+    retriever.name_index.save(project_dir / "index", legacy)  # as an older Curalink named it
+    again = RescnnRetriever.load(folder, index_dir=project_dir / "index")
+    again.index(kb)
+    assert not NameIndex.exists(project_dir / "index", legacy)
+    assert [p.stem for p in (project_dir / "index").iterdir()] == [f"{kb.fingerprint()}-{again.version}"] * 2
