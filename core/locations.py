@@ -185,7 +185,10 @@ def resolve_base_model(reference: str, recorded_hash: str, model_folder: str | P
     packaged = reference[len(PACKAGE_PREFIX) :] if reference.startswith(PACKAGE_PREFIX) else None
     packaged = packaged or _packaged_name_of(reference)
     if packaged:
-        folder = packaged_model_folder(packaged)
+        try:
+            folder = packaged_model_folder(packaged)
+        except ModelError as exc:
+            raise ModelError(f"{source}: {exc}") from exc
         what, remedy = (
             f"packaged base model {packaged!r} at {folder}",
             f"install the release of {packaged} it was trained with, or retrain this model",
@@ -197,7 +200,7 @@ def resolve_base_model(reference: str, recorded_hash: str, model_folder: str | P
         if not (folder / "config.json").is_file():
             raise ModelError(
                 f"{source}: base model folder {reference!r} not found (looked in {folder}); put that folder "
-                "back there (any copy with the same config and vocabulary will do), or retrain this model"
+                "back there (a copy of it will do: its hashes are checked), or retrain this model"
             )
         what, remedy = f"base model folder {folder}", "restore the folder it was trained with, or retrain"
     found = content_hash(folder)

