@@ -1,8 +1,10 @@
 """The ResCNN mention/name encoder (Lai et al. 2021, methods.md A.2).
 
 Frozen BERT-family word-piece embeddings feed a 1.7M-parameter residual CNN; only the CNN is
-trained and saved. The embedding table is reloaded from the base folder, whose config/vocab hash is
-recorded so a checkpoint is never silently paired with a different vocabulary.
+trained and saved. The embedding table is reloaded from the base model, recorded as a reference
+(core.locations: the packaged MiniLM by name, a local folder by path) with the hash of its config and
+vocabulary and of its embedding tensors, so a checkpoint is never silently paired with another
+vocabulary or other embeddings.
 
 Deliberate deviations from the reference code (methods.md A.11.2): padding is masked before max or
 mean pooling, and padded positions are re-zeroed after the projection and after every block (the
