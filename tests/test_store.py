@@ -179,9 +179,10 @@ def test_decisions_are_append_only_and_revert_undoes(project: Project) -> None:
         project.record_decision(mention_id, "approve")
 
 
-def test_model_registry_promotes_and_rolls_back(project: Project, tmp_path: Path) -> None:
-    project.register_model("retriever", "v1", tmp_path / "v1", metrics={"acc@1": 0.8}, status="active")
-    project.register_model("retriever", "v2", tmp_path / "v2", metrics={"acc@1": 0.85})
+def test_model_registry_promotes_and_rolls_back(project: Project) -> None:
+    folder = project.models_dir / "retriever"
+    project.register_model("retriever", "v1", folder / "v1", metrics={"acc@1": 0.8}, status="active")
+    project.register_model("retriever", "v2", folder / "v2", metrics={"acc@1": 0.85})
     project.promote_model("retriever", "v2")
     assert project.active_model("retriever").version == "v2"
     project.promote_model("retriever", "v1")

@@ -78,7 +78,8 @@ class AppSettings:
 
     @last_project.setter
     def last_project(self, value: Path | None) -> None:
-        self._settings.setValue("last_project", str(value) if value else "")
+        """Absolute: the next start may run from another working directory."""
+        self._settings.setValue("last_project", str(Path(value).absolute()) if value else "")
 
     def sync(self) -> None:
         self._settings.sync()

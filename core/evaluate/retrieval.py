@@ -11,7 +11,6 @@ import logging
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
-from pathlib import Path
 
 from core.documents import Document
 from core.evaluate.metrics import RECALL_KS, composite_rank, first_hit_rank, ranking_metrics
@@ -124,8 +123,7 @@ def evaluate_project_retriever(project, split: str = "test", *, with_train_strin
     if with_train_strings:
         train = [d for s in ("train", "dev") for d in project.documents(s)]
         kb = with_mention_synonyms(kb, mention_pairs(train))
-    folder = Path(model.path) if Path(model.path).is_absolute() else project.path / model.path
-    retriever = RescnnRetriever.load(folder, index_dir=project.index_dir)
+    retriever = RescnnRetriever.load(model.path, index_dir=project.index_dir)  # resolved by the registry
     metrics = evaluate_retriever(retriever, documents, kb)
-    metrics.update({"split": split, "with_train_strings": with_train_strings, "model": str(model.path)})
+    metrics.update({"split": split, "with_train_strings": with_train_strings, "model": model.version})
     return metrics

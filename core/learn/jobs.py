@@ -94,6 +94,7 @@ def train_retriever(
             progress=progress,
             cancel=cancel,
             max_seconds=max_seconds,
+            version=version,  # not the scratch folder's name
         )
         cancel.raise_if_cancelled()
         final = project.models_dir / "retriever" / version

@@ -216,7 +216,9 @@ def _retrain_retriever(
     with scratch_folder(project, "retriever") as scratch:
         started = time.perf_counter()
         if active is None:
-            _train_from_scratch(kb, data, scratch, base_model, epochs, max_seconds, seed, progress, cancel)
+            _train_from_scratch(
+                kb, data, scratch, version, base_model, epochs, max_seconds, seed, progress, cancel
+            )
         else:
             result = finetune_rescnn(
                 active.path,
@@ -248,7 +250,9 @@ def _retrain_retriever(
         return _finish(project, "retriever", scratch, report, data, kb, promote)
 
 
-def _train_from_scratch(kb, data, scratch, base_model, epochs, max_seconds, seed, progress, cancel) -> None:
+def _train_from_scratch(
+    kb, data, scratch, version, base_model, epochs, max_seconds, seed, progress, cancel
+) -> None:
     """No version in force yet: the regular recipe from the base model."""
     from core.retrieve.rescnn import RescnnConfig
     from core.retrieve.train import train_rescnn
@@ -263,6 +267,7 @@ def _train_from_scratch(kb, data, scratch, base_model, epochs, max_seconds, seed
         progress=progress,
         cancel=cancel,
         max_seconds=max_seconds,
+        version=version,
     )
 
 

@@ -18,6 +18,7 @@ import torch
 from transformers import AutoModelForTokenClassification, AutoTokenizer
 
 from core.errors import ModelError
+from core.locations import base_model_reference, content_hash, restated_reference
 from core.rerank.packing import PACKING_LEVELS, PackedInput, Packer, SentenceSplitter, special_ids
 from core.retrieve.rescnn import default_base_model  # one packaged folder for both stages
 
@@ -34,7 +35,8 @@ class RerankerConfig:
     max_length: int = 512
     max_mention_tokens: int = 32
     max_candidate_tokens: int = 32
-    base_model: str = ""
+    base_model: str = ""  # a reference (core.locations): provenance only, the folder holds every weight
+    base_model_hash: str = ""
     fusion_weight: float = 0.0  # blend with the retriever score (core.rerank.fusion); 0 = pure
     metrics: dict[str, float] = field(default_factory=dict)
 
@@ -89,11 +91,14 @@ def mask_index(inputs: Sequence[PackedInput]) -> tuple[np.ndarray, np.ndarray]:
 class CrossEncoder:
     """Model + tokenizer + packing configuration, loaded once and passed around."""
 
-    def __init__(self, model: torch.nn.Module, tokenizer, config: RerankerConfig):
+    def __init__(
+        self, model: torch.nn.Module, tokenizer, config: RerankerConfig, base_folder: Path | None = None
+    ):
         special_ids(tokenizer)  # raises ModelError without [MASK]
         self.model = model
         self.tokenizer = tokenizer
         self.config = config
+        self.base_folder = base_folder  # set when built from a base folder; saved as a reference
         window = getattr(model.config, "max_position_embeddings", config.max_length)
         if config.max_length > window:
             log.warning(
@@ -110,14 +115,17 @@ class CrossEncoder:
         seed: int = 42,
     ) -> CrossEncoder:
         """A fresh reranker: the base encoder with a new 2-label token head."""
-        path = str(base_model or default_base_model())
+        path = str(Path(base_model or default_base_model()).absolute())
         tokenizer = _load_tokenizer(path)
         torch.manual_seed(seed)
         try:
             model = AutoModelForTokenClassification.from_pretrained(path, num_labels=2, local_files_only=True)
         except (OSError, ValueError) as exc:
             raise ModelError(f"cannot load a token-classification model from {path}: {exc}") from exc
-        return cls(model, tokenizer, RerankerConfig(packing=packing, max_length=max_length, base_model=path))
+        config = RerankerConfig(
+            packing=packing, max_length=max_length, base_model=path, base_model_hash=content_hash(path)
+        )
+        return cls(model, tokenizer, config, base_folder=Path(path))
 
     @classmethod
     def load(cls, folder: str | Path) -> CrossEncoder:
@@ -144,6 +152,11 @@ class CrossEncoder:
         folder.mkdir(parents=True, exist_ok=True)
         if metrics:
             self.config.metrics = dict(metrics)
+        self.config.base_model = (
+            base_model_reference(self.base_folder, folder)
+            if self.base_folder is not None
+            else restated_reference(self.config.base_model)
+        )
         self.model.save_pretrained(str(folder), safe_serialization=True)
         self.tokenizer.save_pretrained(str(folder))
         (folder / RERANKER_FILE).write_text(json.dumps(asdict(self.config), indent=2), encoding="utf-8")

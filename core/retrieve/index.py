@@ -46,6 +46,17 @@ def index_stem(kb_fingerprint: str, model_version: str) -> str:
     return f"{kb_fingerprint}-{model_version}"
 
 
+def adopt_legacy_index(folder: Path, legacy_stem: str, stem: str) -> None:
+    """Rename an index saved under an older naming scheme to `stem` (no rebuild of the same vectors)."""
+    if legacy_stem == stem or NameIndex.exists(folder, stem) or not NameIndex.exists(folder, legacy_stem):
+        return
+    try:
+        for suffix in (".faiss", ".json"):
+            (folder / f"{legacy_stem}{suffix}").replace(folder / f"{stem}{suffix}")
+    except OSError as exc:  # a read-only copy: the index is rebuilt in memory
+        log.warning("%s: could not rename index %s (%s)", folder, legacy_stem, exc)
+
+
 class NameIndex:
     """Vectors of names plus, row for row, the (name, concept id, preferred) each vector stands for."""
 

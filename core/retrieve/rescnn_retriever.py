@@ -8,6 +8,7 @@ benchmark reports both).
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 from collections.abc import Sequence
 from pathlib import Path
@@ -19,16 +20,23 @@ from core.progress import NEVER_CANCELLED, CancelToken, ProgressFn, no_progress
 from core.retrieve.base import search_concepts
 from core.retrieve.cache import DEFAULT_CACHE_SIZE, CandidateCache
 from core.retrieve.encoder import DEFAULT_BACKEND, DEFAULT_THREADS, RescnnEncoder
-from core.retrieve.index import NameIndex, index_stem
-from core.retrieve.rescnn import WEIGHTS_FILE
+from core.retrieve.index import NameIndex, adopt_legacy_index, index_stem
+from core.retrieve.rescnn import WEIGHTS_FILE, RescnnConfig
 from core.text.normalize import normalize_name
 
 log = logging.getLogger(__name__)
 
 
-def model_fingerprint(folder: str | Path) -> str:
-    """Hash of the saved weights: an index records it, so retrained weights force a rebuild."""
+def model_fingerprint(folder: str | Path, config: RescnnConfig | None = None) -> str:
+    """Hash of the saved weights (and of the settings that shape a vector): an index is named by it.
+
+    Not by the folder's name or place: a version evaluated in its scratch folder and then moved to
+    models/retriever/vN, or a copy of the project, finds the index it already built.
+    """
     digest = hashlib.sha256((Path(folder) / WEIGHTS_FILE).read_bytes())
+    if config is not None:
+        shaping = {k: v for k, v in config.to_json().items() if k != "base_model"}  # the place may vary
+        digest.update(json.dumps(shaping, sort_keys=True).encode())
     return digest.hexdigest()[:12]
 
 
@@ -51,6 +59,7 @@ class RescnnRetriever:
         self.index_kind = index_kind
         self.kb: KnowledgeBase | None = None
         self.name_index: NameIndex | None = None
+        self._legacy_version = ""  # how older versions named this model's index files
 
     @classmethod
     def load(
@@ -66,10 +75,15 @@ class RescnnRetriever:
         """A saved model version; `index_dir` (a project's index/) caches the name index on disk."""
         folder = Path(folder)
         encoder = RescnnEncoder.load(folder, backend=backend, threads=threads)
-        version = f"{folder.name}.{model_fingerprint(folder)}"
-        return cls(
-            encoder, version=version, index_dir=index_dir, index_kind=index_kind, cache_size=cache_size
+        retriever = cls(
+            encoder,
+            version=model_fingerprint(folder, encoder.model.config),
+            index_dir=index_dir,
+            index_kind=index_kind,
+            cache_size=cache_size,
         )
+        retriever._legacy_version = f"{folder.name}.{model_fingerprint(folder)}"
+        return retriever
 
     def index(
         self, kb: KnowledgeBase, *, progress: ProgressFn = no_progress, cancel: CancelToken = NEVER_CANCELLED
@@ -78,6 +92,8 @@ class RescnnRetriever:
         self.kb = kb
         self.cache.clear()
         stem = index_stem(kb.fingerprint(), self.version)
+        if self.index_dir is not None and self._legacy_version:
+            adopt_legacy_index(self.index_dir, index_stem(kb.fingerprint(), self._legacy_version), stem)
         if self.index_dir is not None and NameIndex.exists(self.index_dir, stem):
             self.name_index = NameIndex.load(self.index_dir, stem)
             log.info("loaded name index %s (%d names)", stem, len(self.name_index))

@@ -27,6 +27,7 @@ import torch
 
 from core.errors import InputError
 from core.kb.knowledge_base import KnowledgeBase
+from core.locations import relative_path
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressFn, no_progress
 from core.retrieve.encoder import RescnnEncoder, pad, tokenize
 from core.retrieve.rescnn import ResCNN, RescnnConfig, build_model, load_model, load_tokenizer, save_model
@@ -331,7 +332,7 @@ def train_rescnn(
     out_dir = Path(out_dir)
     provenance = {
         "version": version or out_dir.name,
-        **({"warm_start": str(init_from)} if init_from is not None else {}),
+        **({"warm_start": relative_path(init_from, out_dir)} if init_from is not None else {}),
         "kb_fingerprint": kb.fingerprint(),
         "training_data_fingerprint": fingerprint_pairs(annotated),
     }

@@ -1,20 +1,31 @@
-"""The model registry: versions of each kind, which one is in force, promotion."""
+"""The model registry: versions of each kind, which one is in force, promotion.
+
+A row stores its folder relative to the project (`models/<kind>/<version>`, core.locations), and rows
+come back with `path` resolved against where the project is now, so callers can open `row.path` as is.
+"""
 
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 
 from sqlalchemy import select, update
+from sqlalchemy.exc import OperationalError
 
-from core.errors import CuralinkError
+from core.errors import CuralinkError, ProjectError
+from core.locations import relative_to_project, resolve_model_folder, upgrade_base_model_reference
 from core.store.schema import (
     ModelVersionRow,
 )
 
+log = logging.getLogger(__name__)
+
+_MODEL_CONFIGS = ("config.json", "reranker.json")
+
 
 class ModelRegistry:
-    """Mixed into `Project`: needs `self.session()`."""
+    """Mixed into `Project`: needs `self.session()` and `self.path`."""
 
     def register_model(
         self,
@@ -28,12 +39,13 @@ class ModelRegistry:
         parent_version: str = "",
         status: str = "candidate",
     ) -> None:
+        """`path` (absolute or relative to the working directory) must lie inside the project."""
         with self.session() as session:
             session.add(
                 ModelVersionRow(
                     kind=kind,
                     version=version,
-                    path=str(path),
+                    path=relative_to_project(self.path, path),
                     status=status,
                     metrics_json=json.dumps(metrics or {}),
                     kb_fingerprint=kb_fingerprint,
@@ -61,15 +73,54 @@ class ModelRegistry:
 
     def active_model(self, kind: str) -> ModelVersionRow | None:
         with self.session() as session:
-            return session.scalar(
+            row = session.scalar(
                 select(ModelVersionRow)
                 .where(ModelVersionRow.kind == kind, ModelVersionRow.status == "active")
                 .order_by(ModelVersionRow.id.desc())
             )
+        return self._located(row) if row is not None else None
 
     def model_versions(self, kind: str | None = None) -> list[ModelVersionRow]:
         with self.session() as session:
             query = select(ModelVersionRow).order_by(ModelVersionRow.id)
             if kind:
                 query = query.where(ModelVersionRow.kind == kind)
-            return list(session.scalars(query))
+            rows = list(session.scalars(query))
+        return [self._located(row) for row in rows]
+
+    def _located(self, row: ModelVersionRow) -> ModelVersionRow:
+        """The detached row with `path` resolved to the version's folder in this project, now."""
+        row.path = str(resolve_model_folder(self.path, row.path, row.kind, row.version))
+        return row
+
+    def relocate_models(self) -> int:
+        """Store every model path relative to the project, and base models by reference; returns rows fixed.
+
+        Rows written before projects could move hold the path as it was given (absolute, relative to an
+        old working directory, or into another copy of the project); they are found by the
+        models/<kind>/<version> layout and rewritten. No schema change: the column holds a path either way.
+        """
+        fixed = 0
+        try:
+            with self.session() as session:
+                for row in session.scalars(select(ModelVersionRow)):
+                    folder = resolve_model_folder(self.path, row.path, row.kind, row.version)
+                    for name in _MODEL_CONFIGS:
+                        if (folder / name).is_file() and upgrade_base_model_reference(folder / name):
+                            log.info("%s: base model recorded by name", folder / name)
+                    if not folder.is_dir():
+                        continue  # missing everywhere: keep what was stored, the loader names it
+                    try:
+                        relative = relative_to_project(self.path, folder)
+                    except CuralinkError:
+                        continue  # an old row pointing outside the project, which still exists there
+                    if relative != row.path:
+                        log.info(
+                            "%s %s: model path %s stored as %s", row.kind, row.version, row.path, relative
+                        )
+                        row.path = relative
+                        fixed += 1
+        except (OperationalError, ProjectError) as exc:  # read-only or locked: rows still resolve on read
+            log.warning("%s: could not rewrite model paths (%s)", self.path, exc)
+            return 0
+        return fixed

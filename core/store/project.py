@@ -133,7 +133,10 @@ class Project(DocumentStore, KnowledgeBaseStore, CurationLog, ModelRegistry, Des
             log.info("upgraded %s from schema %s", db_path, current)
         for sub in SUBFOLDERS:
             (root / sub).mkdir(exist_ok=True)
-        return cls(root, engine)
+        project = cls(root, engine)
+        if upgrade:
+            project.relocate_models()
+        return project
 
     def close(self) -> None:
         self.engine.dispose()
