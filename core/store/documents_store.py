@@ -198,6 +198,12 @@ class DocumentStore:
             session.execute(insert(RelationRow), relations)
         summary.mentions += len(mentions)
 
+    def splits(self) -> list[str]:
+        """The splits documents were imported into (train, dev, test, ...), without the empty one."""
+        with self.session() as session:
+            found = session.scalars(select(DocumentRow.split).where(DocumentRow.split != "").distinct())
+            return sorted(found)
+
     def document_ids(self, split: str | None = None) -> list[str]:
         with self.session() as session:
             query = select(DocumentRow.external_id).order_by(DocumentRow.id)
