@@ -152,6 +152,7 @@ class CurationMixin:
         mention_id = self.current_mention_id()
         self.kb_dialog = KbSearchDialog(self.project, self, initial=self.doc.mentions[self.current].text)
         self.kb_dialog.accepted.connect(lambda: self._kb_picked(mention_id))
+        self.kb_dialog.finished.connect(lambda _result: self.activateWindow())  # keys go to the desk again
         self.kb_dialog.open()
         return self.kb_dialog
 

@@ -448,8 +448,8 @@ class MainWindow(QMainWindow, CurationMixin, BackgroundLinkingMixin, ProjectFile
         self.candidates.show_candidates(
             label, ranked, {k: v for k, v in concepts.items() if v}, linked, reranker_trained, self.marked
         )
-        if not ranked and linked:
-            self.concept.show_concept(self._concept(linked[0]))
+        if not ranked:  # no candidate row to follow: the linked concept, or nothing (never a stale one)
+            self.concept.show_concept(self._concept(linked[0]) if linked else None)
 
     def _show_candidate_concept(self, row: int) -> None:
         ranked = self.candidates.model.candidates
