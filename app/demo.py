@@ -53,12 +53,14 @@ def build_demo_project(
         project = Project.create(path)
     source = demo_dir()
     if not project.document_ids():
+        progress(0, None, "importing the demo knowledge base and abstracts")
         project.import_concepts(load_kb(source / "kb.tsv", "tsv"), source=str(source / "kb.tsv"), fmt="tsv")
         project.import_documents(
             read_corpus(source / "abstracts.pubtator", "pubtator"),
             source=str(source / "abstracts.pubtator"),
             fmt="pubtator",
         )
+    progress(0, None, f"training the retriever on the KB's synonyms (up to {train_seconds:.0f} s)")
     train_retriever(
         project,
         epochs=DEMO_EPOCHS,
@@ -67,6 +69,7 @@ def build_demo_project(
         progress=progress,
         cancel=cancel,
     )
+    progress(0, None, "linking the demo abstracts")
     Linker.for_project(project, cancel=cancel).link_project(project, progress=progress, cancel=cancel)
     return project
 

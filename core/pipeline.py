@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -20,6 +20,7 @@ from core.progress import NEVER_CANCELLED, CancelToken, ProgressCallback, no_pro
 from core.rerank.base import Reranker
 from core.retrieve.base import Retriever
 from core.retrieve.mentions import abbreviation_expander, split_composite
+from core.store.curation_log import mention_key
 
 log = logging.getLogger(__name__)
 
@@ -105,8 +106,8 @@ class Linker:
             reranker_version=reranker_version,
         )
 
-    def suggest(self, documents: Sequence[Document]) -> list[list[list[Candidate]]]:
-        """Per document, per mention: ranked candidates (reranked when a reranker is loaded)."""
+    def retrieve(self, documents: Sequence[Document]) -> list[list[list[Candidate]]]:
+        """Per document, per mention: the retriever's candidates (no reranking)."""
         queries: dict[str, None] = {}
         plans: list[list[list[str]]] = []
         for document in documents:
@@ -122,10 +123,66 @@ class Linker:
         found = (
             dict(zip(texts, self.retriever.retrieve(texts, self.candidates), strict=True)) if texts else {}
         )
-        candidates = [[_merge([found[p] for p in parts], self.candidates) for parts in doc] for doc in plans]
+        return [[_merge([found[p] for p in parts], self.candidates) for parts in doc] for doc in plans]
+
+    def suggest(self, documents: Sequence[Document]) -> list[list[list[Candidate]]]:
+        """Per document, per mention: ranked candidates (reranked when a reranker is loaded)."""
+        candidates = self.retrieve(documents)
         if self.reranker is not None and any(any(doc) for doc in candidates):
             candidates = self.reranker.rerank(documents, candidates)
         return candidates
+
+    def resuggest(
+        self,
+        project,
+        mention_ids: Sequence[int],
+        *,
+        on_stored: Callable[[list[str]], None] | None = None,
+        cancel: CancelToken = NEVER_CANCELLED,
+    ) -> int:
+        """Suggest again for single mentions after a span or type edit; returns the mentions suggested.
+
+        The retriever's candidates are stored first (and `on_stored` told which documents changed), so
+        the curator sees candidates for the new text at once; the reranked ones replace them after. Each
+        list is stored for the span it was computed for, so an edit made meanwhile drops it.
+        """
+        wanted = set(mention_ids)
+        doc_ids = sorted(set(project.mention_documents(list(wanted)).values()))
+        documents, ids = [], []
+        for document, mention_ids_in_doc in project.documents_with_mention_ids(ids=doc_ids):
+            keep = [(m, i) for m, i in zip(document.mentions, mention_ids_in_doc, strict=True) if i in wanted]
+            if keep:
+                documents.append(document.with_mentions([m for m, _ in keep]))
+                ids.append([i for _, i in keep])
+        if not documents:
+            return 0
+        changed = [document.doc_id for document in documents]
+        retrieved = self.retrieve(documents)
+        cancel.raise_if_cancelled()
+        self._store(project, documents, ids, retrieved, reranker_version="")
+        if on_stored is not None:
+            on_stored(changed)
+        if self.reranker is not None and any(any(doc) for doc in retrieved):
+            cancel.raise_if_cancelled()
+            reranked = self.reranker.rerank(documents, retrieved)
+            self._store(project, documents, ids, reranked, reranker_version=self.reranker_version)
+            if on_stored is not None:
+                on_stored(changed)
+        return sum(len(i) for i in ids)
+
+    def _store(self, project, documents, ids, suggestions, *, reranker_version: str) -> int:
+        """Store per-mention candidates, each keyed by the span and type it was computed for."""
+        by_mention, keys = {}, {}
+        for document, mention_ids, per_document in zip(documents, ids, suggestions, strict=True):
+            for mention, mention_id, ranked in zip(document.mentions, mention_ids, per_document, strict=True):
+                by_mention[mention_id] = ranked
+                keys[mention_id] = mention_key(mention)
+        return project.store_suggestions(
+            by_mention,
+            computed_for=keys,
+            retriever_version=self.retriever_version,
+            reranker_version=reranker_version,
+        )
 
     def link_project(
         self,
@@ -144,17 +201,17 @@ class Linker:
         for first in range(0, len(selected), batch_documents):
             cancel.raise_if_cancelled()
             batch = selected[first : first + batch_documents]
-            suggestions = self.suggest([document for document, _ in batch])
-            by_mention = {
-                mention_id: ranked
-                for (_, mention_ids), per_document in zip(batch, suggestions, strict=True)
-                for mention_id, ranked in zip(mention_ids, per_document, strict=True)
-            }
-            summary.suggestions += project.store_suggestions(
-                by_mention, retriever_version=self.retriever_version, reranker_version=self.reranker_version
+            documents = [document for document, _ in batch]
+            mention_ids = [ids_in_doc for _, ids_in_doc in batch]
+            summary.suggestions += self._store(
+                project,
+                documents,
+                mention_ids,
+                self.suggest(documents),
+                reranker_version=self.reranker_version,
             )
+            summary.mentions += sum(len(i) for i in mention_ids)
             summary.documents += len(batch)
-            summary.mentions += len(by_mention)
             progress(summary.documents, len(selected), "documents linked")
         summary.seconds = time.perf_counter() - started
         return summary

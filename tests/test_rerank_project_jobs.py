@@ -76,3 +76,33 @@ def test_train_registers_promotes_and_evaluates(project, small_base):
     assert as_pair["packing"] == "pair" and as_pair["tokens"] > result["tokens"]
     with pytest.raises(CuralinkError, match="no documents"):
         evaluate_reranker_for_project(project, split="nonexistent")
+
+
+def test_resuggest_stores_retriever_candidates_then_reranked_ones(project, small_base):
+    """After a span edit: the retriever's list is stored first (shown at once), the reranked one after,
+    each for the span it was computed for (issue 10, item 4)."""
+    from core.pipeline import Linker
+
+    if project.active_model("reranker") is None:
+        train_reranker_for_project(
+            project, packing="compact", base_model=small_base, max_seconds=4, candidates=8
+        )
+    linker = Linker.for_project(project, candidates=8, device="cpu")
+    document, ids = next(project.documents_with_mention_ids(split="test"))
+    linker.link_project(project, ids=[document.doc_id])
+    before = project.suggestions(ids[1])
+    mention, mention_id = document.mentions[0], ids[0]
+    project.set_mention_span(mention_id, mention.start, mention.end - 1, curator="ann")
+    assert project.suggestions(mention_id) == []
+    stages = []
+
+    def stored(doc_ids):
+        found = project.suggestion_sets([mention_id])[mention_id]
+        stages.append((doc_ids, found.key, [c.reranker_score is None for c in found.candidates]))
+
+    assert linker.resuggest(project, [mention_id], on_stored=stored) == 1
+    key = (mention.start, mention.end - 1, mention.type)
+    assert [s[:2] for s in stages] == [([document.doc_id], key), ([document.doc_id], key)]
+    assert all(stages[0][2]) and not any(stages[1][2])  # retriever only, then every candidate reranked
+    assert project.suggestion_version(mention_id) == f"{linker.retriever_version}+{linker.reranker_version}"
+    assert before and project.suggestions(ids[1]) == before  # the rest of the document is left alone

@@ -8,6 +8,7 @@ from core.documents import Candidate, Mention, document_from_title_abstract
 from core.errors import CuralinkError
 from core.kb.concept import Concept
 from core.store import Project
+from core.store.curation_log import mention_key
 
 
 @pytest.fixture
@@ -30,7 +31,7 @@ def project(tmp_path):
 
 
 def test_queue_suggestions_and_decisions(project):
-    _, (chorea, huntington) = next(project.documents_with_mention_ids(ids=["7"]))
+    document, (chorea, huntington) = next(project.documents_with_mention_ids(ids=["7"]))
     project.store_suggestions(
         {
             chorea: [Candidate("D2", "", "Chorea", 0.9), Candidate("D1", "", "Huntington Chorea", 0.5)],
@@ -38,6 +39,10 @@ def test_queue_suggestions_and_decisions(project):
                 Candidate("D1", "", "Huntington Disease", 0.8, 0.7),
                 Candidate("D2", "", "", 0.6, 0.65),
             ],
+        },
+        computed_for={
+            chorea: mention_key(document.mentions[0]),
+            huntington: mention_key(document.mentions[1]),
         },
         retriever_version="v3",
         reranker_version="r1",

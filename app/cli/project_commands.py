@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 from pathlib import Path
 
@@ -100,12 +101,28 @@ def cmd_corpus_import(args) -> int:
     return 0
 
 
+EXPORT_HELP = """Write the corpus with each mention's current link.
+
+What each decision writes:
+  untouched               the mention as imported, with its imported id
+  accept / correct        the chosen concept id; several concepts are one link, written by the
+                          format's convention (PubTator A|B, ...)
+  not in KB (N)           the id -1
+  reject (R), ambiguous (A)
+                          the mention without an id (no link was confirmed); the imported id
+                          survives as the imported_id infon where the format has infons
+Decided mentions carry the decision, curator, time and model version as infons (BioC, JSONL).
+Deleted mentions are never written."""
+
+
 def cmd_export(args) -> int:
     from core.formats import write_corpus
     from core.store.curation import curated_documents
 
     with open_project(args) as project:
-        documents = curated_documents(project, accepted_only=args.accepted_only, split=args.split)
+        documents = curated_documents(
+            project, accepted_only=args.accepted_only, curated_only=args.curated_only, split=args.split
+        )
         count = write_corpus(documents, Path(args.out), args.format)
     stdout.print(f"wrote {count} documents to {args.out} ({args.format})")
     return 0
@@ -176,15 +193,27 @@ def register(commands) -> None:
     )
     corpus_import.set_defaults(handler=cmd_corpus_import)
 
-    export = commands.add_parser("export", help="export the annotated corpus")
+    export = commands.add_parser(
+        "export",
+        help="export the annotated corpus",
+        description=EXPORT_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     export.add_argument(
         "--format", required=True, choices=["pubtator", "bioc-xml", "bioc-json", "brat", "jsonl", "text"]
     )
     export.add_argument("--out", required=True)
     export.add_argument(
-        "--accepted-only", action="store_true", help="only mentions a curator accepted or corrected"
+        "--accepted-only",
+        action="store_true",
+        help="only mentions a curator accepted or corrected, in only the documents that have one",
     )
-    export.add_argument("--split", choices=["train", "dev", "test"])
+    export.add_argument(
+        "--curated-only",
+        action="store_true",
+        help="only documents with at least one decided mention (each with all its mentions)",
+    )
+    export.add_argument("--split", choices=["train", "dev", "test"], help="only documents of this split")
     export.set_defaults(handler=cmd_export)
 
     stats = commands.add_parser("stats", help="what the project holds")

@@ -1,7 +1,11 @@
 """Undoable curator actions. Each one writes to the store the moment it runs (no save button).
 
 The decision log is append-only: undoing a decision writes a `revert`, redoing writes the decision
-again, so the history of what the curator did survives every undo.
+again, so the history of what the curator did survives every undo. A span or type edit (and its undo)
+deletes the mention's suggestions in the store and asks for new ones at once.
+
+A decision the store refuses (it acted on suggestions for a span the mention no longer has) marks its
+command obsolete, so the undo stack drops it rather than keeping a step that never happened.
 """
 
 from __future__ import annotations
@@ -11,6 +15,8 @@ from dataclasses import dataclass
 
 from PySide6.QtGui import QUndoCommand
 
+from core.errors import CuralinkError
+from core.store.curation_log import MentionKey
 from core.store.project import NewDecision
 
 
@@ -21,9 +27,30 @@ class DeskContext:
     project: object
     curator: Callable[[], str]
     refresh: Callable[[int | None], None]  # re-read the store, then select this mention (by id)
+    resuggest: Callable[[int], None] = lambda _mention_id: None  # new suggestions for an edited mention
+    report: Callable[[Exception], None] = lambda _exc: None  # tell the curator a write was refused
 
 
-class DecisionCommand(QUndoCommand):
+class _Refusable(QUndoCommand):
+    """A command whose write the store may refuse: it then reports why and leaves the undo stack."""
+
+    failed: Exception | None = None
+
+    def _attempt(self, write: Callable[[], object]) -> bool:
+        try:
+            write()
+        except CuralinkError as exc:
+            self.failed = exc
+            self.setObsolete(True)
+            self.context.report(exc)
+            return False
+        self.failed = None
+        return True
+
+
+class DecisionCommand(_Refusable):
+    """One decision; `concept_id` may name several concepts (`A|B|C`) and is undone as one step."""
+
     def __init__(
         self,
         context: DeskContext,
@@ -34,6 +61,7 @@ class DecisionCommand(QUndoCommand):
         model_version: str = "",
         detail: dict | None = None,
         text: str = "",
+        suggested_for: MentionKey | None = None,
     ):
         super().__init__(text or f"{action} {concept_id}".strip())
         self.context = context
@@ -42,15 +70,19 @@ class DecisionCommand(QUndoCommand):
         self.concept_id = concept_id
         self.model_version = model_version
         self.detail = detail or {}
+        self.suggested_for = suggested_for
 
     def redo(self) -> None:
-        self.context.project.record_decision(
-            self.mention_id,
-            self.action,
-            concept_id=self.concept_id,
-            curator=self.context.curator(),
-            model_version=self.model_version,
-            detail=self.detail,
+        self._attempt(
+            lambda: self.context.project.record_decision(
+                self.mention_id,
+                self.action,
+                concept_id=self.concept_id,
+                curator=self.context.curator(),
+                model_version=self.model_version,
+                detail=self.detail,
+                suggested_for=self.suggested_for,
+            )
         )
         self.context.refresh(self.mention_id)
 
@@ -61,11 +93,17 @@ class DecisionCommand(QUndoCommand):
         self.context.refresh(self.mention_id)
 
 
-class BulkAcceptCommand(QUndoCommand):
+class BulkAcceptCommand(_Refusable):
     """Accept many top suggestions as one undo step: one decision row per mention, all written in one
-    transaction (and undone by one transaction of reverts), so a crash never leaves half a bulk."""
+    transaction (and undone by one transaction of reverts), so a crash never leaves half a bulk.
+    Each accept is `(mention id, concept id, model version, score, span and type of its suggestions)`."""
 
-    def __init__(self, context: DeskContext, accepts: list[tuple[int, str, str, float]], threshold: float):
+    def __init__(
+        self,
+        context: DeskContext,
+        accepts: list[tuple[int, str, str, float, MentionKey]],
+        threshold: float,
+    ):
         super().__init__(f"bulk-accept {len(accepts)} suggestion(s) ≥ {threshold:.2f}")
         self.context = context
         self.accepts = accepts
@@ -73,18 +111,21 @@ class BulkAcceptCommand(QUndoCommand):
 
     def redo(self) -> None:
         curator = self.context.curator()
-        self.context.project.record_decisions(
-            [
-                NewDecision(
-                    mention_id,
-                    "accept",
-                    concept_id=concept_id,
-                    curator=curator,
-                    model_version=version,
-                    detail={"bulk_threshold": self.threshold, "score": round(score, 4)},
-                )
-                for mention_id, concept_id, version, score in self.accepts
-            ]
+        self._attempt(
+            lambda: self.context.project.record_decisions(
+                [
+                    NewDecision(
+                        mention_id,
+                        "accept",
+                        concept_id=concept_id,
+                        curator=curator,
+                        model_version=version,
+                        detail={"bulk_threshold": self.threshold, "score": round(score, 4)},
+                        suggested_for=key,
+                    )
+                    for mention_id, concept_id, version, score, key in self.accepts
+                ]
+            )
         )
         self.context.refresh(None)
 
@@ -118,6 +159,7 @@ class AddMentionCommand(QUndoCommand):
             )
         else:
             self.context.project.set_mention_removed(self.mention_id, False, curator=self.context.curator())
+        self.context.resuggest(self.mention_id)
         self.context.refresh(self.mention_id)
 
     def undo(self) -> None:
@@ -145,7 +187,8 @@ class AdjustSpanCommand(QUndoCommand):
     """Boundary moves on one mention merge into one undo step while the curator keeps nudging.
 
     Every nudge (and the undo) logs an `adjust_span` decision with old and new offsets: provenance for
-    the span, ignored by the link state.
+    the span, ignored by the link state. Each one also replaces the mention's suggestions (the store
+    deletes the old ones with the edit; new ones are asked for at once).
     """
 
     ID = 4711
@@ -168,8 +211,32 @@ class AdjustSpanCommand(QUndoCommand):
 
     def redo(self) -> None:
         self.context.project.set_mention_span(self.mention_id, *self.new, curator=self.context.curator())
+        self.context.resuggest(self.mention_id)
         self.context.refresh(self.mention_id)
 
     def undo(self) -> None:
         self.context.project.set_mention_span(self.mention_id, *self.old, curator=self.context.curator())
+        self.context.resuggest(self.mention_id)
         self.context.refresh(self.mention_id)
+
+
+class ChangeTypeCommand(QUndoCommand):
+    """A new type for one mention (logged as `change_type`); like a span edit, it re-suggests."""
+
+    def __init__(self, context: DeskContext, mention_id: int, old: str, new: str):
+        super().__init__(f"type {old or '(none)'} → {new or '(none)'}")
+        self.context = context
+        self.mention_id = mention_id
+        self.old = old
+        self.new = new
+
+    def _set(self, kind: str) -> None:
+        self.context.project.set_mention_type(self.mention_id, kind, curator=self.context.curator())
+        self.context.resuggest(self.mention_id)
+        self.context.refresh(self.mention_id)
+
+    def redo(self) -> None:
+        self._set(self.new)
+
+    def undo(self) -> None:
+        self._set(self.old)

@@ -1,4 +1,8 @@
-"""Ranked candidates for the selected mention, retriever and reranker scores side by side."""
+"""Ranked candidates for the selected mention, retriever and reranker scores side by side.
+
+Every concept the mention is linked to is highlighted (several for a composite mention), and the check
+box in the first column marks candidates for one link naming several concepts (Ctrl+1-9 does the same).
+"""
 
 from __future__ import annotations
 
@@ -18,28 +22,53 @@ HEADER_TIPS = {
 }
 NOT_TRAINED = "not trained"
 # Columns that take a fixed width from their content sample; the name stretches, text columns elide.
-_SAMPLES = {0: "99", 1: "D0000000", 5: "0.000", 6: NOT_TRAINED}
+_SAMPLES = {0: "☐ ✓99", 1: "D0000000", 5: "0.000", 6: NOT_TRAINED}
 _TEXT_WIDTHS = {3: 0.30, 4: 0.18}  # shares of the width the fixed columns leave
 _Index = QModelIndex | QPersistentModelIndex
 
 
 class CandidateModel(QAbstractTableModel):
+    markToggled = Signal(int)
+
     def __init__(self, parent=None):
         super().__init__(parent)
         self.candidates: list[Candidate] = []
         self.concepts: dict[str, Concept] = {}
-        self.chosen = ""
+        self.linked: set[str] = set()
+        self.marked: set[str] = set()
         self.reranker_trained = False
 
     def set_candidates(
-        self, candidates: list[Candidate], concepts: dict[str, Concept], chosen: str, reranker_trained: bool
+        self,
+        candidates: list[Candidate],
+        concepts: dict[str, Concept],
+        linked: list[str],
+        reranker_trained: bool,
+        marked: list[str] | None = None,
     ) -> None:
         self.beginResetModel()
         self.candidates = candidates
         self.concepts = concepts
-        self.chosen = chosen
+        self.linked = set(linked)
+        self.marked = set(marked or [])
         self.reranker_trained = reranker_trained
         self.endResetModel()
+
+    def set_marked(self, marked: list[str]) -> None:
+        self.marked = set(marked)
+        if self.candidates:
+            self.dataChanged.emit(self.index(0, 0), self.index(len(self.candidates) - 1, 0))
+
+    def flags(self, index: _Index) -> Qt.ItemFlag:
+        flags = super().flags(index)
+        return flags | Qt.ItemFlag.ItemIsUserCheckable if index.isValid() and index.column() == 0 else flags
+
+    def setData(self, index: _Index, value, role: int = Qt.ItemDataRole.EditRole) -> bool:
+        """A click on a check box asks the window to (un)mark that candidate."""
+        if index.isValid() and index.column() == 0 and role == Qt.ItemDataRole.CheckStateRole:
+            self.markToggled.emit(index.row())
+            return True
+        return False
 
     def rowCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
         return 0 if parent.isValid() else len(self.candidates)
@@ -64,12 +93,22 @@ class CandidateModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.ToolTipRole:
             # Long names are elided in the table; the tooltip has the whole text and the key to press.
             full = self.data(index, Qt.ItemDataRole.DisplayRole) if column in (1, 2, 3, 4) else ""
-            key = f"press {index.row() + 1} to accept" if index.row() < 9 else "double-click to accept"
+            n = index.row() + 1
+            key = (
+                f"press {n} to accept, Ctrl+{n} to mark it for a link to several concepts"
+                if n <= 9
+                else "double-click to accept, tick to mark"
+            )
+            if candidate.concept_id in self.linked:
+                key = f"linked to this mention\n{key}"
             return f"{full}\n{key}" if full else key
+        if role == Qt.ItemDataRole.CheckStateRole and column == 0:
+            marked = candidate.concept_id in self.marked
+            return Qt.CheckState.Checked if marked else Qt.CheckState.Unchecked
         if role == Qt.ItemDataRole.DisplayRole:
             concept = self.concepts.get(candidate.concept_id)
             if column == 0:
-                return str(index.row() + 1)
+                return f"{'✓' if candidate.concept_id in self.linked else ''}{index.row() + 1}"
             if column == 1:
                 return candidate.concept_id
             if column == 2:
@@ -92,18 +131,21 @@ class CandidateModel(QAbstractTableModel):
             return QColor("#8a8a8a")
         if role == Qt.ItemDataRole.ForegroundRole and column in (3, 4):
             return QColor("#4a5566")
-        if role == Qt.ItemDataRole.FontRole and candidate.concept_id == self.chosen:
+        if role == Qt.ItemDataRole.FontRole and candidate.concept_id in self.linked:
             font = QFont()
             font.setBold(True)
             return font
-        if role == Qt.ItemDataRole.BackgroundRole and candidate.concept_id == self.chosen:
+        if role == Qt.ItemDataRole.BackgroundRole and candidate.concept_id in self.linked:
             return QColor("#c8efc9")
+        if role == Qt.ItemDataRole.BackgroundRole and candidate.concept_id in self.marked:
+            return QColor("#fff3a8")
         return None
 
 
 class CandidatePanel(QWidget):
     candidateActivated = Signal(int)
     candidateSelected = Signal(int)
+    markToggled = Signal(int)
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -138,6 +180,7 @@ class CandidatePanel(QWidget):
         layout.addWidget(self.heading)
         layout.addWidget(self.mention_label)
         layout.addWidget(self.view, 1)
+        self.model.markToggled.connect(self.markToggled.emit)
         self.view.doubleClicked.connect(lambda index: self.candidateActivated.emit(index.row()))
         self.view.selectionModel().currentRowChanged.connect(
             lambda current, _previous: (
@@ -172,14 +215,19 @@ class CandidatePanel(QWidget):
         mention_html: str,
         candidates: list[Candidate],
         concepts: dict[str, Concept],
-        chosen: str,
+        linked: list[str],
         reranker_trained: bool,
+        marked: list[str] | None = None,
     ) -> None:
+        """`linked`: the concepts the mention is linked to now; `marked`: those ticked for one link."""
         self.mention_label.setText(mention_html)
-        self.model.set_candidates(candidates, concepts, chosen, reranker_trained)
+        self.model.set_candidates(candidates, concepts, linked, reranker_trained, marked)
         if candidates:
             self.view.selectRow(0)
 
+    def set_marked(self, marked: list[str]) -> None:
+        self.model.set_marked(marked)
+
     def clear(self, message: str) -> None:
         self.mention_label.setText(message)
-        self.model.set_candidates([], {}, "", self.model.reranker_trained)
+        self.model.set_candidates([], {}, [], self.model.reranker_trained)

@@ -154,16 +154,34 @@ class ImportKbDialog(_FileForm):
 
 
 class ExportDialog(_FileForm):
-    def __init__(self, parent=None):
+    """The filters of `curalink export`: accepted-only, curated-only and one split."""
+
+    ALL_SPLITS = "all documents"
+
+    def __init__(self, parent=None, *, splits: list[str] | None = None):
         from core.formats import FORMATS
 
         super().__init__("Export curated corpus", list(FORMATS), parent, save=True)
-        self.accepted_only = QCheckBox("accepted and corrected mentions only")
-        self.form.addRow("", self.accepted_only)
-        note = QLabel("Each decided mention carries its provenance: decision, curator, time, model version.")
+        self.split_box = QComboBox()
+        self.split_box.addItems([self.ALL_SPLITS, *(splits or [])])
+        self.form.addRow("Split", self.split_box)
+        self.curated_only = QCheckBox("only documents with at least one decision")
+        self.accepted_only = QCheckBox("only accepted and corrected mentions (and their documents)")
+        self.form.addRow("Documents", self.curated_only)
+        self.form.addRow("Mentions", self.accepted_only)
+        note = QLabel(
+            "Each decided mention carries its provenance: decision, curator, time, model version. "
+            "Rejected and ambiguous mentions are written without an id (no link was confirmed); "
+            "not-in-KB ones with -1; deleted mentions are left out."
+        )
         note.setObjectName("hint")
         note.setWordWrap(True)
         self.form.addRow("", note)
+
+    @property
+    def split(self) -> str | None:
+        text = self.split_box.currentText()
+        return None if text == self.ALL_SPLITS else text
 
 
 class SettingsDialog(QDialog):
@@ -239,16 +257,19 @@ class BulkAcceptDialog(QDialog):
 
 
 KEY_HELP = (
-    ("Enter", "accept the top candidate"),
+    ("Enter", "accept the top candidate, or every marked one as one link"),
     ("1 – 9", "accept the n-th candidate"),
+    ("Ctrl+1 – 9", "mark / unmark candidate n (a mention naming several concepts)"),
+    ("Esc", "clear the marks"),
     ("R", "reject the suggestions"),
     ("N", "not in the knowledge base"),
     ("A", "ambiguous"),
-    ("Ctrl+F  or  /", "search the KB and link any concept"),
+    ("Ctrl+F  or  /", "search the KB: Enter links the concept, Ctrl+Enter adds it to the link"),
     ("M  or  Insert", "add a mention from the selected text"),
     ("Delete", "delete the mention"),
-    ("Shift+← / →", "move the mention's end"),
-    ("Ctrl+Shift+← / →", "move the mention's start"),
+    ("Shift+← / →", "move the mention's end (suggests again)"),
+    ("Ctrl+Shift+← / →", "move the mention's start (suggests again)"),
+    ("T", "change the mention's type (suggests again)"),
     ("Tab / Shift+Tab,  J / K", "next / previous mention"),
     ("Ctrl+↓ / ↑,  PgDown / PgUp", "next / previous document"),
     ("Ctrl+Z / Ctrl+Shift+Z", "undo / redo"),

@@ -1,4 +1,5 @@
-"""Search the whole KB as you type (names, synonyms, ids) and pick any concept for a correction."""
+"""Search the whole KB as you type (names, synonyms, ids) and pick any concept for a correction: Enter
+links the mention to it alone, Ctrl+Enter adds it to the mention's link (a mention naming several)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from PySide6.QtCore import QEvent, QObject, Qt, QTimer
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QDialog,
+    QDialogButtonBox,
     QHeaderView,
     QLabel,
     QLineEdit,
@@ -26,6 +28,7 @@ class KbSearchDialog(QDialog):
         super().__init__(parent)
         self.project = project
         self.chosen: str = ""
+        self.add = False  # add the concept to the mention's link instead of replacing it
         self.last_latency_ms = 0.0
         self.setWindowTitle("Search the knowledge base")
         self.resize(720, 460)
@@ -46,6 +49,15 @@ class KbSearchDialog(QDialog):
         layout.addWidget(self.query)
         layout.addWidget(self.results, 1)
         layout.addWidget(self.status)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel)
+        self.link_button = buttons.addButton("Link", QDialogButtonBox.ButtonRole.AcceptRole)
+        self.add_button = buttons.addButton("Add to link", QDialogButtonBox.ButtonRole.ActionRole)
+        self.link_button.setAutoDefault(False)
+        self.add_button.setAutoDefault(False)
+        self.link_button.clicked.connect(lambda: self.pick())
+        self.add_button.clicked.connect(lambda: self.pick(add=True))
+        buttons.rejected.connect(self.reject)
+        layout.addWidget(buttons)
         # Coalesce bursts of keystrokes into one query per event-loop turn.
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
@@ -54,7 +66,7 @@ class KbSearchDialog(QDialog):
         self.query.textChanged.connect(lambda _text: self._timer.start())
         self.query.installEventFilter(self)
         self.results.doubleClicked.connect(lambda _index: self.pick())
-        self.query.returnPressed.connect(self.pick)
+        self.query.returnPressed.connect(lambda: self.pick())
         self.query.setText(initial)
         self.query.selectAll()
 
@@ -70,13 +82,14 @@ class KbSearchDialog(QDialog):
         if hits:
             self.results.selectRow(0)
         self.status.setText(
-            f"{len(hits)} concept(s) in {self.last_latency_ms:.0f} ms · ↑/↓ to choose, Enter to link, Esc to cancel"
+            f"{len(hits)} concept(s) in {self.last_latency_ms:.0f} ms · ↑/↓ to choose, Enter to link, "
+            "Ctrl+Enter to add to the link, Esc to cancel"
         )
 
     def result_ids(self) -> list[str]:
         return [self.results.item(row, 0).text() for row in range(self.results.rowCount())]
 
-    def pick(self) -> None:
+    def pick(self, *, add: bool = False) -> None:
         if self._timer.isActive():
             self._timer.stop()
             self.run_search()
@@ -84,11 +97,16 @@ class KbSearchDialog(QDialog):
         if row < 0:
             return
         self.chosen = self.results.item(row, 0).text()
+        self.add = add
         self.accept()
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if watched is self.query and event.type() == QEvent.Type.KeyPress:
             key = event.key()
+            control = event.modifiers() & Qt.KeyboardModifier.ControlModifier
+            if key in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and control:
+                self.pick(add=True)
+                return True
             if key in (Qt.Key.Key_Down, Qt.Key.Key_Up) and self.results.rowCount():
                 step = 1 if key == Qt.Key.Key_Down else -1
                 row = min(max(self.results.currentRow() + step, 0), self.results.rowCount() - 1)

@@ -55,29 +55,85 @@ def open_project_window(project_path: Path, settings=None):
     return window
 
 
-def start_with_demo(settings=None) -> None:
-    """Build (or reopen) the demo project off the UI thread, then open it."""
-    from app.demo import build_demo_project, default_demo_path
-    from app.gui.dialogs import progress_for, show_error
+def start_with_demo(settings=None, *, path: Path | None = None, train_seconds: float | None = None):
+    """Build (or reopen) the demo project off the UI thread behind a progress dialog, then open it.
+
+    The dialog is the only window while the demo builds, and Qt quits when the last window closes: so
+    quitting on the last window is off until the main window is shown (it was the reason a first start
+    ended with exit code 0 and no window). Returns the job (its `window` is set once open).
+    """
+    from app.demo import DEMO_TRAINING_SECONDS, build_demo_project, default_demo_path
     from app.gui.workers import run_in_thread
 
-    path = default_demo_path()
+    app = application()
+    path = path or default_demo_path()
+    budget = DEMO_TRAINING_SECONDS if train_seconds is None else train_seconds
 
     def work(progress, cancel):
-        build_demo_project(path, progress=progress, cancel=cancel).close()
+        build_demo_project(path, train_seconds=budget, progress=progress, cancel=cancel).close()
         return path
 
+    app.setQuitOnLastWindowClosed(False)
     job = run_in_thread(work, "building the demo project")
-    dialog = progress_for(None, job, "Preparing the demo project (about a minute, first start only)")
-    job.signals.finished.connect(lambda built: open_project_window(built, settings))
-    job.signals.failed.connect(lambda exc: show_error(None, exc, context="building the demo project"))
-    job.signals.cancelled.connect(QApplication.quit)
+    job.window = None
+    dialog = _demo_progress(job, f"Preparing the demo project (first start only, about {budget + 15:.0f} s)")
+
+    def opened(built: Path) -> None:
+        try:
+            job.window = open_project_window(built, settings)
+        except Exception as exc:  # noqa: BLE001 - the curator sees a dialog, the log gets the trace
+            log.exception("could not open the demo project")
+            _fatal(exc, "opening the demo project")
+        finally:
+            app.setQuitOnLastWindowClosed(True)
+
+    job.signals.finished.connect(opened)
+    job.signals.failed.connect(lambda exc: _fatal(exc, "building the demo project"))
+    job.signals.cancelled.connect(app.quit)
     dialog.show()
     start_with_demo.job = job  # keep the job (and its signals) alive until it finishes
+    return job
 
 
-def launch_gui(project_path: Path | None) -> int:
-    """Run the application until its last window closes; the exit status for the CLI."""
+def _demo_progress(job, title: str):
+    """The progress dialog of the demo build: the current stage and the seconds gone, every second."""
+    from PySide6.QtCore import QElapsedTimer, QTimer
+
+    from app.gui.dialogs import progress_for
+
+    dialog = progress_for(None, job, title)
+    clock = QElapsedTimer()
+    clock.start()
+    stage = {"message": "starting"}
+    job.signals.progress.connect(
+        lambda _done, _total, message: stage.update(message=message or stage["message"])
+    )
+
+    def show() -> None:
+        dialog.setLabelText(f"{title}\n{stage['message']}\n{clock.elapsed() // 1000} s")
+
+    ticker = QTimer(dialog)
+    ticker.setInterval(1000)
+    ticker.timeout.connect(show)
+    ticker.start()
+    job.signals.progress.connect(lambda *_args: show())
+    show()
+    return dialog
+
+
+def _fatal(exc: BaseException, context: str) -> None:
+    """An error that leaves no window to work in: show it, then quit when it is closed."""
+    from app.gui.dialogs import show_error
+
+    box = show_error(None, exc, context=context)
+    box.finished.connect(QApplication.quit)
+
+
+def launch_gui(project_path: Path | None, *, demo_train_seconds: float | None = None) -> int:
+    """Run the application until its last window closes; the exit status for the CLI.
+
+    Without a project (and no last one), the demo is built first with `demo_train_seconds` of
+    retriever training (the demo's default when None)."""
     from app.gui.dialogs import show_error
     from app.gui.settings import AppSettings
 
@@ -92,7 +148,7 @@ def launch_gui(project_path: Path | None) -> int:
 
             raise ProjectError(f"{project_path}: not a Curalink project (no curalink.db)")
         else:
-            start_with_demo(settings)
+            start_with_demo(settings, train_seconds=demo_train_seconds)
     except Exception as exc:  # noqa: BLE001 - the curator sees a dialog, the log gets the trace
         log.exception("could not start")
         box = show_error(None, exc, context="starting Curalink")

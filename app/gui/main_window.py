@@ -4,13 +4,10 @@ from __future__ import annotations
 
 import html
 import logging
-from collections import Counter
-from pathlib import Path
 
 from PySide6.QtCore import QSize, Qt, QTimer
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QUndoStack
 from PySide6.QtWidgets import (
-    QFileDialog,
     QLabel,
     QMainWindow,
     QProgressBar,
@@ -22,40 +19,26 @@ from PySide6.QtWidgets import (
 )
 
 from app.gui.abstract_view import AbstractView, MentionMark
-from app.gui.actions import (
-    AddMentionCommand,
-    AdjustSpanCommand,
-    BulkAcceptCommand,
-    DecisionCommand,
-    DeleteMentionCommand,
-    DeskContext,
-)
+from app.gui.actions import DeskContext
 from app.gui.candidate_panel import CandidatePanel
 from app.gui.concept_pane import ConceptPane
-from app.gui.dialogs import (
-    BulkAcceptDialog,
-    ExportDialog,
-    ImportCorpusDialog,
-    ImportKbDialog,
-    KeyHelpOverlay,
-    SettingsDialog,
-    progress_for,
-    show_error,
-)
+from app.gui.desk_curation import CurationMixin
+from app.gui.desk_files import ProjectFilesMixin
+from app.gui.desk_linking import BackgroundLinkingMixin
+from app.gui.dialogs import KeyHelpOverlay, show_error
 from app.gui.document_queue import DocumentQueue
 from app.gui.kb_search import KbSearchDialog
 from app.gui.settings import AppSettings
 from app.gui.states import STATE_COLOURS, STATE_LABELS, mention_state
-from app.gui.workers import Job, LinkedChunk, LinkService, run_in_thread, warm_imports
+from app.gui.workers import MODELS_LOADING, MODELS_NOT_LOADED, Job, LinkService, warm_imports
 from core.documents import Candidate, Document
 from core.errors import CuralinkError
 from core.kb.concept import Concept
+from core.store.curation_log import MentionKey, SuggestionSet, concept_parts, mention_key
 
 log = logging.getLogger(__name__)
 
 OPEN_WINDOWS: list[MainWindow] = []
-MODELS_NOT_LOADED = "models: load on first use"
-MODELS_LOADING = "models: loading…"
 LEGEND_STATES = ("suggested", "accepted", "corrected", "rejected", "nil", "ambiguous", "unsuggested")
 # Splitter shares of the window width: queue, abstract, candidates.
 PANE_SHARES = (0.26, 0.31, 0.43)
@@ -77,7 +60,10 @@ def legend_html() -> str:
     return " &nbsp; ".join(chips)
 
 
-class MainWindow(QMainWindow):
+class MainWindow(QMainWindow, CurationMixin, BackgroundLinkingMixin, ProjectFilesMixin):
+    """The window and its reading side (queue, abstract, candidates); the curation keys live in
+    `CurationMixin`, background linking in `BackgroundLinkingMixin`, the menus in `ProjectFilesMixin`."""
+
     def __init__(self, project, settings: AppSettings | None = None, *, background: bool = True):
         super().__init__()
         warm_imports()
@@ -85,7 +71,9 @@ class MainWindow(QMainWindow):
         self.settings = settings or AppSettings()
         self.background = background
         self.undo_stack = QUndoStack(self)
-        self.context = DeskContext(project, lambda: self.settings.curator, self.refresh)
+        self.context = DeskContext(
+            project, lambda: self.settings.curator, self.refresh, self.resuggest, self.report_refusal
+        )
         self.service = LinkService(
             project,
             device=self.settings.device,
@@ -98,6 +86,10 @@ class MainWindow(QMainWindow):
         self.doc: Document | None = None
         self.mention_ids: list[int] = []
         self.suggestions: dict[int, list[Candidate]] = {}
+        self.suggested_for: dict[int, MentionKey] = {}  # the span and type the suggestions are for
+        self.resuggesting: set[int] = set()  # edited mentions waiting for new suggestions
+        self.marked: list[str] = []  # candidates marked for one link to several concepts
+        self.marked_mention: int | None = None
         self.decisions: dict = {}
         self.current: int | None = None
         self.concepts: dict[str, Concept | None] = {}
@@ -162,6 +154,7 @@ class MainWindow(QMainWindow):
 
         self.candidates = CandidatePanel()
         self.candidates.candidateActivated.connect(lambda row: self.accept_rank(row + 1))
+        self.candidates.markToggled.connect(lambda row: self.toggle_mark(row + 1))
         self.candidates.candidateSelected.connect(self._show_candidate_concept)
         self.concept = ConceptPane()
         concept_box = QWidget()
@@ -220,12 +213,18 @@ class MainWindow(QMainWindow):
         K = Qt.Key
         M = Qt.KeyboardModifier
         self.act_accept = self._action(
-            "Accept top candidate", [K.Key_Return, K.Key_Enter], lambda: self.accept_rank(1)
+            "Accept top (or marked) candidates", [K.Key_Return, K.Key_Enter], self.accept_top
         )
         self.act_rank = [
             self._action(f"Accept candidate {n}", [getattr(K, f"Key_{n}")], lambda n=n: self.accept_rank(n))
             for n in range(1, 10)
         ]
+        self.act_mark = [
+            self._action(f"Mark candidate {n}", [f"Ctrl+{n}"], lambda n=n: self.toggle_mark(n))
+            for n in range(1, 10)
+        ]
+        self.act_clear_marks = self._action("Clear marks", [K.Key_Escape], self._escape)
+        self.act_type = self._action("Change type…", [K.Key_T], self.change_type)
         self.act_reject = self._action("Reject", [K.Key_R], lambda: self.decide("reject"))
         self.act_nil = self._action("Not in KB", [K.Key_N], lambda: self.decide("nil"))
         self.act_ambiguous = self._action("Ambiguous", [K.Key_A], lambda: self.decide("ambiguous"))
@@ -289,7 +288,11 @@ class MainWindow(QMainWindow):
             [self.act_accept, self.act_reject, self.act_nil, self.act_ambiguous, self.act_search]
         )
         curate.addSeparator()
-        curate.addActions([self.act_add, self.act_delete, self.act_end_left, self.act_end_right])
+        curate.addActions([self.act_mark[0], self.act_clear_marks])
+        curate.addSeparator()
+        curate.addActions(
+            [self.act_add, self.act_delete, self.act_type, self.act_end_left, self.act_end_right]
+        )
         curate.addActions([self.act_start_left, self.act_start_right])
         curate.addSeparator()
         curate.addActions([self.act_next, self.act_prev, self.act_next_doc, self.act_prev_doc, self.act_link])
@@ -302,6 +305,14 @@ class MainWindow(QMainWindow):
         help_menu = bar.addMenu("&Help")
         help_menu.addAction(self.act_help)
 
+    def _escape(self) -> None:
+        """Esc closes the key help when it is open (the window shortcut sees the key first), else
+        clears the marked candidates."""
+        if self.help_overlay.isVisible():
+            self.help_overlay.hide()
+        else:
+            self.clear_marks()
+
     # --- loading ---------------------------------------------------------------------------------
 
     def reload_queue(self) -> None:
@@ -312,7 +323,9 @@ class MainWindow(QMainWindow):
         if not found:
             return
         self.doc, self.mention_ids = found[0]
-        self.suggestions = self.project.suggestions_for(self.mention_ids)
+        self.suggestions = {m: [] for m in self.mention_ids}
+        self.suggested_for = {}
+        self._install(self.project.suggestion_sets(self.mention_ids))
         self.decisions = self.project.current_decisions(mention_ids=self.mention_ids)
         self.abstract.set_document(self.doc, self._marks())
         self.queue.select(doc_id, emit=False)
@@ -323,6 +336,22 @@ class MainWindow(QMainWindow):
         else:
             self.select_mention(self._first_open_mention())
         self.prefetch()
+
+    def _install(self, found: dict[int, SuggestionSet]) -> list[int]:
+        """Take the suggestions computed for a mention's current span and type, drop any others (a
+        late answer for an edited span); returns the mentions updated."""
+        assert self.doc is not None
+        updated = []
+        for mention, mention_id in zip(self.doc.mentions, self.mention_ids, strict=True):
+            entry = found.get(mention_id)
+            if entry is None or entry.key != mention_key(mention):
+                continue
+            self.suggestions[mention_id] = entry.candidates
+            self.suggested_for[mention_id] = entry.key
+            if entry.candidates:
+                self.resuggesting.discard(mention_id)
+            updated.append(mention_id)
+        return updated
 
     def _update_doc_meta(self, entry) -> None:
         if self.doc is None:
@@ -349,7 +378,7 @@ class MainWindow(QMainWindow):
             state = mention_state(decision.action if decision else None, bool(ranked))
             concept = ""
             if decision is not None and decision.concept_id:
-                concept = f"{decision.concept_id} {self._concept_name(decision.concept_id)}"
+                concept = self._link_text(decision.concept_id)
             elif ranked:
                 concept = f"top: {ranked[0].concept_id} {ranked[0].name}"
             marks.append(MentionMark(mention.start, mention.end, mention.text, mention.type, state, concept))
@@ -371,6 +400,10 @@ class MainWindow(QMainWindow):
         concept = self._concept(concept_id)
         return concept.preferred_name if concept else ""
 
+    def _link_text(self, concept_id: str) -> str:
+        """“D1 Name 1 + D2 Name 2” for a link naming one or several concepts."""
+        return " + ".join(f"{part} {self._concept_name(part)}".strip() for part in concept_parts(concept_id))
+
     # --- selection -------------------------------------------------------------------------------
 
     def current_mention_id(self) -> int | None:
@@ -381,6 +414,7 @@ class MainWindow(QMainWindow):
     def select_mention(self, index: int | None) -> None:
         if self.doc is None or index is None or not self.mention_ids:
             self.current = None
+            self.clear_marks()
             self.abstract.select_mention(None)
             self.candidates.clear("This document has no mentions. Select text and press M to add one.")
             self.concept.show_concept(None)
@@ -390,27 +424,32 @@ class MainWindow(QMainWindow):
         self.abstract.select_mention(index)
         mention = self.doc.mentions[index]
         mention_id = self.mention_ids[index]
+        if mention_id != self.marked_mention:
+            self.marked, self.marked_mention = [], mention_id
         ranked = self.suggestions.get(mention_id, [])
+        self.marked = [c for c in self.marked if any(r.concept_id == c for r in ranked)]
         decision = self.decisions.get(mention_id)
         state = mention_state(decision.action if decision else None, bool(ranked))
         concepts = {c.concept_id: self._concept(c.concept_id) for c in ranked}
-        chosen = decision.concept_id if decision is not None else ""
+        linked = self.linked_ids(mention_id)
         label = (
             f"<b>{html.escape(mention.text)}</b> &nbsp;<span style='color:#666'>{html.escape(mention.type)}"
             f" · mention {index + 1} of {len(self.mention_ids)} · "
             f"<span style='color:{STATE_COLOURS[state][1]}'>{STATE_LABELS[state]}</span>"
         )
         if decision is not None and decision.concept_id:
-            label += f" → {html.escape(decision.concept_id)} {html.escape(self._concept_name(decision.concept_id))}"
+            label += f" → {html.escape(self._link_text(decision.concept_id))}"
         label += "</span>"
-        if not ranked:
-            label += "<br><i>suggestions are being computed in the background…</i>" if self.background else ""
+        if not ranked and mention_id in self.resuggesting:
+            label += "<br><i>computing suggestions for the new span…</i>"
+        elif not ranked and self.background:
+            label += "<br><i>suggestions are being computed in the background…</i>"
         reranker_trained = bool(self.reranker_version) and self.settings.use_reranker
         self.candidates.show_candidates(
-            label, ranked, {k: v for k, v in concepts.items() if v}, chosen, reranker_trained
+            label, ranked, {k: v for k, v in concepts.items() if v}, linked, reranker_trained, self.marked
         )
-        if not ranked and chosen:
-            self.concept.show_concept(self._concept(chosen))
+        if not ranked:  # no candidate row to follow: the linked concept, or nothing (never a stale one)
+            self.concept.show_concept(self._concept(linked[0]) if linked else None)
 
     def _show_candidate_concept(self, row: int) -> None:
         ranked = self.candidates.model.candidates
@@ -426,365 +465,6 @@ class MainWindow(QMainWindow):
         target = self.queue.step(offset)
         if target:
             self.open_document(target)
-
-    # --- decisions -------------------------------------------------------------------------------
-
-    def decide(self, action: str, concept_id: str = "", *, detail: dict | None = None) -> bool:
-        mention_id = self.current_mention_id()
-        if mention_id is None:
-            self.statusBar().showMessage("no mention selected", 3000)
-            return False
-        version = self.project.suggestion_version(mention_id)
-        text = f"{action} “{self.doc.mentions[self.current].text}”" + (
-            f" → {concept_id}" if concept_id else ""
-        )
-        self.undo_stack.push(
-            DecisionCommand(
-                self.context,
-                mention_id,
-                action,
-                concept_id=concept_id,
-                model_version=version,
-                detail=detail,
-                text=text,
-            )
-        )
-        self.statusBar().showMessage(f"saved: {text}", 4000)
-        self._advance_after(mention_id)
-        return True
-
-    def _advance_after(self, mention_id: int) -> None:
-        if mention_id in self.mention_ids:
-            index = self.mention_ids.index(mention_id)
-            for later in range(index + 1, len(self.mention_ids)):
-                if self.mention_ids[later] not in self.decisions:
-                    self.select_mention(later)
-                    return
-            self.select_mention(min(index + 1, len(self.mention_ids) - 1))
-
-    def accept_rank(self, rank: int) -> bool:
-        mention_id = self.current_mention_id()
-        ranked = self.suggestions.get(mention_id, []) if mention_id is not None else []
-        if not 1 <= rank <= len(ranked):
-            self.statusBar().showMessage(f"no candidate {rank} for this mention", 3000)
-            return False
-        chosen = ranked[rank - 1]
-        return self.decide(
-            "accept", chosen.concept_id, detail={"rank": rank, "score": round(chosen.score, 4)}
-        )
-
-    def open_kb_search(self) -> KbSearchDialog | None:
-        if self.current_mention_id() is None:
-            self.statusBar().showMessage("select a mention first", 3000)
-            return None
-        assert self.doc is not None and self.current is not None
-        mention_id = self.current_mention_id()
-        self.kb_dialog = KbSearchDialog(self.project, self, initial=self.doc.mentions[self.current].text)
-        self.kb_dialog.accepted.connect(lambda: self._kb_picked(mention_id))
-        self.kb_dialog.open()
-        return self.kb_dialog
-
-    def _kb_picked(self, mention_id: int | None) -> None:
-        if self.kb_dialog is None or not self.kb_dialog.chosen or mention_id not in self.mention_ids:
-            return
-        self.current = self.mention_ids.index(mention_id)
-        self.decide("correct", self.kb_dialog.chosen, detail={"via": "kb search"})
-
-    def add_mention(self) -> bool:
-        span = self.abstract.selection_span()
-        if self.doc is None or span is None:
-            self.statusBar().showMessage("select some text first, then press M", 3000)
-            return False
-        types = Counter(m.type for m in self.doc.mentions if m.type)
-        kind = types.most_common(1)[0][0] if types else ""
-        command = AddMentionCommand(self.context, self.doc.doc_id, span[0], span[1], kind)
-        self.undo_stack.push(command)
-        self.abstract.select_text(span[1], span[1])
-        self.statusBar().showMessage(f"added mention “{self.doc.text[span[0] : span[1]]}”", 4000)
-        if command.mention_id is not None:
-            self.prefetch(force=[self.doc.doc_id])
-        return True
-
-    def delete_mention(self) -> bool:
-        mention_id = self.current_mention_id()
-        if mention_id is None or self.doc is None or self.current is None:
-            return False
-        self.undo_stack.push(
-            DeleteMentionCommand(self.context, mention_id, self.doc.mentions[self.current].text)
-        )
-        return True
-
-    def adjust(self, start_delta: int, end_delta: int) -> bool:
-        mention_id = self.current_mention_id()
-        if mention_id is None or self.doc is None or self.current is None:
-            return False
-        mention = self.doc.mentions[self.current]
-        new = (mention.start + start_delta, mention.end + end_delta)
-        if not 0 <= new[0] < new[1] <= len(self.doc.text):
-            return False
-        self.undo_stack.push(AdjustSpanCommand(self.context, mention_id, (mention.start, mention.end), new))
-        return True
-
-    def bulk_accept(self, threshold: float, *, whole_queue: bool = False) -> int:
-        """Accept the top suggestion of every undecided mention whose score reaches `threshold`."""
-        if whole_queue:
-            pairs = list(self.project.documents_with_mention_ids())
-            ids = [m for _, mention_ids in pairs for m in mention_ids]
-            ranked_by_id = self.project.suggestions_for(ids)
-            decided = self.project.current_decisions(mention_ids=ids)
-        else:
-            ids, ranked_by_id, decided = self.mention_ids, self.suggestions, self.decisions
-        accepts = []
-        for mention_id in ids:
-            ranked = ranked_by_id.get(mention_id) or []
-            if mention_id in decided or not ranked or ranked[0].score < threshold:
-                continue
-            version = self.project.suggestion_version(mention_id)
-            accepts.append((mention_id, ranked[0].concept_id, version, ranked[0].score))
-        if accepts:
-            self.undo_stack.push(BulkAcceptCommand(self.context, accepts, threshold))
-        self.statusBar().showMessage(f"bulk-accepted {len(accepts)} suggestion(s) ≥ {threshold:.2f}", 5000)
-        return len(accepts)
-
-    def bulk_accept_dialog(self) -> None:
-        dialog = BulkAcceptDialog(self)
-        dialog.accepted.connect(
-            lambda: self.bulk_accept(dialog.threshold.value(), whole_queue=dialog.whole_queue)
-        )
-        dialog.open()
-
-    # --- background linking ----------------------------------------------------------------------
-
-    def prefetch(self, *, force: list[str] | None = None) -> Job | None:
-        """Link the current document and the next few in the queue that still lack suggestions."""
-        if not self.background and not force:
-            return None
-        wanted: list[str] = list(force or [])
-        ids = self.queue.visible_ids()
-        current = self.doc.doc_id if self.doc else None
-        start = ids.index(current) if current in ids else 0
-        for doc_id in ids[start : start + 1 + self.settings.prefetch]:
-            entry = self.queue.entry(doc_id)
-            if entry is not None and entry.unsuggested and doc_id not in wanted:
-                wanted.append(doc_id)
-        wanted = [d for d in wanted if d not in self.linking]
-        if not wanted:
-            return None
-        return self.link_documents(wanted)
-
-    def link_documents(self, doc_ids: list[str]) -> Job:
-        if self.device_label.text() == MODELS_NOT_LOADED:
-            self.device_label.setText(MODELS_LOADING)
-        self.linking.update(doc_ids)
-        job = self.service.link(doc_ids, name=f"linking {len(doc_ids)} document(s)")
-        self._track(job, f"linking {len(doc_ids)} document(s)")
-        for signal in (job.signals.finished, job.signals.failed, job.signals.cancelled):
-            signal.connect(lambda *_args, ids=tuple(doc_ids): self.linking.difference_update(ids))
-        return job
-
-    def link_all_unsuggested(self) -> Job | None:
-        ids = [e.doc_id for e in self.queue.model.entries if e.unsuggested]
-        return self.link_documents(ids) if ids else None
-
-    def _on_chunk(self, chunk: LinkedChunk) -> None:
-        """Show newly linked documents from what the worker read: no database query on the UI thread."""
-        self.queue.set_entries(chunk.queue)
-        for concept_id, concept in chunk.concepts.items():
-            self.concepts.setdefault(concept_id, concept)
-        if self.doc is None or self.doc.doc_id not in chunk.doc_ids:
-            return
-        fresh = {m: chunk.suggestions[m] for m in self.mention_ids if m in chunk.suggestions}
-        if not fresh:
-            return
-        self.suggestions.update(fresh)
-        keep = self.current
-        self.abstract.set_marks(self._marks())
-        self._update_doc_meta(None)
-        self.select_mention(keep if keep is not None else self._first_open_mention())
-
-    def _on_linker_ready(self, description: str) -> None:
-        self.device_label.setText(description)
-
-    def _update_models_label(self) -> None:
-        retriever = self.project.active_model("retriever")
-        reranker = self.project.active_model("reranker")
-        self.retriever_version = retriever.version if retriever else ""
-        self.reranker_version = reranker.version if reranker else ""
-        self.models_label.setText(
-            f"retriever {self.retriever_version or 'not trained'} · reranker {self.reranker_version or 'not trained'}"
-        )
-        stats = self.project.stats()
-        self.kb_label.setText(f"KB {stats['concepts']:,} concepts / {stats['names']:,} names")
-
-    def _track(self, job: Job, title: str) -> None:
-        """Show a background job in the status bar with its own cancel button."""
-        self.active_job = job
-        self.job_progress.setRange(0, 0)
-        self.job_progress.setFormat(title)
-        self.job_progress.show()
-        self.job_cancel.show()
-
-        def on_progress(done: int, total: int, message: str) -> None:
-            if total > 0:
-                self.job_progress.setRange(0, total)
-                self.job_progress.setValue(done)
-            self.job_progress.setFormat(f"{message or title} %v/%m" if total > 0 else message or title)
-
-        def on_end(*_args) -> None:
-            if self.active_job is job:
-                self.job_progress.hide()
-                self.job_cancel.hide()
-                self.active_job = None
-
-        job.signals.progress.connect(on_progress)
-        for signal in (job.signals.finished, job.signals.failed, job.signals.cancelled):
-            signal.connect(on_end)
-
-    def cancel_job(self) -> None:
-        if self.active_job is not None:
-            self.active_job.cancel()
-
-    # --- menus -----------------------------------------------------------------------------------
-
-    def _run_dialog_job(self, title: str, work, on_done) -> Job:
-        job = run_in_thread(work, title)
-        dialog = progress_for(self, job, title)
-        job.signals.finished.connect(on_done)
-        job.signals.failed.connect(lambda exc: show_error(self, exc, context=title))
-        dialog.show()
-        self.menu_job = job  # kept alive (and visible to tests) until the next menu job
-        return job
-
-    def import_corpus(self) -> ImportCorpusDialog:
-        """File > Import corpus: the dialog asks for the file, `import_corpus_from` does the work."""
-        dialog = ImportCorpusDialog(self)
-        dialog.accepted.connect(
-            lambda: self.import_corpus_from(dialog.path, dialog.fmt, dialog.split_box.currentText())
-        )
-        self.menu_dialog = dialog
-        dialog.open()
-        return dialog
-
-    def import_corpus_from(self, path: Path, fmt: str, split: str = "") -> Job:
-        def work(progress, cancel):
-            from core.formats import read_corpus
-
-            return self.project.import_documents(
-                read_corpus(path, fmt),
-                source=str(path),
-                fmt=fmt,
-                split=split,
-                progress=progress,
-                cancel=cancel,
-            )
-
-        def done(summary) -> None:
-            self.statusBar().showMessage(
-                f"{path.name}: {summary.added} documents added, {summary.skipped} skipped"
-            )
-            self.reload_queue()
-            self.prefetch()
-
-        return self._run_dialog_job(f"importing {path.name}", work, done)
-
-    def import_kb(self) -> ImportKbDialog:
-        dialog = ImportKbDialog(self)
-        dialog.accepted.connect(lambda: self.import_kb_from(dialog.path, dialog.fmt))
-        self.menu_dialog = dialog
-        dialog.open()
-        return dialog
-
-    def import_kb_from(self, path: Path, fmt: str) -> Job:
-        def work(progress, cancel):
-            from core.kb import load_kb
-
-            concepts = load_kb(path, fmt, progress=progress, cancel=cancel)
-            return self.project.import_concepts(
-                concepts, source=str(path), fmt=fmt, progress=progress, cancel=cancel
-            )
-
-        def done(summary) -> None:
-            self.statusBar().showMessage(
-                f"{path.name}: {summary.added} concepts, {summary.names} names added"
-            )
-            self.service.reset()
-            self.device_label.setText(MODELS_NOT_LOADED)
-            self.concepts.clear()
-            self._update_models_label()
-
-        return self._run_dialog_job(f"importing {path.name}", work, done)
-
-    def export(self) -> ExportDialog:
-        dialog = ExportDialog(self)
-        dialog.accepted.connect(
-            lambda: self.export_to(dialog.path, dialog.fmt, accepted_only=dialog.accepted_only.isChecked())
-        )
-        self.menu_dialog = dialog
-        dialog.open()
-        return dialog
-
-    def export_to(self, path: Path, fmt: str, *, accepted_only: bool) -> Job:
-        def work(progress, cancel):
-            from core.formats import write_corpus
-            from core.store.curation import curated_documents
-
-            return write_corpus(curated_documents(self.project, accepted_only=accepted_only), path, fmt)
-
-        return self._run_dialog_job(
-            f"exporting {path.name}",
-            work,
-            lambda count: self.statusBar().showMessage(f"exported {count} documents to {path}", 6000),
-        )
-
-    def open_settings(self) -> SettingsDialog:
-        dialog = SettingsDialog(self.settings, self)
-        dialog.accepted.connect(lambda: self.apply_settings(dialog))
-        self.menu_dialog = dialog
-        dialog.open()
-        return dialog
-
-    def apply_settings(self, dialog: SettingsDialog) -> None:
-        """Persist the dialog's values and reconfigure the linker (models reload on next use)."""
-        dialog.save()
-        before = (self.service.device, self.service.candidates, self.service.use_reranker)
-        self.service.configure(
-            device=self.settings.device,
-            candidates=self.settings.candidates,
-            use_reranker=self.settings.use_reranker,
-        )
-        if before != (self.service.device, self.service.candidates, self.service.use_reranker):
-            self.device_label.setText(MODELS_NOT_LOADED)
-        self.refresh()
-
-    def new_project(self) -> None:
-        folder = QFileDialog.getExistingDirectory(self, "Folder for the new project")
-        if folder:
-            from core.store import Project
-
-            try:
-                self.switch_project(Project.create(Path(folder)))
-            except Exception as exc:  # noqa: BLE001 - shown to the curator
-                show_error(self, exc, context="new project")
-
-    def open_project(self) -> None:
-        folder = QFileDialog.getExistingDirectory(self, "Open a Curalink project")
-        if folder:
-            from core.store import Project
-
-            try:
-                self.switch_project(Project.open(Path(folder)))
-            except Exception as exc:  # noqa: BLE001 - shown to the curator
-                show_error(self, exc, context="open project")
-
-    def switch_project(self, project) -> MainWindow:
-        from app.console import log_to_project
-
-        log_to_project(project.path)
-        self.settings.last_project = project.path
-        window = MainWindow(project, self.settings, background=self.background)
-        window.show()
-        self.close()
-        return window
 
     # --- lifecycle -------------------------------------------------------------------------------
 

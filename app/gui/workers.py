@@ -10,13 +10,17 @@ from dataclasses import dataclass, field
 
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
 
-from core.documents import Candidate
 from core.errors import Cancelled
 from core.kb.concept import Concept
 from core.progress import CancelToken
+from core.store.curation_log import SuggestionSet
 from core.store.project import QueueEntry
 
 log = logging.getLogger(__name__)
+
+# The status bar's model label before the linker is loaded and while it loads.
+MODELS_NOT_LOADED = "models: load on first use"
+MODELS_LOADING = "models: loading…"
 
 Work = Callable[[Callable[[int, int | None, str], None], CancelToken], object]
 
@@ -28,7 +32,8 @@ class LinkedChunk:
 
     doc_ids: list[str]
     queue: list[QueueEntry]
-    suggestions: dict[int, list[Candidate]] = field(default_factory=dict)
+    # Each suggested mention's candidates with the span and type they were computed for.
+    suggestions: dict[int, SuggestionSet] = field(default_factory=dict)
     concepts: dict[str, Concept | None] = field(default_factory=dict)
 
 
@@ -77,7 +82,8 @@ class LinkService(QObject):
     """Runs the project's Linker in one background thread, loading it once and keeping it warm.
 
     The retriever runs on the CPU; the reranker goes where `device` says (auto picks the GPU when there
-    is one). Jobs run one at a time, in the order they were asked for.
+    is one). Jobs run one at a time, in the order they were asked for, except re-suggesting edited
+    mentions: it jumps the queue, and a long linking job serves it between two documents.
     """
 
     suggestionsReady = Signal(list)  # every document of a finished job
@@ -95,6 +101,8 @@ class LinkService(QObject):
         self.pool.setMaxThreadCount(1)
         self._linker = None
         self._lock = threading.Lock()
+        self._urgent: dict[int, None] = {}  # mention ids to re-suggest, in the order asked
+        self._urgent_lock = threading.Lock()
         self.jobs: list[Job] = []
 
     def configure(self, *, device: str, candidates: int, use_reranker: bool) -> None:
@@ -152,6 +160,7 @@ class LinkService(QObject):
             # abstract comes first in `ids`), and the GIL is handed back between small pieces.
             for done, doc_id in enumerate(ids, 1):
                 cancel.raise_if_cancelled()
+                self._resuggest_waiting(linker, job, cancel)
                 linker.link_project(self.project, ids=[doc_id], batch_documents=1, cancel=cancel)
                 job.signals.partial.emit(self.chunk([doc_id]))
                 progress(done, len(ids), "documents linked")
@@ -163,17 +172,46 @@ class LinkService(QObject):
         job.signals.failed.connect(self.failed.emit)
         return self.submit(job)
 
+    def resuggest(self, mention_ids: Sequence[int]) -> Job:
+        """Suggest again for mentions whose span or type changed: retriever candidates first (shown at
+        once), reranked ones after. Ahead of queued jobs; a running link job serves it between documents."""
+        with self._urgent_lock:
+            self._urgent.update(dict.fromkeys(mention_ids))
+
+        def work(progress, cancel: CancelToken) -> None:
+            self._resuggest_waiting(self.linker(progress, cancel), job, cancel)
+
+        job = Job(work, "re-suggesting edited mentions")
+        job.signals.partial.connect(self.chunkLinked.emit)
+        job.signals.failed.connect(self.failed.emit)
+        return self.submit(job, priority=1)
+
+    def _resuggest_waiting(self, linker, job: Job, cancel: CancelToken) -> None:
+        """Re-suggest every mention waiting for it (in the worker), handing each stage to the window."""
+        while True:
+            with self._urgent_lock:
+                ids = list(self._urgent)
+                self._urgent.clear()
+            if not ids:
+                return
+            linker.resuggest(
+                self.project,
+                ids,
+                on_stored=lambda doc_ids: job.signals.partial.emit(self.chunk(doc_ids)),
+                cancel=cancel,
+            )
+
     def chunk(self, doc_ids: list[str]) -> LinkedChunk:
         """Read (in the worker) the queue, the new suggestions and their concepts for the window."""
         mention_ids = [m for _, ids in self.project.documents_with_mention_ids(ids=doc_ids) for m in ids]
-        suggestions = self.project.suggestions_for(mention_ids)
-        wanted = {c.concept_id for ranked in suggestions.values() for c in ranked}
+        suggestions = self.project.suggestion_sets(mention_ids)
+        wanted = {c.concept_id for found in suggestions.values() for c in found.candidates}
         concepts = {concept_id: self.project.concept(concept_id) for concept_id in wanted}
         return LinkedChunk(list(doc_ids), self.project.queue(), suggestions, concepts)
 
-    def submit(self, job: Job) -> Job:
+    def submit(self, job: Job, *, priority: int = 0) -> Job:
         self.jobs = [j for j in self.jobs if not j.done.is_set()] + [job]
-        self.pool.start(job)
+        self.pool.start(job, priority)
         return job
 
     def busy(self) -> bool:

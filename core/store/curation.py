@@ -10,12 +10,18 @@ import json
 from collections.abc import Iterable, Iterator
 from dataclasses import replace
 
-from core.documents import Document
+from core.documents import Document, Mention
 
 LINKING_ACTIONS = ("accept", "correct")
-# Span edits are logged beside the link decisions for provenance; they never change a mention's link.
-EDIT_ACTIONS = ("adjust_span", "add_mention", "delete_mention")
+# Decisions that refuse to confirm any link: the mention stays, its imported id is not written.
+UNLINKING_ACTIONS = ("reject", "ambiguous")
+# Mention edits are logged beside the link decisions for provenance; they never change a mention's link.
+EDIT_ACTIONS = ("adjust_span", "change_type", "add_mention", "delete_mention")
 NOT_IN_KB = "-1"
+# One decision may link a mention to several concepts ("colorectal, endometrial, and ovarian cancers"):
+# stored as "A|B|C" (KB ids never contain "|"); every writer renders it by its format's convention.
+COMPOSITE_SEPARATOR = "|"
+IMPORTED_ID = "imported_id"
 
 
 def replay(decisions: Iterable) -> dict[int, object]:
@@ -37,36 +43,62 @@ def replay(decisions: Iterable) -> dict[int, object]:
 
 
 def curated_documents(
-    project, *, accepted_only: bool = False, split: str | None = None
+    project, *, accepted_only: bool = False, curated_only: bool = False, split: str | None = None
 ) -> Iterator[Document]:
     """Documents with each mention's current link and its provenance (curator, time, model version).
 
-    Accepted or corrected -> the chosen concept; not-in-KB -> "-1"; rejected or ambiguous -> the imported
-    link stays and the decision is noted. `accepted_only` keeps only accepted or corrected mentions.
+    What each decision means in an export (the desk's keys in brackets):
+      - none: the mention as imported, with its imported id;
+      - accept [Enter, 1-9, Ctrl+1-9] / correct [KB search]: the chosen concept id; several concepts
+        are one `A|B|C` link, which each writer renders by its format's convention;
+      - nil [N, not in the KB]: the id "-1";
+      - reject [R, the suggested link is wrong] and ambiguous [A, several readings, none chosen]: the
+        mention stays (deleting it is a different key), but no id is written, because no link was
+        confirmed; the imported id survives only as the `imported_id` infon.
+    Decided mentions carry the decision, curator, time, model version and detail as infons, which only
+    formats with infons (BioC, JSONL) write. Deleted mentions are never written.
+
+    `accepted_only` writes only accepted or corrected mentions, and only documents that have one;
+    `curated_only` writes only documents with at least one mention decided (any decision still in
+    force after undo), each with all its mentions; `split` keeps one split.
     """
     state = project.current_decisions()
     for document, mention_ids in project.documents_with_mention_ids(split):
+        decided = [state.get(mention_id) for mention_id in mention_ids]
+        if curated_only and not any(decided):
+            continue
         mentions = []
-        for mention, mention_id in zip(document.mentions, mention_ids, strict=True):
-            decision = state.get(mention_id)
+        for mention, decision in zip(document.mentions, decided, strict=True):
             if decision is None:
                 if not accepted_only:
                     mentions.append(mention)
                 continue
             if accepted_only and decision.action not in LINKING_ACTIONS:
                 continue
-            concept_id = mention.concept_id
-            if decision.action in LINKING_ACTIONS:
-                concept_id = decision.concept_id
-            elif decision.action == "nil":
-                concept_id = NOT_IN_KB
-            infons = {
-                **mention.infons,
-                "decision": decision.action,
-                "curator": decision.curator,
-                "decided_at": decision.created_at.isoformat(),
-                **({"model_version": decision.model_version} if decision.model_version else {}),
-                **{k: str(v) for k, v in json.loads(decision.detail_json).items()},
-            }
-            mentions.append(replace(mention, concept_id=concept_id, infons=infons))
+            mentions.append(_decided(mention, decision))
+        if accepted_only and not mentions:
+            continue
         yield document.with_mentions(mentions)
+
+
+def _decided(mention: Mention, decision) -> Mention:
+    """The mention as the decision leaves it, with the decision's provenance as infons."""
+    if decision.action in LINKING_ACTIONS:
+        concept_id = decision.concept_id
+    elif decision.action == "nil":
+        concept_id = NOT_IN_KB
+    elif decision.action in UNLINKING_ACTIONS:
+        concept_id = ""
+    else:
+        concept_id = mention.concept_id
+    infons = {
+        **mention.infons,
+        "decision": decision.action,
+        "curator": decision.curator,
+        "decided_at": decision.created_at.isoformat(),
+        **({"model_version": decision.model_version} if decision.model_version else {}),
+        **{k: str(v) for k, v in json.loads(decision.detail_json).items()},
+    }
+    if mention.concept_id and mention.concept_id != concept_id:
+        infons[IMPORTED_ID] = mention.concept_id
+    return replace(mention, concept_id=concept_id, infons=infons)

@@ -1,22 +1,38 @@
-"""Suggestions and the append-only decision log."""
+"""Suggestions and the append-only decision log.
+
+Suggestions are only ever those computed for a mention's current span and type: an edit deletes them in
+its own transaction, `store_suggestions` drops lists computed for a span that has changed since (a
+background linker that finishes late cannot bring them back), and a decision that says which span its
+suggestions were for is refused when the mention has moved on.
+"""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+import logging
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from sqlalchemy import insert, select
+from sqlalchemy import insert, select, update
+from sqlalchemy.orm import Session
 
 from core.documents import Candidate
 from core.errors import CuralinkError
-from core.store.curation import EDIT_ACTIONS, replay
+from core.store.curation import COMPOSITE_SEPARATOR, EDIT_ACTIONS, LINKING_ACTIONS, replay
 from core.store.schema import (
     ConceptRow,
     DecisionRow,
     MentionRow,
     SuggestionRow,
 )
+
+log = logging.getLogger(__name__)
+
+# A mention's span and type: what its suggestions were computed for, and what a decision acted on.
+MentionKey = tuple[int, int, str]
+# Span and type edits: after one, an accept must name concepts among the new suggestions.
+SPAN_EDITS = ("adjust_span", "change_type")
+_CHUNK = 500  # SQLite caps bound parameters per statement
 
 DECISION_ACTIONS = (
     "accept",
@@ -39,6 +55,49 @@ class NewDecision:
     curator: str = ""
     model_version: str = ""
     detail: dict = field(default_factory=dict)
+    # The span and type of the suggestions this decision acted on; refused when the mention has changed.
+    suggested_for: MentionKey | None = None
+
+
+@dataclass(frozen=True)
+class SuggestionSet:
+    """A mention's ranked candidates and the span and type they were computed for (its current ones)."""
+
+    key: MentionKey
+    candidates: list[Candidate]
+
+
+def mention_key(mention) -> MentionKey:
+    """The span and type of a `Mention` (or a mention row)."""
+    return (mention.start, mention.end, mention.type)
+
+
+def _chunks(ids: Sequence[int]) -> list[list[int]]:
+    ordered = sorted(set(ids))
+    return [ordered[i : i + _CHUNK] for i in range(0, len(ordered), _CHUNK)]
+
+
+def lock_mentions(session: Session, mention_ids: Sequence[int]) -> dict[int, MentionKey]:
+    """Take the write lock first (a no-op update), then read the mentions' current spans and types.
+
+    SQLite starts a transaction lazily at the first write; writing before reading makes the check and
+    the write that follows one atomic step against a span edit committed from another thread.
+    """
+    keys: dict[int, MentionKey] = {}
+    for chunk in _chunks(mention_ids):
+        session.execute(update(MentionRow).where(MentionRow.id.in_(chunk)).values(start=MentionRow.start))
+        rows = session.execute(
+            select(MentionRow.id, MentionRow.start, MentionRow.end, MentionRow.type).where(
+                MentionRow.id.in_(chunk)
+            )
+        )
+        keys.update({row.id: (row.start, row.end, row.type) for row in rows})
+    return keys
+
+
+def concept_parts(concept_id: str) -> list[str]:
+    """The concepts of a link: `A|B|C` names three (a composite mention), `A` one."""
+    return concept_id.split(COMPOSITE_SEPARATOR) if concept_id else []
 
 
 class CurationLog:
@@ -46,29 +105,54 @@ class CurationLog:
 
     def store_suggestions(
         self,
-        suggestions: dict[int, Sequence[Candidate]],
+        suggestions: Mapping[int, Sequence[Candidate]],
         *,
+        computed_for: Mapping[int, MentionKey] | None = None,
         retriever_version: str = "",
         reranker_version: str = "",
     ) -> int:
-        """Replace the suggestions of the given mentions (by database id) with new ranked candidates."""
-        rows = [
-            {
-                "mention_id": mention_id,
-                "concept_id": c.concept_id,
-                "rank": rank,
-                "matched_name": c.matched_name,
-                "retriever_score": float(c.retriever_score),
-                "reranker_score": None if c.reranker_score is None else float(c.reranker_score),
-                "retriever_version": retriever_version,
-                "reranker_version": reranker_version,
-            }
-            for mention_id, candidates in suggestions.items()
-            for rank, c in enumerate(candidates, start=1)
-        ]
+        """Replace the suggestions of the given mentions (by database id) with new ranked candidates.
+
+        `computed_for` names the span and type each list was computed for (required for a non-empty
+        list): a list whose mention has since moved or changed type is dropped, in the same transaction
+        that would have stored it. An empty list without a key just clears the mention's suggestions.
+        Returns the number of candidate rows stored.
+        """
+        computed_for = computed_for or {}
+        unkeyed = [m for m, ranked in suggestions.items() if ranked and m not in computed_for]
+        if unkeyed:
+            raise CuralinkError(
+                f"suggestions for mention {unkeyed[0]} do not say which span they were computed for"
+            )
         with self.session() as session:
-            if suggestions:
-                session.query(SuggestionRow).filter(SuggestionRow.mention_id.in_(list(suggestions))).delete()
+            current = lock_mentions(session, list(suggestions))
+            missing = sorted(set(suggestions) - set(current))
+            if missing:
+                raise CuralinkError(f"no mention with id {missing[0]}")
+            fresh = {
+                m: ranked
+                for m, ranked in suggestions.items()
+                if m not in computed_for or tuple(computed_for[m]) == current[m]
+            }
+            stale = len(suggestions) - len(fresh)
+            if stale:
+                log.info("dropped the suggestions of %d mention(s) edited while they were computed", stale)
+            rows = [
+                {
+                    "mention_id": mention_id,
+                    "concept_id": c.concept_id,
+                    "rank": rank,
+                    "matched_name": c.matched_name,
+                    "retriever_score": float(c.retriever_score),
+                    "reranker_score": None if c.reranker_score is None else float(c.reranker_score),
+                    "retriever_version": retriever_version,
+                    "reranker_version": reranker_version,
+                }
+                for mention_id, candidates in fresh.items()
+                for rank, c in enumerate(candidates, start=1)
+            ]
+            for chunk in _chunks(list(fresh)):
+                session.query(SuggestionRow).filter(SuggestionRow.mention_id.in_(chunk)).delete()
             if rows:
                 session.execute(insert(SuggestionRow), rows)
         return len(rows)
@@ -103,31 +187,31 @@ class CurationLog:
         curator: str = "",
         model_version: str = "",
         detail: dict | None = None,
+        suggested_for: MentionKey | None = None,
     ) -> int:
         return self.record_decisions(
-            [NewDecision(mention_id, action, concept_id, curator, model_version, detail or {})]
+            [NewDecision(mention_id, action, concept_id, curator, model_version, detail or {}, suggested_for)]
         )[0]
 
     def record_decisions(self, decisions: Sequence[NewDecision]) -> list[int]:
-        """Write many decisions in one transaction (a bulk accept is all or nothing); returns their ids."""
+        """Write many decisions in one transaction (a bulk accept is all or nothing); returns their ids.
+
+        A link may name several concepts (`A|B|C`, a composite mention). A decision made on suggestions
+        says which span and type they were for (`suggested_for`) and is refused when the mention has
+        changed since; an accept of a mention whose span or type was edited must name concepts among its
+        current suggestions (they are, by construction, computed for the current span).
+        """
         decisions = list(decisions)
         for decision in decisions:
-            if decision.action not in DECISION_ACTIONS:
-                raise CuralinkError(
-                    f"unknown decision {decision.action!r}; use one of {', '.join(DECISION_ACTIONS)}"
-                )
+            _check_shape(decision)
         if not decisions:
             return []
         with self.session() as session:
-            wanted = {d.mention_id for d in decisions}
-            known: set[int] = set()
-            ordered = sorted(wanted)
-            for start in range(0, len(ordered), 500):  # SQLite caps bound parameters per statement
-                chunk = ordered[start : start + 500]
-                known.update(session.scalars(select(MentionRow.id).where(MentionRow.id.in_(chunk))))
-            missing = sorted(wanted - known)
+            current = lock_mentions(session, [d.mention_id for d in decisions])
+            missing = sorted({d.mention_id for d in decisions} - set(current))
             if missing:
                 raise CuralinkError(f"no mention with id {missing[0]}")
+            _check_suggestions(session, decisions, current)
             rows = [decision_row(d) for d in decisions]
             session.add_all(rows)
             session.flush()
@@ -165,6 +249,38 @@ class CurationLog:
             )
         return found
 
+    def suggestion_sets(self, mention_ids: Sequence[int]) -> dict[int, SuggestionSet]:
+        """Each suggested mention's candidates with the span and type they are for, read in one statement
+        (so a span edit cannot fall between reading the candidates and reading the span)."""
+        found: dict[int, SuggestionSet] = {}
+        with self.session() as session:
+            for chunk in _chunks(mention_ids):
+                rows = session.execute(
+                    select(
+                        SuggestionRow,
+                        ConceptRow.preferred_name,
+                        MentionRow.start,
+                        MentionRow.end,
+                        MentionRow.type,
+                    )
+                    .join(MentionRow, MentionRow.id == SuggestionRow.mention_id)
+                    .outerjoin(ConceptRow, ConceptRow.id == SuggestionRow.concept_id)
+                    .where(SuggestionRow.mention_id.in_(chunk))
+                    .order_by(SuggestionRow.mention_id, SuggestionRow.rank)
+                ).all()
+                for row, preferred, start, end, kind in rows:
+                    entry = found.setdefault(row.mention_id, SuggestionSet((start, end, kind), []))
+                    entry.candidates.append(
+                        Candidate(
+                            row.concept_id,
+                            preferred or "",
+                            row.matched_name,
+                            row.retriever_score,
+                            row.reranker_score,
+                        )
+                    )
+        return found
+
     def suggestion_version(self, mention_id: int) -> str:
         """The model version(s) behind a mention's suggestions, recorded with the decision acted on them."""
         with self.session() as session:
@@ -188,3 +304,72 @@ def decision_row(decision: NewDecision) -> DecisionRow:
         model_version=decision.model_version,
         detail_json=json.dumps(decision.detail),
     )
+
+
+def _check_shape(decision: NewDecision) -> None:
+    """A known action; a link names one or more distinct, non-empty concept ids."""
+    if decision.action not in DECISION_ACTIONS:
+        raise CuralinkError(f"unknown decision {decision.action!r}; use one of {', '.join(DECISION_ACTIONS)}")
+    if decision.action not in LINKING_ACTIONS:
+        return
+    parts = concept_parts(decision.concept_id)
+    if not parts:
+        raise CuralinkError(f"mention {decision.mention_id}: an {decision.action} needs a concept id")
+    if any(not part or part != part.strip() for part in parts) or len(set(parts)) != len(parts):
+        raise CuralinkError(
+            f"mention {decision.mention_id}: {decision.concept_id!r} is not a list of distinct concept ids "
+            f"joined by {COMPOSITE_SEPARATOR!r}"
+        )
+
+
+def _describe(key: MentionKey) -> str:
+    start, end, kind = key
+    return f"[{start}, {end})" + (f" {kind}" if kind else "")
+
+
+def _check_suggestions(
+    session: Session, decisions: list[NewDecision], current: dict[int, MentionKey]
+) -> None:
+    """Refuse decisions that act on suggestions computed for a span or type the mention no longer has."""
+    for decision in decisions:
+        if (
+            decision.suggested_for is not None
+            and tuple(decision.suggested_for) != current[decision.mention_id]
+        ):
+            raise CuralinkError(
+                f"mention {decision.mention_id}: this {decision.action} acted on suggestions for "
+                f"{_describe(tuple(decision.suggested_for))}, but the mention is now "
+                f"{_describe(current[decision.mention_id])}; wait for its new suggestions"
+            )
+    unchecked = [d for d in decisions if d.action == "accept" and d.suggested_for is None]
+    if not unchecked:
+        return
+    ids = [d.mention_id for d in unchecked]
+    edited: set[int] = set()
+    suggested: dict[int, set[str]] = {}
+    for chunk in _chunks(ids):
+        edited.update(
+            session.scalars(
+                select(DecisionRow.mention_id).where(
+                    DecisionRow.mention_id.in_(chunk), DecisionRow.action.in_(SPAN_EDITS)
+                )
+            )
+        )
+        for mention_id, concept_id in session.execute(
+            select(SuggestionRow.mention_id, SuggestionRow.concept_id).where(
+                SuggestionRow.mention_id.in_(chunk)
+            )
+        ):
+            suggested.setdefault(mention_id, set()).add(concept_id)
+    for decision in unchecked:
+        if decision.mention_id not in edited:
+            continue
+        outside = [
+            c for c in concept_parts(decision.concept_id) if c not in suggested.get(decision.mention_id, ())
+        ]
+        if outside:
+            raise CuralinkError(
+                f"mention {decision.mention_id}: {', '.join(outside)} is not among the suggestions for its "
+                f"current span {_describe(current[decision.mention_id])} (its span or type was edited); "
+                "wait for its new suggestions, or link it with a KB search (a correction)"
+            )

@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session
 from core.documents import Document, Mention, Passage, Relation
 from core.errors import CuralinkError
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressCallback, no_progress
-from core.store.curation_log import NewDecision, decision_row
+from core.store.curation_log import NewDecision, decision_row, lock_mentions
 from core.store.schema import (
     DecisionRow,
     DocumentRow,
@@ -24,6 +24,7 @@ from core.store.schema import (
     MentionRow,
     PassageRow,
     RelationRow,
+    SuggestionRow,
 )
 
 log = logging.getLogger(__name__)
@@ -198,6 +199,12 @@ class DocumentStore:
             session.execute(insert(RelationRow), relations)
         summary.mentions += len(mentions)
 
+    def splits(self) -> list[str]:
+        """The splits documents were imported into (train, dev, test, ...), without the empty one."""
+        with self.session() as session:
+            found = session.scalars(select(DocumentRow.split).where(DocumentRow.split != "").distinct())
+            return sorted(found)
+
     def document_ids(self, split: str | None = None) -> list[str]:
         with self.session() as session:
             query = select(DocumentRow.external_id).order_by(DocumentRow.id)
@@ -312,9 +319,12 @@ class DocumentStore:
     ) -> tuple[int, int]:
         """Move a mention's boundaries; returns the old span so the caller can undo.
 
-        With `curator`, an `adjust_span` decision holding the old and new offsets is logged with it.
+        The mention's suggestions (computed for the old text) are deleted in the same transaction; the
+        caller re-suggests it. With `curator`, an `adjust_span` decision holding the old and new offsets
+        is logged with it.
         """
         with self.session() as session:
+            lock_mentions(session, [mention_id])
             row = session.get(MentionRow, mention_id)
             if row is None:
                 raise CuralinkError(f"no mention with id {mention_id}")
@@ -322,6 +332,8 @@ class DocumentStore:
             if not 0 <= start < end <= len(text):
                 raise CuralinkError(f"mention {mention_id}: span [{start}, {end}) is outside the text")
             old = (row.start, row.end)
+            if old != (start, end):
+                session.query(SuggestionRow).filter(SuggestionRow.mention_id == mention_id).delete()
             row.start, row.end, row.text = start, end, text[start:end]
             if curator is not None:
                 detail = {"old_start": old[0], "old_end": old[1], "new_start": start, "new_end": end}
@@ -329,3 +341,45 @@ class DocumentStore:
                     decision_row(NewDecision(mention_id, "adjust_span", curator=curator, detail=detail))
                 )
             return old
+
+    def set_mention_type(self, mention_id: int, type: str, *, curator: str | None = None) -> str:
+        """Change a mention's type; returns the old one. Like a span edit, it deletes the mention's
+        suggestions in the same transaction; with `curator`, a `change_type` decision is logged."""
+        with self.session() as session:
+            lock_mentions(session, [mention_id])
+            row = session.get(MentionRow, mention_id)
+            if row is None:
+                raise CuralinkError(f"no mention with id {mention_id}")
+            if any(ch in type for ch in "\t\n\r"):
+                raise CuralinkError(f"mention {mention_id}: a type cannot hold tabs or line breaks")
+            old = row.type
+            if old != type:
+                session.query(SuggestionRow).filter(SuggestionRow.mention_id == mention_id).delete()
+            row.type = type
+            if curator is not None:
+                detail = {"old_type": old, "new_type": type}
+                session.add(
+                    decision_row(NewDecision(mention_id, "change_type", curator=curator, detail=detail))
+                )
+            return old
+
+    def mention_documents(self, mention_ids: Sequence[int]) -> dict[int, str]:
+        """Mention id -> the id of the document it belongs to."""
+        with self.session() as session:
+            rows = session.execute(
+                select(MentionRow.id, DocumentRow.external_id)
+                .join(DocumentRow, DocumentRow.id == MentionRow.document_id)
+                .where(MentionRow.id.in_(list(mention_ids)))
+            ).all()
+        return dict(rows)
+
+    def mention_types(self) -> list[str]:
+        """The mention types in use, most frequent first (the desk's type chooser)."""
+        with self.session() as session:
+            rows = session.execute(
+                select(MentionRow.type, func.count())
+                .where(MentionRow.type != "", MentionRow.removed.is_(False))
+                .group_by(MentionRow.type)
+                .order_by(func.count().desc(), MentionRow.type)
+            ).all()
+        return [kind for kind, _ in rows]

@@ -1,0 +1,100 @@
+"""The desk's background linking: suggestions for the open document and the next few in the queue,
+shown as each document is stored, with progress and a cancel button in the status bar."""
+
+from __future__ import annotations
+
+from app.gui.workers import MODELS_LOADING, MODELS_NOT_LOADED, Job, LinkedChunk
+
+
+class BackgroundLinkingMixin:
+    """Mixed into `MainWindow`: needs its queue, document state, link service and status bar."""
+
+    def prefetch(self, *, force: list[str] | None = None) -> Job | None:
+        """Link the current document and the next few in the queue that still lack suggestions."""
+        if not self.background and not force:
+            return None
+        wanted: list[str] = list(force or [])
+        ids = self.queue.visible_ids()
+        current = self.doc.doc_id if self.doc else None
+        start = ids.index(current) if current in ids else 0
+        for doc_id in ids[start : start + 1 + self.settings.prefetch]:
+            entry = self.queue.entry(doc_id)
+            if entry is not None and entry.unsuggested and doc_id not in wanted:
+                wanted.append(doc_id)
+        wanted = [d for d in wanted if d not in self.linking]
+        if not wanted:
+            return None
+        return self.link_documents(wanted)
+
+    def link_documents(self, doc_ids: list[str]) -> Job:
+        if self.device_label.text() == MODELS_NOT_LOADED:
+            self.device_label.setText(MODELS_LOADING)
+        self.linking.update(doc_ids)
+        job = self.service.link(doc_ids, name=f"linking {len(doc_ids)} document(s)")
+        self._track(job, f"linking {len(doc_ids)} document(s)")
+        for signal in (job.signals.finished, job.signals.failed, job.signals.cancelled):
+            signal.connect(lambda *_args, ids=tuple(doc_ids): self.linking.difference_update(ids))
+        return job
+
+    def link_all_unsuggested(self) -> Job | None:
+        ids = [e.doc_id for e in self.queue.model.entries if e.unsuggested]
+        return self.link_documents(ids) if ids else None
+
+    def _on_chunk(self, chunk: LinkedChunk) -> None:
+        """Show newly linked documents from what the worker read: no database query on the UI thread."""
+        self.queue.set_entries(chunk.queue)
+        for concept_id, concept in chunk.concepts.items():
+            self.concepts.setdefault(concept_id, concept)
+        if self.doc is None or self.doc.doc_id not in chunk.doc_ids:
+            return
+        updated = self._install(chunk.suggestions)
+        if not updated:
+            return
+        if self.current_mention_id() in updated:
+            self.marked = []  # marks name candidates of the list just replaced
+        keep = self.current
+        self.abstract.set_marks(self._marks())
+        self._update_doc_meta(None)
+        self.select_mention(keep if keep is not None else self._first_open_mention())
+
+    def _on_linker_ready(self, description: str) -> None:
+        self.device_label.setText(description)
+
+    def _update_models_label(self) -> None:
+        retriever = self.project.active_model("retriever")
+        reranker = self.project.active_model("reranker")
+        self.retriever_version = retriever.version if retriever else ""
+        self.reranker_version = reranker.version if reranker else ""
+        self.models_label.setText(
+            f"retriever {self.retriever_version or 'not trained'} · reranker {self.reranker_version or 'not trained'}"
+        )
+        stats = self.project.stats()
+        self.kb_label.setText(f"KB {stats['concepts']:,} concepts / {stats['names']:,} names")
+
+    def _track(self, job: Job, title: str) -> None:
+        """Show a background job in the status bar with its own cancel button."""
+        self.active_job = job
+        self.job_progress.setRange(0, 0)
+        self.job_progress.setFormat(title)
+        self.job_progress.show()
+        self.job_cancel.show()
+
+        def on_progress(done: int, total: int, message: str) -> None:
+            if total > 0:
+                self.job_progress.setRange(0, total)
+                self.job_progress.setValue(done)
+            self.job_progress.setFormat(f"{message or title} %v/%m" if total > 0 else message or title)
+
+        def on_end(*_args) -> None:
+            if self.active_job is job:
+                self.job_progress.hide()
+                self.job_cancel.hide()
+                self.active_job = None
+
+        job.signals.progress.connect(on_progress)
+        for signal in (job.signals.finished, job.signals.failed, job.signals.cancelled):
+            signal.connect(on_end)
+
+    def cancel_job(self) -> None:
+        if self.active_job is not None:
+            self.active_job.cancel()
