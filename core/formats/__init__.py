@@ -22,8 +22,8 @@ from core.formats.sniff import guess_format
 
 # Formats asked for often that Curalink does not read yet, with what to do instead.
 NOT_YET = {
-    "pubmed-xml": "PubMed citation XML is not supported yet (convert it to BioC, e.g. with PubTator's BioC API)",
-    "jats": "JATS / PMC full-text XML is not supported yet (use the PMC BioC version of the article)",
+    "pubmed-xml": "PubMed citation XML is not supported yet: convert it to BioC (PubTator's BioC API)",
+    "jats": "JATS / PMC full-text XML is not supported yet: use the article's PMC BioC version",
 }
 
 
@@ -53,14 +53,14 @@ FORMATS: dict[str, CorpusFormat] = {
 _COMPATIBLE = {("text", "brat"), ("brat", "text")}
 
 
-def get_format(fmt: str) -> CorpusFormat:
-    """The registered format, or an InputError listing the known names."""
+def get_format(fmt: str, source: Path | str | None = None) -> CorpusFormat:
+    """The registered format, or an InputError (naming `source`) listing the known names."""
     try:
         return FORMATS[fmt]
     except KeyError:
-        hint = f" ({NOT_YET[fmt]})" if fmt in NOT_YET else ""
+        hint = f": {NOT_YET[fmt]}" if fmt in NOT_YET else ""
         raise InputError(
-            None, f"unknown corpus format {fmt!r}{hint}; known formats: {', '.join(FORMATS)}"
+            source, f"unknown corpus format {fmt!r}{hint}; known formats: {', '.join(FORMATS)}"
         ) from None
 
 

@@ -1,7 +1,7 @@
 """Writing brat standoff: `<doc_id>.txt` + `<doc_id>.ann` per document (the mapping is described in
 core.formats.brat).
 
-- The text gets a line break in the gap before each passage, so a PubTator title and abstract come
+- The text gets line breaks in the gaps between passages, so a PubTator title and abstract come
   back as two lines, and two passages, at the same offsets.
 - Mention types need no spaces: spaces become "_" and an empty type is written as "Entity" (it
   reads back as "Entity"). brat ids cannot hold spaces, so concept ids are written stripped; each
@@ -87,12 +87,13 @@ def write(docs: Iterable[Document], path: Path | str, report: FormatReport | Non
 
 
 def brat_text(document: Document) -> str:
-    """The document text with a line break in the gap before each passage."""
+    """The document text with line breaks in the gaps between passages (every gap character, so a
+    blank line between paragraphs stays one and each passage reads back as the same line)."""
     chars = list(document.text)
     passages = sorted(document.passages, key=lambda p: p.offset)
     for before, after in zip(passages, passages[1:]):
-        if after.offset > before.end:
-            chars[after.offset - 1] = "\n"
+        for position in range(max(before.end, 0), after.offset):
+            chars[position] = "\n"
     return "".join(chars) + "\n"
 
 

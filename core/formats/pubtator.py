@@ -283,6 +283,7 @@ def _document(blocks: list[_Block], path: Path, report: FormatReport | None) -> 
                     fields[3],
                     source=path,
                     line=line_no,
+                    item=f"document {block.pmid}",
                     type=fields[4],
                     concept_id=fields[5] if len(fields) > 5 else "",
                     infons={INDIVIDUAL_MENTIONS: fields[6]} if len(fields) == 7 else {},

@@ -42,11 +42,18 @@ def write(docs: Iterable[Document], path: Path | str, report: FormatReport | Non
     """One block per document (or per paragraph), separated by a blank line; returns documents written."""
     path = Path(path)
     count = 0
+    previous: Document | None = None
     with atomic_text_writer(path) as out:
         for document in docs:
             if count:
                 out.write("\n")
+            if previous is not None and previous.doc_id == document.doc_id and previous != document:
+                lost(
+                    report,
+                    "documents written right after another of the same PMID (they read back as one document)",
+                )
             out.write(format_document(document, path, report))
+            previous = document
             count += 1
     if count == 0:
         logger.warning("%s: no documents to write; the file is empty", path)
