@@ -106,9 +106,10 @@ class InvalidItemsError(InputError):
         noun = "problem" if report.problem_count == 1 else "problems"
         super().__init__(
             source,
-            f"{report.problem_count} {noun}; nothing was imported:\n"
+            f"{report.problem_count} {noun}:\n"
             + "\n".join(listed)
-            + "\nfix them, or import the rest with --on-invalid skip (a report lists each skipped item)",
+            + f"\n{report.problem_count} {noun}, nothing imported: fix them, or import the rest with "
+            "--on-invalid skip (a report then lists each skipped item)",
         )
 
 
