@@ -60,7 +60,8 @@ def test_real_files_every_problem_in_one_run(shared_data: Path, name: str, count
     docs = list(read_corpus(source, "pubtator", report=report))
     assert [p.line for p in report.problems] == expected
     assert all(
-        "does not match the document text" in p.reason or "run past the end" in p.reason for p in report.problems
+        "does not match the document text" in p.reason or "run past the end" in p.reason
+        for p in report.problems
     )
     annotation_lines = sum(1 for line in source.read_text().split("\n") if _is_annotation(line))
     assert sum(len(d.mentions) for d in docs) == annotation_lines - count  # the rest is kept

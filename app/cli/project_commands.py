@@ -81,8 +81,7 @@ def cmd_corpus_import(args) -> int:
     if summary.skipped:
         stdout.print(
             f"  {summary.skipped} skipped as duplicates of documents already in the project "
-            "(--on-duplicate skip): "
-            + _ids(summary.skipped_ids)
+            "(--on-duplicate skip): " + _ids(summary.skipped_ids)
         )
     if summary.updated:
         stdout.print(f"  {summary.updated} documents already in the project updated (--on-duplicate update)")
