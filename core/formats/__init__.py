@@ -67,7 +67,7 @@ def get_format(fmt: str, source: Path | str | None = None) -> CorpusFormat:
 def check_format(path: Path | str, fmt: str) -> None:
     """Raise when the file plainly is another format than the one requested."""
     path = Path(path)
-    get_format(fmt)
+    get_format(fmt, path)
     guessed = guess_format(path)
     if guessed is None or guessed == fmt or (fmt, guessed) in _COMPATIBLE:
         return

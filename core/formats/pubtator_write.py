@@ -13,6 +13,8 @@ infons, document metadata), so an export can say what it left out.
 A relation between annotations (BioC nodes, brat `Arg1:T1`) is written the PubTator way, between the
 concept ids of the mentions it names; PubTator3's `role1`/`role2` infons give the ids when the nodes
 do not. Several KB concepts on one mention (`A|B|C`) are written as they are, the NCBI-disease way.
+A mention without a concept id is written as a 5-column line (no id column), as GNormPlus and
+NLM-Gene write unlinked mentions; the reader reads both forms.
 """
 
 from __future__ import annotations
@@ -164,6 +166,8 @@ def _mention_lines(
         ]
         if INDIVIDUAL_MENTIONS in mention.infons:
             fields.append(str(mention.infons[INDIVIDUAL_MENTIONS]).translate(_FIELD_BREAKS))
+        elif not mention.concept_id:
+            fields.pop()  # no id: the 5-column line GNormPlus and NLM-Gene write for unlinked mentions
         lines.append("\t".join(fields))
     return lines
 
