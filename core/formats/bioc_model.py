@@ -85,8 +85,8 @@ def from_bioc(
         raise InputError(source, "BioC document without an <id>", line=line, item="document")
     where = f"document {doc_id}"
     passages: list[Passage] = []
-    annotations: list[bioc.BioCAnnotation] = list(document.annotations)
-    relations: list[bioc.BioCRelation] = list(document.relations)
+    annotations: list[bioc.BioCAnnotation] = []
+    relations: list[bioc.BioCRelation] = []
     for passage in document.passages:
         infons = infons_of(passage.infons, xml)
         kind = passage_kind(infons)
@@ -106,6 +106,8 @@ def from_bioc(
         for sentence in passage.sentences:
             annotations.extend(sentence.annotations)
             relations.extend(sentence.relations)
+    annotations.extend(document.annotations)  # document level last, where BioC files put them
+    relations.extend(document.relations)
     metadata = infons_of(document.infons, xml)
     if json_fields:
         metadata[JSON_FIELDS] = json_fields

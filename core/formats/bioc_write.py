@@ -152,7 +152,7 @@ def _relation(
 ) -> bioc.BioCRelation:
     converted = bioc.BioCRelation()
     converted.id = relation_id
-    infons: Infons = {"type": relation.type}
+    infons: Infons = {"type": relation.type} if relation.type else {}
     if relation.roles:
         for ref, role in zip(relation.arguments, relation.roles):
             converted.add_node(bioc.BioCNode(mapping.get(ref, ref), role))

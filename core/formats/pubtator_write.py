@@ -179,6 +179,9 @@ def _relation_lines(
 
     lines = []
     for relation in relations:
+        if relation.infons.get("brat_kind") == "equiv":
+            lost(report, "brat equivalences not written (PubTator has no place for them)")
+            continue
         arguments = _arguments(relation, document)
         if arguments is None:
             lost(
