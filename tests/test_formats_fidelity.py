@@ -309,3 +309,62 @@ def test_several_kb_concepts_on_one_mention(tmp_path: Path, fmt: str) -> None:
     if fmt == "bioc-json":
         annotation = json.loads(out.read_text())["documents"][0]["passages"][0]["annotations"][0]
         assert annotation["infons"]["identifier"] == "D015179|D016889|D010051"
+
+
+# --- JSONL and the store keep every new field ----------------------------------------------------
+
+
+def _json_values():
+    from hypothesis import strategies as st
+
+    scalars = st.none() | st.booleans() | st.integers(-(2**40), 2**40) | st.text(max_size=8)
+    return st.recursive(
+        scalars,
+        lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+        max_leaves=6,
+    )
+
+
+def _typed_documents():
+    from hypothesis import strategies as st
+
+    infons = st.dictionaries(st.text(max_size=6), _json_values(), max_size=3)
+
+    @st.composite
+    def build(draw):
+        text = draw(st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=30))
+        passages = (Passage(0, text, draw(st.sampled_from(["", "title"])), draw(infons)),)
+        arguments = tuple(draw(st.lists(st.text(max_size=4), max_size=3)))
+        roles = tuple(draw(st.text(max_size=4)) for _ in arguments) if draw(st.booleans()) else ()
+        return Document(
+            draw(st.text(min_size=1, max_size=8)),
+            passages,
+            (Mention(0, len(text), text, "T", "A|B", "m1", infons=draw(infons)),),
+            (Relation(draw(st.text(max_size=4)), arguments, "r1", roles, draw(infons)),),
+            draw(infons),
+            draw(infons),
+        )
+
+    return build()
+
+
+def test_jsonl_and_store_keep_typed_infons_roles_and_collections(tmp_path: Path) -> None:
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    from core.formats import jsonl
+
+    counter = iter(range(10**6))
+
+    @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+    @given(st.lists(_typed_documents(), min_size=1, max_size=3, unique_by=lambda d: d.doc_id))
+    def check(docs: list[Document]) -> None:
+        folder = tmp_path / str(next(counter))
+        folder.mkdir()
+        jsonl.write(docs, folder / "d.jsonl")
+        assert [_full(d) for d in jsonl.read(folder / "d.jsonl")] == [_full(d) for d in docs]
+        with Project.create(folder / "p") as project:
+            project.import_documents(docs)
+            assert [_full(d) for d in project.documents()] == [_full(d) for d in docs]
+
+    check()
