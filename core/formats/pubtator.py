@@ -19,8 +19,9 @@ kept, so that a corpus round-trips:
   back one block per paragraph. Blocks of one PMID further apart in the file join the same document
   (core.formats.pubtator_runs plans this in a cheap first pass; memory stays flat);
 - a document repeated whole later in the file (NCBI-disease train repeats PMID 8528200) is yielded
-  again as it is, and the store skips it as an in-file duplicate; a repeated block of a document
-  that is being joined from several places is skipped here and reported;
+  again as it is, and the store skips it as an in-file duplicate; a stretch of blocks that repeats an
+  earlier stretch of a document joined from several places is skipped here and reported (repeated
+  paragraphs inside one stretch, such as NLM-Chem's repeated section headings, are kept);
 - an abstract line with no title line before it (GNormPlus input) is a document without a title:
   its abstract starts at offset 1, as after an empty title.
 Blank lines end a block and are skipped (the NCBI train and dev files begin with one). With a
@@ -41,7 +42,7 @@ from core.documents import Document, Mention, Passage, Relation, document_from_t
 from core.errors import InputError
 from core.formats.annotations import INDIVIDUAL_MENTIONS, SOURCE_TEXT, build_mention
 from core.formats.files import decode_line, open_bytes, require_nonempty
-from core.formats.pubtator_runs import HEADER, Action, plan_runs
+from core.formats.pubtator_runs import HEADER, Action, RunInfo, plan_runs
 from core.formats.pubtator_write import BLOCK, write
 from core.formats.report import FormatReport, skip_or_raise
 from core.formats.sniff import looks_like_hint
@@ -108,7 +109,9 @@ def read(path: Path | str, report: FormatReport | None = None) -> Iterator[Docum
         raise InputError(path, "no PubTator documents found (only blank lines)")
 
 
-def _finish_run(run, info, held: list[_Block], path: Path, report: FormatReport | None) -> Iterator[Document]:
+def _finish_run(
+    run: list[_Block], info: RunInfo | None, held: list[_Block], path: Path, report: FormatReport | None
+) -> Iterator[Document]:
     action = info.action if info else Action.YIELD
     if action is Action.KEEP:
         held.extend(run)
@@ -184,7 +187,9 @@ def _blocks(path: Path, report: FormatReport | None) -> Iterator[_Block]:
         _content(block, line, path, line_no, report)
 
 
-def _header(block: _Block, raw: bytes, title: bool, path: Path, line_no: int, report) -> bool:
+def _header(
+    block: _Block, raw: bytes, title: bool, path: Path, line_no: int, report: FormatReport | None
+) -> bool:
     try:
         body = decode_line(raw, path, line_no).split("|", 2)[2]
     except InputError as error:
@@ -202,7 +207,9 @@ def _header(block: _Block, raw: bytes, title: bool, path: Path, line_no: int, re
     return True
 
 
-def _late_abstract(block: _Block | None, line: str, pmid: str, path: Path, line_no: int, report) -> None:
+def _late_abstract(
+    block: _Block | None, line: str, pmid: str, path: Path, line_no: int, report: FormatReport | None
+) -> None:
     assert block is not None  # an abstract line with no open block starts one
     if pmid != block.pmid:
         problem = f"abstract line for {pmid} inside the block of {block.pmid}"
@@ -214,7 +221,7 @@ def _late_abstract(block: _Block | None, line: str, pmid: str, path: Path, line_
     skip_or_raise(report, InputError(path, problem, line=line_no))
 
 
-def _content(block: _Block | None, line: str, path: Path, line_no: int, report) -> None:
+def _content(block: _Block | None, line: str, path: Path, line_no: int, report: FormatReport | None) -> None:
     fields = line.split("\t")
     if len(fields) == 1:
         problem = (
