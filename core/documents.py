@@ -7,8 +7,40 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
+from typing import Any
 
-COMPOSITE_SEPARATORS = re.compile(r"[|+]")
+# A JSON value (str, int, float, bool, None, list, dict): what BioC JSON infons may hold.
+Infons = dict[str, Any]
+
+# Separators between the individual ids of one mention, as the field writes them: `|` (NCBI-disease
+# composites, and Curalink's own join of several KB concepts: KB ids never contain `|`), `+` (NCBI
+# "needs the combination"), `,` (NLM-Chem, BioRED, GNormPlus) and `;` (NLM-Gene).
+COMPOSITE_SEPARATORS = re.compile(r"[|+,;]")
+# tmVar / BioRED variant ids are one structured id although they contain `|`, `;`, `,` and `+`:
+# `p|SUB|V|1764|M`, `c|SUB|G|Ex2+860|C;Gene:3577;RS#:2234671;VariantGroup:0`, `rs1611115;VariantGroup:0`.
+_STRUCTURED_ID = re.compile(
+    r"^[A-Za-z]{0,2}\|[A-Za-z]+\||;(VariantGroup|CorrespondingGene|Gene|RS#|RSID|Disease):"
+)
+_SEVERAL = re.compile(r"[|,;]")
+# PubTator's marks for "no concept": -1 (NCBI-disease), - (NLM-Chem).
+NO_CONCEPT = frozenset({"-1", "-"})
+
+
+def split_concept_ids(concept_id: str) -> tuple[str, ...]:
+    """The individual concept ids of an id string as the field writes it (see COMPOSITE_SEPARATORS).
+
+    A tmVar-style structured variant id is one id; `-1` and `-` (alone or as a part) name no concept.
+    """
+    if not concept_id or concept_id in NO_CONCEPT:
+        return ()
+    if _STRUCTURED_ID.search(concept_id):
+        return (concept_id,)
+    return tuple(part for part in COMPOSITE_SEPARATORS.split(concept_id) if part and part not in NO_CONCEPT)
+
+
+def is_structured_id(concept_id: str) -> bool:
+    """True for a tmVar-style variant id (one id despite its separators)."""
+    return bool(_STRUCTURED_ID.search(concept_id))
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,8 +64,10 @@ class Mention:
     """One annotated or detected mention.
 
     `concept_id` keeps the id string exactly as the source wrote it, so a corpus round-trips:
-    "" (not linked), "-1" (un-normalisable, PubTator), "A|B" (a composite mention naming several
-    concepts) or "A+B" (one mention needing the combination of concepts).
+    "" (not linked), "-1" or "-" (un-normalisable, PubTator), "A|B", "A,B", "A;B" (a mention naming
+    several concepts; "A|B|C" is also how Curalink joins the KB concepts a curator linked), "A+B" (one
+    mention needing the combination of concepts) or a structured tmVar id (`p|SUB|V||M;Gene:...`).
+    `concept_ids` gives the individual ids. `infons` holds JSON values (BioC JSON keeps their types).
     """
 
     start: int
@@ -43,7 +77,7 @@ class Mention:
     concept_id: str = ""
     mention_id: str = ""
     origin: str = "gold"
-    infons: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
+    infons: Infons = field(default_factory=dict, compare=False, hash=False)
 
     @property
     def span(self) -> Span:
@@ -51,14 +85,13 @@ class Mention:
 
     @property
     def concept_ids(self) -> tuple[str, ...]:
-        """The individual ids of a (possibly composite) link; empty when unlinked or -1."""
-        if not self.concept_id or self.concept_id == "-1":
-            return ()
-        return tuple(part for part in COMPOSITE_SEPARATORS.split(self.concept_id) if part)
+        """The individual ids of a (possibly composite) link; empty when unlinked, -1 or -."""
+        return split_concept_ids(self.concept_id)
 
     @property
     def is_composite(self) -> bool:
-        return "|" in self.concept_id
+        """A mention naming several concepts (`A|B`, `A,B`, `A;B`); not `A+B`, not a structured id."""
+        return bool(_SEVERAL.search(self.concept_id)) and not is_structured_id(self.concept_id)
 
     def with_link(self, concept_id: str) -> Mention:
         return replace(self, concept_id=concept_id)
@@ -66,11 +99,16 @@ class Mention:
 
 @dataclass(frozen=True)
 class Passage:
-    """A titled or untitled stretch of a document (BioC passage, PubTator title / abstract)."""
+    """A titled or untitled stretch of a document (BioC passage, PubTator title / abstract / block).
+
+    `infons` keeps what the source says about the passage beyond its kind (BioC passage infons, the
+    PubTator block a paragraph came from), so writers can give it back.
+    """
 
     offset: int
     text: str
     kind: str = ""
+    infons: Infons = field(default_factory=dict, compare=False, hash=False)
 
     @property
     def end(self) -> int:
@@ -79,11 +117,26 @@ class Passage:
 
 @dataclass(frozen=True)
 class Relation:
-    """A relation line kept for round trips (PubTator `PMID CID chem dis`, BioC relations)."""
+    """A relation, event or equivalence kept for round trips.
+
+    Two shapes: positional (`roles` empty: PubTator's `PMID CID chem dis` arguments are concept ids or
+    free text), or by reference (`roles[i]` is the role of `arguments[i]`, an annotation or relation id:
+    BioC nodes, brat `Arg1:T1`, brat event arguments). `infons` holds everything else the source says
+    (BioC relation infons with their JSON types, PubTator3 `role1`/`role2` and `score`, brat attributes,
+    notes and `brat_kind` = "event" / "equiv").
+    """
 
     type: str
     arguments: tuple[str, ...]
     relation_id: str = ""
+    roles: tuple[str, ...] = ()
+    infons: Infons = field(default_factory=dict, compare=False, hash=False)
+
+    def __post_init__(self) -> None:
+        if self.roles and len(self.roles) != len(self.arguments):
+            raise ValueError(
+                f"relation {self.relation_id!r}: {len(self.roles)} roles for {len(self.arguments)} arguments"
+            )
 
 
 @dataclass(frozen=True)
@@ -92,7 +145,10 @@ class Document:
     passages: tuple[Passage, ...]
     mentions: tuple[Mention, ...] = ()
     relations: tuple[Relation, ...] = ()
-    metadata: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
+    metadata: Infons = field(default_factory=dict, compare=False, hash=False)
+    # The BioC collection the document came in (source, date, key, version, infons), so a BioC export
+    # can give the collection header back; empty for other formats.
+    collection: Infons = field(default_factory=dict, compare=False, hash=False)
 
     @property
     def text(self) -> str:

@@ -36,10 +36,12 @@ def test_xml_sample_content(formats_dir: Path) -> None:
     discontinuous = first.mentions[2]
     assert discontinuous.infons == {"fragments": "78 88;108 115", "source_text": "Huntington disease"}
     assert first.mentions[4].type == "Phenotype"
+    # nodes are arguments (refids) with roles; a relation without nodes keeps its infons too
     assert first.relations == (
-        Relation("Comorbid", ("Arg1:A1", "Arg2:A5"), "R1"),
+        Relation("Comorbid", ("A1", "A5"), "R1", ("Arg1", "Arg2")),
         Relation("Associated", ("HTT", "D006816"), "R2"),
     )
+    assert first.relations[1].infons == {"Gene": "HTT", "Disease": "D006816"}
     # a passage given only as sentences becomes one passage per sentence
     assert [(p.offset, p.text) for p in second.passages] == [
         (0, "Ataxia was mild."),

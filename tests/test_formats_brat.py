@@ -34,7 +34,12 @@ def test_sample_collection(brat_dir: Path) -> None:
     ]
     assert annotated.mentions[1].infons == {"fragments": "11 17;30 36", "source_text": "breast cancer"}
     assert annotated.mentions[3].infons == {"Negated": "true", "note": "only one affected man"}
-    assert annotated.relations == (Relation("Has_mutation", ("Arg1:T3", "Arg2:T5"), "R1"),)
+    # relations name their arguments by id with a role each; the event E1 is kept (issue 10, item 9)
+    assert annotated.relations == (
+        Relation("Has_mutation", ("T3", "T5"), "R1", ("Arg1", "Arg2")),
+        Relation("Mutation", ("T5", "T3"), "E1", ("Trigger", "Theme")),
+    )
+    assert annotated.relations[1].infons == {"brat_kind": "event"}
     assert plain.mentions == () and plain.passages[0].text == "No annotations in this one."
     assert not annotated.mention_text_mismatches()
     # a single .txt (or .ann) path reads that one document

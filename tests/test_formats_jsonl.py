@@ -81,8 +81,9 @@ def test_schema_example(tmp_path: Path) -> None:
             "document 1, mentions[0]: mention text 'Rash!' does not match",
         ),
         (
-            '{"doc_id": "1", "passages": [{"offset": 0, "text": "F"}], "mentions": [{"start": 0, "end": 1, "infons": {"a": 1}}]}',
-            "mentions[0].infons: must be an object of string values",
+            # infon values may be any JSON value (BioC JSON's typed infons), but infons are an object
+            '{"doc_id": "1", "passages": [{"offset": 0, "text": "F"}], "mentions": [{"start": 0, "end": 1, "infons": [1]}]}',
+            "mentions[0].infons: must be an object, got list",
         ),
         ('{"bioctype": "BioCDocument", "id": "1", "passages": []}', "looks like a BioC JSON document"),
     ],

@@ -44,7 +44,9 @@ def pubtator_documents(draw: st.DrawFn) -> Document:
 
 
 @SETTINGS
-@given(st.lists(pubtator_documents(), min_size=1, max_size=4))
+# blocks of one PMID next to each other are paragraphs of one document (NLM-Chem), so documents that
+# share a PMID are not generated (test_formats_pubtator_blocks.py covers repeats and paragraphs)
+@given(st.lists(pubtator_documents(), min_size=1, max_size=4, unique_by=lambda d: d.doc_id))
 def test_pubtator_round_trip(docs: list[Document]) -> None:
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "docs.pubtator"

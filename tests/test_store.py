@@ -86,7 +86,9 @@ def test_documents_round_trip_through_the_store(project: Project) -> None:
 
 def test_duplicates_skip_update_and_error(project: Project) -> None:
     first = project.import_documents([_doc("1"), _doc("1")])
-    assert (first.added, first.skipped, first.skipped_ids) == (1, 1, ["1"])
+    # a document the file repeats exactly is an in-file duplicate, not a document already stored
+    # (issue 10, item 7: `--on-duplicate` speaks only of documents already in the project)
+    assert (first.added, first.skipped, first.in_file_duplicates) == (1, 0, ["1"])
     changed = _doc("1", title="Huntington disease (HD) in triplets")
     updated = project.import_documents([changed], on_duplicate="update")
     assert updated.updated == 1

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
+import time
 from pathlib import Path
 
 from rich.table import Table
@@ -11,6 +13,8 @@ from rich.table import Table
 from app.cli.output import open_project, print_json, stdout
 from app.console import cancellable, progress_bar
 from core.errors import CuralinkError
+
+CORPUS_FORMATS = ("pubtator", "bioc-xml", "bioc-json", "brat", "jsonl", "text")
 
 
 def cmd_init(args) -> int:
@@ -70,34 +74,55 @@ def cmd_kb_namespaces(args) -> int:
 
 
 def cmd_corpus_import(args) -> int:
-    from core.formats import read_corpus
+    from core.formats import FormatReport, get_format, read_corpus
 
     path = Path(args.file)
+    get_format(args.format, path)
     if not path.exists():
         raise CuralinkError(f"{path}: no such file or folder")
+    report = FormatReport()
     with (
         open_project(args) as project,
         cancellable() as cancel,
         progress_bar(f"importing {path.name}") as bar,
     ):
         summary = project.import_documents(
-            read_corpus(path, args.format),
+            read_corpus(path, args.format, report=report),
             source=str(path),
             fmt=args.format,
             split=args.split or "",
             on_duplicate=args.on_duplicate,
+            on_invalid=args.on_invalid,
+            report=report,
             progress=bar,
             cancel=cancel,
         )
-    stdout.print(
-        f"{path}: {summary.added} documents ({summary.mentions} mentions) added"
-        + (
-            f", {summary.skipped} skipped as duplicates ({', '.join(summary.skipped_ids[:5])})"
-            if summary.skipped
-            else ""
+        written = _problem_report(project, path, report)
+    stdout.print(f"{path}: {summary.added} documents ({summary.mentions} mentions) added")
+    if summary.skipped:
+        stdout.print(
+            f"  {summary.skipped} skipped as duplicates of documents already in the project "
+            "(--on-duplicate skip): " + _ids(summary.skipped_ids)
         )
-        + (f", {summary.updated} updated" if summary.updated else "")
-    )
+    if summary.updated:
+        stdout.print(f"  {summary.updated} documents already in the project updated (--on-duplicate update)")
+    if summary.in_file_duplicates:
+        stdout.print(
+            f"  {len(summary.in_file_duplicates)} repeated in the file exactly, skipped: "
+            + _ids(summary.in_file_duplicates)
+        )
+    duplicates_here = len(report.duplicates) - len(summary.in_file_duplicates)
+    if duplicates_here > 0:
+        stdout.print(
+            f"  {duplicates_here} repeated block(s) of a document skipped: "
+            + _ids([d.doc_id for d in report.duplicates if d.doc_id not in summary.in_file_duplicates])
+        )
+    if report.problem_count:
+        stdout.print(
+            f"  {report.problem_count} invalid item(s) skipped (--on-invalid skip), each listed in {written}"
+        )
+    for line in report.loss_lines():
+        stdout.print(f"  not kept: {line}")
     return 0
 
 
@@ -115,16 +140,35 @@ Decided mentions carry the decision, curator, time and model version as infons (
 Deleted mentions are never written."""
 
 
+def _ids(ids: list[str], shown: int = 5) -> str:
+    return ", ".join(ids[:shown]) + (f" and {len(ids) - shown} more" if len(ids) > shown else "")
+
+
+def _problem_report(project, path: Path, report) -> Path | None:
+    """Write the list of skipped items next to the project's logs; returns its path (None if none)."""
+    from core.formats import write_problem_report
+
+    if not report.problem_count and not report.duplicates:
+        return None
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    name = re.sub(r"[^A-Za-z0-9._-]", "_", path.name)
+    return write_problem_report(report, project.logs_dir / f"import-{stamp}-{name}.skipped.tsv")
+
+
 def cmd_export(args) -> int:
-    from core.formats import write_corpus
+    from core.formats import FormatReport, get_format, write_corpus
     from core.store.curation import curated_documents
 
+    get_format(args.format)
+    report = FormatReport()
     with open_project(args) as project:
         documents = curated_documents(
             project, accepted_only=args.accepted_only, curated_only=args.curated_only, split=args.split
         )
-        count = write_corpus(documents, Path(args.out), args.format)
+        count = write_corpus(documents, Path(args.out), args.format, report=report)
     stdout.print(f"wrote {count} documents to {args.out} ({args.format})")
+    for line in report.loss_lines():
+        stdout.print(f"  not written: {line}")
     return 0
 
 
@@ -181,15 +225,21 @@ def register(commands) -> None:
     )
     corpus_import = corpus.add_parser("import", help="import documents")
     corpus_import.add_argument("file")
-    corpus_import.add_argument(
-        "--format", required=True, choices=["pubtator", "bioc-xml", "bioc-json", "brat", "jsonl", "text"]
-    )
+    corpus_import.add_argument("--format", required=True, metavar="{" + ",".join(CORPUS_FORMATS) + "}")
     corpus_import.add_argument("--split", choices=["train", "dev", "test"])
     corpus_import.add_argument(
         "--on-duplicate",
         default="skip",
         choices=["skip", "update", "error"],
-        help="a document id already stored: skip it (default), replace it, or stop",
+        help="a document already in the project (imported before): skip it (default), replace it, or stop",
+    )
+    corpus_import.add_argument(
+        "--on-invalid",
+        default="error",
+        choices=["error", "skip"],
+        help="items of the file that cannot be read (an annotation not at its offsets, a malformed line): "
+        "list them all and import nothing (error, default), or import the rest and write a report of "
+        "each skipped item next to the project's logs (skip)",
     )
     corpus_import.set_defaults(handler=cmd_corpus_import)
 
@@ -199,9 +249,7 @@ def register(commands) -> None:
         description=EXPORT_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    export.add_argument(
-        "--format", required=True, choices=["pubtator", "bioc-xml", "bioc-json", "brat", "jsonl", "text"]
-    )
+    export.add_argument("--format", required=True, metavar="{" + ",".join(CORPUS_FORMATS) + "}")
     export.add_argument("--out", required=True)
     export.add_argument(
         "--accepted-only",

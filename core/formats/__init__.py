@@ -1,8 +1,11 @@
-"""Corpus formats: one module per format, each a `read(path) -> Iterator[Document]` generator and a
-`write(docs, path) -> int` pair; this registry is how the CLI, the store and the GUI pick one.
+"""Corpus formats: one module per format, each a `read(path, report=None) -> Iterator[Document]`
+generator and a `write(docs, path, report=None) -> int` pair; this registry is how the CLI, the store
+and the GUI pick one.
 
 `read_corpus` checks the file against the requested format first (by extension and first
-bytes), so a wrong `--format` fails with "looks like X" before any parsing.
+bytes), so a wrong `--format` fails with "looks like X" before any parsing. With a `FormatReport`
+(core.formats.report) readers skip bad items and record them, and writers record what the target
+format cannot hold; without one readers raise at the first problem.
 """
 
 from __future__ import annotations
@@ -14,14 +17,21 @@ from pathlib import Path
 from core.documents import Document
 from core.errors import InputError
 from core.formats import bioc_json, bioc_xml, brat, jsonl, pubtator, text
+from core.formats.report import FormatReport, InvalidItemsError, write_problem_report
 from core.formats.sniff import guess_format
+
+# Formats asked for often that Curalink does not read yet, with what to do instead.
+NOT_YET = {
+    "pubmed-xml": "PubMed citation XML is not supported yet: convert it to BioC (PubTator's BioC API)",
+    "jats": "JATS / PMC full-text XML is not supported yet: use the article's PMC BioC version",
+}
 
 
 @dataclass(frozen=True)
 class CorpusFormat:
     name: str
-    read: Callable[[Path], Iterator[Document]]
-    write: Callable[[Iterable[Document], Path], int]
+    read: Callable[..., Iterator[Document]]
+    write: Callable[..., int]
     description: str
     folder: bool = False
 
@@ -43,28 +53,32 @@ FORMATS: dict[str, CorpusFormat] = {
 _COMPATIBLE = {("text", "brat"), ("brat", "text")}
 
 
-def get_format(fmt: str) -> CorpusFormat:
-    """The registered format, or an InputError listing the known names."""
+def get_format(fmt: str, source: Path | str | None = None) -> CorpusFormat:
+    """The registered format, or an InputError (naming `source`) listing the known names."""
     try:
         return FORMATS[fmt]
     except KeyError:
+        hint = f": {NOT_YET[fmt]}" if fmt in NOT_YET else ""
         raise InputError(
-            None, f"unknown corpus format {fmt!r}; known formats: {', '.join(FORMATS)}"
+            source, f"unknown corpus format {fmt!r}{hint}; known formats: {', '.join(FORMATS)}"
         ) from None
 
 
 def check_format(path: Path | str, fmt: str) -> None:
     """Raise when the file plainly is another format than the one requested."""
     path = Path(path)
-    get_format(fmt)
+    get_format(fmt, path)
     guessed = guess_format(path)
     if guessed is None or guessed == fmt or (fmt, guessed) in _COMPATIBLE:
         return
     raise InputError(path, f"given as {fmt}, but the file looks like {guessed}: try --format {guessed}")
 
 
-def read_corpus(path: Path | str, fmt: str | None = None) -> Iterator[Document]:
-    """Documents from `path`; `fmt` None guesses the format. Errors come before the first document."""
+def read_corpus(
+    path: Path | str, fmt: str | None = None, report: FormatReport | None = None
+) -> Iterator[Document]:
+    """Documents from `path`; `fmt` None guesses the format. With `report`, bad items are skipped and
+    recorded there; without, the first problem raises."""
     path = Path(path)
     if not path.exists():
         raise InputError(path, "file or folder not found")
@@ -74,17 +88,22 @@ def read_corpus(path: Path | str, fmt: str | None = None) -> Iterator[Document]:
             raise InputError(path, f"cannot tell the corpus format; give one of: {', '.join(FORMATS)}")
     else:
         check_format(path, fmt)
-    return FORMATS[fmt].read(path)
+    return FORMATS[fmt].read(path, report=report)
 
 
-def write_corpus(docs: Iterable[Document], path: Path | str, fmt: str) -> int:
-    """Write documents in `fmt`; returns how many were written."""
-    return get_format(fmt).write(docs, Path(path))
+def write_corpus(
+    docs: Iterable[Document], path: Path | str, fmt: str, report: FormatReport | None = None
+) -> int:
+    """Write documents in `fmt`; returns how many were written. `report` counts what was not written."""
+    return get_format(fmt).write(docs, Path(path), report=report)
 
 
 __all__ = [
     "FORMATS",
     "CorpusFormat",
+    "FormatReport",
+    "InvalidItemsError",
+    "write_problem_report",
     "check_format",
     "get_format",
     "guess_format",

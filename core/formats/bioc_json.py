@@ -1,51 +1,69 @@
 """BioC JSON through the `bioc` package (`bioc.biocjson`): decoder, encoder, data model.
 
 Read: a collection object (`{"source": .., "documents": [..]}`, the PubTator Central / BioC
-JSON layout), a bare array of documents, a single document object, or JSON lines of documents
-(what `bioc.biocjson.iterwriter` writes). Keys that `bioc`'s decoder insists on but many producers
-leave out (`infons`, `relations`, `annotations`, `sentences`) default to empty. A collection is
-one JSON value, so it is parsed whole (the stdlib has no streaming parser); documents are still
-converted and yielded one at a time. Write: one collection object, streamed one document per line.
-The mapping to our data classes is core.formats.bioc_model.
+JSON layout), PubTator3's `{"PubTator3": [..]}`, a bare array of documents, a single document
+object, or JSON lines of documents (what `bioc.biocjson.iterwriter` writes). Keys that `bioc`'s
+decoder insists on but many producers leave out (`infons`, `relations`, `annotations`,
+`sentences`) default to empty. Infon values keep their JSON types; keys of a document object that
+BioC does not define (PubTator3's `_id`, `pmid`, `journal`, `authors`, `relations_display`, ...)
+are kept in `metadata["bioc_json_fields"]` and written back; the collection's source, date, key,
+version and infons go to each document's `collection`. A collection is one JSON value, so it is
+parsed whole (the stdlib has no streaming parser); documents are still converted and yielded one
+at a time. Write: one collection object, streamed one document per line (which of the layouts
+above a file came in is not kept). The mapping to our data classes is core.formats.bioc_model and
+core.formats.bioc_write. With a `FormatReport`, a document that cannot be read is recorded and
+skipped.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import time
 from collections.abc import Iterable, Iterator
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
 from bioc import biocjson
 
-from core.documents import Document
+from core.documents import Document, Infons
 from core.errors import InputError
-from core.formats.bioc_model import from_bioc, to_bioc
+from core.formats.bioc_model import from_bioc
+from core.formats.bioc_write import check_collection, collection_header, json_fields, to_bioc
 from core.formats.files import atomic_text_writer, read_text
+from core.formats.report import FormatReport, skip_or_raise
 from core.formats.sniff import looks_like_hint
 
 logger = logging.getLogger(__name__)
 
-SOURCE = "Curalink"
+# The keys BioC JSON defines for a document; any other key of a document object is kept aside.
+_DOCUMENT_KEYS = {"bioctype", "id", "infons", "passages", "annotations", "relations"}
+_COLLECTION_KEYS = ("source", "date", "key", "version", "infons")
 
 
-def read(path: Path | str) -> Iterator[Document]:
+def read(path: Path | str, report: FormatReport | None = None) -> Iterator[Document]:
     """Documents from any of the layouts above."""
     path = Path(path)
     text = read_text(path)
     if not text.strip():
         raise InputError(path, "the file holds only whitespace: no documents to read")
     documents = 0
-    for line, item, obj in _document_objects(text, path):
-        yield _convert(obj, path, line, item)
+    collection: Infons = {}
+    for line, item, obj in _document_objects(text, path, collection, report):
+        try:
+            document = _convert(obj, path, line, item, report, collection)
+        except InputError as error:
+            skip_or_raise(report, error)
+            continue
+        yield document
         documents += 1
-    if documents == 0:
+    if documents == 0 and (report is None or not report.problem_count):
         raise InputError(path, "the BioC JSON holds no documents")
 
 
-def _document_objects(text: str, path: Path) -> Iterator[tuple[int | None, str, Any]]:
+def _document_objects(
+    text: str, path: Path, collection: Infons, report: FormatReport | None
+) -> Iterator[tuple[int | None, str, Any]]:
     try:
         value = json.loads(text)
     except json.JSONDecodeError as error:
@@ -55,16 +73,18 @@ def _document_objects(text: str, path: Path) -> Iterator[tuple[int | None, str, 
                 f"invalid JSON: {error.msg} (column {error.colno})" + looks_like_hint(path, "bioc-json"),
                 line=error.lineno,
             ) from None
-        yield from _json_lines(text, path)
+        yield from _json_lines(text, path, report)
         return
     if isinstance(value, list):
         for index, obj in enumerate(value):
             yield None, f"documents[{index}]", obj
-    elif isinstance(value, dict) and "documents" in value:
-        if not isinstance(value["documents"], list):
-            raise InputError(path, '"documents" must be a list', item="collection")
-        for index, obj in enumerate(value["documents"]):
-            yield None, f"documents[{index}]", obj
+    elif isinstance(value, dict) and ("documents" in value or "PubTator3" in value):
+        key = "documents" if "documents" in value else "PubTator3"
+        if not isinstance(value[key], list):
+            raise InputError(path, f'"{key}" must be a list', item="collection")
+        collection.update({k: value[k] for k in _COLLECTION_KEYS if k in value})
+        for index, obj in enumerate(value[key]):
+            yield None, f"{key}[{index}]", obj
     elif isinstance(value, dict) and "passages" in value and ("id" in value or "bioctype" in value):
         yield 1, "document", value
     else:
@@ -76,16 +96,18 @@ def _document_objects(text: str, path: Path) -> Iterator[tuple[int | None, str, 
         )
 
 
-def _json_lines(text: str, path: Path) -> Iterator[tuple[int | None, str, Any]]:
+def _json_lines(text: str, path: Path, report: FormatReport | None) -> Iterator[tuple[int | None, str, Any]]:
     for line_no, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
         try:
-            yield line_no, "document", json.loads(line)
+            obj = json.loads(line)
         except json.JSONDecodeError as error:
-            raise InputError(
-                path, f"invalid JSON: {error.msg} (column {error.colno})", line=line_no
-            ) from None
+            skip_or_raise(
+                report, InputError(path, f"invalid JSON: {error.msg} (column {error.colno})", line=line_no)
+            )
+            continue
+        yield line_no, "document", obj
 
 
 _ANNOTATION_DEFAULTS: dict[str, Any] = {"id": "", "infons": {}, "text": None, "locations": []}
@@ -126,7 +148,9 @@ def _with_defaults(obj: dict[str, Any]) -> dict[str, Any]:
     return document
 
 
-def _convert(obj: Any, path: Path, line: int | None, item: str) -> Document:
+def _convert(
+    obj: Any, path: Path, line: int | None, item: str, report: FormatReport | None, collection: Infons
+) -> Document:
     if not isinstance(obj, dict):
         raise InputError(
             path, f"a BioC document must be a JSON object, got {type(obj).__name__}", line=line, item=item
@@ -140,27 +164,36 @@ def _convert(obj: Any, path: Path, line: int | None, item: str) -> Document:
         raise InputError(path, f"malformed BioC document: {problem}", line=line, item=item) from None
     if not isinstance(document.id, str):
         document.id = "" if document.id is None else str(document.id)
-    return from_bioc(document, source=path, line=line)
+    extra = {k: v for k, v in obj.items() if k not in _DOCUMENT_KEYS}
+    return from_bioc(
+        document,
+        source=path,
+        line=line,
+        report=report,
+        collection={k: dict(v) if isinstance(v, dict) else v for k, v in collection.items()},
+        json_fields=extra,
+    )
 
 
-def write(docs: Iterable[Document], path: Path | str) -> int:
-    """One BioC JSON collection object, one document per line; returns documents written."""
+def write(docs: Iterable[Document], path: Path | str, report: FormatReport | None = None) -> int:
+    """One BioC JSON collection object, one document per line; returns documents written. The
+    collection header is the first document's collection (Curalink's own when it has none)."""
     path = Path(path)
-    header = {
-        "bioctype": "BioCCollection",
-        "source": SOURCE,
-        "date": time.strftime("%Y-%m-%d"),
-        "key": "",
-        "version": "1.0",
-        "infons": {},
-    }
+    documents = iter(docs)
+    first = next(documents, None)
+    header = collection_header(first)
     count = 0
     with atomic_text_writer(path) as out:
-        out.write(json.dumps(header, ensure_ascii=False)[:-1] + ', "documents": [\n')
-        for document in docs:
+        out.write(
+            json.dumps({"bioctype": "BioCCollection", **header}, ensure_ascii=False)[:-1]
+            + ', "documents": [\n'
+        )
+        for document in chain([first] if first is not None else [], documents):
+            check_collection(document, header, report)
             if count:
                 out.write(",\n")
-            out.write(json.dumps(biocjson.toJSON(to_bioc(document)), ensure_ascii=False))
+            obj = {**biocjson.toJSON(to_bioc(document, report)), **json_fields(document)}
+            out.write(json.dumps(obj, ensure_ascii=False))
             count += 1
         out.write("\n]}\n")
     if count == 0:

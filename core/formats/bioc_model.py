@@ -1,43 +1,52 @@
-"""Conversion between the `bioc` package's data model and ours, shared by BioC XML and BioC JSON.
+"""From the `bioc` package's data model to ours, shared by BioC XML and BioC JSON (writing back is
+core.formats.bioc_write).
 
 Mapping (the PubTator / BioC convention):
-- passage `offset`, `text` and infon `type` (title / abstract; `section_type` also read) <->
-  `Passage(offset, text, kind)`; a passage given only as sentences becomes one passage per sentence;
+- passage `offset`, `text` and infon `type` (title / abstract; `section_type` when there is no
+  `type`) <-> `Passage(offset, text, kind)`; every other passage infon <-> `Passage.infons`; a
+  passage given only as sentences becomes one passage per sentence, each keeping the sentence's
+  infons and, under `bioc_sentence_of`, its passage's offset and infons, so the writer regroups them;
 - annotations (document, passage or sentence level) <-> mentions, sorted by offset; infon `type`
   <-> `Mention.type`; the id under infon `identifier` (read also from `concept_id`, `MESH`,
-  `Identifier`) <-> `Mention.concept_id`; infon `origin` <-> `Mention.origin`; other infons <->
-  `Mention.infons`; several locations <-> one covering mention with `infons["fragments"]`;
-- relations: nodes <-> arguments `"role:refid"`; a relation without nodes (BC5CDR's
-  `relation=CID, Chemical=.., Disease=..`) <-> arguments from its other infons, in order;
-- document infons <-> `Document.metadata`.
+  `Identifier`) <-> `Mention.concept_id`, verbatim (several ids joined as the source joins them;
+  Curalink's own `A|B|C` is written there as it is); infon `origin` <-> `Mention.origin`; other
+  infons <-> `Mention.infons`, with their JSON types (`true`, numbers, lists, objects) as BioC JSON
+  gives them; several locations <-> one covering mention with `infons["fragments"]`;
+- relations: nodes <-> arguments (the refids) with `roles`; infon `type` (or `relation`) <->
+  `Relation.type`; every other infon (PubTator3's `score`, `role1`, `role2`) <-> `Relation.infons`;
+  a relation without nodes takes its arguments from `arg1`, `arg2`, ... infons (what the writer
+  writes), else from its other infons' values in order (BC5CDR's `Chemical=.., Disease=..`);
+- document infons <-> `Document.metadata`; keys of a BioC JSON document object that BioC does not
+  define (PubTator3's `_id`, `pmid`, `journal`, `authors`, ...) <-> `metadata["bioc_json_fields"]`;
+  the collection's source, date, key, version and infons <-> `Document.collection`.
+With a `FormatReport`, a bad annotation or relation is recorded and skipped.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import bioc
 
-from core.documents import Document, Mention, Passage, Relation
+from core.documents import Document, Infons, Mention, Passage, Relation
 from core.errors import InputError
-from core.formats.annotations import (
-    FRAGMENTS,
-    SOURCE_TEXT,
-    assign_ids,
-    build_mention,
-    fragments_of,
-    id_mapping,
-    source_text,
-)
+from core.formats.annotations import build_mention
+from core.formats.bioc_write import JSON_FIELDS, SENTENCE_OF, to_bioc
+from core.formats.report import FormatReport, lost, skip_or_raise
 
 ID_KEYS = ("identifier", "concept_id", "MESH", "Identifier")
 RELATION_TYPE_KEYS = ("type", "relation")
-_WRITTEN_ELSEWHERE = {SOURCE_TEXT, FRAGMENTS, "type", "identifier", "origin"}
+__all__ = ["from_bioc", "to_bioc"]
+
+_ARGUMENT = re.compile(r"^arg(\d+)$")
 
 
-def _infons(raw: Mapping[object, object] | None) -> dict[str, str]:
-    return {str(k): "" if v is None else str(v) for k, v in (raw or {}).items()}
+def infons_of(raw: Mapping[object, object] | None, xml: bool = False) -> Infons:
+    """Infons with their values as given (JSON types kept); an XML `<infon/>` without text is ""."""
+    return {str(k): "" if v is None and xml else v for k, v in (raw or {}).items()}
 
 
 def _integer(value: object, what: str, source: Path | str, line: int | None, item: str) -> int:
@@ -49,51 +58,74 @@ def _integer(value: object, what: str, source: Path | str, line: int | None, ite
         raise InputError(source, f"{what} must be an integer, got {value!r}", line=line, item=item) from None
 
 
+def passage_kind(infons: Infons) -> str:
+    """The passage's kind, taken out of `infons`: its `type`, or its `section_type` when it has none
+    (left in place then; a `type` equal to the `section_type` is left in place too, so the writer can
+    tell the three cases apart)."""
+    if "type" in infons and infons["type"] != infons.get("section_type"):
+        return str(infons.pop("type"))
+    return str(infons.get("type", infons.get("section_type", "")) or "")
+
+
 def from_bioc(
     document: bioc.BioCDocument,
     *,
     source: Path | str,
     line: int | None = None,
     annotation_lines: Mapping[str, int] | None = None,
+    report: FormatReport | None = None,
+    collection: Infons | None = None,
+    json_fields: Infons | None = None,
+    xml: bool = False,
 ) -> Document:
-    """Our document from a BioC one; raises InputError naming the document and annotation."""
-    doc_id = (document.id or "").strip()
+    """Our document from a BioC one; raises InputError naming the document (with `report`, a bad
+    annotation or relation is recorded and skipped)."""
+    doc_id = document.id.strip() if isinstance(document.id, str) else ""
     if not doc_id:
         raise InputError(source, "BioC document without an <id>", line=line, item="document")
     where = f"document {doc_id}"
     passages: list[Passage] = []
-    annotations: list[bioc.BioCAnnotation] = list(document.annotations)
-    relations: list[bioc.BioCRelation] = list(document.relations)
+    annotations: list[bioc.BioCAnnotation] = []
+    relations: list[bioc.BioCRelation] = []
     for passage in document.passages:
-        infons = _infons(passage.infons)
-        kind = infons.get("type") or infons.get("section_type") or ""
+        infons = infons_of(passage.infons, xml)
+        kind = passage_kind(infons)
         offset = _integer(passage.offset, "passage offset", source, line, where)
         if not passage.text and passage.sentences:
+            parent = {"offset": offset, "infons": infons_of(passage.infons, xml)}
             for sentence in passage.sentences:
-                passages.append(
-                    Passage(
-                        _integer(sentence.offset, "sentence offset", source, line, where),
-                        sentence.text or "",
-                        kind,
-                    )
-                )
+                sentence_offset = _integer(sentence.offset, "sentence offset", source, line, where)
+                sentence_infons = {**infons_of(sentence.infons, xml), SENTENCE_OF: parent}
+                passages.append(Passage(sentence_offset, sentence.text or "", kind, sentence_infons))
         else:
-            passages.append(Passage(offset, passage.text or "", kind))
+            if passage.sentences:
+                lost(report, "sentence boundaries inside passages that have their own text not kept")
+            passages.append(Passage(offset, passage.text or "", kind, infons))
         annotations.extend(passage.annotations)
         relations.extend(passage.relations)
         for sentence in passage.sentences:
             annotations.extend(sentence.annotations)
             relations.extend(sentence.relations)
-    skeleton = Document(doc_id=doc_id, passages=tuple(passages), metadata=_infons(document.infons))
-    text = skeleton.text
-    mentions = [_mention(a, text, source, line, annotation_lines or {}, where) for a in annotations]
+    annotations.extend(document.annotations)  # document level last, where BioC files put them
+    relations.extend(document.relations)
+    metadata = infons_of(document.infons, xml)
+    if json_fields:
+        metadata[JSON_FIELDS] = json_fields
+    text = Document(doc_id=doc_id, passages=tuple(passages)).text
+    mentions = []
+    for annotation in annotations:
+        try:
+            mentions.append(_mention(annotation, text, source, line, annotation_lines or {}, where, xml))
+        except InputError as error:
+            skip_or_raise(report, error)
     mentions.sort(key=lambda m: (m.start, m.end))
     return Document(
         doc_id=doc_id,
-        passages=skeleton.passages,
+        passages=tuple(passages),
         mentions=tuple(mentions),
-        relations=tuple(_relation(r) for r in relations),
-        metadata=skeleton.metadata,
+        relations=tuple(_relation(r, xml) for r in relations),
+        metadata=metadata,
+        collection=dict(collection or {}),
     )
 
 
@@ -104,18 +136,19 @@ def _mention(
     line: int | None,
     annotation_lines: Mapping[str, int],
     where: str,
+    xml: bool,
 ) -> Mention:
-    mention_id = annotation.id or ""
+    mention_id = annotation.id if isinstance(annotation.id, str) else str(annotation.id or "")
     item = f"{where}, annotation {mention_id or '(no id)'}"
     line = annotation_lines.get(mention_id, line)
-    infons = _infons(annotation.infons)
-    mention_type = infons.pop("type", "")
+    infons = infons_of(annotation.infons, xml)
+    mention_type = _text(infons.pop("type", ""))
     concept_id = ""
     for key in ID_KEYS:
-        if infons.get(key):
+        if isinstance(infons.get(key), str) and infons[key]:
             concept_id = infons.pop(key)
             break
-    origin = infons.pop("origin", "") or "gold"
+    origin = _text(infons.pop("origin", "")) or "gold"
     fragments = []
     for location in annotation.locations:
         start = _integer(location.offset, "location offset", source, line, item)
@@ -138,74 +171,25 @@ def _mention(
     )
 
 
-def _relation(relation: bioc.BioCRelation) -> Relation:
-    infons = _infons(relation.infons)
+def _text(value: Any) -> str:
+    return "" if value is None else value if isinstance(value, str) else str(value)
+
+
+def _relation(relation: bioc.BioCRelation, xml: bool) -> Relation:
+    infons = infons_of(relation.infons, xml)
     relation_type = ""
     for key in RELATION_TYPE_KEYS:
         if key in infons:
-            relation_type = infons.pop(key)
+            relation_type = _text(infons.pop(key))
             break
+    relation_id = _text(relation.id)
     if relation.nodes:
-        arguments = tuple(f"{node.role}:{node.refid}" for node in relation.nodes)
+        arguments = tuple(_text(node.refid) for node in relation.nodes)
+        roles = tuple(_text(node.role) for node in relation.nodes)
+        return Relation(relation_type, arguments, relation_id, roles, infons)
+    numbered = sorted((int(m.group(1)), key) for key in infons if (m := _ARGUMENT.match(key)))
+    if numbered and [n for n, _ in numbered] == list(range(1, len(numbered) + 1)):
+        arguments = tuple(_text(infons.pop(key)) for _, key in numbered)
     else:
-        arguments = tuple(infons.values())
-    return Relation(type=relation_type, arguments=arguments, relation_id=relation.id or "")
-
-
-def to_bioc(document: Document) -> bioc.BioCDocument:
-    """A BioC document: annotations inside the passage holding their start, ids made unique."""
-    result = bioc.BioCDocument()
-    result.id = document.doc_id
-    result.infons = dict(document.metadata)
-    passages: list[tuple[Passage, bioc.BioCPassage]] = []
-    for passage in sorted(document.passages, key=lambda p: p.offset):
-        converted = bioc.BioCPassage()
-        converted.offset = passage.offset
-        converted.text = passage.text
-        if passage.kind:
-            converted.infons["type"] = passage.kind
-        passages.append((passage, converted))
-        result.add_passage(converted)
-    old_ids = [m.mention_id for m in document.mentions]
-    new_ids = assign_ids(old_ids, "T", lambda _: True)
-    for mention, annotation_id in zip(document.mentions, new_ids):
-        annotation = bioc.BioCAnnotation()
-        annotation.id = annotation_id
-        annotation.infons = {k: v for k, v in mention.infons.items() if k not in _WRITTEN_ELSEWHERE}
-        if mention.type:
-            annotation.infons["type"] = mention.type
-        if mention.concept_id:
-            annotation.infons["identifier"] = mention.concept_id
-        if mention.origin != "gold":
-            annotation.infons["origin"] = mention.origin
-        for start, end in fragments_of(mention):
-            annotation.add_location(bioc.BioCLocation(start, end - start))
-        annotation.text = source_text(mention)
-        holder = next(
-            (
-                c
-                for p, c in passages
-                if p.offset <= mention.start < p.end or p.offset == mention.start == mention.end
-            ),
-            result,
-        )
-        holder.add_annotation(annotation)
-    mapping = id_mapping(old_ids, new_ids)
-    relation_ids = assign_ids([r.relation_id for r in document.relations], "R", lambda _: True)
-    for relation, relation_id in zip(document.relations, relation_ids):
-        result.add_relation(_to_bioc_relation(relation, relation_id, mapping))
-    return result
-
-
-def _to_bioc_relation(relation: Relation, relation_id: str, mapping: Mapping[str, str]) -> bioc.BioCRelation:
-    converted = bioc.BioCRelation()
-    converted.id = relation_id
-    converted.infons = {"type": relation.type}
-    nodes = [argument.partition(":") for argument in relation.arguments]
-    if nodes and all(sep and ref in mapping for _, sep, ref in nodes):
-        for role, _, ref in nodes:
-            converted.add_node(bioc.BioCNode(mapping[ref], role))
-    else:
-        for index, argument in enumerate(relation.arguments, start=1):
-            converted.infons[f"arg{index}"] = argument
-    return converted
+        arguments = tuple(v for v in infons.values() if isinstance(v, str))
+    return Relation(relation_type, arguments, relation_id, (), infons)

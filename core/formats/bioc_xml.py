@@ -5,94 +5,166 @@ Reading walks the file with lxml's `iterparse` and hands each complete `<documen
 looks one document ahead (so a malformed document would also swallow the good one before it) and
 its errors carry no line numbers. This way every document is yielded as soon as it is complete,
 a truncated or malformed file raises with the XML line, and memory stays flat. External entities
-and DTDs are never loaded. The mapping to our data classes is core.formats.bioc_model.
+and DTDs are never loaded. The mapping to our data classes is core.formats.bioc_model (reading) and
+core.formats.bioc_write (writing).
+
+The collection's source, date, key, version and infons go to each document's `collection`, and the
+writer gives the first document's back. BioC 2.0 (`<document id="1">`, `<passage offset="0">`:
+ids and offsets as attributes, as in the `bioc` package's `everything_v2.xml`) is read by moving
+those attributes into the 1.0 elements first; it is written in the 1.0 layout. With a
+`FormatReport`, a document that cannot be read is recorded and skipped; malformed XML ends the
+reading there (the documents before it are kept) and is recorded too.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 from collections.abc import Iterable, Iterator
+from itertools import chain
 from pathlib import Path
 
 import bioc
 from bioc import biocxml
 from lxml import etree
 
-from core.documents import Document
+from core.documents import Document, Infons
 from core.errors import InputError
-from core.formats.bioc_model import from_bioc, to_bioc
-from core.formats.files import atomic_output, require_nonempty
+from core.formats.bioc_model import from_bioc
+from core.formats.bioc_write import check_collection, collection_header, to_bioc
+from core.formats.files import atomic_output, open_bytes, require_nonempty
+from core.formats.report import FormatReport, skip_or_raise
 from core.formats.sniff import looks_like_hint
 
 logger = logging.getLogger(__name__)
 
-SOURCE = "Curalink"
+_COLLECTION_FIELDS = ("source", "date", "key", "version")
+_OTHER_XML = {
+    "PubmedArticleSet": "PubMed citation XML is not supported yet",
+    "article": "JATS / PMC full-text XML is not supported yet",
+}
 
 
-def read(path: Path | str) -> Iterator[Document]:
+def read(path: Path | str, report: FormatReport | None = None) -> Iterator[Document]:
     """Documents as each `</document>` is reached."""
     path = Path(path)
     require_nonempty(path)
     root: etree._Element | None = None
+    collection: Infons = {}
     documents = 0
-    events = etree.iterparse(
-        str(path), events=("start", "end"), resolve_entities=False, load_dtd=False, no_network=True
-    )
-    try:
-        for event, element in events:
-            if root is None:
-                root = element
-                if element.tag != "collection":
-                    raise InputError(
-                        path,
-                        f"not BioC XML: the root element is <{element.tag}>, expected <collection>",
-                        line=element.sourceline,
-                    )
-                continue
-            if event != "end" or element.tag != "document" or element.getparent() is not root:
-                continue
-            yield _convert(element, path)
-            documents += 1
-            element.clear()
-            while element.getprevious() is not None:
-                del root[0]
-    except etree.XMLSyntaxError as error:
-        raise InputError(
-            path, f"malformed XML: {error.msg}" + looks_like_hint(path, "bioc-xml"), line=error.lineno
-        ) from None
-    if documents == 0:
+    with open_bytes(path) as stream:
+        events = etree.iterparse(
+            stream, events=("start", "end"), resolve_entities=False, load_dtd=False, no_network=True
+        )
+        try:
+            for event, element in events:
+                if root is None:
+                    root = element
+                    if element.tag != "collection":
+                        other = _OTHER_XML.get(element.tag)
+                        raise InputError(
+                            path,
+                            f"not BioC XML: the root element is <{element.tag}>, expected <collection>"
+                            + (f" ({other}; unknown format)" if other else ""),
+                            line=element.sourceline,
+                        )
+                    continue
+                if event != "end" or element.getparent() is not root:
+                    continue
+                if element.tag != "document":
+                    _collection_part(element, collection)
+                    continue
+                try:
+                    document = _convert(element, path, report, collection)
+                except InputError as error:
+                    skip_or_raise(report, error)
+                    document = None
+                if document is not None:
+                    yield document
+                    documents += 1
+                element.clear()
+                while element.getprevious() is not None:
+                    del root[0]
+        except etree.XMLSyntaxError as error:
+            skip_or_raise(
+                report,
+                InputError(
+                    path,
+                    f"malformed XML: {error.msg}"
+                    + looks_like_hint(path, "bioc-xml")
+                    + (" (the rest of the file could not be read)" if report is not None else ""),
+                    line=error.lineno,
+                ),
+            )
+            return
+    if documents == 0 and (report is None or not report.problem_count):
         raise InputError(path, "the BioC collection holds no <document>")
 
 
-def _convert(element: etree._Element, path: Path) -> Document:
+def _collection_part(element: etree._Element, collection: Infons) -> None:
+    if element.tag in _COLLECTION_FIELDS:
+        collection[element.tag] = element.text or ""
+    elif element.tag == "infon":
+        collection.setdefault("infons", {})[element.get("key", "")] = element.text or ""
+
+
+def _upgrade_v2(element: etree._Element) -> None:
+    """BioC 2.0 -> 1.0: `id` and `offset` attributes become the child elements 1.0 has."""
+    for node in chain([element], element.iter("passage", "sentence")):
+        name = "id" if node.tag == "document" else "offset"
+        value = node.attrib.pop(name, None)
+        if value is not None and node.find(name) is None:
+            child = etree.Element(name)
+            child.text = value
+            node.insert(0, child)
+
+
+def _convert(
+    element: etree._Element, path: Path, report: FormatReport | None, collection: Infons
+) -> Document:
     line = element.sourceline
+    _upgrade_v2(element)
     doc_id = (element.findtext("id") or "").strip()
     item = f"document {doc_id}" if doc_id else "document"
     annotation_lines = {a.get("id", ""): a.sourceline for a in element.iter("annotation") if a.sourceline}
     wrapped = b"<collection>" + etree.tostring(element, encoding="utf-8", with_tail=False) + b"</collection>"
     try:
-        collection = biocxml.loads(wrapped.decode("utf-8"))
+        parsed = biocxml.loads(wrapped.decode("utf-8"))
     except (KeyError, ValueError, TypeError, AttributeError) as error:
         raise InputError(
             path, f"malformed BioC document: {type(error).__name__}: {error}", line=line, item=item
         ) from None
-    return from_bioc(collection.documents[0], source=path, line=line, annotation_lines=annotation_lines)
+    return from_bioc(
+        parsed.documents[0],
+        source=path,
+        line=line,
+        annotation_lines=annotation_lines,
+        report=report,
+        collection={k: dict(v) if isinstance(v, dict) else v for k, v in collection.items()},
+        xml=True,
+    )
 
 
-def write(docs: Iterable[Document], path: Path | str) -> int:
-    """A BioC collection written one document at a time; returns documents written."""
+def write(docs: Iterable[Document], path: Path | str, report: FormatReport | None = None) -> int:
+    """A BioC collection written one document at a time; returns documents written. The collection
+    header is the first document's collection (Curalink's own when it has none)."""
     path = Path(path)
     count = 0
+    documents = iter(docs)
+    first = next(documents, None)
+    header = collection_header(first)
     with atomic_output(path) as temporary:
         writer = biocxml.BioCXMLDocumentWriter(os.fspath(temporary), encoding="UTF-8")
         try:
             info = bioc.BioCCollection()
-            info.source = SOURCE
+            info.source, info.date, info.key = header["source"], header["date"], header["key"]
+            info.infons = {k: v if isinstance(v, str) else json.dumps(v) for k, v in header["infons"].items()}
             writer.write_collection_info(info)
-            for document in docs:
+            for document in chain([first] if first is not None else [], documents):
+                check_collection(document, header, report)
                 try:
-                    writer.write_document(to_bioc(document))
+                    writer.write_document(to_bioc(document, report, xml=True))
                 except ValueError as error:  # lxml refuses control characters and NUL bytes
                     raise InputError(
                         path, f"cannot write as XML: {error}", item=f"document {document.doc_id}"

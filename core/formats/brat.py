@@ -1,27 +1,25 @@
 """brat standoff: a folder (or one `.txt` path) of `.txt` + `.ann` pairs, doc_id = file stem.
 
-Decisions:
+Decisions (the writer, core.formats.brat_write, gives back what is read here):
 - Passages: each non-blank line of the `.txt` is a passage at its character offset (kind ""):
   brat has no sections, and lines are how brat itself lays a text out. `Document.text` therefore
-  equals the file with line breaks as spaces, and every offset is unchanged. The writer puts a
-  line break in the gap before each passage, so a PubTator title and abstract come back as two
-  lines, and two passages, at the same offsets.
+  equals the file with line breaks as spaces, and every offset is unchanged.
 - `T` lines become mentions. A discontinuous `T1 Type 0 5;9 14` becomes one mention over the
-  covering span with `infons["fragments"]` (core.formats.annotations); the writer restores it.
+  covering span with `infons["fragments"]` (core.formats.annotations).
 - `N` lines (`N1 Reference T1 MESH:D003924`) set the concept id; several for one `T` are joined
-  with "|" (a composite mention); `A+B` is written as one N line. `MESH:` before a MeSH-shaped id
-  is dropped on read and added on write, the bare-MeSH convention of core.kb.identifiers; every
-  other id is kept verbatim. brat cannot hold spaces in an id, so ids are written stripped.
-- `R` lines become `Relation(type, ("Arg1:T1", "Arg2:T2"), "R1")`; the writer writes only
-  relations whose arguments all name written mentions (PubTator's concept-level CID relations
-  cannot be expressed in brat and are skipped with a warning).
-- `#` AnnotatorNotes go to `infons["note"]`, `A`/`M` attributes to `infons[name]` ("true" when
-  the attribute has no value); the writer gives back notes and every other infon whose name and
-  value are single words (brat attributes cannot hold spaces); `E` events
-  and `*` equivalences are skipped (logged): the linker has no use for them.
-- Mention types: brat needs a type without spaces; spaces become "_" and an empty type is
-  written as "Entity".
-A `.txt` without `.ann` is a document without annotations.
+  with "|" (several concepts); `A+B` is one N line. `MESH:` before a MeSH-shaped id is dropped on
+  read and added on write, the bare-MeSH convention of core.kb.identifiers; every other id is kept
+  verbatim. The name after the id is not kept (the writer puts the mention text there).
+- `R` lines become `Relation(type, ("T1", "T2"), "R1", roles=("Arg1", "Arg2"))`.
+- `E` events become `Relation(type, (trigger, arg, ...), "E1", roles=("Trigger", role, ...),
+  infons={"brat_kind": "event"})`; an argument may be another event.
+- `*` equivalences become `Relation("Equiv", ("T1", "T2", ...), infons={"brat_kind": "equiv"})`.
+- `A` / `M` attributes go to the infons of the entity, relation or event they name (`infons[name]`,
+  "true" when the attribute has no value); an `origin` attribute on an entity is its
+  `Mention.origin` (so detected mentions stay detected). `#` AnnotatorNotes go to `infons["note"]`
+  (a list when one annotation has several notes).
+A `.txt` without `.ann` is a document without annotations. With a `FormatReport`, a bad line is
+recorded and skipped (and so is what refers only to it); without one the first problem raises.
 
 Hand-written rather than `bioc.brat`: that decoder validates with `assert` (gone under -O),
 strips the text column, does not read `N` normalisations and reports no line numbers.
@@ -31,35 +29,24 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from core.documents import Document, Mention, Passage, Relation
 from core.errors import InputError
-from core.formats.annotations import (
-    FRAGMENTS,
-    INDIVIDUAL_MENTIONS,
-    SOURCE_TEXT,
-    assign_ids,
-    build_mention,
-    format_fragments,
-    fragments_of,
-    id_mapping,
-    parse_fragments,
-    source_text,
-)
-from core.formats.files import atomic_text_writer, document_file, iter_lines, read_text
+from core.formats.annotations import build_mention, parse_fragments
+from core.formats.brat_write import BRAT_KIND, EQUIV, EVENT, TRIGGER, write
+from core.formats.files import iter_lines_lenient, read_text
+from core.formats.report import FormatReport, skip_or_raise
 
 logger = logging.getLogger(__name__)
 
+__all__ = ["read", "write"]
+
 _MESH_ID = re.compile(r"^[CD]\d{6}(\d{3})?$")  # bare MeSH descriptor / supplementary id
 _LINE = re.compile(r"[^\n]+")
-_T_ID = re.compile(r"^T\d+$")
-_R_ID = re.compile(r"^R\d+$")
-_TOKEN = re.compile(r"^\S+$")
-_NOT_ATTRIBUTES = {FRAGMENTS, SOURCE_TEXT, INDIVIDUAL_MENTIONS, "note"}
-_FIELD_BREAKS = str.maketrans({"\n": " ", "\r": " ", "\t": " "})
 
 
 @dataclass
@@ -69,14 +56,29 @@ class _Entity:
     fragments: list[tuple[int, int]]
     text: str
     concepts: list[str] = field(default_factory=list)
-    infons: dict[str, str] = field(default_factory=dict)
+    infons: dict[str, Any] = field(default_factory=dict)
+    origin: str = "gold"
 
 
-def read(path: Path | str) -> Iterator[Document]:
+@dataclass
+class _Annotations:
+    """What one `.ann` file holds, by id."""
+
+    entities: dict[str, _Entity] = field(default_factory=dict)
+    relations: list[tuple[int, Relation]] = field(default_factory=list)  # (line, relation) in file order
+    skipped: set[str] = field(default_factory=set)  # ids of lines skipped as bad
+
+
+def read(path: Path | str, report: FormatReport | None = None) -> Iterator[Document]:
     """One document per `.txt` (sorted by name); a bad `.ann` raises before its document."""
     path = Path(path)
     for text_path in _text_files(path):
-        yield _read_pair(text_path)
+        try:
+            document = _read_pair(text_path, report)
+        except InputError as error:
+            skip_or_raise(report, error)
+            continue
+        yield document
 
 
 def _text_files(path: Path) -> list[Path]:
@@ -106,19 +108,19 @@ def _passages(text: str) -> tuple[Passage, ...]:
     return tuple(passages)
 
 
-def _read_pair(text_path: Path) -> Document:
+def _read_pair(text_path: Path, report: FormatReport | None) -> Document:
     raw_text = read_text(text_path)
     skeleton = Document(doc_id=text_path.stem, passages=_passages(raw_text))
     ann_path = text_path.with_suffix(".ann")
     if not ann_path.is_file():
         logger.info("%s: no .ann file; reading the text without annotations", text_path)
         return skeleton
-    entities, relations = _parse_ann(ann_path)
+    parsed = _parse_ann(ann_path, report)
     text = skeleton.text
     mentions: list[Mention] = []
-    for entity_id, entity in entities.items():
-        mentions.append(
-            build_mention(
+    for entity_id, entity in parsed.entities.items():
+        try:
+            mention = build_mention(
                 text,
                 entity.fragments,
                 entity.text,
@@ -128,9 +130,24 @@ def _read_pair(text_path: Path) -> Document:
                 type=entity.type,
                 concept_id="|".join(entity.concepts),
                 mention_id=entity_id,
+                origin=entity.origin,
                 infons=entity.infons,
             )
-        )
+        except InputError as error:
+            skip_or_raise(report, error)
+            parsed.skipped.add(entity_id)
+            continue
+        mentions.append(mention)
+    relations = []
+    for line_no, relation in parsed.relations:
+        dangling = [ref for ref in relation.arguments if ref in parsed.skipped]
+        if dangling:
+            skip_or_raise(
+                report,
+                InputError(ann_path, f"refers to {', '.join(dangling)}, skipped as bad", line=line_no),
+            )
+            continue
+        relations.append(relation)
     return Document(
         doc_id=skeleton.doc_id,
         passages=skeleton.passages,
@@ -139,67 +156,103 @@ def _read_pair(text_path: Path) -> Document:
     )
 
 
-def _parse_ann(path: Path) -> tuple[dict[str, _Entity], list[Relation]]:
-    entities: dict[str, _Entity] = {}
-    relations: list[Relation] = []
-    references: list[tuple[int, str, str, str, str]] = []  # line, kind, target, key, value
-    skipped = 0
-    for line_no, line in iter_lines(path, allow_empty=True):
+def _parse_ann(path: Path, report: FormatReport | None) -> _Annotations:
+    parsed = _Annotations()
+    references: list[tuple[int, str, str, str, Any]] = []  # line, kind, target, key, value
+    for line_no, line in iter_lines_lenient(path, allow_empty=True):
+        if isinstance(line, InputError):
+            skip_or_raise(report, line)
+            continue
         if not line.strip():
             continue
-        annotation_id, _, rest = line.partition("\t")
-        head, _, tail = rest.partition("\t")
-        kind = annotation_id[:1]
-        if kind == "T":
-            entities[annotation_id] = _entity(path, line_no, annotation_id, head, tail, entities)
-        elif kind == "N":
-            parts = head.split()
-            if len(parts) != 3:
-                raise InputError(
-                    path, "a normalisation line is 'N1<TAB>Reference T1 DB:ID<TAB>name'", line=line_no
-                )
-            references.append((line_no, "N", parts[1], "", _read_concept(parts[2])))
-        elif kind == "R":
-            parts = head.split()
-            if len(parts) < 2 or not all(":" in argument for argument in parts[1:]):
-                raise InputError(path, "a relation line is 'R1<TAB>Type Arg1:T1 Arg2:T2'", line=line_no)
-            relations.append(Relation(type=parts[0], arguments=tuple(parts[1:]), relation_id=annotation_id))
-        elif kind in ("A", "M"):
-            parts = head.split()
-            if len(parts) not in (2, 3):
-                raise InputError(path, "an attribute line is 'A1<TAB>Name T1 [value]'", line=line_no)
-            references.append((line_no, "A", parts[1], parts[0], parts[2] if len(parts) == 3 else "true"))
-        elif kind == "#":
-            parts = head.split()
-            if len(parts) != 2:
-                raise InputError(path, "a note line is '#1<TAB>AnnotatorNotes T1<TAB>text'", line=line_no)
-            references.append((line_no, "#", parts[1], "note", tail))
-        elif kind in ("E", "*"):
-            skipped += 1
-        else:
-            raise InputError(path, f"unknown brat annotation id {annotation_id!r}", line=line_no)
+        try:
+            _parse_line(path, line_no, line, parsed, references)
+        except InputError as error:
+            skip_or_raise(report, error)
+            parsed.skipped.add(line.partition("\t")[0])
+    by_id = {relation.relation_id: relation for _, relation in parsed.relations if relation.relation_id}
     for line_no, kind, target, key, value in references:
-        entity = entities.get(target)
+        entity = parsed.entities.get(target)
+        if entity is None and kind != "N" and target in by_id:
+            _add_infon(by_id[target].infons, key, value)
+            continue
         if entity is None:
-            if kind == "N":
-                raise InputError(
-                    path, f"normalisation refers to unknown text-bound annotation {target!r}", line=line_no
+            if target not in parsed.skipped:
+                problem = (
+                    f"normalisation refers to unknown text-bound annotation {target!r}"
+                    if kind == "N"
+                    else f"{'attribute' if kind == 'A' else 'note'} refers to unknown annotation {target!r}"
                 )
-            continue  # a note or attribute on an event or relation: not ours to keep
+                skip_or_raise(report, InputError(path, problem, line=line_no))
+            continue
         if kind == "N":
             entity.concepts.append(value)
+        elif kind == "A" and key == "origin":
+            entity.origin = str(value)
         else:
-            entity.infons[key] = value
-    if skipped:
-        logger.info("%s: skipped %d event / equivalence lines", path, skipped)
-    return entities, relations
+            _add_infon(entity.infons, key, value)
+    return parsed
 
 
-def _entity(
-    path: Path, line_no: int, annotation_id: str, head: str, text: str, seen: dict[str, _Entity]
-) -> _Entity:
-    if annotation_id in seen:
-        raise InputError(path, f"duplicate annotation id {annotation_id}", line=line_no)
+def _add_infon(infons: dict[str, Any], key: str, value: Any) -> None:
+    if key == "note" and key in infons:
+        previous = infons[key]
+        infons[key] = [*previous, value] if isinstance(previous, list) else [previous, value]
+    else:
+        infons[key] = value
+
+
+def _parse_line(path: Path, line_no: int, line: str, parsed: _Annotations, references: list) -> None:
+    annotation_id, _, rest = line.partition("\t")
+    head, _, tail = rest.partition("\t")
+    kind = annotation_id[:1]
+    parts = head.split()
+    if kind == "T":
+        if annotation_id in parsed.entities:
+            raise InputError(path, f"duplicate annotation id {annotation_id}", line=line_no)
+        parsed.entities[annotation_id] = _entity(path, line_no, head, tail)
+    elif kind == "N":
+        if len(parts) != 3:
+            raise InputError(
+                path, "a normalisation line is 'N1<TAB>Reference T1 DB:ID<TAB>name'", line=line_no
+            )
+        references.append((line_no, "N", parts[1], "", _read_concept(parts[2])))
+    elif kind == "R":
+        if len(parts) < 2 or not all(":" in argument for argument in parts[1:]):
+            raise InputError(path, "a relation line is 'R1<TAB>Type Arg1:T1 Arg2:T2'", line=line_no)
+        pairs = [argument.split(":", 1) for argument in parts[1:]]
+        relation = Relation(parts[0], tuple(a for _, a in pairs), annotation_id, tuple(r for r, _ in pairs))
+        parsed.relations.append((line_no, relation))
+    elif kind == "E":
+        pairs = [argument.split(":", 1) for argument in parts]
+        if not pairs or not all(len(pair) == 2 and all(pair) for pair in pairs):
+            raise InputError(path, "an event line is 'E1<TAB>Type:T1 Role:T2 ...'", line=line_no)
+        (event_type, trigger), arguments = pairs[0], pairs[1:]
+        relation = Relation(
+            event_type,
+            (trigger, *(a for _, a in arguments)),
+            annotation_id,
+            (TRIGGER, *(r for r, _ in arguments)),
+            {BRAT_KIND: EVENT},
+        )
+        parsed.relations.append((line_no, relation))
+    elif annotation_id == "*":
+        if len(parts) < 3:
+            raise InputError(path, "an equivalence line is '*<TAB>Equiv T1 T2 ...'", line=line_no)
+        parsed.relations.append((line_no, Relation(parts[0], tuple(parts[1:]), "", (), {BRAT_KIND: EQUIV})))
+    elif kind in ("A", "M"):
+        if len(parts) not in (2, 3):
+            raise InputError(path, "an attribute line is 'A1<TAB>Name T1 [value]'", line=line_no)
+        references.append((line_no, "A", parts[1], parts[0], parts[2] if len(parts) == 3 else "true"))
+    elif kind == "#":
+        if len(parts) != 2:
+            raise InputError(path, "a note line is '#1<TAB>AnnotatorNotes T1<TAB>text'", line=line_no)
+        references.append((line_no, "#", parts[1], "note", tail))
+    else:
+        raise InputError(path, f"unknown brat annotation id {annotation_id!r}", line=line_no)
+
+
+def _entity(path: Path, line_no: int, head: str, text: str) -> _Entity:
     entity_type, _, spans = head.partition(" ")
     if not entity_type or not spans:
         raise InputError(path, "a text-bound line is 'T1<TAB>Type start end<TAB>text'", line=line_no)
@@ -215,94 +268,3 @@ def _read_concept(reference: str) -> str:
         part[5:] if part.startswith("MESH:") and _MESH_ID.match(part[5:]) else part
         for part in reference.split("+")
     )
-
-
-def _write_concept(concept: str) -> str:
-    return "+".join(
-        f"MESH:{part}" if _MESH_ID.match(part) else part for part in (p.strip() for p in concept.split("+"))
-    )
-
-
-def write(docs: Iterable[Document], path: Path | str) -> int:
-    """`<doc_id>.txt` + `<doc_id>.ann` per document in the folder `path` (created); returns documents
-    written. A repeated doc_id with identical content is written once; a conflicting one is an error."""
-    folder = Path(path)
-    if folder.exists() and not folder.is_dir():
-        raise InputError(folder, "brat output must be a folder, and a file of that name exists")
-    folder.mkdir(parents=True, exist_ok=True)
-    written: dict[str, Document] = {}
-    for document in docs:
-        doc_id = document.doc_id
-        text_path = document_file(folder, doc_id, ".txt")
-        if doc_id in written:
-            if written[doc_id] == document:
-                logger.warning(
-                    "%s: document %s appears again with identical content; written once", folder, doc_id
-                )
-                continue
-            raise InputError(folder, "two different documents share this doc_id", item=f"document {doc_id}")
-        written[doc_id] = document
-        with atomic_text_writer(text_path) as out:
-            out.write(brat_text(document))
-        with atomic_text_writer(text_path.with_suffix(".ann")) as out:
-            out.write(format_annotations(document))
-    return len(written)
-
-
-def brat_text(document: Document) -> str:
-    """The document text with a line break in the gap before each passage."""
-    chars = list(document.text)
-    passages = sorted(document.passages, key=lambda p: p.offset)
-    for before, after in zip(passages, passages[1:]):
-        if after.offset > before.end:
-            chars[after.offset - 1] = "\n"
-    return "".join(chars) + "\n"
-
-
-def format_annotations(document: Document) -> str:
-    """The `.ann` content of one document."""
-    old_ids = [m.mention_id for m in document.mentions]
-    new_ids = assign_ids(old_ids, "T", lambda value: bool(_T_ID.match(value)))
-    lines: list[str] = []
-    normalisations: list[str] = []
-    notes: list[str] = []
-    attributes: list[str] = []
-    for mention, entity_id in zip(document.mentions, new_ids):
-        entity_type = "_".join(mention.type.split()) or "Entity"
-        spans = format_fragments(fragments_of(mention))
-        column = source_text(mention).translate(_FIELD_BREAKS)
-        lines.append(f"{entity_id}\t{entity_type} {spans}\t{column}")
-        for part in mention.concept_id.split("|"):
-            if part.strip():
-                reference = _write_concept(part)
-                normalisations.append(
-                    f"Reference {entity_id} {reference}\t{mention.text.translate(_FIELD_BREAKS)}"
-                )
-        for key, value in mention.infons.items():
-            if key == "note" and value:
-                notes.append(f"AnnotatorNotes {entity_id}\t{value.translate(_FIELD_BREAKS)}")
-            elif key not in _NOT_ATTRIBUTES and _TOKEN.match(key) and _TOKEN.match(value):
-                attributes.append(f"{key} {entity_id}" + ("" if value == "true" else f" {value}"))
-    lines.extend(f"N{index}\t{body}" for index, body in enumerate(normalisations, start=1))
-    mapping = id_mapping(old_ids, new_ids)
-    expressible = []
-    for relation in document.relations:
-        arguments = [argument.partition(":") for argument in relation.arguments]
-        if arguments and all(sep and ref in mapping for _, sep, ref in arguments):
-            expressible.append((relation, [f"{role}:{mapping[ref]}" for role, _, ref in arguments]))
-    skipped = len(document.relations) - len(expressible)
-    if skipped:
-        logger.warning(
-            "document %s: %d relation(s) not between mentions cannot be written to brat",
-            document.doc_id,
-            skipped,
-        )
-    relation_ids = assign_ids(
-        [r.relation_id for r, _ in expressible], "R", lambda value: bool(_R_ID.match(value))
-    )
-    for (relation, arguments), relation_id in zip(expressible, relation_ids):
-        relation_type = "_".join(relation.type.split()) or "Relation"
-        lines.append(f"{relation_id}\t{relation_type} {' '.join(arguments)}")
-    lines.extend(f"A{index}\t{body}" for index, body in enumerate(attributes, start=1))
-    lines.extend(f"#{index}\t{body}" for index, body in enumerate(notes, start=1))
-    return "".join(line + "\n" for line in lines)

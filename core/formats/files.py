@@ -1,23 +1,27 @@
 """File handling every corpus format shares: strict UTF-8 with line numbers, empty-file checks,
-atomic writes.
+gzip read transparently, atomic writes.
 
 Corpus files arrive from many tools; a decoding error must name the line (not just a byte
-offset), an empty file must say so instead of importing zero documents, and an interrupted
-export must not leave a half-written file where a good one used to be.
+offset), an empty file must say so instead of importing zero documents, a gzipped corpus
+(`corpus.pubtator.gz`, recognised by its magic bytes whatever its name) reads like the plain one,
+and an interrupted export must not leave a half-written file where a good one used to be.
 """
 
 from __future__ import annotations
 
+import gzip
 import os
 import re
+import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TextIO
+from typing import BinaryIO, TextIO
 
 from core.errors import InputError
 
 _BOM = b"\xef\xbb\xbf"
+GZIP_MAGIC = b"\x1f\x8b"
 # characters no file name may hold on Windows, macOS or Linux, so one export opens everywhere
 _UNSAFE_NAME = re.compile(r'[/\\\x00-\x1f:*?"<>|]')
 
@@ -40,6 +44,31 @@ def require_nonempty(path: Path) -> None:
         raise InputError(path, "the file is empty (0 bytes): no documents to read")
 
 
+def is_gzip(path: Path) -> bool:
+    with path.open("rb") as handle:
+        return handle.read(2) == GZIP_MAGIC
+
+
+@contextmanager
+def open_bytes(path: Path) -> Iterator[BinaryIO]:
+    """The file's bytes, decompressed when it is gzip; a damaged gzip stream is an InputError."""
+    with path.open("rb") as raw:
+        compressed = raw.read(2) == GZIP_MAGIC
+        raw.seek(0)
+        stream: BinaryIO = gzip.GzipFile(fileobj=raw, mode="rb") if compressed else raw  # type: ignore[assignment]
+        try:
+            yield stream
+        except (gzip.BadGzipFile, EOFError, zlib.error) as error:
+            raise InputError(path, f"damaged or truncated gzip data ({error})") from None
+
+
+def stem(path: Path) -> str:
+    """The file name without its suffix, and without `.gz` first (`x.txt.gz` -> `x`)."""
+    if path.suffix.lower() == ".gz":
+        path = path.with_suffix("")
+    return path.stem
+
+
 def decode_line(raw: bytes, path: Path, line_no: int) -> str:
     """One line as text; bad bytes are reported with the line and column."""
     try:
@@ -55,9 +84,18 @@ def decode_line(raw: bytes, path: Path, line_no: int) -> str:
 def iter_lines(path: Path, *, allow_empty: bool = False) -> Iterator[tuple[int, str]]:
     """(1-based line number, text) without the line ending; splits on \\n only, so the Unicode
     line separators some abstracts contain stay inside their line."""
+    for line_no, line in iter_lines_lenient(path, allow_empty=allow_empty):
+        if isinstance(line, InputError):
+            raise line
+        yield line_no, line
+
+
+def iter_lines_lenient(path: Path, *, allow_empty: bool = False) -> Iterator[tuple[int, str | InputError]]:
+    """Like `iter_lines`, but a line that is not UTF-8 comes as its InputError, so a reader that
+    reports every problem of a file can skip the line and go on."""
     if not (allow_empty and path.is_file()):
         require_nonempty(path)
-    with path.open("rb") as handle:
+    with open_bytes(path) as handle:
         for line_no, raw in enumerate(handle, start=1):
             if line_no == 1 and raw.startswith(_BOM):
                 raw = raw[len(_BOM) :]
@@ -65,13 +103,19 @@ def iter_lines(path: Path, *, allow_empty: bool = False) -> Iterator[tuple[int, 
                 raw = raw[:-1]
             if raw.endswith(b"\r"):
                 raw = raw[:-1]
-            yield line_no, decode_line(raw, path, line_no)
+            line: str | InputError
+            try:
+                line = decode_line(raw, path, line_no)
+            except InputError as error:
+                line = error
+            yield line_no, line
 
 
 def read_text(path: Path) -> str:
     """The whole file as text, newlines untouched (brat offsets count every character)."""
     require_nonempty(path)
-    data = path.read_bytes()
+    with open_bytes(path) as handle:
+        data = handle.read()
     if data.startswith(_BOM):
         data = data[len(_BOM) :]
     try:

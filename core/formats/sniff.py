@@ -7,8 +7,10 @@ user gives none.
 
 from __future__ import annotations
 
+import gzip
 import json
 import re
+import zlib
 from pathlib import Path
 
 SNIFF_BYTES = 8192
@@ -53,13 +55,13 @@ def _sniff_json(text: str) -> str | None:
     if isinstance(obj, dict):
         if "doc_id" in obj:
             return "jsonl"
-        if "bioctype" in obj or "documents" in obj or "passages" in obj:
+        if any(key in obj for key in ("bioctype", "documents", "passages", "PubTator3")):
             return "bioc-json"
         return None
     # a pretty-printed object, or a first line longer than the sniffed bytes: judge by its keys
     if '"doc_id"' in text:
         return "jsonl"
-    if any(key in text for key in ('"documents"', '"bioctype"', '"passages"')):
+    if any(key in text for key in ('"documents"', '"bioctype"', '"passages"', '"PubTator3"')):
         return "bioc-json"
     return None
 
@@ -77,12 +79,24 @@ def guess_format(path: Path | str) -> str | None:
         return None
     if path.suffix.lower() == ".ann":
         return "brat"
-    with path.open("rb") as handle:
-        head = handle.read(SNIFF_BYTES)
+    head = read_head(path)
     sniffed = sniff_bytes(head)
     if sniffed == "text" and path.with_suffix(".ann").is_file():
         return "brat"
     return sniffed
+
+
+def read_head(path: Path) -> bytes:
+    """The first SNIFF_BYTES of the file, decompressed when it is gzip (a damaged stream gives b"")."""
+    with path.open("rb") as handle:
+        head = handle.read(SNIFF_BYTES)
+    if not head.startswith(b"\x1f\x8b"):
+        return head
+    try:
+        with gzip.open(path, "rb") as handle:
+            return handle.read(SNIFF_BYTES)
+    except (OSError, EOFError, zlib.error):
+        return b""
 
 
 def looks_like_hint(path: Path, expected: str) -> str:

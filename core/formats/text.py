@@ -5,6 +5,9 @@ Blank-line-separated paragraphs become passages (kind "paragraph") at their char
 in the file, so `Document.text` is the file with line breaks and blank lines as spaces and
 offsets a detector finds point into the original. Single line breaks stay inside a passage.
 Line endings are read as written (a Windows `\\r` becomes part of a gap, never of a passage end).
+A single file may be gzipped (`abstract.txt.gz`; doc_id `abstract`). With a `FormatReport`, a file
+that cannot be read (not UTF-8, empty) is recorded and skipped, and the writer counts what plain
+text cannot hold (annotations, relations, metadata, passage kinds and offsets).
 The writer puts each passage on its own paragraph, separated by one blank line; passage
 offsets are not kept (the format has nothing to anchor them to) and nor are annotations.
 """
@@ -18,7 +21,8 @@ from pathlib import Path
 
 from core.documents import Document, Passage
 from core.errors import InputError
-from core.formats.files import atomic_text_writer, document_file, read_text
+from core.formats.files import atomic_text_writer, document_file, read_text, stem
+from core.formats.report import FormatReport, lost, skip_or_raise
 
 logger = logging.getLogger(__name__)
 
@@ -26,7 +30,7 @@ PARAGRAPH = "paragraph"
 _BLANK_LINES = re.compile(r"\r?\n[ \t\r\f\v]*\r?\n")
 
 
-def read(path: Path | str) -> Iterator[Document]:
+def read(path: Path | str, report: FormatReport | None = None) -> Iterator[Document]:
     """One document per file."""
     path = Path(path)
     if path.is_dir():
@@ -36,7 +40,12 @@ def read(path: Path | str) -> Iterator[Document]:
     else:
         files = [path]
     for file in files:
-        yield read_document(file)
+        try:
+            document = read_document(file)
+        except InputError as error:
+            skip_or_raise(report, error)
+            continue
+        yield document
 
 
 def read_document(path: Path) -> Document:
@@ -44,7 +53,7 @@ def read_document(path: Path) -> Document:
     passages = tuple(paragraphs(text))
     if not passages:
         raise InputError(path, "the file holds only whitespace: no text to read")
-    return Document(doc_id=path.stem, passages=passages)
+    return Document(doc_id=stem(path), passages=passages)
 
 
 def paragraphs(text: str) -> Iterator[Passage]:
@@ -61,9 +70,10 @@ def paragraphs(text: str) -> Iterator[Passage]:
             start = match.end()
 
 
-def write(docs: Iterable[Document], path: Path | str) -> int:
+def write(docs: Iterable[Document], path: Path | str, report: FormatReport | None = None) -> int:
     """A `.txt` path takes exactly one document; any other path is a folder of `<doc_id>.txt`."""
     path = Path(path)
+    docs = _counting(docs, report)
     count = 0
     if path.suffix == ".txt":
         for document in docs:
@@ -89,6 +99,18 @@ def write(docs: Iterable[Document], path: Path | str) -> int:
             out.write(format_document(document))
         count += 1
     return count
+
+
+def _counting(docs: Iterable[Document], report: FormatReport | None) -> Iterator[Document]:
+    for document in docs:
+        lost(report, "mentions not written (plain text holds no annotations)", len(document.mentions))
+        lost(report, "relations not written (plain text holds no annotations)", len(document.relations))
+        lost(
+            report,
+            "documents whose metadata was not written (plain text has no place for it)",
+            int(bool(document.metadata)),
+        )
+        yield document
 
 
 def format_document(document: Document) -> str:

@@ -9,13 +9,15 @@ Kept: name, def, alt_id, is_a parents, and synonyms of the scopes in `synonym_sc
 (EXACT and RELATED by default: HPO's lay terms are RELATED; BROAD and NARROW synonyms name
 other, wider or narrower, concepts and would send mentions to the wrong term). xrefs are
 ignored, obsolete terms and Typedef / Instance frames are dropped, a term without a name is
-skipped with a warning.
+skipped with a warning. `import:` header lines (MS imports PATO and UO) are not followed: the
+imported ontology's terms are not read, and each such line is warned about (and passed to
+`on_warning`, so a command can show it in its summary); import that file on its own.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Collection, Iterator
+from collections.abc import Callable, Collection, Iterator
 from pathlib import Path
 
 import fastobo
@@ -38,6 +40,7 @@ def read_obo(
     synonym_scopes: Collection[str] = DEFAULT_SCOPES,
     progress: ProgressFn = no_progress,
     cancel: CancelToken = NEVER_CANCELLED,
+    on_warning: Callable[[str], None] | None = None,
 ) -> Iterator[Concept]:
     """Stream the live terms of an OBO file (plain or gzip) as concepts."""
     path = require_file(path)
@@ -49,6 +52,7 @@ def read_obo(
         progress(0, position.size, message)
         try:
             reader = fastobo.iter(stream, ordered=True, threads=1)
+            _warn_imports(path, reader.header(), on_warning)
             for frame in reader:
                 frames += 1
                 if frames % BATCH_FRAMES == 0:
@@ -77,6 +81,18 @@ def read_obo(
     if count == 0:
         logger.warning("%s: no live [Term] frames among %d frames", path, frames)
     logger.info("%s: %d terms kept, %d obsolete dropped, %d without a name", path, count, obsolete, unnamed)
+
+
+def _warn_imports(path: Path, header: fastobo.header.HeaderFrame, on_warning) -> None:
+    for clause in header:
+        if isinstance(clause, fastobo.header.ImportClause):
+            message = (
+                f"{path}: 'import: {clause.reference}' is not followed; the terms of {clause.reference} "
+                "are not imported (import that ontology on its own)"
+            )
+            logger.warning(message)
+            if on_warning is not None:
+                on_warning(message)
 
 
 def _is_obsolete(frame: fastobo.term.TermFrame) -> bool:

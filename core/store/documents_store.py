@@ -1,10 +1,14 @@
 """Documents in the store: atomic imports, reading documents back, curator mention edits.
 
 Imports are atomic per file: a bad line, a cancel or a crash rolls the whole file back, so the project
-is exactly as it was before the import began (nothing already stored is lost or half-written)."""
+is exactly as it was before the import began (nothing already stored is lost or half-written).
+Passage infons, relation roles and infons, and a document's BioC collection are stored in the 0002
+columns (`passages.infons_json`, `relations.roles_json`, `relations.infons_json`; the collection in
+`documents.metadata_json` under `_bioc_collection`), so an export gives back what an import read."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 from collections.abc import Iterable, Iterator, Sequence
@@ -14,7 +18,9 @@ from sqlalchemy import func, insert, select, update
 from sqlalchemy.orm import Session
 
 from core.documents import Document, Mention, Passage, Relation
-from core.errors import CuralinkError
+from core.errors import CuralinkError, InputError
+from core.formats.jsonl import to_json
+from core.formats.report import FormatReport, InvalidItemsError, skip_or_raise
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressCallback, no_progress
 from core.store.curation_log import NewDecision, decision_row, lock_mentions
 from core.store.schema import (
@@ -30,10 +36,17 @@ from core.store.schema import (
 log = logging.getLogger(__name__)
 
 DUPLICATE_POLICIES = ("skip", "update", "error")
+INVALID_POLICIES = ("error", "skip")
+_COLLECTION_KEY = "_bioc_collection"  # where metadata_json keeps Document.collection
 
 
 @dataclass
 class ImportSummary:
+    """What an import did. `skipped` / `skipped_ids` are documents already in the project before the
+    import (the `on_duplicate` policy); `in_file_duplicates` are documents the file itself repeats
+    exactly (NCBI-disease train repeats PMID 8528200), always skipped; `invalid` counts the items a
+    lenient import skipped as bad (listed in the read report)."""
+
     added: int = 0
     skipped: int = 0
     updated: int = 0
@@ -41,6 +54,8 @@ class ImportSummary:
     names: int = 0
     rekeyed: int = 0
     skipped_ids: list[str] = field(default_factory=list)
+    in_file_duplicates: list[str] = field(default_factory=list)
+    invalid: int = 0
 
 
 class DocumentStore:
@@ -54,6 +69,8 @@ class DocumentStore:
         fmt: str = "",
         split: str = "",
         on_duplicate: str = "skip",
+        on_invalid: str = "error",
+        report: FormatReport | None = None,
         origin: str = "gold",
         batch_size: int = 200,
         progress: ProgressCallback = no_progress,
@@ -61,18 +78,29 @@ class DocumentStore:
     ) -> ImportSummary:
         """Store documents with their mentions, atomically for the whole iterable.
 
-        Duplicate ids (already stored, or repeated in the file like PMID 8528200 in NCBI-disease train):
-        `skip` keeps the first and logs a warning, `update` replaces text and non-curator mentions of a
-        document no curator has touched yet, `error` stops and stores nothing.
+        Ids already stored before this import: `on_duplicate` `skip` keeps the stored one and logs a
+        warning, `update` replaces text and non-curator mentions of a document no curator has touched
+        yet, `error` stops and stores nothing. A document the file repeats exactly is skipped and
+        listed in `in_file_duplicates`; one repeated with other content is a problem of the file.
+        `report` is the reader's (read_corpus(..., report=report)): with `on_invalid` "error" any
+        problem in it, or found here, stores nothing and raises InvalidItemsError listing them all;
+        with "skip" the rest is stored. Without a report the first problem raises.
         """
         if on_duplicate not in DUPLICATE_POLICIES:
             raise CuralinkError(f"unknown duplicate policy {on_duplicate!r}; use one of {DUPLICATE_POLICIES}")
+        if on_invalid not in INVALID_POLICIES:
+            raise CuralinkError(f"unknown invalid-item policy {on_invalid!r}; use one of {INVALID_POLICIES}")
         summary = ImportSummary()
         with self.session() as session:
             existing = dict(session.execute(select(DocumentRow.external_id, DocumentRow.id)).all())
+            seen: dict[str, bytes] = {}  # doc_id -> content digest, for documents of this import
             batch: list[Document] = []
             for document in documents:
                 cancel.raise_if_cancelled()
+                if document.doc_id in seen:
+                    self._repeated_in_file(document, seen, source, report, summary)
+                    continue
+                seen[document.doc_id] = _digest(document)
                 if document.doc_id in existing:
                     self._handle_duplicate(
                         session, document, existing, on_duplicate, source, split, origin, summary
@@ -87,6 +115,10 @@ class DocumentStore:
             if batch:
                 self._insert_documents(session, batch, source, split, origin, summary, existing)
             cancel.raise_if_cancelled()
+            if report is not None:
+                summary.invalid = report.problem_count
+                if report.problem_count and on_invalid == "error":
+                    raise InvalidItemsError(source or "import", report)
             session.add(
                 ImportRunRow(
                     kind="corpus",
@@ -107,10 +139,29 @@ class DocumentStore:
             )
         return summary
 
+    @staticmethod
+    def _repeated_in_file(document, seen, source, report, summary) -> None:
+        if seen[document.doc_id] == _digest(document):
+            summary.in_file_duplicates.append(document.doc_id)
+            if report is not None:
+                report.duplicate(document.doc_id, source or "import")
+            return
+        skip_or_raise(
+            report,
+            InputError(
+                source or "import",
+                "appears again in the file with different content; the later one is skipped",
+                item=f"document {document.doc_id}",
+            ),
+        )
+
     def _handle_duplicate(self, session, document, existing, policy, source, split, origin, summary) -> None:
         if policy == "error":
-            raise CuralinkError(f"{source or 'import'}: document {document.doc_id} is already in the project")
-        if policy == "skip" or existing[document.doc_id] == -1:
+            raise CuralinkError(
+                f"{source or 'import'}: document {document.doc_id} is already in the project "
+                "(imported before; use --on-duplicate skip or update)"
+            )
+        if policy == "skip":
             summary.skipped += 1
             summary.skipped_ids.append(document.doc_id)
             return
@@ -132,7 +183,11 @@ class DocumentStore:
             update(DocumentRow)
             .where(DocumentRow.id == row_id)
             .values(
-                title=document.title, text=document.text, source_file=source, split=split or DocumentRow.split
+                title=document.title,
+                text=document.text,
+                source_file=source,
+                split=split or DocumentRow.split,
+                metadata_json=_metadata_json(document),
             )
         )
         self._insert_children(session, [(row_id, document)], origin, summary)
@@ -146,7 +201,7 @@ class DocumentStore:
                 "text": doc.text,
                 "source_file": source,
                 "split": split,
-                "metadata_json": json.dumps(doc.metadata, ensure_ascii=False),
+                "metadata_json": _metadata_json(doc),
             }
             for doc in batch
         ]
@@ -165,7 +220,14 @@ class DocumentStore:
         passages, mentions, relations = [], [], []
         for row_id, doc in pairs:
             passages += [
-                {"document_id": row_id, "position": i, "offset": p.offset, "text": p.text, "kind": p.kind}
+                {
+                    "document_id": row_id,
+                    "position": i,
+                    "offset": p.offset,
+                    "text": p.text,
+                    "kind": p.kind,
+                    "infons_json": json.dumps(p.infons, ensure_ascii=False),
+                }
                 for i, p in enumerate(doc.passages)
             ]
             mentions += [
@@ -186,8 +248,10 @@ class DocumentStore:
                 {
                     "document_id": row_id,
                     "type": r.type,
-                    "arguments_json": json.dumps(list(r.arguments)),
+                    "arguments_json": json.dumps(list(r.arguments), ensure_ascii=False),
                     "source_key": r.relation_id,
+                    "roles_json": json.dumps(list(r.roles), ensure_ascii=False),
+                    "infons_json": json.dumps(r.infons, ensure_ascii=False),
                 }
                 for r in doc.relations
             ]
@@ -240,7 +304,7 @@ class DocumentStore:
 
     @staticmethod
     def _to_document(session: Session, row: DocumentRow, include_removed: bool) -> tuple[Document, list[int]]:
-        passages = tuple(Passage(p.offset, p.text, p.kind) for p in row.passages)
+        passages = tuple(Passage(p.offset, p.text, p.kind, json.loads(p.infons_json)) for p in row.passages)
         kept = [
             m
             for m in sorted(row.mentions, key=lambda m: (m.start, m.end, m.id))
@@ -260,10 +324,20 @@ class DocumentStore:
             for m in kept
         )
         relations = tuple(
-            Relation(r.type, tuple(json.loads(r.arguments_json)), r.source_key)
-            for r in session.scalars(select(RelationRow).where(RelationRow.document_id == row.id))
+            Relation(
+                r.type,
+                tuple(json.loads(r.arguments_json)),
+                r.source_key,
+                tuple(json.loads(r.roles_json)),
+                json.loads(r.infons_json),
+            )
+            for r in session.scalars(
+                select(RelationRow).where(RelationRow.document_id == row.id).order_by(RelationRow.id)
+            )
         )
-        document = Document(row.external_id, passages, mentions, relations, json.loads(row.metadata_json))
+        metadata = json.loads(row.metadata_json)
+        collection = metadata.pop(_COLLECTION_KEY, {})
+        document = Document(row.external_id, passages, mentions, relations, metadata, collection)
         return document, [m.id for m in kept]
 
     def add_mention(
@@ -383,3 +457,16 @@ class DocumentStore:
                 .order_by(func.count().desc(), MentionRow.type)
             ).all()
         return [kind for kind, _ in rows]
+
+
+def _metadata_json(document: Document) -> str:
+    metadata = dict(document.metadata)
+    if document.collection:
+        metadata[_COLLECTION_KEY] = document.collection
+    return json.dumps(metadata, ensure_ascii=False)
+
+
+def _digest(document: Document) -> bytes:
+    """A fingerprint of everything a document holds, to tell an exact repeat from a conflict."""
+    text = json.dumps(to_json(document), ensure_ascii=False, sort_keys=True, default=str)
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=16).digest()
