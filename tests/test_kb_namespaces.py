@@ -15,6 +15,7 @@ from core.kb import load_kb
 from core.kb.concept import Concept
 from core.kb.namespaces import parse_namespaces, preferred_id
 from core.store import Project
+from core.store.curation import curated_documents
 from core.store.project import _alembic_config
 
 MESH = re.compile(r"^[CD]\d{6}")
@@ -67,7 +68,10 @@ def test_changing_the_preference_rekeys_names_and_suggestions(tmp_path):
         document = Document("1", (Passage(0, "breast cancer", "title"),), (Mention(0, 13, "breast cancer"),))
         project.import_documents([document])
         mention_id = next(project.documents_with_mention_ids())[1][0]
-        project.store_suggestions({mention_id: [Candidate("OMIM:114480", "Breast Neoplasms")]})
+        project.store_suggestions(
+            {mention_id: [Candidate("OMIM:114480", "Breast Neoplasms")]},
+            computed_for={mention_id: (0, 13, "")},
+        )
         project.record_decision(mention_id, "accept", concept_id="OMIM:114480")
         project.add_names("OMIM:114480", ["mammary cancer"])
 
@@ -82,6 +86,9 @@ def test_changing_the_preference_rekeys_names_and_suggestions(tmp_path):
         decision = project.current_decisions()[mention_id]
         assert decision.concept_id == "OMIM:114480"  # history is never rewritten
         assert project.resolve_concept_id(decision.concept_id) == "D001943"
+        exported = next(curated_documents(project)).mentions[0]
+        assert exported.concept_id == "D001943"  # exports use the preferred namespace
+        assert exported.infons["decided_id"] == "OMIM:114480"
         with sqlite3.connect(tmp_path / "p" / "curalink.db") as db:
             assert db.execute("PRAGMA foreign_key_check").fetchall() == []
 

@@ -7,8 +7,9 @@ written again. So the state of a mention is the top of its replayed stack, and n
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
+from functools import cache
 
 from core.documents import Document, Mention
 
@@ -22,6 +23,8 @@ NOT_IN_KB = "-1"
 # stored as "A|B|C" (KB ids never contain "|"); every writer renders it by its format's convention.
 COMPOSITE_SEPARATOR = "|"
 IMPORTED_ID = "imported_id"
+# The id a decision named when the KB now keys that concept by another (preferred-namespace) id.
+DECIDED_ID = "decided_id"
 
 
 def replay(decisions: Iterable) -> dict[int, object]:
@@ -63,6 +66,7 @@ def curated_documents(
     force after undo), each with all its mentions; `split` keeps one split.
     """
     state = project.current_decisions()
+    preferred = _preferred_ids(project)
     for document, mention_ids in project.documents_with_mention_ids(split):
         decided = [state.get(mention_id) for mention_id in mention_ids]
         if curated_only and not any(decided):
@@ -75,16 +79,28 @@ def curated_documents(
                 continue
             if accepted_only and decision.action not in LINKING_ACTIONS:
                 continue
-            mentions.append(_decided(mention, decision))
+            mentions.append(_decided(mention, decision, preferred))
         if accepted_only and not mentions:
             continue
         yield document.with_mentions(mentions)
 
 
-def _decided(mention: Mention, decision) -> Mention:
+def _preferred_ids(project) -> Callable[[str], str]:
+    """A linked id as the KB keys it now: a decision made before the project's preferred namespaces
+    changed (`OMIM:114480`) exports as the concept's current id (`D001943`); ids not in the KB stay."""
+
+    @cache
+    def preferred(concept_id: str) -> str:
+        parts = concept_id.split(COMPOSITE_SEPARATOR)
+        return COMPOSITE_SEPARATOR.join(project.resolve_concept_id(p) or p for p in parts)
+
+    return preferred
+
+
+def _decided(mention: Mention, decision, preferred: Callable[[str], str]) -> Mention:
     """The mention as the decision leaves it, with the decision's provenance as infons."""
     if decision.action in LINKING_ACTIONS:
-        concept_id = decision.concept_id
+        concept_id = preferred(decision.concept_id)
     elif decision.action == "nil":
         concept_id = NOT_IN_KB
     elif decision.action in UNLINKING_ACTIONS:
@@ -101,4 +117,6 @@ def _decided(mention: Mention, decision) -> Mention:
     }
     if mention.concept_id and mention.concept_id != concept_id:
         infons[IMPORTED_ID] = mention.concept_id
+    if decision.action in LINKING_ACTIONS and concept_id != decision.concept_id:
+        infons[DECIDED_ID] = decision.concept_id
     return replace(mention, concept_id=concept_id, infons=infons)
