@@ -95,3 +95,21 @@ def test_two_curators_kappa_span_f1_and_adjudication(project):
     assert (final.curator, final.action, final.concept_id) == ("judge", "correct", other)
     assert json.loads(final.detail_json) == {"adjudicated": True, "between": ["A", "B"]}
     assert project.current_decisions(curator="A")[ids[1]].concept_id == gold  # history kept
+
+
+def test_links_to_several_concepts_agree_in_any_order_and_train_nothing(project):
+    from core.learn.training_data import held_out_ids, training_set
+
+    held_out = held_out_ids(project.document_ids())
+    trained_on = next(d for d in project.document_ids() if d not in held_out)
+    document, ids = next(project.documents_with_mention_ids(ids=[trained_on]))
+    first, second = [c.concept_id for c in project.knowledge_base()][:2]
+    project.record_decision(ids[0], "accept", concept_id=f"{first}|{second}", curator="A")
+    project.record_decision(ids[0], "accept", concept_id=f"{second}|{first}", curator="B")
+    result = agreement(project, "A", "B")
+    assert (result.mentions_compared, result.mentions_agreed) == (1, 1)
+
+    training = training_set(project, project.knowledge_base())
+    assert training.counts()["linked_to_several_concepts"] == 1
+    assert training.counts()["accepted"] == 0  # an "A|B" link is no single name-to-concept pair
+    assert (document.mentions[0].text, f"{first}|{second}") not in training.pairs

@@ -76,8 +76,9 @@ def span_scores(reference: set, other: set) -> tuple[float, float, float]:
 
 
 def label_of(decision) -> str:
+    """A decision as a label to compare; a link to several concepts compares as a set (any order)."""
     if decision.action in LINKING_ACTIONS:
-        return decision.concept_id
+        return "|".join(sorted(decision.concept_id.split("|")))
     if decision.action == "nil":
         return NOT_IN_KB
     return f"({decision.action})"

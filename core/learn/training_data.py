@@ -89,6 +89,7 @@ class TrainingSet:
     train_documents: list[Document] = field(default_factory=list)
     held_out_documents: list[Document] = field(default_factory=list)
     accepted: int = 0
+    several_concepts: int = 0
     corrected: int = 0
     rejected: int = 0
     not_in_kb: int = 0
@@ -104,6 +105,7 @@ class TrainingSet:
         return {
             "pairs": len(self.pairs),
             "accepted": self.accepted,
+            "linked_to_several_concepts": self.several_concepts,
             "corrected": self.corrected,
             "rejected": self.rejected,
             "not_in_kb": self.not_in_kb,
@@ -140,10 +142,14 @@ def training_set(
             decision = state.get(mention_id)
             concept_id = ""
             if decision is not None and decision.action in LINKING_ACTIONS and decision.concept_id:
+                # A link to several concepts ("A|B") names no single concept to train a name on,
+                # like an imported composite: counted apart, not as an accepted pair.
                 concept_id = kb.resolve(decision.concept_id) or ""
-                if not held_out:
+                if not held_out and concept_id:
                     result.accepted += decision.action == "accept"
                     result.corrected += decision.action == "correct"
+                elif not held_out and "|" in decision.concept_id:
+                    result.several_concepts += 1
             elif decision is not None and decision.action == "nil":
                 result.not_in_kb += not held_out
                 continue
