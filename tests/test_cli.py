@@ -148,3 +148,17 @@ def test_model_commands_explain_what_is_missing(project_dir: Path, capsys) -> No
     assert main([*p, "kb", "import", str(DEMO / "kb.tsv"), "--format", "tsv"]) == 0
     assert main([*p, "retrain", "--kind", "retriever", "--max-seconds", "1"]) == EXIT_ERROR
     assert "nothing to learn from" in capsys.readouterr().err
+
+
+def test_kb_import_summary_says_what_obo_imports_are_not_followed(project_dir: Path, tmp_path: Path, capsys):
+    obo = tmp_path / "tiny.obo"
+    obo.write_text(
+        "format-version: 1.2\nimport: http://purl.obolibrary.org/obo/uo.obo\n\n"
+        "[Term]\nid: TST:0000001\nname: tiny term\n",
+        encoding="utf-8",
+    )
+    capsys.readouterr()
+    assert main(["-p", str(project_dir), "kb", "import", str(obo), "--format", "obo"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "1 concepts added" in out
+    assert "not kept:" in out and "import: http://purl.obolibrary.org/obo/uo.obo" in out

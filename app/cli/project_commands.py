@@ -34,9 +34,12 @@ def cmd_kb_import(args) -> int:
     sniffed = sniff_kb_format(path)
     if sniffed is not None and sniffed != args.format:
         raise CuralinkError(f"{path}: looks like a {sniffed} file, not {args.format}; nothing was imported")
-    options = {}
+    options: dict = {}
+    warnings: list[str] = []
     if args.format == "umls-rrf":
         options = {"languages": set(args.language or ["ENG"]), "sources": set(args.sab) if args.sab else None}
+    elif args.format == "obo":
+        options = {"on_warning": warnings.append}
     with (
         open_project(args) as project,
         cancellable() as cancel,
@@ -57,6 +60,8 @@ def cmd_kb_import(args) -> int:
             else ""
         )
     )
+    for warning in warnings:
+        stdout.print(f"  not kept: {warning}", markup=False)
     return 0
 
 
