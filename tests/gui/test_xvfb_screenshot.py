@@ -1,7 +1,12 @@
-"""Start the application in a real X server (Xvfb), grab the window, save docs/screenshot.png."""
+"""Start the application in a real X server (Xvfb) and grab the window.
+
+The grab goes to a temporary folder; `CURALINK_UPDATE_SCREENSHOT=1` writes it to docs/screenshot.png,
+the README's picture, so a test run does not rewrite a tracked file.
+"""
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -15,8 +20,9 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.xvfb
-def test_app_in_real_x_server_screenshot(demo_project, xserver):
-    out = REPO / "docs" / "screenshot.png"
+def test_app_in_real_x_server_screenshot(demo_project, xserver, tmp_path):
+    update = os.environ.get("CURALINK_UPDATE_SCREENSHOT") == "1"
+    out = REPO / "docs" / "screenshot.png" if update else tmp_path / "screenshot.png"
     demo_project.close()
     result = subprocess.run(
         [sys.executable, "-m", "app.gui.screenshot", str(demo_project.path), str(out)],
