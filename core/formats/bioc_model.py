@@ -36,6 +36,7 @@ from core.errors import InputError
 from core.formats.annotations import build_mention
 from core.formats.bioc_write import JSON_FIELDS, SENTENCE_OF, to_bioc
 from core.formats.report import FormatReport, lost, skip_or_raise
+from core.limits import MAX_CONCEPT_ID_LENGTH, LayoutBudget, check_id, check_optional_id, strict_integer
 
 ID_KEYS = ("identifier", "concept_id", "MESH", "Identifier")
 RELATION_TYPE_KEYS = ("type", "relation")
@@ -50,12 +51,7 @@ def infons_of(raw: Mapping[object, object] | None, xml: bool = False) -> Infons:
 
 
 def _integer(value: object, what: str, source: Path | str, line: int | None, item: str) -> int:
-    if isinstance(value, bool):
-        raise InputError(source, f"{what} must be an integer, got {value!r}", line=line, item=item)
-    try:
-        return int(value)  # type: ignore[call-overload]
-    except (TypeError, ValueError):
-        raise InputError(source, f"{what} must be an integer, got {value!r}", line=line, item=item) from None
+    return strict_integer(value, what, source=source, line=line, item=item)
 
 
 def passage_kind(infons: Infons) -> str:
@@ -77,12 +73,15 @@ def from_bioc(
     collection: Infons | None = None,
     json_fields: Infons | None = None,
     xml: bool = False,
+    layout: LayoutBudget | None = None,
 ) -> Document:
     """Our document from a BioC one; raises InputError naming the document (with `report`, a bad
-    annotation or relation is recorded and skipped)."""
+    annotation or relation is recorded and skipped). `layout` is the file's budget of padding between
+    passages (core.limits); a fresh one when not given."""
     doc_id = document.id.strip() if isinstance(document.id, str) else ""
     if not doc_id:
         raise InputError(source, "BioC document without an <id>", line=line, item="document")
+    check_id(doc_id, "document id", source=source, line=line, item="document")
     where = f"document {doc_id}"
     passages: list[Passage] = []
     annotations: list[bioc.BioCAnnotation] = []
@@ -111,6 +110,9 @@ def from_bioc(
     metadata = infons_of(document.infons, xml)
     if json_fields:
         metadata[JSON_FIELDS] = json_fields
+    (layout or LayoutBudget()).check(
+        [(p.offset, len(p.text)) for p in passages], source=source, line=line, item=where
+    )
     text = Document(doc_id=doc_id, passages=tuple(passages)).text
     mentions = []
     for annotation in annotations:
@@ -139,8 +141,9 @@ def _mention(
     xml: bool,
 ) -> Mention:
     mention_id = annotation.id if isinstance(annotation.id, str) else str(annotation.id or "")
-    item = f"{where}, annotation {mention_id or '(no id)'}"
+    item = f"{where}, annotation {mention_id[:60] or '(no id)'}"
     line = annotation_lines.get(mention_id, line)
+    check_optional_id(mention_id, "annotation id", source=source, line=line, item=item)
     infons = infons_of(annotation.infons, xml)
     mention_type = _text(infons.pop("type", ""))
     concept_id = ""
@@ -148,6 +151,9 @@ def _mention(
         if isinstance(infons.get(key), str) and infons[key]:
             concept_id = infons.pop(key)
             break
+    check_optional_id(
+        concept_id, "identifier", source=source, line=line, item=item, max_length=MAX_CONCEPT_ID_LENGTH
+    )
     origin = _text(infons.pop("origin", "")) or "gold"
     fragments = []
     for location in annotation.locations:
