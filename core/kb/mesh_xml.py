@@ -21,6 +21,7 @@ from lxml import etree
 from core.errors import InputError
 from core.kb.concept import Concept
 from core.kb.source_file import open_binary, require_file
+from core.limits import check_id
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressFn, no_progress
 
 logger = logging.getLogger(__name__)
@@ -157,6 +158,7 @@ def _identity(
     where = f"<{record.tag}> #{number}"
     if not ui:
         raise InputError(path, f"no <{ui_tag}>", line=record.sourceline, item=where)
+    check_id(ui, f"<{ui_tag}>", source=path, line=record.sourceline, item=where)
     name = _clean(record.findtext(name_path))
     if not name:
         raise InputError(path, f"no <{name_path}> text", line=record.sourceline, item=f"{where} {ui}")

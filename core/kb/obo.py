@@ -26,6 +26,7 @@ from core.errors import InputError
 from core.kb.concept import Concept
 from core.kb.identifiers import canonical_id
 from core.kb.source_file import first_undecodable_line, open_binary, require_file
+from core.limits import CUT_LAST_LINE, check_id
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressFn, no_progress
 
 logger = logging.getLogger(__name__)
@@ -44,6 +45,7 @@ def read_obo(
 ) -> Iterator[Concept]:
     """Stream the live terms of an OBO file (plain or gzip) as concepts."""
     path = require_file(path)
+    _check_text(path)
     scopes = {scope.upper() for scope in synonym_scopes}
     message = f"reading {path.name}"
     frames = count = obsolete = unnamed = 0
@@ -63,7 +65,7 @@ def read_obo(
                 if _is_obsolete(frame):
                     obsolete += 1
                     continue
-                concept = _concept(frame, scopes)
+                concept = _concept(path, frame, scopes)
                 if concept is None:
                     unnamed += 1
                     logger.warning("%s: term %s has no name; skipped", path, frame.id)
@@ -71,16 +73,46 @@ def read_obo(
                     count += 1
                     yield concept
         except SyntaxError as exc:
-            raise InputError(path, f"not valid OBO: {exc.msg}", line=exc.lineno) from exc
-        except OSError as exc:
-            if "UTF-8" not in str(exc):
+            cut = _cut_last_line(path)
+            near_end = cut is not None and (exc.lineno is None or cut <= exc.lineno)
+            problem = CUT_LAST_LINE if near_end else f"not valid OBO: {exc.msg}"
+            raise InputError(path, problem, line=exc.lineno or cut) from exc
+        except (OSError, TypeError) as exc:
+            # fastobo raises TypeError ("expected path or binary file handle", caused by "stream did not
+            # contain valid UTF-8") when the header is not UTF-8, OSError when a later line is not
+            if "UTF-8" not in f"{exc} {exc.__cause__}":
                 raise
             located = first_undecodable_line(path)
-            raise located or InputError(path, f"not valid UTF-8: {exc}") from exc
+            raise located or InputError(path, "not valid UTF-8") from exc
         progress(position.size, position.size, message)
     if count == 0:
         logger.warning("%s: no live [Term] frames among %d frames", path, frames)
     logger.info("%s: %d terms kept, %d obsolete dropped, %d without a name", path, count, obsolete, unnamed)
+
+
+def _check_text(path: Path) -> None:
+    """Refuse UTF-16 and binary files up front, with what they are (fastobo only says "not UTF-8")."""
+    with open_binary(path) as (stream, _):
+        head = stream.read(4096)
+    half = max(1, len(head) // 2)
+    even, odd = head[0::2].count(0), head[1::2].count(0)  # UTF-16 ASCII: every other byte is NUL
+    if head.startswith((b"\xff\xfe", b"\xfe\xff")) or (
+        max(even, odd) >= 0.4 * half and min(even, odd) <= 0.05 * half
+    ):
+        raise InputError(path, "the file is UTF-16 text, not UTF-8: save it as UTF-8", line=1)
+    if b"\x00" in head:
+        line = head.count(b"\n", 0, head.index(b"\x00")) + 1
+        raise InputError(path, "a NUL byte: this is a binary file, not an OBO text file", line=line)
+
+
+def _cut_last_line(path: Path) -> int | None:
+    """The number of the last line when the (decompressed) file does not end with a line break, else
+    None (read only on the error path: fastobo's error on such a line is "expected EOL")."""
+    last, breaks = b"\n", 0
+    with open_binary(path) as (stream, _):
+        while chunk := stream.read(1 << 20):
+            last, breaks = chunk[-1:], breaks + chunk.count(b"\n")
+    return breaks + 1 if last != b"\n" else None
 
 
 def _warn_imports(path: Path, header: fastobo.header.HeaderFrame, on_warning) -> None:
@@ -99,7 +131,7 @@ def _is_obsolete(frame: fastobo.term.TermFrame) -> bool:
     return any(isinstance(clause, fastobo.term.IsObsoleteClause) and clause.obsolete for clause in frame)
 
 
-def _concept(frame: fastobo.term.TermFrame, scopes: set[str]) -> Concept | None:
+def _concept(path: Path, frame: fastobo.term.TermFrame, scopes: set[str]) -> Concept | None:
     """The concept of a live term frame; None when it has no name."""
     name = definition = ""
     synonyms: list[str] = []
@@ -120,7 +152,7 @@ def _concept(frame: fastobo.term.TermFrame, scopes: set[str]) -> Concept | None:
             parents.append(canonical_id(str(clause.term)))
     if not name:
         return None
-    concept_id = canonical_id(str(frame.id))
+    concept_id = check_id(canonical_id(str(frame.id)), "term id", source=path)
     prefix, separator, _ = concept_id.partition(":")
     return Concept(
         concept_id=concept_id,
