@@ -59,6 +59,18 @@ def _sqlite_pragmas(dbapi_connection, _record) -> None:
     cursor.close()
 
 
+def _storage_problem(exc: OperationalError) -> str | None:
+    """What a write met outside the store (a full disk, a failing disk), in words, or None."""
+    text = str(exc.orig).lower()
+    if "database or disk is full" in text:
+        return "the disk is full (or the database reached its size limit): free some space and run it again"
+    if "disk i/o error" in text:
+        return "the disk reported an error while writing (full, removed or failing?)"
+    if "readonly database" in text or "read-only" in text:
+        return "the database file is read-only: check the folder's permissions"
+    return None
+
+
 def _engine(db_path: Path) -> Engine:
     engine = create_engine(f"sqlite:///{db_path}")
     event.listen(engine, "connect", _sqlite_pragmas)
@@ -171,6 +183,11 @@ class Project(DocumentStore, KnowledgeBaseStore, CurationLog, ModelRegistry, Des
             if "locked" in str(exc.orig):
                 raise ProjectError(
                     f"{self.path / DB_NAME}: the database is locked by another program"
+                ) from exc
+            storage = _storage_problem(exc)
+            if storage:  # one line naming the file, never the SQL statement and its parameters
+                raise ProjectError(
+                    f"{self.path / DB_NAME}: {storage}; nothing of this change was stored"
                 ) from exc
             raise
         except BaseException:
