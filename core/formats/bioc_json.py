@@ -123,6 +123,14 @@ _CONTAINER_DEFAULTS: dict[str, Any] = {"infons": {}, "annotations": [], "relatio
 def _filled(obj: Any, defaults: dict[str, Any]) -> dict[str, Any]:
     if not isinstance(obj, dict):
         raise TypeError(f"expected a JSON object, got {type(obj).__name__}")
+    for key, default in defaults.items():  # bioc's decoder would fail on these with an AttributeError
+        if (
+            isinstance(default, dict | list)
+            and obj.get(key) is not None
+            and type(obj[key]) is not type(default)
+        ):
+            expected = "an object" if isinstance(default, dict) else "a list"
+            raise TypeError(f'"{key}" must be {expected}, got {type(obj[key]).__name__}')
     return {
         **{
             k: (list(v) if isinstance(v, list) else dict(v) if isinstance(v, dict) else v)
