@@ -45,6 +45,30 @@ CUT_LAST_LINE = (
 _DIGITS = re.compile(r"^[+-]?[0-9]+$")
 
 
+def not_text(head: bytes) -> tuple[str, int] | None:
+    """(problem, line) when the first bytes of a file are UTF-16 or binary rather than UTF-8 text, else
+    None: said up front, instead of "not valid UTF-8 at column 1" or "no documents found"."""
+    half = max(1, len(head) // 2)
+    even, odd = head[0::2].count(0), head[1::2].count(0)  # UTF-16 ASCII: every other byte is NUL
+    if head.startswith((b"\xff\xfe", b"\xfe\xff")) or (
+        max(even, odd) >= 0.4 * half and min(even, odd) <= 0.05 * half
+    ):
+        return "the file is UTF-16 text, not UTF-8: save it as UTF-8", 1
+    if b"\x00" in head and not _utf8(head):  # NUL bytes and not UTF-8: binary (UTF-8 text may hold a NUL)
+        line = head.count(b"\n", 0, head.index(b"\x00")) + 1
+        return "a NUL byte: this is a binary file, not a text file", line
+    return None
+
+
+def _utf8(head: bytes) -> bool:
+    """True when `head` is UTF-8, but for a character cut at its end."""
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError as error:
+        return error.reason == "unexpected end of data" and error.start >= len(head) - 3
+    return True
+
+
 def control_character(value: str) -> str | None:
     """The first control character (category Cc, or a Unicode line / paragraph separator), else None."""
     for char in value:

@@ -282,3 +282,51 @@ def test_external_entities_are_never_read_and_entity_bombs_are_refused(tmp_path:
     path = _write(tmp_path / "laughs.xml", _bioc_xml(doctype, "&l9;"))
     with pytest.raises(InputError, match=r"laughs\.xml.*entity expansion too large"):
         _read(path, "bioc-xml")
+
+
+# --- found by the property tests and the crafted-file corpus ----------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("key", "value"), [("infons", 100000000), ("annotations", 5), ("relations", {"a": 1})]
+)
+def test_bioc_json_values_of_the_wrong_kind_are_errors(tmp_path: Path, key: str, value) -> None:
+    document = {"id": "7", "passages": [{"offset": 0, "text": "Breast cancer"}], key: value}
+    path = _write(tmp_path / "kind.json", json.dumps({"documents": [document]}))
+    with pytest.raises(
+        InputError, match=rf'kind\.json, documents\[0\] \(id 7\): malformed BioC document: "{key}" must be'
+    ):
+        _read(path, "bioc-json")
+
+
+@pytest.mark.parametrize(
+    ("fmt", "name"), [("pubtator", "u.pubtator"), ("text", "u.txt"), ("jsonl", "u.jsonl")]
+)
+def test_utf16_and_binary_corpora_say_what_they_are(tmp_path: Path, fmt: str, name: str) -> None:
+    path = _write(tmp_path / name, PUBTATOR.encode("utf-16"))
+    with pytest.raises(InputError, match=re.escape(name) + r", line 1: the file is UTF-16 text, not UTF-8"):
+        _read(path, fmt)
+    path = _write(tmp_path / name, bytes(range(256)) * 8)
+    with pytest.raises(InputError, match=re.escape(name) + r", line 1: a NUL byte: this is a binary file"):
+        _read(path, fmt)
+
+
+def test_a_fractional_bioc_xml_offset_is_named_as_such(tmp_path: Path) -> None:
+    path = _write(
+        tmp_path / "frac.xml", _bioc_xml("", "x").replace("<offset>0</offset>", "<offset>1.5</offset>")
+    )
+    with pytest.raises(
+        InputError, match=r"frac\.xml, line 4, document 1: <passage> offset must be an integer, got '1\.5'"
+    ):
+        _read(path, "bioc-xml")
+
+
+def test_a_single_bad_item_is_a_one_line_error(tmp_path: Path) -> None:
+    path = _write(tmp_path / "one.pubtator", PUBTATOR.replace("0\t12\tColon", "0\t99\tColon"))
+    report = FormatReport()
+    with Project.create(tmp_path / "p") as project, pytest.raises(InputError) as raised:
+        project.import_documents(read_corpus(path, "pubtator", report=report), report=report)
+    message = str(raised.value)
+    assert "\n" not in message
+    assert message.startswith(f"{path}, line 7, document 2: offsets 0-99 run past the end")
+    assert message.endswith("nothing imported: fix it, or import the rest with --on-invalid skip")

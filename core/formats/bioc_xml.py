@@ -36,7 +36,7 @@ from core.formats.bioc_write import check_collection, collection_header, to_bioc
 from core.formats.files import atomic_output, open_bytes, require_nonempty
 from core.formats.report import FormatReport, skip_or_raise
 from core.formats.sniff import looks_like_hint
-from core.limits import LayoutBudget
+from core.limits import LayoutBudget, strict_integer
 
 logger = logging.getLogger(__name__)
 
@@ -149,6 +149,7 @@ def _convert(
     _upgrade_v2(element)
     doc_id = (element.findtext("id") or "").strip()
     item = f"document {doc_id}" if doc_id else "document"
+    _check_offsets(element, path, item)
     annotation_lines = {a.get("id", ""): a.sourceline for a in element.iter("annotation") if a.sourceline}
     wrapped = b"<collection>" + etree.tostring(element, encoding="utf-8", with_tail=False) + b"</collection>"
     try:
@@ -167,6 +168,20 @@ def _convert(
         xml=True,
         layout=layout,
     )
+
+
+def _check_offsets(element: etree._Element, path: Path, item: str) -> None:
+    """Offsets and lengths are whole numbers (bioc's decoder would say "invalid literal for int()")."""
+    for node in element.iter("offset"):
+        strict_integer(
+            node.text, f"<{node.getparent().tag}> offset", source=path, line=node.sourceline, item=item
+        )
+    for node in element.iter("location"):
+        for name in ("offset", "length"):
+            if node.get(name) is not None:
+                strict_integer(
+                    node.get(name), f"location {name}", source=path, line=node.sourceline, item=item
+                )
 
 
 def write(docs: Iterable[Document], path: Path | str, report: FormatReport | None = None) -> int:

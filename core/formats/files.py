@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import BinaryIO, TextIO
 
 from core.errors import InputError
-from core.limits import CUT_LAST_LINE
+from core.limits import CUT_LAST_LINE, not_text
 
 _BOM = b"\xef\xbb\xbf"
 GZIP_MAGIC = b"\x1f\x8b"
@@ -43,6 +43,15 @@ def require_nonempty(path: Path) -> None:
         raise InputError(path, "expected a file, got a folder")
     if path.stat().st_size == 0:
         raise InputError(path, "the file is empty (0 bytes): no documents to read")
+
+
+def require_text(path: Path) -> None:
+    """`require_nonempty`, and a clear error for a UTF-16 or binary file (core.limits.not_text)."""
+    require_nonempty(path)
+    with open_bytes(path) as handle:
+        found = not_text(handle.read(4096))
+    if found is not None:
+        raise InputError(path, found[0], line=found[1])
 
 
 def is_gzip(path: Path) -> bool:
@@ -102,6 +111,8 @@ def iter_lines_lenient(
     (core.limits.CUT_LAST_LINE)."""
     if not (allow_empty and path.is_file()):
         require_nonempty(path)
+    if path.stat().st_size:
+        require_text(path)
     with open_bytes(path) as handle:
         for line_no, raw in enumerate(handle, start=1):
             if line_no == 1 and raw.startswith(_BOM):
@@ -123,7 +134,7 @@ def iter_lines_lenient(
 
 def read_text(path: Path) -> str:
     """The whole file as text, newlines untouched (brat offsets count every character)."""
-    require_nonempty(path)
+    require_text(path)
     with open_bytes(path) as handle:
         data = handle.read()
     if data.startswith(_BOM):

@@ -41,7 +41,7 @@ from pathlib import Path
 from core.documents import Document, Mention, Passage, Relation, document_from_title_abstract
 from core.errors import InputError
 from core.formats.annotations import INDIVIDUAL_MENTIONS, SOURCE_TEXT, build_mention
-from core.formats.files import decode_line, open_bytes, require_nonempty
+from core.formats.files import decode_line, open_bytes, require_text
 from core.formats.pubtator_runs import HEADER, Action, RunInfo, plan_runs
 from core.formats.pubtator_write import BLOCK, write
 from core.formats.report import FormatReport, skip_or_raise
@@ -88,7 +88,7 @@ def classify(fields: list[str]) -> str:
 def read(path: Path | str, report: FormatReport | None = None) -> Iterator[Document]:
     """Documents one run of blocks at a time; a bad line raises (or, with `report`, is skipped)."""
     path = Path(path)
-    require_nonempty(path)
+    require_text(path)
     plan = plan_runs(path)
     held: list[_Block] = []
     run: list[_Block] = []

@@ -104,6 +104,8 @@ def mesh_root_element(path: str | Path) -> str:
 def _syntax_error(path: Path, exc: etree.XMLSyntaxError, after: str = "") -> InputError:
     problem = str(exc.msg or exc).strip()
     line = exc.lineno or None
+    if f", line {line}, column " in problem:  # lxml repeats the position in the message
+        problem = problem[: problem.index(f", line {line}, column ")]
     if "Document is empty" in problem or "Start tag expected" in problem:
         problem += " (not XML?)"
     elif "encoding" in problem.lower():

@@ -26,7 +26,7 @@ from core.errors import InputError
 from core.kb.concept import Concept
 from core.kb.identifiers import canonical_id
 from core.kb.source_file import first_undecodable_line, open_binary, require_file
-from core.limits import CUT_LAST_LINE, check_id
+from core.limits import CUT_LAST_LINE, check_id, not_text
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressFn, no_progress
 
 logger = logging.getLogger(__name__)
@@ -93,16 +93,9 @@ def read_obo(
 def _check_text(path: Path) -> None:
     """Refuse UTF-16 and binary files up front, with what they are (fastobo only says "not UTF-8")."""
     with open_binary(path) as (stream, _):
-        head = stream.read(4096)
-    half = max(1, len(head) // 2)
-    even, odd = head[0::2].count(0), head[1::2].count(0)  # UTF-16 ASCII: every other byte is NUL
-    if head.startswith((b"\xff\xfe", b"\xfe\xff")) or (
-        max(even, odd) >= 0.4 * half and min(even, odd) <= 0.05 * half
-    ):
-        raise InputError(path, "the file is UTF-16 text, not UTF-8: save it as UTF-8", line=1)
-    if b"\x00" in head:
-        line = head.count(b"\n", 0, head.index(b"\x00")) + 1
-        raise InputError(path, "a NUL byte: this is a binary file, not an OBO text file", line=line)
+        found = not_text(stream.read(4096))
+    if found is not None:
+        raise InputError(path, found[0], line=found[1])
 
 
 def _cut_last_line(path: Path) -> int | None:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from core.errors import InputError
-from core.limits import CUT_LAST_LINE
+from core.limits import CUT_LAST_LINE, not_text
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressFn, no_progress
 
 GZIP_MAGIC = b"\x1f\x8b"
@@ -91,6 +91,10 @@ def read_lines(
     """
     message = message or f"reading {Path(path).name}"
     cancel.raise_if_cancelled()
+    with open_binary(path) as (stream, _):
+        found = not_text(stream.read(4096))
+    if found is not None:
+        raise InputError(path, found[0], line=found[1])
     with open_binary(path) as (stream, position):
         progress(0, position.size, message)
         number = 0
