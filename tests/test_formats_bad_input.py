@@ -300,6 +300,23 @@ def test_bioc_json_values_of_the_wrong_kind_are_errors(tmp_path: Path, key: str,
 
 
 @pytest.mark.parametrize(
+    ("passage", "problem"),
+    [
+        ({"offset": 0, "text": [{"a": "1"}]}, "passage text must be a string, got list"),
+        (
+            {"offset": 0, "text": "Breast", "annotations": [{"id": "1", "text": 5, "locations": []}]},
+            "annotation text",
+        ),
+    ],
+)
+def test_bioc_json_text_that_is_not_a_string_is_an_error(tmp_path: Path, passage: dict, problem: str) -> None:
+    """Found by the atheris run (`curalink bench fuzz`): a list as passage text was a TypeError."""
+    path = _write(tmp_path / "text.json", json.dumps({"documents": [{"id": "7", "passages": [passage]}]}))
+    with pytest.raises(InputError, match=r"text\.json, document 7.*: " + problem):
+        _read(path, "bioc-json")
+
+
+@pytest.mark.parametrize(
     ("fmt", "name"), [("pubtator", "u.pubtator"), ("text", "u.txt"), ("jsonl", "u.jsonl")]
 )
 def test_utf16_and_binary_corpora_say_what_they_are(tmp_path: Path, fmt: str, name: str) -> None:

@@ -289,6 +289,13 @@ _case(
     _bioc_json(_json_document(passages=[{"offset": 0, "text": "x", "annotations": 5}])),
     "documents[0]",
 )
+_case(
+    "bioc-json-text-a-list",
+    "tl.json",
+    "bioc-json",
+    _bioc_json(_json_document(passages=[{"offset": 0, "text": ["Breast cancer"]}])),
+    "document 7",
+)
 _case("bioc-json-empty-id", "noid.json", "bioc-json", _bioc_json(_json_document(id="")), "document")
 _case(
     "bioc-json-invalid-json",

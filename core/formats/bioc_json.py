@@ -182,6 +182,13 @@ def _convert(
         problem = f"missing key {error}" if isinstance(error, KeyError) else str(error)
         raise InputError(path, f"malformed BioC document: {problem}", line=line, item=item) from None
     if not isinstance(document.id, str):
+        if document.id is not None and not isinstance(document.id, int):
+            raise InputError(
+                path,
+                f"a document id must be a string or a number, got {type(document.id).__name__}",
+                line=line,
+                item=item,
+            )
         document.id = "" if document.id is None else str(document.id)
     extra = {k: v for k, v in obj.items() if k not in _DOCUMENT_KEYS}
     return from_bioc(

@@ -95,11 +95,14 @@ def from_bioc(
             for sentence in passage.sentences:
                 sentence_offset = _integer(sentence.offset, "sentence offset", source, line, where)
                 sentence_infons = {**infons_of(sentence.infons, xml), SENTENCE_OF: parent}
-                passages.append(Passage(sentence_offset, sentence.text or "", kind, sentence_infons))
+                sentence_text = _string(sentence.text, "sentence text", source, line, where)
+                passages.append(Passage(sentence_offset, sentence_text, kind, sentence_infons))
         else:
             if passage.sentences:
                 lost(report, "sentence boundaries inside passages that have their own text not kept")
-            passages.append(Passage(offset, passage.text or "", kind, infons))
+            passages.append(
+                Passage(offset, _string(passage.text, "passage text", source, line, where), kind, infons)
+            )
         annotations.extend(passage.annotations)
         relations.extend(passage.relations)
         for sentence in passage.sentences:
@@ -165,7 +168,7 @@ def _mention(
     return build_mention(
         text,
         fragments,
-        annotation.text or None,  # an empty or missing <text> gives nothing to check against
+        _string(annotation.text, "annotation text", source, line, item) or None,  # empty: nothing to check
         source=source,
         line=line,
         item=item,
@@ -175,6 +178,15 @@ def _mention(
         origin=origin,
         infons=infons,
     )
+
+
+def _string(value: Any, what: str, source: Path | str, line: int | None, item: str) -> str:
+    """A text field as given, "" when absent; a JSON number, list or object there is an error."""
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise InputError(source, f"{what} must be a string, got {type(value).__name__}", line=line, item=item)
+    return value
 
 
 def _text(value: Any) -> str:
