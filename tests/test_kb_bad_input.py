@@ -106,6 +106,17 @@ def test_an_obo_file_cut_in_its_last_line_says_so(tmp_path: Path) -> None:
         list(load_kb(path, "obo"))
 
 
+def test_an_obo_id_that_makes_fastobo_panic_is_an_error(tmp_path: Path) -> None:
+    """Found by `curalink bench fuzz`: control characters in an id make fastobo (Rust) panic, which pyo3
+    raises as a PanicException, a BaseException that no `except Exception` catches."""
+    data = (
+        b"format-version: 1.2\n\n[Term]\nid:EE\x1c\x1c\x1c\n!name: nll\n\n[Term]\nid: HP:0000001\nname: All\n"
+    )
+    path = _write(tmp_path / "panic.obo", data)
+    with pytest.raises(InputError, match=r"panic\.obo, line 4: control character U\+001C"):
+        list(load_kb(path, "obo"))
+
+
 # --- item 8: an MRCONSO with one bad CUI ------------------------------------------------------------
 
 

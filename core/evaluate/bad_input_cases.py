@@ -363,6 +363,14 @@ _case("obo-utf16", "hp.obo", "obo", _OBO.encode("utf-16"), "line 1")
 _case("obo-binary", "hp.obo", "obo", _OBO.encode() + bytes(range(256)), "line 10")
 _case("obo-cut-mid-line", "hp.obo", "obo", _OBO[:-3], "line 9")
 _case("obo-syntax-error", "hp.obo", "obo", _OBO.replace("name: Other", "name Other"), "line 9")
+_case("obo-control-character-id", "hp.obo", "obo", _OBO.replace("id: HP:0000002", "id:EE\x1c\x1c"), None)
+_case(
+    "obo-id-that-panics-fastobo",
+    "hp.obo",
+    "obo",
+    _OBO.replace("id: HP:0000002\nname: Other", "id:EE\x1c\x1c\x1c\n!name: nll"),
+    "line 8",
+)
 _case("umls-bad-cui", "MRCONSO.RRF", "umls-rrf", _RRF.replace("C0000007|", "CX000007|"), "line 7")
 _case(
     "umls-wrong-field-count",

@@ -17,6 +17,7 @@ imported ontology's terms are not read, and each such line is warned about (and 
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable, Collection, Iterator
 from pathlib import Path
 
@@ -32,6 +33,7 @@ from core.progress import NEVER_CANCELLED, CancelToken, ProgressFn, no_progress
 logger = logging.getLogger(__name__)
 
 DEFAULT_SCOPES = frozenset({"EXACT", "RELATED"})
+_CONTROL = re.compile(rb"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 BATCH_FRAMES = 1_000
 
 
@@ -49,6 +51,7 @@ def read_obo(
     scopes = {scope.upper() for scope in synonym_scopes}
     message = f"reading {path.name}"
     frames = count = obsolete = unnamed = 0
+    last = ""
     cancel.raise_if_cancelled()
     with open_binary(path) as (stream, position):
         progress(0, position.size, message)
@@ -57,6 +60,7 @@ def read_obo(
             _warn_imports(path, reader.header(), on_warning)
             for frame in reader:
                 frames += 1
+                last = str(getattr(frame, "id", ""))
                 if frames % BATCH_FRAMES == 0:
                     cancel.raise_if_cancelled()
                     progress(position.done(), position.size, message)
@@ -84,6 +88,12 @@ def read_obo(
                 raise
             located = first_undecodable_line(path)
             raise located or InputError(path, "not valid UTF-8") from exc
+        except BaseException as exc:
+            # fastobo is Rust: where it panics (an id of control characters reaches "unreachable code",
+            # found by `curalink bench fuzz`), pyo3 raises a PanicException, a BaseException
+            if type(exc).__name__ != "PanicException":
+                raise
+            raise _panic_error(path, exc, last) from None
         progress(position.size, position.size, message)
     if count == 0:
         logger.warning("%s: no live [Term] frames among %d frames", path, frames)
@@ -96,6 +106,20 @@ def _check_text(path: Path) -> None:
         found = not_text(stream.read(4096))
     if found is not None:
         raise InputError(path, found[0], line=found[1])
+
+
+def _panic_error(path: Path, exc: BaseException, last: str) -> InputError:
+    """The error for a fastobo panic: the first control character when the file has one (the cause seen
+    so far), else the parser's own words and the last term read."""
+    with open_binary(path) as (stream, _):
+        for number, raw in enumerate(stream, start=1):
+            found = _CONTROL.search(raw)
+            if found:
+                return InputError(
+                    path, f"control character U+{raw[found.start()]:04X}: not valid in OBO", line=number
+                )
+    where = f"after term {last}" if last else "in the header or the first frame"
+    return InputError(path, f"not valid OBO: the OBO parser failed {where} ({exc})")
 
 
 def _cut_last_line(path: Path) -> int | None:
@@ -145,7 +169,7 @@ def _concept(path: Path, frame: fastobo.term.TermFrame, scopes: set[str]) -> Con
             parents.append(canonical_id(str(clause.term)))
     if not name:
         return None
-    concept_id = check_id(canonical_id(str(frame.id)), "term id", source=path)
+    concept_id = canonical_id(check_id(str(frame.id), "term id", source=path))
     prefix, separator, _ = concept_id.partition(":")
     return Concept(
         concept_id=concept_id,
