@@ -17,11 +17,17 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from safetensors import SafetensorError
+
 from core.errors import ProjectError
 
 log = logging.getLogger(__name__)
 
+WRITE_ERRORS = (OSError, RuntimeError, SafetensorError)
+"""How writers report a failed write: Python (OSError), FAISS (RuntimeError), safetensors (its own)."""
+
 TEMP_PREFIX = ".curalink-tmp-"
+LOW_SPACE = 16 * 2**20
 STALE_SECONDS = 15 * 60
 """A temporary file untouched this long belongs to a dead writer (a live one keeps writing to it)."""
 
@@ -46,12 +52,18 @@ def _fsync_folder(folder: Path) -> None:
 
 
 def write_failed(path: Path, exc: BaseException) -> FileWriteError:
-    """One line for a failed write: the file and the system's reason (faiss puts it on its last line)."""
+    """One line for a failed write: the file and the system's reason (FAISS and safetensors wrap it)."""
     if isinstance(exc, OSError) and exc.strerror:
         reason = exc.strerror
     else:
         lines = str(exc).strip().splitlines()
-        reason = lines[-1] if lines else type(exc).__name__
+        reason = (lines[-1] if lines else type(exc).__name__).split("I/O error: ")[-1][:200]
+        try:
+            free = shutil.disk_usage(path.parent).free
+        except OSError:
+            free = None
+        if free is not None and free < LOW_SPACE:  # FAISS reports a full disk as a short write only
+            reason = f"the disk is full: {free} bytes free; {reason}"
     return FileWriteError(f"{path}: could not be written ({reason}); the previous version is unchanged")
 
 
@@ -71,8 +83,8 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
         os.replace(temporary, path)
     except BaseException as exc:
         temporary.unlink(missing_ok=True)
-        if isinstance(exc, (OSError, RuntimeError)) and not isinstance(exc, ProjectError):
-            raise write_failed(path, exc) from exc  # faiss reports a failed fwrite as RuntimeError
+        if isinstance(exc, WRITE_ERRORS) and not isinstance(exc, ProjectError):
+            raise write_failed(path, exc) from exc
         raise
     _fsync_folder(path.parent)
 
@@ -102,7 +114,7 @@ def written_into(folder: str | Path) -> Iterator[Path]:
                 with item.open("rb+") as handle:
                     os.fsync(handle.fileno())
                 os.replace(item, folder / item.name)
-    except (OSError, RuntimeError) as exc:
+    except WRITE_ERRORS as exc:
         raise write_failed(folder, exc) from exc
     finally:
         shutil.rmtree(scratch, ignore_errors=True)

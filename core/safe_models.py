@@ -15,6 +15,7 @@ import struct
 from pathlib import Path
 
 from core.errors import ModelError
+from core.locations import find_project_root, inside_project
 
 CONFIG_FILE = "config.json"
 WEIGHTS_FILE = "model.safetensors"
@@ -56,9 +57,26 @@ def refuse_custom_code(folder: Path) -> None:
             )
 
 
+def check_model_files(folder: str | Path) -> None:
+    """Inside a project, a model folder and each of its files stay inside the project (a symbolic link
+    may not lead elsewhere), and every file is a regular file (a device or a pipe would be read forever)."""
+    folder = Path(folder)
+    root = find_project_root(folder)
+    if root is not None:
+        inside_project(root, folder, "the model folder")
+    if not folder.is_dir():
+        return
+    for entry in folder.iterdir():
+        if root is not None and entry.is_symlink():
+            inside_project(root, entry, "a model file")
+        if entry.exists() and not (entry.is_file() or entry.is_dir()):
+            raise ModelError(f"{entry}: not a regular file; a model folder holds only files Curalink wrote")
+
+
 def check_bert_config(folder: Path) -> dict:
     """The folder's config.json as a dict, refused unless it is a BERT model without custom code."""
     path = folder / CONFIG_FILE
+    check_model_files(folder)
     if not path.is_file():
         raise ModelError(f"{folder}: not a model folder (no {CONFIG_FILE})")
     refuse_custom_code(folder)

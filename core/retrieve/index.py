@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -185,6 +186,10 @@ class NameIndex:
         path, sidecar_path = folder / f"{stem}.faiss", folder / f"{stem}.json"
         if not path.is_file() or not sidecar_path.is_file():
             raise ModelError(f"{folder}: no index {stem} (.faiss + .json)")
+        for file in (path, sidecar_path):
+            real = os.path.realpath(file)
+            if os.path.dirname(real) != os.path.realpath(folder):
+                raise IndexDamaged(f"{file}: a symbolic link to {real}; an index is read only from {folder}")
         sidecar = _read_sidecar(sidecar_path)
         if dim is not None and sidecar["dim"] != dim:
             raise IndexDamaged(

@@ -66,11 +66,18 @@ def _check_hnsw(data: bytes, path: Path, dim: int, count: int) -> None:
             raise IndexDamaged(f"{path}: HNSW {name} has {length} entries for {count} vectors")
         offset += 8 + width * length
     offset += _HNSW_SCALARS
-    if len(data) - offset != _flat_size(count, dim):
-        raise IndexDamaged(
-            f"{path}: the stored vectors do not fill the rest of the file (truncated or padded)"
-        )
+    _check_flat(data, offset, path, dim, count)
+
+
+def _check_flat(data: bytes, offset: int, path: Path, dim: int, count: int) -> None:
+    """A flat index from `offset` to the end: header, then the vector table's length field, then exactly
+    that many floats."""
     _check_header(data, offset, path, FOURCC["flat"], dim, count)
+    if len(data) - offset != _flat_size(count, dim):
+        raise IndexDamaged(f"{path}: {len(data)} bytes for {count} vectors of dimension {dim} (truncated)")
+    (floats,) = struct.unpack_from("<Q", data, offset + _HEADER.size)
+    if floats != count * dim:
+        raise IndexDamaged(f"{path}: its vector table claims {floats} numbers; {count} x {dim} are stored")
 
 
 def checked_faiss_bytes(
@@ -89,9 +96,10 @@ def checked_faiss_bytes(
     fourcc = FOURCC.get(kind)
     if fourcc is None:
         raise IndexDamaged(f"{path}: unknown index kind {kind!r} in its sidecar")
+    if kind == "flat":
+        _check_flat(data, 0, path, dim, count)
+        return data
     _check_header(data, 0, path, fourcc, dim, count)
-    if kind == "flat" and len(data) != _flat_size(count, dim):
-        raise IndexDamaged(f"{path}: {len(data)} bytes for {count} vectors of dimension {dim} (truncated)")
     if kind == "hnsw":
         _check_hnsw(data, path, dim, count)
     return data

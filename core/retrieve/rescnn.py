@@ -34,6 +34,7 @@ from core.locations import (
 )
 from core.safe_models import (
     check_bert_config,
+    check_model_files,
     load_bert_tokenizer,
     read_json_file,
     safetensors_header,
@@ -305,6 +306,7 @@ def load_model(folder: str | Path, base_model: str | Path | None = None) -> ResC
     from safetensors.torch import load_file
 
     folder = Path(folder)
+    check_model_files(folder)
     config_path = folder / CONFIG_FILE
     weights_path = folder / WEIGHTS_FILE
     if not config_path.is_file() or not weights_path.is_file():

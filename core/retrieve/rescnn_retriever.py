@@ -46,9 +46,10 @@ def saved_version(folder: str | Path) -> str:
     raises ModelError for a folder that is not a readable ResCNN model."""
     from dataclasses import fields
 
-    from core.safe_models import read_json_file
+    from core.safe_models import check_model_files, read_json_file
 
     folder = Path(folder)
+    check_model_files(folder)
     config_path = folder / "config.json"
     data = read_json_file(config_path, "ResCNN configuration")
     if not isinstance(data, dict) or not (folder / WEIGHTS_FILE).is_file():
