@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import shutil
 import tempfile
 import time
@@ -57,14 +58,20 @@ def write_failed(path: Path, exc: BaseException) -> FileWriteError:
         reason = exc.strerror
     else:
         lines = str(exc).strip().splitlines()
-        reason = (lines[-1] if lines else type(exc).__name__).split("I/O error: ")[-1][:200]
+        reason = (lines[-1] if lines else type(exc).__name__).split("I/O error: ")[-1]
+        system = re.search(r"\(([^()]+)\)\s*$", reason)  # FAISS and safetensors end with "(reason)"
+        code = re.search(r"os error (\d+)", reason)
+        if code:
+            reason = os.strerror(int(code.group(1)))
+        else:
+            reason = system.group(1) if system and system.group(1) != "Success" else reason[:160]
         try:
             free = shutil.disk_usage(path.parent).free
         except OSError:
             free = None
         if free is not None and free < LOW_SPACE:  # FAISS reports a full disk as a short write only
             reason = f"the disk is full: {free} bytes free; {reason}"
-    return FileWriteError(f"{path}: could not be written ({reason}); the previous version is unchanged")
+    return FileWriteError(f"{path}: could not be written ({reason}); any previous version of it is unchanged")
 
 
 @contextmanager
