@@ -75,9 +75,12 @@ def prune_project_indexes(project, kb_fingerprint: str) -> int:
     from core.errors import CuralinkError
     from core.retrieve.rescnn_retriever import saved_version
 
-    folders = [
-        Path(row.path) for row in project.model_versions("retriever") if row.status in ("active", "candidate")
-    ]
+    try:
+        rows = project.model_versions("retriever")
+    except CuralinkError as exc:  # a registry row leading outside the project: prune nothing
+        log.warning("%s; name indexes not pruned", exc)
+        return 0
+    folders = [Path(row.path) for row in rows if row.status in ("active", "candidate")]
     folders += [p for p in (project.models_dir / "retriever").glob(SCRATCH_PREFIX + "*") if p.is_dir()]
     keep = set()
     for folder in folders:
