@@ -37,7 +37,6 @@ class HostileProject:
     marker: Path | None = None  # written only if the project's code ran
     outside: tuple[Path, ...] = ()  # files and folders outside the project that must stay as they were
     forbidden: str = ""  # must appear neither in the output nor in logs/curalink.log (EXPECT_ESCAPED)
-    hangs_old_code: bool = False  # the code before issue 11 read this forever: run it on fixed code only
 
 
 @dataclass
@@ -345,7 +344,7 @@ def weights_from_a_device(project: Path) -> HostileProject:
     weights = _retriever(project) / "model.safetensors"
     weights.unlink()
     weights.symlink_to("/dev/zero")
-    return HostileProject(names="model.safetensors", hangs_old_code=True)
+    return HostileProject(names="model.safetensors")
 
 
 def brat_text_symlinked_to_passwd(project: Path) -> HostileProject:

@@ -182,7 +182,11 @@ def _agreeing(index: NameIndex, kb: KnowledgeBase, sidecar: Path) -> NameIndex:
     def key(entry: NameEntry) -> tuple[str, str]:
         return entry.concept_id, entry.name
 
-    if len(index.rows) != len(kb.names) or sorted(map(key, index.rows)) != sorted(map(key, kb.names)):
+    same = len(index.rows) == len(kb.names) and (
+        list(map(key, index.rows)) == list(map(key, kb.names))  # built and extended in the KB's order
+        or sorted(map(key, index.rows)) == sorted(map(key, kb.names))
+    )
+    if not same:
         raise IndexDamaged(
             f"{sidecar}: its {len(index.rows)} name rows are not the knowledge base's {len(kb.names)} names"
         )
