@@ -133,11 +133,16 @@ def add_reranker(project: Path) -> Path:
 
     base = packaged_model_folder()
     model = BertForTokenClassification.from_pretrained(
-        str(base), num_labels=2, num_hidden_layers=1, local_files_only=True, use_safetensors=True
+        str(base),
+        num_labels=2,
+        num_hidden_layers=1,
+        local_files_only=True,
+        use_safetensors=True,
+        trust_remote_code=False,
     )
     with Project.open(project) as opened:
         folder = opened.models_dir / "reranker" / "v1"
-        tokenizer = BertTokenizer.from_pretrained(str(base), local_files_only=True)
+        tokenizer = BertTokenizer.from_pretrained(str(base), local_files_only=True, trust_remote_code=False)
         CrossEncoder(model, tokenizer, RerankerConfig(packing="compact")).save(folder)
         opened.register_model("reranker", "v1", folder, status="active")
     return folder
