@@ -28,6 +28,7 @@ strips the text column, does not read `N` normalisations and reports no line num
 from __future__ import annotations
 
 import logging
+import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -109,11 +110,22 @@ def _passages(text: str) -> tuple[Passage, ...]:
     return tuple(passages)
 
 
+def _inside_collection(path: Path) -> None:
+    """A .txt or .ann that is a symbolic link out of its folder (to /etc/passwd, say) is not read."""
+    folder = os.path.realpath(path.parent)
+    target = os.path.realpath(path)
+    if os.path.commonpath([folder, target]) != folder:
+        raise InputError(path, f"a symbolic link to {target}, outside the brat folder; not read")
+
+
 def _read_pair(text_path: Path, report: FormatReport | None) -> Document:
+    _inside_collection(text_path)
     doc_id = check_id(text_path.stem, "document id (the file name)", source=text_path)
     raw_text = read_text(text_path)
     skeleton = Document(doc_id=doc_id, passages=_passages(raw_text))
     ann_path = text_path.with_suffix(".ann")
+    if ann_path.exists():
+        _inside_collection(ann_path)
     if not ann_path.is_file():
         logger.info("%s: no .ann file; reading the text without annotations", text_path)
         return skeleton
