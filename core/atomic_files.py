@@ -8,6 +8,7 @@ the file and the reason (`FileWriteError`), not a traceback.
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import re
@@ -18,14 +19,16 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from lxml.etree import SerialisationError
 from safetensors import SafetensorError
 
 from core.errors import ProjectError
 
 log = logging.getLogger(__name__)
 
-WRITE_ERRORS = (OSError, RuntimeError, SafetensorError)
-"""How writers report a failed write: Python (OSError), FAISS (RuntimeError), safetensors (its own)."""
+WRITE_ERRORS = (OSError, RuntimeError, SafetensorError, SerialisationError)
+"""How writers report a failed write: Python (OSError), FAISS (RuntimeError), safetensors and lxml (their
+own: lxml names the errno, as in "IO_ENOSPC")."""
 
 TEMP_PREFIX = ".curalink-tmp-"
 LOW_SPACE = 16 * 2**20
@@ -61,7 +64,10 @@ def write_failed(path: Path, exc: BaseException) -> FileWriteError:
         reason = (lines[-1] if lines else type(exc).__name__).split("I/O error: ")[-1]
         system = re.search(r"\(([^()]+)\)\s*$", reason)  # FAISS and safetensors end with "(reason)"
         code = re.search(r"os error (\d+)", reason)
-        if code:
+        named = re.fullmatch(r"IO_(E[A-Z]+)", reason)
+        if named and isinstance(getattr(errno, named.group(1), None), int):
+            reason = os.strerror(getattr(errno, named.group(1)))
+        elif code:
             reason = os.strerror(int(code.group(1)))
         else:
             reason = system.group(1) if system and system.group(1) != "Success" else reason[:160]

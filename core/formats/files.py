@@ -10,7 +10,6 @@ and an interrupted export must not leave a half-written file where a good one us
 from __future__ import annotations
 
 import gzip
-import os
 import re
 import zlib
 from collections.abc import Iterator
@@ -18,6 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO, TextIO
 
+from core.atomic_files import atomic_path
 from core.errors import InputError
 from core.limits import CUT_LAST_LINE, not_text
 
@@ -151,15 +151,11 @@ def read_text(path: Path) -> str:
 
 @contextmanager
 def atomic_output(path: Path) -> Iterator[Path]:
-    """A sibling temporary path, moved onto `path` only when the block finished without error."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f".{path.name}.part")
-    try:
+    """A sibling temporary path, moved onto `path` only when the block finished without error: the
+    project files' writer (core/atomic_files), so an export cut by a full disk or a kill leaves the old
+    file (or none) and a failed write is one line naming the file."""
+    with atomic_path(path) as temporary:
         yield temporary
-        os.replace(temporary, path)
-    finally:
-        if temporary.exists():
-            temporary.unlink()
 
 
 @contextmanager

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from core.errors import InputError
+from core.formats.files import atomic_text_writer
 
 # Problems kept item by item; beyond this many only a count is kept (a broken 30 GB file must not
 # fill the memory with its error list).
@@ -125,8 +126,7 @@ class InvalidItemsError(InputError):
 
 def write_problem_report(report: FormatReport, path: Path) -> Path:
     """A tab-separated list of every skipped item (file, line, item, reason); returns `path`."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", encoding="utf-8", newline="") as handle:
+    with atomic_text_writer(path) as handle:
         writer = csv.writer(handle, delimiter="\t", lineterminator="\n")
         writer.writerow(["file", "line", "item", "reason"])
         for problem in report.problems:
