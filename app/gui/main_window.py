@@ -25,6 +25,7 @@ from app.gui.concept_pane import ConceptPane
 from app.gui.desk_curation import CurationMixin
 from app.gui.desk_files import ProjectFilesMixin
 from app.gui.desk_linking import BackgroundLinkingMixin
+from app.gui.desk_saving import SavingMixin
 from app.gui.dialogs import KeyHelpOverlay, show_error
 from app.gui.document_queue import DocumentQueue
 from app.gui.kb_search import KbSearchDialog
@@ -60,9 +61,10 @@ def legend_html() -> str:
     return " &nbsp; ".join(chips)
 
 
-class MainWindow(QMainWindow, CurationMixin, BackgroundLinkingMixin, ProjectFilesMixin):
+class MainWindow(QMainWindow, CurationMixin, SavingMixin, BackgroundLinkingMixin, ProjectFilesMixin):
     """The window and its reading side (queue, abstract, candidates); the curation keys live in
-    `CurationMixin`, background linking in `BackgroundLinkingMixin`, the menus in `ProjectFilesMixin`."""
+    `CurationMixin`, writes in `SavingMixin`, background linking in `BackgroundLinkingMixin`, the menus in
+    `ProjectFilesMixin`."""
 
     def __init__(self, project, settings: AppSettings | None = None, *, background: bool = True):
         super().__init__()
@@ -178,7 +180,13 @@ class MainWindow(QMainWindow, CurationMixin, BackgroundLinkingMixin, ProjectFile
         self.splitter.setStretchFactor(2, 2)
         self.splitter.setSizes([int(1476 * share) for share in PANE_SHARES])
         self.splitter.setContentsMargins(8, 8, 8, 4)
-        self.setCentralWidget(self.splitter)
+        central = QWidget()
+        central_layout = QVBoxLayout(central)
+        central_layout.setContentsMargins(0, 0, 0, 0)
+        central_layout.setSpacing(0)
+        central_layout.addWidget(self._build_saving())
+        central_layout.addWidget(self.splitter, 1)
+        self.setCentralWidget(central)
         self.help_overlay = KeyHelpOverlay(self)
 
         bar = self.statusBar()
@@ -253,8 +261,8 @@ class MainWindow(QMainWindow, CurationMixin, BackgroundLinkingMixin, ProjectFile
         self.act_prev_doc = self._action(
             "Previous document", ["Ctrl+Up", K.Key_PageUp], lambda: self.step_document(-1)
         )
-        self.act_undo = self._action("Undo", ["Ctrl+Z"], self.undo_stack.undo)
-        self.act_redo = self._action("Redo", ["Ctrl+Shift+Z", "Ctrl+Y"], self.undo_stack.redo)
+        self.act_undo = self._action("Undo", ["Ctrl+Z"], self.undo)
+        self.act_redo = self._action("Redo", ["Ctrl+Shift+Z", "Ctrl+Y"], self.redo)
         self.undo_stack.canUndoChanged.connect(self.act_undo.setEnabled)
         self.undo_stack.canRedoChanged.connect(self.act_redo.setEnabled)
         self.undo_stack.undoTextChanged.connect(lambda t: self.act_undo.setText(f"Undo {t}".strip()))
@@ -481,6 +489,8 @@ class MainWindow(QMainWindow, CurationMixin, BackgroundLinkingMixin, ProjectFile
             self.help_overlay.setGeometry(self.rect())
 
     def closeEvent(self, event: QCloseEvent) -> None:
+        if not self._close_guard(event):
+            return
         self.service.shutdown()
         if self in OPEN_WINDOWS:
             QTimer.singleShot(0, lambda: OPEN_WINDOWS.remove(self) if self in OPEN_WINDOWS else None)

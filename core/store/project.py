@@ -27,6 +27,7 @@ from core.store.documents_store import DUPLICATE_POLICIES, DocumentStore, Import
 from core.store.kb_store import KnowledgeBaseStore
 from core.store.model_registry import ModelRegistry
 from core.store.settings_store import SettingsStore
+from core.store.write_faults import apply_lock_wait
 
 log = logging.getLogger(__name__)
 
@@ -62,6 +63,7 @@ def _sqlite_pragmas(dbapi_connection, _record) -> None:
 def _engine(db_path: Path) -> Engine:
     engine = create_engine(f"sqlite:///{db_path}")
     event.listen(engine, "connect", _sqlite_pragmas)
+    event.listen(engine, "checkout", apply_lock_wait)  # write_faults.lock_wait: per-thread lock waits
     return engine
 
 
