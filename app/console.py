@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import os
 import signal
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -40,10 +41,27 @@ def configure_logging(level: str) -> None:
         os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 
 
+class ProjectLogHandler(logging.FileHandler):
+    """The project's log file; when the disk is full (or the file cannot be written) it says so once on
+    the console and stops, instead of printing a logging traceback for every later record."""
+
+    def handleError(self, record: logging.LogRecord) -> None:
+        error = sys.exc_info()[1]
+        if not isinstance(error, OSError):
+            super().handleError(record)
+            return
+        logging.getLogger().removeHandler(self)  # not closed: closing flushes, which fails again
+        stderr.print(
+            f"not logging to {self.baseFilename} any more: {error.strerror or error}",
+            style="yellow",
+            markup=False,
+        )
+
+
 def log_to_project(project_path: Path) -> None:
     """Every command run on a project also writes to its logs/curalink.log."""
     (project_path / "logs").mkdir(exist_ok=True)
-    handler = logging.FileHandler(project_path / "logs" / "curalink.log", encoding="utf-8")
+    handler = ProjectLogHandler(project_path / "logs" / "curalink.log", encoding="utf-8")
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     logging.getLogger().addHandler(handler)
 

@@ -11,7 +11,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from sqlalchemy import text
+from sqlalchemy import event, text
 
 from core.errors import ProjectError
 from core.store import Project
@@ -112,3 +112,32 @@ def test_other_faults_and_non_faults():
     assert write_fault(ValueError("no")) is None
     error = StoreWriteError(WriteFault.FULL, "p/curalink.db", "accept “x” → D1")
     assert write_fault(error) is WriteFault.FULL and "disk is full" in str(error) and "accept" in str(error)
+
+
+def test_a_full_database_during_import_is_a_clear_error_and_stores_nothing(project):
+    """SQLite's own SQLITE_FULL (the database may not grow past its pages): before, the raw SQLAlchemy
+    error came out, with the SQL statement and its parameters."""
+    from core.documents import Document, Mention, Passage
+
+    _mention(project)
+    with project.session() as session:
+        pages = session.execute(text("PRAGMA page_count")).scalar()
+    text_ = "Huntington disease runs in families. " * 20
+
+    def cap(dbapi_connection, _record, _proxy):
+        dbapi_connection.execute(f"PRAGMA max_page_count={pages + 2}")
+
+    documents = [
+        Document(str(100 + n), [Passage(0, text_)], [Mention(0, 18, "Huntington disease", "Disease", "D1")])
+        for n in range(300)
+    ]
+    event.listen(project.engine, "checkout", cap)
+    try:
+        with pytest.raises(ProjectError) as full:
+            project.import_documents(documents, source="many.pubtator")
+    finally:
+        event.remove(project.engine, "checkout", cap)
+    assert isinstance(full.value, StoreWriteError) and full.value.fault is WriteFault.FULL
+    assert "the disk is full; nothing of this change was saved" in str(full.value)
+    assert "INSERT" not in str(full.value)
+    assert project.document_ids() == ["1"]

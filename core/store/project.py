@@ -27,7 +27,7 @@ from core.store.documents_store import DUPLICATE_POLICIES, DocumentStore, Import
 from core.store.kb_store import KnowledgeBaseStore
 from core.store.model_registry import ModelRegistry
 from core.store.settings_store import SettingsStore
-from core.store.write_faults import apply_lock_wait
+from core.store.write_faults import StoreWriteError, WriteFault, apply_lock_wait, write_fault
 
 log = logging.getLogger(__name__)
 
@@ -117,6 +117,11 @@ class Project(DocumentStore, KnowledgeBaseStore, CurationLog, ModelRegistry, Des
                 current = MigrationContext.configure(connection).get_current_revision()
         except DatabaseError as exc:
             engine.dispose()
+            if write_fault(exc) in (WriteFault.FULL, WriteFault.IO):  # opening a WAL database writes
+                raise ProjectError(
+                    f"{db_path}: cannot open the project: the disk is full or failing ({exc.orig}); "
+                    "free some space, then try again"
+                ) from exc
             raise ProjectError(f"{db_path}: not a readable SQLite database ({exc.orig})") from exc
         if current is None:
             engine.dispose()
@@ -170,10 +175,13 @@ class Project(DocumentStore, KnowledgeBaseStore, CurationLog, ModelRegistry, Des
             session.commit()
         except OperationalError as exc:
             session.rollback()
-            if "locked" in str(exc.orig):
+            fault = write_fault(exc)
+            if fault is WriteFault.BUSY:
                 raise ProjectError(
                     f"{self.path / DB_NAME}: the database is locked by another program"
                 ) from exc
+            if fault is not None:  # a full or failing disk: a clear error, not the SQL of the statement
+                raise StoreWriteError(fault, self.path / DB_NAME) from exc
             raise
         except BaseException:
             session.rollback()

@@ -52,15 +52,15 @@ class StoreWriteError(ProjectError):
 
 
 def describe_fault(fault: WriteFault, db_path: Path | str, what: str = "") -> str:
-    change = f" ({what})" if what else ""
+    change = f"the change ({what})" if what else "this change"
     if fault is WriteFault.BUSY:
         return (
             f"{db_path}: the database is locked by another program (an import, a training run or another "
-            f"desk); the change{change} is not saved yet"
+            f"desk); {change} is not saved yet"
         )
     if fault is WriteFault.FULL:
-        return f"{db_path}: the disk is full; the change{change} was not saved. Free some space, then retry"
-    return f"{db_path}: the disk reported an error while writing; the change{change} was not saved"
+        return f"{db_path}: the disk is full; nothing of {change} was saved (free some space, then try again)"
+    return f"{db_path}: the disk reported an error while writing; nothing of {change} was saved"
 
 
 def write_fault(exc: BaseException) -> WriteFault | None:
