@@ -63,7 +63,9 @@ def test_an_import_that_fills_the_disk_is_one_clear_error_and_stores_nothing(sma
     done = curalink("-p", str(project), "corpus", "import", str(corpus), "--format", "pubtator")
 
     assert done.returncode == 2, done.stderr
-    assert "Traceback" not in done.stderr and "[SQL:" not in done.stderr and "Logging error" not in done.stderr
+    assert (
+        "Traceback" not in done.stderr and "[SQL:" not in done.stderr and "Logging error" not in done.stderr
+    )
     errors = [line for line in done.stderr.splitlines() if line.startswith("error:")]
     assert len(errors) == 1 and "the disk is full; nothing of this change was saved" in errors[0]
     (small_disk / "filler").unlink()
@@ -81,4 +83,6 @@ def test_opening_a_project_on_a_full_disk_says_the_disk_is_full(small_disk):
     done = curalink("-p", str(project), "stats")
 
     assert done.returncode == 2 and "Traceback" not in done.stderr
-    assert "the disk is full or failing" in done.stderr and "not a readable SQLite database" not in done.stderr
+    assert (
+        "the disk is full or failing" in done.stderr and "not a readable SQLite database" not in done.stderr
+    )
