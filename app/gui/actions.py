@@ -28,7 +28,9 @@ class DeskContext:
 
     project: object
     curator: Callable[[], str]
-    refresh: Callable[[int | None], None]  # re-read the store, then select this mention (by id)
+    # Re-read the store, then select this mention (by id); `changed=` names the mentions written, whose
+    # documents' queue rows are re-read (without it, the whole queue).
+    refresh: Callable[..., None]
     resuggest: Callable[[int], None] = lambda _mention_id: None  # new suggestions for an edited mention
     report: Callable[[Exception], None] = lambda _exc: None  # tell the curator a write was refused
 
@@ -53,11 +55,19 @@ class StoreCommand(QUndoCommand):
     def write_undo(self, curator: str) -> object:
         raise NotImplementedError
 
+    def changed(self) -> list[int]:
+        """The mentions this change writes (their documents' queue rows are refreshed)."""
+        mention_id = getattr(self, "mention_id", None)
+        return [] if mention_id is None else [mention_id]
+
+    def display(self, select: int | None) -> None:
+        self.context.refresh(select, changed=self.changed())
+
     def show_redo(self) -> None:
-        self.context.refresh(None)
+        self.display(None)
 
     def show_undo(self) -> None:
-        self.context.refresh(None)
+        self.display(None)
 
     def redo(self) -> None:
         if not self.isObsolete():
@@ -108,10 +118,10 @@ class DecisionCommand(StoreCommand):
         )
 
     def show_redo(self) -> None:
-        self.context.refresh(self.mention_id if self.follow else None)
+        self.display(self.mention_id if self.follow else None)
 
     def show_undo(self) -> None:
-        self.context.refresh(self.mention_id)
+        self.display(self.mention_id)
 
 
 class BulkAcceptCommand(StoreCommand):
@@ -128,6 +138,9 @@ class BulkAcceptCommand(StoreCommand):
         super().__init__(context, f"bulk-accept {len(accepts)} suggestion(s) ≥ {threshold:.2f}")
         self.accepts = accepts
         self.threshold = threshold
+
+    def changed(self) -> list[int]:
+        return [mention_id for mention_id, *_rest in self.accepts]
 
     def write_redo(self, curator: str) -> list[int]:
         return self.context.project.record_decisions(
@@ -180,7 +193,7 @@ class AddMentionCommand(StoreCommand):
     def show_redo(self) -> None:
         assert self.mention_id is not None
         self.context.resuggest(self.mention_id)
-        self.context.refresh(self.mention_id if self.follow else None)
+        self.display(self.mention_id if self.follow else None)
 
 
 class DeleteMentionCommand(StoreCommand):
@@ -195,7 +208,7 @@ class DeleteMentionCommand(StoreCommand):
         self.context.project.set_mention_removed(self.mention_id, False, curator=curator)
 
     def show_undo(self) -> None:
-        self.context.refresh(self.mention_id)
+        self.display(self.mention_id)
 
 
 class AdjustSpanCommand(StoreCommand):
@@ -231,11 +244,11 @@ class AdjustSpanCommand(StoreCommand):
 
     def show_redo(self) -> None:
         self.context.resuggest(self.mention_id)
-        self.context.refresh(self.mention_id if self.follow else None)
+        self.display(self.mention_id if self.follow else None)
 
     def show_undo(self) -> None:
         self.context.resuggest(self.mention_id)
-        self.context.refresh(self.mention_id)
+        self.display(self.mention_id)
 
 
 class ChangeTypeCommand(StoreCommand):
@@ -255,8 +268,8 @@ class ChangeTypeCommand(StoreCommand):
 
     def show_redo(self) -> None:
         self.context.resuggest(self.mention_id)
-        self.context.refresh(self.mention_id if self.follow else None)
+        self.display(self.mention_id if self.follow else None)
 
     def show_undo(self) -> None:
         self.context.resuggest(self.mention_id)
-        self.context.refresh(self.mention_id)
+        self.display(self.mention_id)

@@ -42,7 +42,8 @@ class BackgroundLinkingMixin:
 
     def _on_chunk(self, chunk: LinkedChunk) -> None:
         """Show newly linked documents from what the worker read: no database query on the UI thread."""
-        self.queue.set_entries(chunk.queue)
+        if not self.queue.update_entries(chunk.queue):  # a document new to the queue: read it whole
+            self.reload_queue()
         for concept_id, concept in chunk.concepts.items():
             self.concepts.setdefault(concept_id, concept)
         if self.doc is None or self.doc.doc_id not in chunk.doc_ids:

@@ -14,7 +14,7 @@ import html
 
 from PySide6.QtCore import Signal
 from PySide6.QtGui import QCloseEvent
-from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QMessageBox, QPushButton, QWidget
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QMessageBox, QPushButton, QVBoxLayout, QWidget
 
 from app.gui.actions import StoreCommand
 from app.gui.desk_writer import DeskWriter, Write
@@ -74,7 +74,8 @@ class SaveBar(QFrame):
 class SavingMixin:
     """Mixed into `MainWindow`: needs `project`, `settings`, `undo_stack`, `refresh` and the status bar."""
 
-    def _build_saving(self) -> SaveBar:
+    def _with_save_bar(self, panes: QWidget) -> QWidget:
+        """The window's central widget: the save bar (hidden while nothing waits) above the panes."""
         self.writer = DeskWriter(self.project, parent=self)
         self.save_bar = SaveBar()
         self.writer.changed.connect(self._show_saving)
@@ -82,7 +83,13 @@ class SavingMixin:
         self.save_bar.retryClicked.connect(self.retry_writes)
         self.save_bar.discardClicked.connect(self.discard_writes)
         self._closing = False
-        return self.save_bar
+        central = QWidget()
+        layout = QVBoxLayout(central)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(0)
+        layout.addWidget(self.save_bar)
+        layout.addWidget(panes, 1)
+        return central
 
     def perform(self, command: StoreCommand) -> str:
         """Write a new change; it enters the undo stack once the store has it. Returns the writer's answer:

@@ -46,11 +46,23 @@ class QueueModel(QAbstractTableModel):
     def __init__(self, parent=None):
         super().__init__(parent)
         self.entries: list[QueueEntry] = []
+        self.rows: dict[str, int] = {}  # doc id -> row
 
     def set_entries(self, entries: list[QueueEntry]) -> None:
         self.beginResetModel()
         self.entries = list(entries)
+        self.rows = {entry.doc_id: row for row, entry in enumerate(self.entries)}
         self.endResetModel()
+
+    def update_entries(self, entries: list[QueueEntry]) -> bool:
+        """Replace these documents' rows in place; False (nothing changed) when one is not listed yet."""
+        if any(entry.doc_id not in self.rows for entry in entries):
+            return False
+        for entry in entries:
+            row = self.rows[entry.doc_id]
+            self.entries[row] = entry
+            self.dataChanged.emit(self.index(row, 0), self.index(row, len(_COLUMNS) - 1))
+        return True
 
     def rowCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
         return 0 if parent.isValid() else len(self.entries)
@@ -184,6 +196,23 @@ class DocumentQueue(QWidget):
         if current:
             self.select(current, emit=False)
         self._quiet = False
+        self._summarise()
+
+    def update_entries(self, entries: list[QueueEntry]) -> bool:
+        """Refresh the rows of a few documents (what one decision changes); False when one is new to the
+        queue (the caller then reloads it whole)."""
+        current = self.current_id()
+        self._quiet = True
+        updated = self.model.update_entries(entries)
+        if updated and current:
+            self.select(current, emit=False)
+        self._quiet = False
+        if updated:
+            self._summarise()
+        return updated
+
+    def _summarise(self) -> None:
+        entries = self.model.entries
         total = sum(e.mentions for e in entries)
         reviewed = sum(e.reviewed for e in entries)
         done = sum(e.status == "done" for e in entries)
@@ -192,7 +221,8 @@ class DocumentQueue(QWidget):
         self.summary.setText(f"{done} of {len(entries)} documents done")
 
     def entry(self, doc_id: str) -> QueueEntry | None:
-        return next((e for e in self.model.entries if e.doc_id == doc_id), None)
+        row = self.model.rows.get(doc_id)
+        return None if row is None else self.model.entries[row]
 
     def visible_ids(self) -> list[str]:
         return [self.proxy.index(row, 0).data() for row in range(self.proxy.rowCount())]
@@ -202,18 +232,18 @@ class DocumentQueue(QWidget):
         return index.siblingAtColumn(0).data() if index.isValid() else None
 
     def select(self, doc_id: str, *, emit: bool = True) -> bool:
-        for row in range(self.proxy.rowCount()):
-            index = self.proxy.index(row, 0)
-            if index.data() == doc_id:
-                quiet, self._quiet = self._quiet, not emit
-                self.view.selectionModel().setCurrentIndex(
-                    index,
-                    QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows,
-                )
-                self.view.scrollTo(index)
-                self._quiet = quiet
-                return True
-        return False
+        row = self.model.rows.get(doc_id)
+        index = self.proxy.mapFromSource(self.model.index(row, 0)) if row is not None else QModelIndex()
+        if not index.isValid():  # not in the queue, or filtered out
+            return False
+        quiet, self._quiet = self._quiet, not emit
+        self.view.selectionModel().setCurrentIndex(
+            index,
+            QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows,
+        )
+        self.view.scrollTo(index)
+        self._quiet = quiet
+        return True
 
     def step(self, offset: int) -> str | None:
         """The document `offset` rows away in the visible order (None at either end)."""

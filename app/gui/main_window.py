@@ -180,13 +180,7 @@ class MainWindow(QMainWindow, CurationMixin, SavingMixin, BackgroundLinkingMixin
         self.splitter.setStretchFactor(2, 2)
         self.splitter.setSizes([int(1476 * share) for share in PANE_SHARES])
         self.splitter.setContentsMargins(8, 8, 8, 4)
-        central = QWidget()
-        central_layout = QVBoxLayout(central)
-        central_layout.setContentsMargins(0, 0, 0, 0)
-        central_layout.setSpacing(0)
-        central_layout.addWidget(self._build_saving())
-        central_layout.addWidget(self.splitter, 1)
-        self.setCentralWidget(central)
+        self.setCentralWidget(self._with_save_bar(self.splitter))
         self.help_overlay = KeyHelpOverlay(self)
 
         bar = self.statusBar()
@@ -392,10 +386,18 @@ class MainWindow(QMainWindow, CurationMixin, SavingMixin, BackgroundLinkingMixin
             marks.append(MentionMark(mention.start, mention.end, mention.text, mention.type, state, concept))
         return marks
 
-    def refresh(self, mention_id: int | None = None) -> None:
-        """Re-read the current document's state after a write; keep (or move to) the given mention."""
+    def refresh(self, mention_id: int | None = None, *, changed: list[int] | None = None) -> None:
+        """Re-read the current document's state after a write; keep (or move to) the given mention. With
+        `changed` (the mentions written) only their documents' queue rows are re-read: reloading the
+        whole queue after each decision froze the desk for seconds with 20,000 documents."""
         keep = mention_id if mention_id is not None else self.current_mention_id()
-        self.reload_queue()
+        if changed is None:
+            self.reload_queue()
+        else:
+            touched = {self.doc.doc_id} if self.doc is not None else set()
+            touched |= set(self.project.mention_documents(changed).values()) if changed else set()
+            if not self.queue.update_entries(self.project.queue(doc_ids=sorted(touched))):
+                self.reload_queue()
         if self.doc is not None:
             self.open_document(self.doc.doc_id, mention_id=keep)
 

@@ -31,7 +31,7 @@ class LinkedChunk:
     the UI thread makes no database query while linking runs."""
 
     doc_ids: list[str]
-    queue: list[QueueEntry]
+    queue: list[QueueEntry]  # the queue rows of these documents
     # Each suggested mention's candidates with the span and type they were computed for.
     suggestions: dict[int, SuggestionSet] = field(default_factory=dict)
     concepts: dict[str, Concept | None] = field(default_factory=dict)
@@ -64,15 +64,19 @@ class Job(QRunnable):
         self.signals.progress.emit(int(done), -1 if total is None else int(total), message)
 
     def run(self) -> None:
+        """`done` is set before the last signal goes out: whoever hears it finished sees it done."""
         try:
             result = self.work(self._progress, self.cancel_token)
         except Cancelled:
             log.info("%s cancelled", self.name)
+            self.done.set()
             self.signals.cancelled.emit()
         except Exception as exc:  # noqa: BLE001 - every failure must reach the UI as a dialog
             log.exception("%s failed", self.name)
+            self.done.set()
             self.signals.failed.emit(exc)
         else:
+            self.done.set()
             self.signals.finished.emit(result)
         finally:
             self.done.set()
@@ -207,7 +211,7 @@ class LinkService(QObject):
         suggestions = self.project.suggestion_sets(mention_ids)
         wanted = {c.concept_id for found in suggestions.values() for c in found.candidates}
         concepts = {concept_id: self.project.concept(concept_id) for concept_id in wanted}
-        return LinkedChunk(list(doc_ids), self.project.queue(), suggestions, concepts)
+        return LinkedChunk(list(doc_ids), self.project.queue(doc_ids=doc_ids), suggestions, concepts)
 
     def submit(self, job: Job, *, priority: int = 0) -> Job:
         self.jobs = [j for j in self.jobs if not j.done.is_set()] + [job]
