@@ -14,10 +14,8 @@ class BackgroundLinkingMixin:
         if not self.background and not force:
             return None
         wanted: list[str] = list(force or [])
-        ids = self.queue.visible_ids()
         current = self.doc.doc_id if self.doc else None
-        start = ids.index(current) if current in ids else 0
-        for doc_id in ids[start : start + 1 + self.settings.prefetch]:
+        for doc_id in self.queue.visible_from(current, 1 + self.settings.prefetch):
             entry = self.queue.entry(doc_id)
             if entry is not None and entry.unsuggested and doc_id not in wanted:
                 wanted.append(doc_id)

@@ -16,7 +16,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
+from PySide6.QtCore import QObject, Signal
 
 from core.errors import CuralinkError
 from core.store.write_faults import StoreWriteError, WriteFault, lock_wait, write_fault
@@ -36,46 +36,32 @@ class Write:
     attempts: int = 0
 
 
-class _Signals(QObject):
-    attempted = Signal(object, int)  # write, attempts so far
-    done = Signal(object, str, object)  # write, outcome ("saved", "refused", "fault"), result or error
+def _attempts(writer: DeskWriter, write: Write) -> None:
+    """Retry one write with short lock waits until it is saved, refused, a non-lock fault, or out of tries.
 
-
-class _Attempts(QRunnable):
-    """Retry one write with short lock waits until it is saved, refused, a non-lock fault, or out of tries."""
-
-    def __init__(self, writer: DeskWriter, write: Write):
-        super().__init__()
-        self.setAutoDelete(False)
-        self.writer = writer
-        self.write = write
-        self.signals = _Signals()
-        self.signals.attempted.connect(writer._attempted)
-        self.signals.done.connect(writer._done)
-
-    def run(self) -> None:
-        writer, write = self.writer, self.write
-        while True:
-            write.attempts += 1
-            try:
-                with lock_wait(writer.retry_wait_ms):
-                    result = write.run()
-            except Exception as exc:  # noqa: BLE001 - every outcome goes back to the UI thread
-                fault = write_fault(exc)
-                if fault is None:
-                    self.signals.done.emit(write, "refused", exc)
-                    return
-                spent = write.attempts >= writer.attempts or writer.stopping.is_set()
-                if fault is not WriteFault.BUSY or spent:
-                    self.signals.done.emit(write, "fault", writer.error_for(fault, write))
-                    return
-                self.signals.attempted.emit(write, write.attempts)
-                if writer.stopping.wait(writer.pause_s):
-                    self.signals.done.emit(write, "fault", writer.error_for(fault, write))
-                    return
-                continue
-            self.signals.done.emit(write, "saved", result)
-            return
+    Runs in a plain thread; its outcome reaches the UI thread through the writer's own signals (queued),
+    so nothing the thread touches is ever deleted under it."""
+    while True:
+        write.attempts += 1
+        try:
+            with lock_wait(writer.retry_wait_ms):
+                result = write.run()
+        except Exception as exc:  # noqa: BLE001 - every outcome goes back to the UI thread
+            fault = write_fault(exc)
+            if fault is None:
+                writer.done.emit(write, "refused", exc)
+                return
+            spent = write.attempts >= writer.attempts or writer.stopping.is_set()
+            if fault is not WriteFault.BUSY or spent:
+                writer.done.emit(write, "fault", writer.error_for(fault, write))
+                return
+            writer.attempted.emit(write, write.attempts)
+            if writer.stopping.wait(writer.pause_s):
+                writer.done.emit(write, "fault", writer.error_for(fault, write))
+                return
+            continue
+        writer.done.emit(write, "saved", result)
+        return
 
 
 class DeskWriter(QObject):
@@ -83,6 +69,8 @@ class DeskWriter(QObject):
 
     changed = Signal()  # the pending list or the stall changed: the window redraws its save bar
     stalled = Signal(object)  # StoreWriteError: the writer waits for Retry or Discard
+    attempted = Signal(object, int)  # from the attempts thread: write, attempts so far
+    done = Signal(object, str, object)  # from the attempts thread: write, "saved"/"refused"/"fault", value
 
     def __init__(
         self,
@@ -103,9 +91,9 @@ class DeskWriter(QObject):
         self.pending: list[Write] = []
         self.error: StoreWriteError | None = None  # set while stalled
         self.stopping = threading.Event()
-        self.pool = QThreadPool(self)
-        self.pool.setMaxThreadCount(1)
-        self._running: _Attempts | None = None
+        self._running: threading.Thread | None = None
+        self.attempted.connect(self._attempted)
+        self.done.connect(self._done)
 
     # --- what the window asks ---------------------------------------------------------------------
 
@@ -166,7 +154,8 @@ class DeskWriter(QObject):
 
     def shutdown(self, timeout_ms: int = 5000) -> None:
         self.stopping.set()
-        self.pool.waitForDone(timeout_ms)
+        if self._running is not None:
+            self._running.join(timeout_ms / 1000)
 
     def error_for(self, fault: WriteFault, write: Write) -> StoreWriteError:
         return StoreWriteError(fault, self.project.path / "curalink.db", write.label)
@@ -175,8 +164,10 @@ class DeskWriter(QObject):
 
     def _start(self) -> None:
         if self._running is None and self.pending and not self.stopping.is_set():
-            self._running = _Attempts(self, self.pending[0])
-            self.pool.start(self._running)
+            self._running = threading.Thread(
+                target=_attempts, args=(self, self.pending[0]), name="desk-writer", daemon=True
+            )
+            self._running.start()
 
     def _attempted(self, write: Write, attempts: int) -> None:
         if attempts == 1 or attempts % 10 == 0:

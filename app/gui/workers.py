@@ -64,19 +64,15 @@ class Job(QRunnable):
         self.signals.progress.emit(int(done), -1 if total is None else int(total), message)
 
     def run(self) -> None:
-        """`done` is set before the last signal goes out: whoever hears it finished sees it done."""
         try:
             result = self.work(self._progress, self.cancel_token)
         except Cancelled:
             log.info("%s cancelled", self.name)
-            self.done.set()
             self.signals.cancelled.emit()
         except Exception as exc:  # noqa: BLE001 - every failure must reach the UI as a dialog
             log.exception("%s failed", self.name)
-            self.done.set()
             self.signals.failed.emit(exc)
         else:
-            self.done.set()
             self.signals.finished.emit(result)
         finally:
             self.done.set()
