@@ -1,22 +1,22 @@
 """Bad input files, each imported with the real `curalink` command into a copy of the base project.
 
-Counted: files tried; clear errors (exit code 2, the first line `error: ...` names the file, no
-traceback, no SQL); the store unchanged (a digest of every row); no hang (each import has a time limit).
+Counted: files tried; clear errors (exit code 2, an `error:` line naming the file and, where the case
+says which, the line or element; no traceback, no SQL); one-line errors among them; the store unchanged
+(a digest of every row); no hang (a time limit) and no runaway memory (4 GiB of address space).
 
-Files come from the builders below and from every builder `core.evaluate.bad_inputs` offers (the
-"badinput" work), found at run time. Protocol: `build(folder: Path)` writes its file(s) into `folder`
-and returns one `(path, kind, format)` or a list of them (`kind` is "corpus" or "kb", `format` the
-`--format` value); a module may list builders in `BUILDERS` (name -> callable) or name them `build_*`.
-A builder that returns something else is reported as skipped, with what it returned.
+Files come from the builders below and from every case of `core.evaluate.bad_input_cases` (the
+"badinput" work) when it is there: `CASES[name](folder) -> (path, format)`, with `WHERE[name]` the line
+or element its error must name (or None). Whether a file is a corpus or a vocabulary follows from its
+format.
 """
 
 from __future__ import annotations
 
 import importlib
-import inspect
 import json
 import random
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -44,7 +44,7 @@ def build_truncated_pubtator(folder: Path):
     block = _demo_block()
     path = folder / "truncated.pubtator"
     path.write_text("\n".join(block)[: len("\n".join(block)) - 3], encoding="utf-8")
-    return path, "corpus", "pubtator"
+    return path, "pubtator"
 
 
 def build_jsonl_huge_offset(folder: Path):
@@ -52,14 +52,14 @@ def build_jsonl_huge_offset(folder: Path):
     path = folder / "huge-offset.jsonl"
     line = {"doc_id": "1", "passages": [{"offset": 500_000_000, "text": "x"}]}
     path.write_text(json.dumps(line) + "\n", encoding="utf-8")
-    return path, "corpus", "jsonl"
+    return path, "jsonl"
 
 
 def build_deep_bioc_json(folder: Path):
     """BioC JSON nested 100,000 levels deep."""
     path = folder / "deep.bioc.json"
     path.write_text('{"documents": ' + "[" * 100_000 + "]" * 100_000 + "}", encoding="utf-8")
-    return path, "corpus", "bioc-json"
+    return path, "bioc-json"
 
 
 def build_empty_doc_id_jsonl(folder: Path):
@@ -68,14 +68,14 @@ def build_empty_doc_id_jsonl(folder: Path):
     path.write_text(
         json.dumps({"doc_id": "", "passages": [{"offset": 0, "text": "Huntington disease"}]}) + "\n"
     )
-    return path, "corpus", "jsonl"
+    return path, "jsonl"
 
 
 def build_binary_obo(folder: Path):
     """Random bytes named .obo."""
     path = folder / "binary.obo"
     path.write_bytes(random.Random(7).randbytes(4096))
-    return path, "kb", "obo"
+    return path, "obo"
 
 
 def build_utf16_obo(folder: Path):
@@ -83,7 +83,7 @@ def build_utf16_obo(folder: Path):
     path = folder / "utf16.obo"
     text = 'format-version: 1.2\n\n[Term]\nid: DOID:0001\nname: disease\nsynonym: "illness" EXACT []\n'
     path.write_bytes(text.encode("utf-16"))
-    return path, "kb", "obo"
+    return path, "obo"
 
 
 def build_truncated_tsv_kb(folder: Path):
@@ -91,7 +91,7 @@ def build_truncated_tsv_kb(folder: Path):
     text = (demo_resources() / "kb.tsv").read_text(encoding="utf-8")
     path = folder / "truncated-kb.tsv"
     path.write_text(text[: len(text) // 2], encoding="utf-8")
-    return path, "kb", "tsv"
+    return path, "tsv"
 
 
 OWN_BUILDERS: dict[str, Callable] = {
@@ -105,43 +105,30 @@ OWN_BUILDERS: dict[str, Callable] = {
 }
 
 
-def discovered_builders(module_name: str = "core.evaluate.bad_inputs") -> tuple[dict[str, Callable], str]:
+def _badinput_cases(name: str = "core.evaluate.bad_input_cases") -> tuple[dict, dict, str]:
+    """The badinput work's cases and where each error must point, when present; and a note."""
     try:
-        module = importlib.import_module(module_name)
+        module = importlib.import_module(name)
     except ModuleNotFoundError:
-        return {}, f"{module_name}: not present"
-    found: dict[str, Callable] = {}
-    listed = getattr(module, "BUILDERS", None)
-    if isinstance(listed, dict):
-        found.update({str(k): v for k, v in listed.items() if callable(v)})
-    for name, value in vars(module).items():
-        if name.startswith("build_") and callable(value) and getattr(value, "__module__", "") == module_name:
-            found.setdefault(name.removeprefix("build_").replace("_", "-"), value)
-    return found, f"{module_name}: {len(found)} builder(s)"
+        return {}, {}, f"{name}: not present"
+    cases, where = getattr(module, "CASES", None), getattr(module, "WHERE", {})
+    if not isinstance(cases, dict):
+        return {}, {}, f"{name}: present, but without CASES (not used)"
+    return cases, where if isinstance(where, dict) else {}, f"{name}: {len(cases)} cases"
 
 
-def built_files(builder: Callable, folder: Path) -> list[tuple[Path, str, str]]:
-    """Run a builder; its answer as a list of (path, kind, format), or a TypeError saying what it was."""
-    required = [
-        p
-        for p in inspect.signature(builder).parameters.values()
-        if p.default is inspect.Parameter.empty and p.kind is not inspect.Parameter.VAR_KEYWORD
-    ]
-    answer = builder(folder) if required else builder()
-    items = answer if isinstance(answer, list) else [answer]
-    files = []
-    for item in items:
-        if not (isinstance(item, tuple) and len(item) == 3 and item[1] in ("corpus", "kb")):
-            raise TypeError(f"expected (path, 'corpus'|'kb', format), got {item!r}"[:200])
-        files.append((Path(item[0]), item[1], str(item[2])))
-    return files
+def _kind(fmt: str) -> str:
+    from app.cli.project_commands import CORPUS_FORMATS
+
+    return "corpus" if fmt in CORPUS_FORMATS else "kb"
 
 
 def _limit_memory() -> None:
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
 
 
-def import_file(project: Path, path: Path, kind: str, fmt: str) -> dict:
+def import_file(project: Path, path: Path, fmt: str, where: str | None = None) -> dict:
+    kind = _kind(fmt)
     before = store_digest(project)
     argv = [sys.executable, "-m", "app.cli", "-p", str(project), kind, "import", str(path), "--format", fmt]
     try:
@@ -153,12 +140,20 @@ def import_file(project: Path, path: Path, kind: str, fmt: str) -> dict:
         returncode, stderr = None, ""
     error = one_line_error(stderr, path)
     unchanged = store_digest(project) == before
+    names_where = where is None or where in stderr
     return {
+        "kind": kind,
         "returncode": returncode,
         **error,
+        "names_where": names_where,
         "hung": returncode is None,
         "unchanged": unchanged,
-        "clear": returncode == 2 and error["names_file"] and not error["traceback"] and not error["sql"],
+        "clear": returncode == 2
+        and error["names_file"]
+        and names_where
+        and not error["traceback"]
+        and not error["sql"]
+        and unchanged,
     }
 
 
@@ -169,7 +164,7 @@ def bad_input_trials(
     progress: ProgressCallback = no_progress,
     cancel: CancelToken = NEVER_CANCELLED,
 ) -> dict:
-    theirs, note = discovered_builders()
+    theirs, where, note = _badinput_cases()
     builders = {
         **{f"own/{k}": v for k, v in OWN_BUILDERS.items()},
         **{f"badinput/{k}": v for k, v in theirs.items()},
@@ -177,34 +172,33 @@ def bad_input_trials(
     rows = []
     with tempfile.TemporaryDirectory(prefix="curalink-bad-inputs-") as scratch:
         project = copy_project(workload.base, Path(scratch) / "project")
-        files: list[tuple[str, Path, str, str]] = []
-        for name, builder in builders.items():
-            folder = Path(scratch) / "files" / name.replace("/", "-")
+        items = list(builders.items())[:limit]
+        for number, (name, builder) in enumerate(items):
+            cancel.raise_if_cancelled()
+            progress(number, len(items), f"bad input: {name}")
+            folder = Path(scratch) / "files" / f"{number:03d}"
             folder.mkdir(parents=True)
             try:
-                files += [(name, *built) for built in built_files(builder, folder)]
+                path, fmt = builder(folder)
             except Exception as exc:  # noqa: BLE001 - reported, not fatal
                 rows.append({"builder": name, "skipped": f"{type(exc).__name__}: {exc}"[:300]})
-        files = files[:limit]
-        for number, (name, path, kind, fmt) in enumerate(files):
-            cancel.raise_if_cancelled()
-            progress(number, len(files), f"bad input: {path.name}")
-            rows.append(
-                {
-                    "builder": name,
-                    "file": path.name,
-                    "kind": kind,
-                    "format": fmt,
-                    **import_file(project, path, kind, fmt),
-                }
-            )
+                continue
+            case_where = where.get(name.removeprefix("badinput/")) if name.startswith("badinput/") else None
+            row = {"builder": name, "file": Path(path).name, "format": fmt}
+            row.update(import_file(project, Path(path), fmt, case_where))
+            rows.append(row)
+            if not row["unchanged"]:  # the next file meets the base project, not what this one left
+                shutil.rmtree(project)
+                copy_project(workload.base, project)
+        files = [r for r in rows if "skipped" not in r]
     progress(len(files), len(files), "bad inputs: done")
     tried = [r for r in rows if "skipped" not in r]
     return {
         "found": note,
         "files": len(tried),
-        "skipped_builders": len(rows) - len(tried),
+        "skipped_cases": len(rows) - len(tried),
         "clear_errors": sum(r["clear"] for r in tried),
+        "one_line": sum(r["clear"] and r["lines"] == 1 for r in tried),
         "accepted": sum(r["returncode"] == 0 for r in tried),
         "tracebacks": sum(r["traceback"] for r in tried),
         "hung": sum(r["hung"] for r in tried),

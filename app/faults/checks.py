@@ -117,12 +117,12 @@ def one_line_error(stderr: str, file: Path) -> dict:
     """How a command refused a file: its first line, whether it names the file, and whether a traceback or
     SQL leaked out."""
     lines = [line for line in stderr.splitlines() if line.strip()]
-    errors = [line for line in lines if line.startswith("error:")]
-    first = errors[0] if errors else (lines[-1] if lines else "")
+    starts = [i for i, line in enumerate(lines) if line.startswith("error:")]
+    first = lines[starts[0]] if starts else (lines[-1] if lines else "")
     return {
         "message": first[:300],
         "names_file": file.name in first,
         "traceback": "Traceback (most recent call last)" in stderr,
         "sql": "[SQL:" in stderr,
-        "lines": len(lines),
+        "lines": len(lines) - starts[0] if starts else len(lines),  # the error and what it lists after it
     }

@@ -1,13 +1,14 @@
-"""Hostile project variants: a project someone else made, opened with `curalink link` and with the desk,
-with "y" waiting on stdin (the answer transformers' "run the custom code? [y/N]" prompt would take).
-Counted: code executed (must be 0), detected by a canary file the variant's code would create.
+"""Hostile project variants: a project someone else made, opened with `curalink` and with the desk, with
+"y" waiting on stdin (the answer transformers' "run the custom code? [y/N]" prompt would take).
+Counted: code executed (must be 0), files outside the project touched, and whether the answer was the
+expected clear one.
 
-Variants come from two places: the builders below, and every builder `core.evaluate.hostile_projects`
-offers (the "safety" work), found at run time. A builder turns a copy of the base project into a hostile
-one. Protocol: `build(project: Path, canary: Path) -> str | None` (the returned text describes the
-variant); parameters are matched by name (`canary`/`marker`/`sentinel`/`witness` get the canary path,
-`project`/`root`/`folder`/`path` the project), and a module may list builders in `BUILDERS` (name ->
-callable) or name them `build_*`. Any new file in the canary's folder counts as code executed.
+Variants come from two places. The four builders below (protocol: `build(project, canary)`, on the base
+project with both models in force; code that runs creates `canary`; probes: `link` of one document and
+the desk loading its models). And every variant of `core.evaluate.hostile_projects` (the "safety" work)
+when it is there: `VARIANTS[name](project) -> HostileProject` on a copy of the plain demo project, each of
+its commands run as `curalink -p COPY ...` with its `STDIN`, judged by its own `judge`; the desk then
+opens the copy too, and its marker and outside files are checked again.
 """
 
 from __future__ import annotations
@@ -120,25 +121,6 @@ OWN_BUILDERS: dict[str, Callable] = {
 }
 
 
-def discovered_builders(
-    module_name: str = "core.evaluate.hostile_projects",
-) -> tuple[dict[str, Callable], str]:
-    """Builders another module offers (none when it is not there); and a note on what was found."""
-    try:
-        module = importlib.import_module(module_name)
-    except ModuleNotFoundError:
-        return {}, f"{module_name}: not present"
-    found: dict[str, Callable] = {}
-    for attribute in ("BUILDERS", "VARIANTS", "HOSTILE_PROJECTS"):
-        listed = getattr(module, attribute, None)
-        if isinstance(listed, dict):
-            found.update({str(k): v for k, v in listed.items() if callable(v)})
-    for name, value in vars(module).items():
-        if name.startswith("build_") and callable(value) and getattr(value, "__module__", "") == module_name:
-            found.setdefault(name.removeprefix("build_").replace("_", "-"), value)
-    return found, f"{module_name}: {len(found)} builder(s)"
-
-
 def call_builder(builder: Callable, project: Path, canary: Path) -> str:
     """Call a builder with the project and canary paths matched to its parameters by name."""
     parameters = list(inspect.signature(builder).parameters.values())
@@ -184,6 +166,52 @@ def _probe(argv: list[str], canary_dir: Path) -> dict:
     }
 
 
+def _run_theirs(module, name: str, build: Callable, demo: Path, scratch: Path) -> dict:
+    """One variant of core.evaluate.hostile_projects, judged by its own rules, then opened by the desk."""
+    project = copy_project(demo, scratch / "project")
+    row: dict = {"variant": f"safety/{name}", "what": (build.__doc__ or name).strip().split("\n")[0]}
+    variant = build(project)
+    before = module.snapshot(variant.outside)
+    codes, output = [], ""
+    for command in variant.commands:
+        argv = [sys.executable, "-m", "app.cli", "-p", str(project), *command]
+        try:
+            done = subprocess.run(
+                argv, input=module.STDIN, capture_output=True, text=True, timeout=PROBE_TIMEOUT_S
+            )
+            codes.append(done.returncode)
+            output += done.stdout + done.stderr
+        except subprocess.TimeoutExpired:
+            codes.append(-1)
+            output += f"hung for {PROBE_TIMEOUT_S} s\n"
+    verdict = module.judge(variant, project, codes, output, before)
+    row["link"] = {
+        "returncode": codes[-1] if codes else None,
+        "executed": bool(verdict.code_executed),
+        "outside_touched": bool(verdict.outside_touched),
+        "expected": bool(verdict.usable),
+        "message": str(verdict.detail)[:300],
+        "traceback": "Traceback (most recent call last)" in output,
+    }
+    desk_argv = [sys.executable, "-m", "app.faults.desk", "open", str(project)]
+    try:
+        done = subprocess.run(
+            desk_argv, input=module.STDIN, capture_output=True, text=True, timeout=PROBE_TIMEOUT_S
+        )
+        said = next((line[7:] for line in done.stdout.splitlines() if line.startswith("opened ")), "")
+        returncode, traceback = done.returncode, "Traceback (most recent call last)" in done.stderr
+    except subprocess.TimeoutExpired:
+        said, returncode, traceback = f"hung for {PROBE_TIMEOUT_S} s", None, False
+    row["desk"] = {
+        "returncode": returncode,
+        "executed": variant.marker is not None and variant.marker.exists(),
+        "outside_touched": module.snapshot(variant.outside) != before,
+        "message": said[:300],
+        "traceback": traceback,
+    }
+    return row
+
+
 def hostile_trials(
     workload: Workload,
     *,
@@ -191,41 +219,69 @@ def hostile_trials(
     progress: ProgressCallback = no_progress,
     cancel: CancelToken = NEVER_CANCELLED,
 ) -> dict:
-    theirs, note = discovered_builders()
-    builders = {
-        **{f"own/{k}": v for k, v in OWN_BUILDERS.items()},
-        **{f"safety/{k}": v for k, v in theirs.items()},
-    }
-    items = list(builders.items())[:limit]
+    module, note = _safety_module()
+    items: list[tuple[str, Callable, bool]] = [(f"own/{k}", v, False) for k, v in OWN_BUILDERS.items()]
+    if module is not None:
+        items += [(name, build, True) for name, build in module.VARIANTS.items()]
+    items = items[:limit]
     rows = []
-    for number, (name, builder) in enumerate(items):
+    for number, (name, builder, theirs) in enumerate(items):
         cancel.raise_if_cancelled()
         progress(number, len(items), f"hostile project: {name}")
         with tempfile.TemporaryDirectory(prefix="curalink-hostile-") as scratch:
-            project = copy_project(workload.base, Path(scratch) / "project")
-            canary_dir = Path(scratch) / "canary"
-            canary_dir.mkdir()
-            row: dict = {"variant": name}
             try:
-                row["what"] = call_builder(builder, project, canary_dir / "executed")
-            except Exception as exc:  # noqa: BLE001 - a builder we cannot call is reported, not fatal
-                row.update(what=f"builder failed: {type(exc).__name__}: {exc}"[:300], skipped=True)
-                rows.append(row)
-                continue
-            cli = [sys.executable, "-m", "app.cli", "-p", str(project), "link", "--device", "cpu"]
-            row["link"] = _probe([*cli, "--documents", "90000001"], canary_dir)
-            for leftover in canary_dir.iterdir():
-                leftover.unlink()
-            row["desk"] = _probe([sys.executable, "-m", "app.faults.desk", "open", str(project)], canary_dir)
-            rows.append(row)
+                if theirs:
+                    rows.append(_run_theirs(module, name, builder, workload.demo, Path(scratch)))
+                else:
+                    rows.append(_run_own(name, builder, workload.base, Path(scratch)))
+            except Exception as exc:  # noqa: BLE001 - a builder we cannot use is reported, not fatal
+                rows.append(
+                    {
+                        "variant": name,
+                        "what": f"builder failed: {type(exc).__name__}: {exc}"[:300],
+                        "skipped": True,
+                    }
+                )
     progress(len(items), len(items), "hostile projects: done")
     tried = [r for r in rows if not r.get("skipped")]
+    probes = [r[side] for r in tried for side in ("link", "desk")]
     return {
         "found": note,
         "variants": len(tried),
         "skipped": len(rows) - len(tried),
-        "probes": 2 * len(tried),
-        "code_executed": sum(r["link"]["executed"] + r["desk"]["executed"] for r in tried),
-        "tracebacks": sum(r["link"]["traceback"] + r["desk"]["traceback"] for r in tried),
+        "probes": len(probes),
+        "code_executed": sum(p["executed"] for p in probes),
+        "outside_touched": sum(p.get("outside_touched", False) for p in probes),
+        "expected_answers": sum(
+            r["link"].get("expected", False) for r in tried if r["variant"].startswith("safety/")
+        ),
+        "judged_by_safety": sum(r["variant"].startswith("safety/") for r in tried),
+        "tracebacks": sum(p["traceback"] for p in probes),
         "rows": rows,
     }
+
+
+def _run_own(name: str, builder: Callable, base: Path, scratch: Path) -> dict:
+    project = copy_project(base, scratch / "project")
+    canary_dir = scratch / "canary"
+    canary_dir.mkdir()
+    row: dict = {"variant": name, "what": call_builder(builder, project, canary_dir / "executed")}
+    cli = [sys.executable, "-m", "app.cli", "-p", str(project), "link", "--device", "cpu"]
+    row["link"] = _probe([*cli, "--documents", "90000001"], canary_dir)
+    for leftover in canary_dir.iterdir():
+        leftover.unlink()
+    row["desk"] = _probe([sys.executable, "-m", "app.faults.desk", "open", str(project)], canary_dir)
+    return row
+
+
+def _safety_module(name: str = "core.evaluate.hostile_projects"):
+    """The safety work's variants, when present and of the expected shape; and a note saying so."""
+    try:
+        module = importlib.import_module(name)
+    except ModuleNotFoundError:
+        return None, f"{name}: not present"
+    needed = ("VARIANTS", "judge", "snapshot", "STDIN")
+    missing = [attribute for attribute in needed if not hasattr(module, attribute)]
+    if missing:
+        return None, f"{name}: present, but without {', '.join(missing)} (not used)"
+    return module, f"{name}: {len(module.VARIANTS)} variants"

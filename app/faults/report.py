@@ -136,22 +136,38 @@ def hostile_section(h: dict) -> list[str]:
     rows = []
     for r in h["rows"]:
         if r.get("skipped"):
-            rows.append([r["variant"], r["what"], "skipped", "", "skipped", ""])
+            rows.append([r["variant"], r["what"], "skipped", "", "", "", ""])
             continue
+        link, desk = r["link"], r["desk"]
+        expected = link.get("expected")
         rows.append(
             [
                 r["variant"],
                 r["what"],
-                "**RAN**" if r["link"]["executed"] else "no",
-                r["link"]["message"] or f"exit {r['link']['returncode']}",
-                "**RAN**" if r["desk"]["executed"] else "no",
-                r["desk"]["message"],
+                "**RAN**" if link["executed"] else "no",
+                "**yes**" if link.get("outside_touched") or desk.get("outside_touched") else "no",
+                "-" if expected is None else ("yes" if expected else "**no**"),
+                link["message"] or f"exit {link['returncode']}",
+                ("**RAN**; " if desk["executed"] else "") + (desk["message"] or f"exit {desk['returncode']}"),
             ]
         )
-    lines = ["### Hostile projects", "", f"Builders: own 4; {h['found']}.", ""]
-    lines += _table(["variant", "what", "code ran (link)", "link said", "code ran (desk)", "desk said"], rows)
+    lines = ["### Hostile projects", "", f"Variants: 4 of the harness's own; {h['found']}.", ""]
+    lines += _table(
+        [
+            "variant",
+            "what",
+            "code ran (curalink)",
+            "outside touched",
+            "expected answer (safety's judge)",
+            "curalink said",
+            "desk said",
+        ],
+        rows,
+    )
     return lines + [
-        f"{h['variants']} variants, {h['probes']} probes: code executed {h['code_executed']}, "
+        f"{h['variants']} variants, {h['probes']} probes (curalink and the desk): code executed "
+        f"{h['code_executed']}, files outside the project touched {h['outside_touched']}, "
+        f"expected answers {h['expected_answers']} of {h['judged_by_safety']} judged by safety's rules, "
         f"tracebacks {h['tracebacks']}.",
         "",
     ]
@@ -164,6 +180,8 @@ def bad_inputs_section(b: dict) -> list[str]:
             rows.append([r["builder"], "-", "-", "-", "skipped", "-", r["skipped"]])
             continue
         verdict = "clear" if r["clear"] else ("ACCEPTED" if r["returncode"] == 0 else "UNCLEAR")
+        if r["clear"] and r["lines"] > 1:
+            verdict += f" ({r['lines']} lines)"
         rows.append(
             [
                 r["builder"],
@@ -175,11 +193,12 @@ def bad_inputs_section(b: dict) -> list[str]:
                 r["message"] or "-",
             ]
         )
-    lines = ["### Bad input files", "", f"Builders: own 7; {b['found']}.", ""]
-    lines += _table(["builder", "file", "import", "exit", "error", "store unchanged", "first line"], rows)
+    lines = ["### Bad input files", "", f"Files: 7 of the harness's own; {b['found']}.", ""]
+    lines += _table(["case", "file", "import", "exit", "error", "store unchanged", "first line"], rows)
     return lines + [
-        f"{b['files']} files: {b['clear_errors']} clear errors naming the file, {b['accepted']} accepted, "
-        f"{b['tracebacks']} tracebacks, {b['hung']} hung, store changed by {b['store_changed']}.",
+        f"{b['files']} files: {b['clear_errors']} clear errors naming the file (and the line or element "
+        f"where the case names one), {b['one_line']} of them one line; {b['accepted']} accepted, "
+        f"{b['tracebacks']} tracebacks, {b['hung']} hung; the store changed by {b['store_changed']}.",
         "",
     ]
 

@@ -27,6 +27,7 @@ class Workload:
     """The base project and the files the operations import."""
 
     base: Path
+    demo: Path  # the plain demo project (a retriever trained on its KB, no reranker, no decisions)
     corpus: Path  # PubTator, `corpus_documents` abstracts not in the base project
     corpus_documents: int
     long_corpus: Path  # for the contention trial: an import that holds the lock for many seconds
@@ -102,11 +103,14 @@ def build_workload(
     from core.formats import read_corpus
     from core.learn.retrain import retrain
     from core.pipeline import Linker
+    from core.store import Project
 
     folder.mkdir(parents=True, exist_ok=True)
     base = folder / "base"
+    demo = folder / "demo"
     workload = Workload(
         base,
+        demo,
         write_corpus(folder / "corpus.pubtator", corpus_documents, CORPUS_PMID_BASE),
         corpus_documents,
         write_corpus(folder / "long-corpus.pubtator", long_corpus_documents, CORPUS_PMID_BASE),
@@ -114,11 +118,13 @@ def build_workload(
         write_kb(folder / "kb.tsv", kb_concepts),
         kb_concepts,
     )
-    if (base / "curalink.db").is_file() and (folder / "base.done").is_file():
+    if all((p / "curalink.db").is_file() for p in (base, demo)) and (folder / "base.done").is_file():
         return workload
     shutil.rmtree(base, ignore_errors=True)
+    shutil.rmtree(demo, ignore_errors=True)
     progress(0, None, "base project: the demo, a retriever trained for a few seconds")
-    project = build_demo_project(base, train_seconds=train_seconds, cancel=cancel)
+    build_demo_project(demo, train_seconds=train_seconds, cancel=cancel).close()
+    project = Project.open(copy_project(demo, base))
     try:
         extra = write_corpus(folder / "extra.pubtator", linked_extra, EXTRA_PMID_BASE)
         project.import_documents(read_corpus(extra, "pubtator"), source=str(extra), fmt="pubtator")
