@@ -156,8 +156,8 @@ def _probe(argv: list[str], canary_dir: Path) -> dict:
         returncode, stderr, stdout = None, f"hung for {PROBE_TIMEOUT_S} s", str(exc.stdout or "")
     lines = [line for line in stderr.splitlines() if line.strip()]
     errors = [line for line in lines if line.startswith("error:")]
-    said = next((line for line in stdout.splitlines() if line.startswith(("opened ", "linked "))), "")
-    said = said.removeprefix("opened ")
+    said = next((line for line in stdout.splitlines() if "opened " in line or "linked " in line), "")
+    said = said[said.find("opened ") + 7 :] if "opened " in said else said[said.find("linked ") :]
     return {
         "returncode": returncode,
         "executed": any(canary_dir.iterdir()),

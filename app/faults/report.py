@@ -112,10 +112,15 @@ def contention_section(c: dict) -> list[str]:
             "desk",
             f"exit {desk.get('returncode')}; {desk.get('saved', 0)} decisions saved at once, "
             f"{desk.get('pending', 0)} waited for the lock, {desk.get('refused', 0)} refused; "
-            f"{desk.get('stalls', 0)} stalls, {desk.get('retries', 0)} Retry presses; "
-            f"{desk.get('pending_left', '?')} left unsaved; undo stack {desk.get('undo')} = store "
-            f"{desk['rows_in_store']}: {'yes' if desk['undo_matches_store'] else 'NO'}; longest event-loop "
-            f"stall {desk.get('longest_stall_ms', '?')} ms",
+            f"{desk.get('stalls', 0)} stalls, {desk.get('retries', 0)} Retry presses",
+        ]
+    )
+    rows.append(
+        [
+            "desk, after",
+            f"{desk.get('pending_left', '?')} left unsaved; undo stack {desk.get('undo')}, store "
+            f"{desk['rows_in_store']}: {'equal' if desk['undo_matches_store'] else 'DIFFERENT'}; longest "
+            f"event-loop stall while deciding {desk.get('longest_stall_ms', '?')} ms",
         ]
     )
     rows.append(

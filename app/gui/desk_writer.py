@@ -149,9 +149,6 @@ class DeskWriter(QObject):
     def busy(self) -> bool:
         return bool(self.pending)
 
-    def retrying(self) -> bool:
-        return self._running is not None
-
     def shutdown(self, timeout_ms: int = 5000) -> None:
         self.stopping.set()
         if self._running is not None:
@@ -182,13 +179,15 @@ class DeskWriter(QObject):
             return
         if self.pending and self.pending[0] is write:
             self.pending.pop(0)
-        if outcome == "saved":
-            write.saved(value)
-        else:
-            log.warning("%s: refused by the store: %s", write.label, value)
-            write.refused(value)
-        self._start()
-        self.changed.emit()
+        try:
+            if outcome == "saved":
+                write.saved(value)
+            else:
+                log.warning("%s: refused by the store: %s", write.label, value)
+                write.refused(value)
+        finally:  # whatever showing it did, the next change goes on
+            self._start()
+            self.changed.emit()
 
     def _stall(self, error: StoreWriteError) -> None:
         self.error = error
