@@ -1,5 +1,5 @@
 """Smoke test of the fault harness (`curalink bench faults`, issue 11): every section runs end to end on a
-small budget and the figures that must be zero are zero. About 15 minutes on 2 cores, so it is not in the
+small budget and the figures that must be zero are zero. About 7 minutes on 2 cores, so it is not in the
 default suite: `CURALINK_FAULTS=1 pytest -m slow tests/test_faults_harness.py`.
 
 The figures that depend on fixes in other work of issue 11 (hostile-project code, projects left
@@ -21,7 +21,7 @@ pytestmark = [
     pytest.mark.slow,
     pytest.mark.skipif(
         os.environ.get("CURALINK_FAULTS") != "1",
-        reason="the fault harness smoke test takes about 15 minutes; CURALINK_FAULTS=1 runs it",
+        reason="the fault harness smoke test takes about 7 minutes; CURALINK_FAULTS=1 runs it",
     ),
 ]
 
