@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import signal
 import sys
 from collections.abc import Iterator
@@ -20,18 +21,56 @@ from rich.progress import (
     TextColumn,
     TimeElapsedColumn,
 )
+from rich.text import Text
 
+from core.errors import ProjectError
 from core.progress import CancelToken
 
-stderr = Console(stderr=True, soft_wrap=True)
+_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_LINE_BREAKS = re.compile(r"[\n\r\u2028\u2029\x85]")
+
+
+def _escaped(match: re.Match) -> str:
+    code = ord(match.group())
+    return {10: "\\n", 13: "\\r"}.get(code, f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
+
+
+def escape_controls(text: str, *, line_breaks: bool = False) -> str:
+    """`text` with terminal control characters (ESC and the rest of C0/C1, bidirectional overrides)
+    shown as escapes, so text from a project or a file cannot move the cursor, recolour or retitle the
+    terminal; with `line_breaks` newlines too (a log record stays one line)."""
+    text = _CONTROLS.sub(_escaped, text)
+    return _LINE_BREAKS.sub(_escaped, text) if line_breaks else text
+
+
+class SafeConsole(Console):
+    """A rich Console that prints strings as they are: no markup (a stored "[red]" or "[/]" is text) and
+    control characters escaped. Styled output is passed as rich Text, which is not reinterpreted."""
+
+    def render_str(self, text: str, **kwargs) -> Text:
+        kwargs["markup"] = False
+        return super().render_str(escape_controls(text), **kwargs)
+
+
+class OneLineFormatter(logging.Formatter):
+    """Log records with every control character and line break of the message escaped, so a stored
+    string (a version "v2" + newline + "ERROR ...") cannot forge a line of logs/curalink.log or write
+    escapes to a terminal.
+    A traceback appended by the logging module keeps its lines."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        record = logging.makeLogRecord(record.__dict__)
+        record.msg, record.args = escape_controls(record.getMessage(), line_breaks=True), None
+        return super().format(record)
+
+
+stderr = SafeConsole(stderr=True, soft_wrap=True, markup=False)
 
 
 def configure_logging(level: str) -> None:
-    logging.basicConfig(
-        level=getattr(logging, level.upper(), logging.INFO),
-        format="%(message)s",
-        handlers=[RichHandler(console=stderr, show_path=False, show_time=False)],
-    )
+    handler = RichHandler(console=stderr, show_path=False, show_time=False, markup=False)
+    handler.setFormatter(OneLineFormatter("%(message)s"))
+    logging.basicConfig(level=getattr(logging, level.upper(), logging.INFO), handlers=[handler])
     logging.getLogger("alembic").setLevel(logging.WARNING)
     # transformers prints a load report and a progress bar for every fresh reranker head
     # ("classifier: MISSING", expected when a base model gains its [MASK] head): errors only, unless
@@ -59,10 +98,17 @@ class ProjectLogHandler(logging.FileHandler):
 
 
 def log_to_project(project_path: Path) -> None:
-    """Every command run on a project also writes to its logs/curalink.log."""
-    (project_path / "logs").mkdir(exist_ok=True)
-    handler = ProjectLogHandler(project_path / "logs" / "curalink.log", encoding="utf-8")
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    """Every command run on a project also writes to its logs/curalink.log (never through a link that
+    leads outside the project: refused with a ProjectError naming it)."""
+    from core.locations import inside_project
+
+    logs = inside_project(project_path, project_path / "logs", "the project's logs folder")
+    logs.mkdir(exist_ok=True)
+    path = inside_project(project_path, logs / "curalink.log", "the project's log file")
+    if path.exists() and not path.is_file():
+        raise ProjectError(f"{path}: is not a regular file; the project's log is written nowhere else")
+    handler = ProjectLogHandler(path, encoding="utf-8")
+    handler.setFormatter(OneLineFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     logging.getLogger().addHandler(handler)
 
 
@@ -76,7 +122,7 @@ def cancellable() -> Iterator[CancelToken]:
         if token.cancelled:
             signal.signal(signal.SIGINT, previous)
             raise KeyboardInterrupt
-        stderr.print("[yellow]stopping at the next safe point (Ctrl-C again to abort)…[/yellow]")
+        stderr.print(Text("stopping at the next safe point (Ctrl-C again to abort)…", style="yellow"))
         token.cancel()
 
     signal.signal(signal.SIGINT, on_interrupt)
@@ -94,7 +140,7 @@ def progress_bar(description: str, *, quiet: bool = False):
         return
     columns = [
         SpinnerColumn(),
-        TextColumn("{task.description}"),
+        TextColumn("{task.description}", markup=False),
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
@@ -103,6 +149,7 @@ def progress_bar(description: str, *, quiet: bool = False):
         task = bar.add_task(description, total=None)
 
         def update(done: int, total: int | None, message: str = "") -> None:
-            bar.update(task, completed=done, total=total, description=f"{description} {message}".strip())
+            text = escape_controls(f"{description} {message}".strip(), line_breaks=True)
+            bar.update(task, completed=done, total=total, description=text)
 
         yield update

@@ -11,6 +11,7 @@ from pathlib import Path
 import platformdirs
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from app.console import cancellable, progress_bar
 from app.resources import demo_dir
@@ -97,9 +98,11 @@ def run_demo(
                 hit = bool(suggestions) and suggestions[0].concept_id in gold
                 correct += hit
                 total += 1
-                shown = "; ".join(
-                    f"{'[green]' if c.concept_id in gold else ''}{c.concept_id} {c.name} ({c.retriever_score:.2f})"
-                    f"{'[/green]' if c.concept_id in gold else ''}"
+                shown = Text("; ").join(
+                    Text(
+                        f"{c.concept_id} {c.name} ({c.retriever_score:.2f})",
+                        style="green" if c.concept_id in gold else "",
+                    )
                     for c in suggestions
                 )
                 table.add_row(mention.text, mention.concept_id, shown)

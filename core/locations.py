@@ -21,6 +21,7 @@ import os
 import sys
 from pathlib import Path, PurePosixPath, PureWindowsPath
 
+from core.atomic_files import write_text_atomic
 from core.errors import ModelError, ProjectError
 
 log = logging.getLogger(__name__)
@@ -62,29 +63,45 @@ def relative_to_project(root: str | Path, path: str | Path) -> str:
     )
 
 
+def inside_project(root: str | Path, path: str | Path, what: str = "path") -> Path:
+    """`path` as given if, with every symbolic link followed, it lies inside the project folder `root`
+    (a link within the project is fine); otherwise a ProjectError naming it and where it leads."""
+    real_root = Path(os.path.realpath(root))
+    real = Path(os.path.realpath(path))
+    if real != real_root and not real.is_relative_to(real_root):
+        raise ProjectError(
+            f"{path}: {what} leads outside the project (to {real}); Curalink reads and writes only "
+            f"inside the project folder {root}"
+        )
+    return Path(path)
+
+
 def resolve_model_folder(root: str | Path, stored: str, kind: str, version: str) -> Path:
     """The folder of a registered model version, in the project as it is now (absolute).
 
     `stored` is `models/<kind>/<version>` for rows written since projects can move; older rows hold the
     path as it was given (absolute, or relative to that day's working directory, or another copy of the
     project): the part after the last `models/<kind>/` is looked up in this project. A folder that
-    exists nowhere resolves to where it should be, so the loader names that place in its error.
+    exists nowhere resolves to where it should be, so the loader names that place in its error. A row
+    (or a symbolic link) that leads outside the project is refused with a ProjectError: a project must
+    not make Curalink read or rewrite files elsewhere.
     """
     root = Path(os.path.abspath(root))
     parts, absolute = _parts(stored)
+    what = f"model_versions path {stored!r} of {kind} {version}"
     if not absolute and (root.joinpath(*parts)).is_dir():
-        return root.joinpath(*parts)
+        return inside_project(root, root.joinpath(*parts), what)
     for i in range(len(parts) - 2, -1, -1):
         if parts[i] == MODELS_DIR and parts[i + 1] == kind and len(parts) > i + 2:
             candidate = root.joinpath(MODELS_DIR, kind, *parts[i + 2 :])
             if candidate.is_dir():
-                return candidate
+                return inside_project(root, candidate, what)
             break
     layout = root / MODELS_DIR / kind / version
     if layout.is_dir():
-        return layout
-    if absolute and Path(stored).is_dir():  # a folder outside the project, registered by an old version
-        return Path(stored)
+        return inside_project(root, layout, what)
+    if absolute and Path(stored).is_dir():  # registered by an old version, or planted: never followed
+        return inside_project(root, stored, what)
     return layout
 
 
@@ -228,20 +245,19 @@ def upgrade_base_model_reference(config_path: Path) -> bool:
     Done when a project is opened, so a model folder made from one install opens from any other; a
     read-only folder is left as it is (loading recognises the old path anyway).
     """
+    if config_path.is_symlink():  # never read or rewritten through a link (it may lead anywhere)
+        return False
     try:
         data = json.loads(config_path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError):
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError):
         return False
     stored = data.get("base_model") if isinstance(data, dict) else None
     if not isinstance(stored, str) or restated_reference(stored) == stored:
         return False
     data["base_model"] = restated_reference(stored)
-    scratch = config_path.with_name(config_path.name + ".tmp")
     try:
-        scratch.write_text(json.dumps(data, indent=2), encoding="utf-8")
-        scratch.replace(config_path)
-    except OSError as exc:
+        write_text_atomic(config_path, json.dumps(data, indent=2))
+    except ProjectError as exc:
         log.warning("%s: could not record the base model by name (%s)", config_path, exc)
-        scratch.unlink(missing_ok=True)
         return False
     return True

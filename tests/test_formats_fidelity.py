@@ -336,8 +336,10 @@ def _typed_documents():
         passages = (Passage(0, text, draw(st.sampled_from(["", "title"])), draw(infons)),)
         arguments = tuple(draw(st.lists(st.text(max_size=4), max_size=3)))
         roles = tuple(draw(st.text(max_size=4)) for _ in arguments) if draw(st.booleans()) else ()
+        # a doc_id any export can write (core.limits): no control characters, no surrounding spaces
+        doc_id = st.text(st.characters(blacklist_categories=("Cs", "Cc", "Zl", "Zp")), min_size=1, max_size=8)
         return Document(
-            draw(st.text(min_size=1, max_size=8)),
+            draw(doc_id.map(str.strip).filter(bool)),
             passages,
             (Mention(0, len(text), text, "T", "A|B", "m1", infons=draw(infons)),),
             (Relation(draw(st.text(max_size=4)), arguments, "r1", roles, draw(infons)),),

@@ -65,6 +65,9 @@ def test_pubtator_round_trip(docs: list[Document]) -> None:
 
 
 ANY_TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=40)
+# ids as the readers accept them (core.limits): no control characters; a doc_id non-empty and unpadded
+ID_TEXT = st.text(st.characters(blacklist_categories=("Cs", "Cc", "Zl", "Zp")), max_size=40)
+DOC_ID = ID_TEXT.map(str.strip).filter(bool)
 STRING_MAP = st.dictionaries(st.text(max_size=8), ANY_TEXT, max_size=3)
 
 
@@ -80,7 +83,7 @@ def any_documents(draw: st.DrawFn) -> Document:
         passages.append(passage)
         offset = passage.end - draw(st.integers(0, 3))  # passages may overlap a little
         offset = max(offset, passage.offset)
-    doc = Document(draw(ANY_TEXT), tuple(passages))
+    doc = Document(draw(DOC_ID), tuple(passages))
     length = len(doc.text)
     mentions = []
     for _ in range(draw(st.integers(0, 5))):
@@ -92,8 +95,8 @@ def any_documents(draw: st.DrawFn) -> Document:
                 end,
                 doc.text[start:end],
                 draw(ANY_TEXT),
-                draw(ANY_TEXT),
-                draw(ANY_TEXT),
+                draw(ID_TEXT),
+                draw(ID_TEXT),
                 draw(st.sampled_from(["gold", "detected", "curated"])),
                 draw(STRING_MAP),
             )

@@ -164,8 +164,9 @@ def test_save_and_load_round_trip(tokenizer, tiny_base, kb, tmp_path):
 
 
 def test_base_model_without_mask_token_is_a_model_error(tokenizer, tiny_base, tmp_path):
+    """A folder's tokenizer is always loaded as BertTokenizer (Curalink's choice, never the folder's),
+    which defines [MASK]; a tokenizer object without one is still refused before any packing."""
     encoder = tiny_encoder(tokenizer, tiny_base, "pair")
-    encoder.model.save_pretrained(tmp_path)
     no_mask = PreTrainedTokenizerFast(
         tokenizer_object=tokenizer.backend_tokenizer,
         unk_token="[UNK]",
@@ -173,10 +174,9 @@ def test_base_model_without_mask_token_is_a_model_error(tokenizer, tiny_base, tm
         sep_token="[SEP]",
         pad_token="[PAD]",
     )
-    no_mask.save_pretrained(tmp_path)
     with pytest.raises(ModelError, match=r"no \[MASK\] token"):
-        CrossEncoder.from_base(tmp_path, packing="pair")
-    with pytest.raises(ModelError, match="cannot load"):
+        CrossEncoder(encoder.model, no_mask, RerankerConfig(packing="pair"))
+    with pytest.raises(ModelError, match="not a model folder"):
         CrossEncoder.from_base(tmp_path / "missing", packing="pair")
 
 
@@ -213,5 +213,5 @@ def test_cpu_engine_choice_is_measured(tokenizer, tiny_base, kb, monkeypatch):
 def test_preload_architecture_imports_the_model_class_without_weights(tmp_path):
     saved = CrossEncoder.from_base(packing="compact", max_length=64).save(tmp_path / "reranker")
     assert preload_architecture(saved).__name__ == "BertForTokenClassification"
-    with pytest.raises(ModelError, match="cannot read a model configuration"):
+    with pytest.raises(ModelError, match="not a model folder"):
         preload_architecture(tmp_path / "missing")

@@ -15,7 +15,7 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 from rich.text import Text  # noqa: E402
 
 from app.cli import bench_commands, model_commands, project_commands  # noqa: E402
-from app.console import configure_logging, stderr  # noqa: E402
+from app.console import configure_logging, escape_controls, stderr  # noqa: E402
 from core.errors import Cancelled, CuralinkError  # noqa: E402
 
 log = logging.getLogger("curalink")
@@ -48,13 +48,13 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.handler(args)
     except Cancelled:
-        stderr.print("[yellow]cancelled: the project is as it was before this command[/yellow]")
+        stderr.print(Text("cancelled: the project is as it was before this command", style="yellow"))
         return EXIT_CANCELLED
     except KeyboardInterrupt:
-        stderr.print("[yellow]aborted: the open transaction was rolled back[/yellow]")
+        stderr.print(Text("aborted: the open transaction was rolled back", style="yellow"))
         return EXIT_CANCELLED
     except CuralinkError as exc:
-        stderr.print(Text("error: ", style="red") + Text(str(exc)))
+        stderr.print(Text("error: ", style="red") + Text(escape_controls(str(exc))))
         return EXIT_ERROR
 
 

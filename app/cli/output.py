@@ -3,20 +3,26 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 
-from rich.console import Console
 from rich.table import Table
 
-from app.console import log_to_project
+from app.console import SafeConsole, log_to_project
 from core.errors import CuralinkError
 
-stdout = Console(soft_wrap=True)
+stdout = SafeConsole(soft_wrap=True, markup=False)
+"""Strings printed here come from projects and files: no markup, control characters escaped."""
+
+
+_JSON_UNSAFE = re.compile("[\x7f-\x9f\u200e\u200f\u202a-\u202e\u2028\u2029\u2066-\u2069]")
 
 
 def print_json(payload: dict) -> None:
-    sys.stdout.write(json.dumps(payload, ensure_ascii=False, default=str) + "\n")
+    """JSON escapes C0 controls itself; C1 controls and bidirectional overrides are escaped here too."""
+    text = json.dumps(payload, ensure_ascii=False, default=str)
+    sys.stdout.write(_JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text) + "\n")
 
 
 def open_project(args):

@@ -33,6 +33,7 @@ from core.formats.bioc_write import check_collection, collection_header, json_fi
 from core.formats.files import atomic_text_writer, read_text
 from core.formats.report import FormatReport, skip_or_raise
 from core.formats.sniff import looks_like_hint
+from core.limits import LayoutBudget, parse_json
 
 logger = logging.getLogger(__name__)
 
@@ -49,9 +50,10 @@ def read(path: Path | str, report: FormatReport | None = None) -> Iterator[Docum
         raise InputError(path, "the file holds only whitespace: no documents to read")
     documents = 0
     collection: Infons = {}
+    layout = LayoutBudget()
     for line, item, obj in _document_objects(text, path, collection, report):
         try:
-            document = _convert(obj, path, line, item, report, collection)
+            document = _convert(obj, path, line, item, report, collection, layout)
         except InputError as error:
             skip_or_raise(report, error)
             continue
@@ -65,7 +67,7 @@ def _document_objects(
     text: str, path: Path, collection: Infons, report: FormatReport | None
 ) -> Iterator[tuple[int | None, str, Any]]:
     try:
-        value = json.loads(text)
+        value = parse_json(text, source=path)
     except json.JSONDecodeError as error:
         if error.msg != "Extra data":
             raise InputError(
@@ -101,11 +103,14 @@ def _json_lines(text: str, path: Path, report: FormatReport | None) -> Iterator[
         if not line.strip():
             continue
         try:
-            obj = json.loads(line)
+            obj = parse_json(line, source=path, line=line_no)
         except json.JSONDecodeError as error:
             skip_or_raise(
                 report, InputError(path, f"invalid JSON: {error.msg} (column {error.colno})", line=line_no)
             )
+            continue
+        except InputError as error:
+            skip_or_raise(report, error)
             continue
         yield line_no, "document", obj
 
@@ -118,6 +123,14 @@ _CONTAINER_DEFAULTS: dict[str, Any] = {"infons": {}, "annotations": [], "relatio
 def _filled(obj: Any, defaults: dict[str, Any]) -> dict[str, Any]:
     if not isinstance(obj, dict):
         raise TypeError(f"expected a JSON object, got {type(obj).__name__}")
+    for key, default in defaults.items():  # bioc's decoder would fail on these with an AttributeError
+        if (
+            isinstance(default, dict | list)
+            and obj.get(key) is not None
+            and type(obj[key]) is not type(default)
+        ):
+            expected = "an object" if isinstance(default, dict) else "a list"
+            raise TypeError(f'"{key}" must be {expected}, got {type(obj[key]).__name__}')
     return {
         **{
             k: (list(v) if isinstance(v, list) else dict(v) if isinstance(v, dict) else v)
@@ -149,7 +162,13 @@ def _with_defaults(obj: dict[str, Any]) -> dict[str, Any]:
 
 
 def _convert(
-    obj: Any, path: Path, line: int | None, item: str, report: FormatReport | None, collection: Infons
+    obj: Any,
+    path: Path,
+    line: int | None,
+    item: str,
+    report: FormatReport | None,
+    collection: Infons,
+    layout: LayoutBudget,
 ) -> Document:
     if not isinstance(obj, dict):
         raise InputError(
@@ -163,6 +182,13 @@ def _convert(
         problem = f"missing key {error}" if isinstance(error, KeyError) else str(error)
         raise InputError(path, f"malformed BioC document: {problem}", line=line, item=item) from None
     if not isinstance(document.id, str):
+        if document.id is not None and not isinstance(document.id, int):
+            raise InputError(
+                path,
+                f"a document id must be a string or a number, got {type(document.id).__name__}",
+                line=line,
+                item=item,
+            )
         document.id = "" if document.id is None else str(document.id)
     extra = {k: v for k, v in obj.items() if k not in _DOCUMENT_KEYS}
     return from_bioc(
@@ -172,6 +198,7 @@ def _convert(
         report=report,
         collection={k: dict(v) if isinstance(v, dict) else v for k, v in collection.items()},
         json_fields=extra,
+        layout=layout,
     )
 
 

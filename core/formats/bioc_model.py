@@ -36,6 +36,7 @@ from core.errors import InputError
 from core.formats.annotations import build_mention
 from core.formats.bioc_write import JSON_FIELDS, SENTENCE_OF, to_bioc
 from core.formats.report import FormatReport, lost, skip_or_raise
+from core.limits import MAX_CONCEPT_ID_LENGTH, LayoutBudget, check_id, check_optional_id, strict_integer
 
 ID_KEYS = ("identifier", "concept_id", "MESH", "Identifier")
 RELATION_TYPE_KEYS = ("type", "relation")
@@ -50,12 +51,7 @@ def infons_of(raw: Mapping[object, object] | None, xml: bool = False) -> Infons:
 
 
 def _integer(value: object, what: str, source: Path | str, line: int | None, item: str) -> int:
-    if isinstance(value, bool):
-        raise InputError(source, f"{what} must be an integer, got {value!r}", line=line, item=item)
-    try:
-        return int(value)  # type: ignore[call-overload]
-    except (TypeError, ValueError):
-        raise InputError(source, f"{what} must be an integer, got {value!r}", line=line, item=item) from None
+    return strict_integer(value, what, source=source, line=line, item=item)
 
 
 def passage_kind(infons: Infons) -> str:
@@ -77,12 +73,15 @@ def from_bioc(
     collection: Infons | None = None,
     json_fields: Infons | None = None,
     xml: bool = False,
+    layout: LayoutBudget | None = None,
 ) -> Document:
     """Our document from a BioC one; raises InputError naming the document (with `report`, a bad
-    annotation or relation is recorded and skipped)."""
+    annotation or relation is recorded and skipped). `layout` is the file's budget of padding between
+    passages (core.limits); a fresh one when not given."""
     doc_id = document.id.strip() if isinstance(document.id, str) else ""
     if not doc_id:
         raise InputError(source, "BioC document without an <id>", line=line, item="document")
+    check_id(doc_id, "document id", source=source, line=line, item="document")
     where = f"document {doc_id}"
     passages: list[Passage] = []
     annotations: list[bioc.BioCAnnotation] = []
@@ -96,11 +95,14 @@ def from_bioc(
             for sentence in passage.sentences:
                 sentence_offset = _integer(sentence.offset, "sentence offset", source, line, where)
                 sentence_infons = {**infons_of(sentence.infons, xml), SENTENCE_OF: parent}
-                passages.append(Passage(sentence_offset, sentence.text or "", kind, sentence_infons))
+                sentence_text = _string(sentence.text, "sentence text", source, line, where)
+                passages.append(Passage(sentence_offset, sentence_text, kind, sentence_infons))
         else:
             if passage.sentences:
                 lost(report, "sentence boundaries inside passages that have their own text not kept")
-            passages.append(Passage(offset, passage.text or "", kind, infons))
+            passages.append(
+                Passage(offset, _string(passage.text, "passage text", source, line, where), kind, infons)
+            )
         annotations.extend(passage.annotations)
         relations.extend(passage.relations)
         for sentence in passage.sentences:
@@ -111,6 +113,9 @@ def from_bioc(
     metadata = infons_of(document.infons, xml)
     if json_fields:
         metadata[JSON_FIELDS] = json_fields
+    (layout or LayoutBudget()).check(
+        [(p.offset, len(p.text)) for p in passages], source=source, line=line, item=where
+    )
     text = Document(doc_id=doc_id, passages=tuple(passages)).text
     mentions = []
     for annotation in annotations:
@@ -139,8 +144,9 @@ def _mention(
     xml: bool,
 ) -> Mention:
     mention_id = annotation.id if isinstance(annotation.id, str) else str(annotation.id or "")
-    item = f"{where}, annotation {mention_id or '(no id)'}"
+    item = f"{where}, annotation {mention_id[:60] or '(no id)'}"
     line = annotation_lines.get(mention_id, line)
+    check_optional_id(mention_id, "annotation id", source=source, line=line, item=item)
     infons = infons_of(annotation.infons, xml)
     mention_type = _text(infons.pop("type", ""))
     concept_id = ""
@@ -148,6 +154,9 @@ def _mention(
         if isinstance(infons.get(key), str) and infons[key]:
             concept_id = infons.pop(key)
             break
+    check_optional_id(
+        concept_id, "identifier", source=source, line=line, item=item, max_length=MAX_CONCEPT_ID_LENGTH
+    )
     origin = _text(infons.pop("origin", "")) or "gold"
     fragments = []
     for location in annotation.locations:
@@ -159,7 +168,7 @@ def _mention(
     return build_mention(
         text,
         fragments,
-        annotation.text or None,  # an empty or missing <text> gives nothing to check against
+        _string(annotation.text, "annotation text", source, line, item) or None,  # empty: nothing to check
         source=source,
         line=line,
         item=item,
@@ -169,6 +178,15 @@ def _mention(
         origin=origin,
         infons=infons,
     )
+
+
+def _string(value: Any, what: str, source: Path | str, line: int | None, item: str) -> str:
+    """A text field as given, "" when absent; a JSON number, list or object there is an error."""
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise InputError(source, f"{what} must be a string, got {type(value).__name__}", line=line, item=item)
+    return value
 
 
 def _text(value: Any) -> str:

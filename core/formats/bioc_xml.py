@@ -36,10 +36,15 @@ from core.formats.bioc_write import check_collection, collection_header, to_bioc
 from core.formats.files import atomic_output, open_bytes, require_nonempty
 from core.formats.report import FormatReport, skip_or_raise
 from core.formats.sniff import looks_like_hint
+from core.limits import LayoutBudget, strict_integer
 
 logger = logging.getLogger(__name__)
 
 _COLLECTION_FIELDS = ("source", "date", "key", "version")
+# Entities declared in the file's own DTD (`<!ENTITY nbsp "&#160;">`) are expanded; external ones
+# (SYSTEM / PUBLIC: a file or URL) never are, and no DTD is fetched. libxml2 refuses expansion that
+# amplifies the input too much (a "billion laughs" file) without huge_tree.
+PARSER_OPTIONS = {"resolve_entities": "internal", "load_dtd": False, "no_network": True}
 _OTHER_XML = {
     "PubmedArticleSet": "PubMed citation XML is not supported yet",
     "article": "JATS / PMC full-text XML is not supported yet",
@@ -53,10 +58,9 @@ def read(path: Path | str, report: FormatReport | None = None) -> Iterator[Docum
     root: etree._Element | None = None
     collection: Infons = {}
     documents = 0
+    layout = LayoutBudget()
     with open_bytes(path) as stream:
-        events = etree.iterparse(
-            stream, events=("start", "end"), resolve_entities=False, load_dtd=False, no_network=True
-        )
+        events = etree.iterparse(stream, events=("start", "end"), **PARSER_OPTIONS)
         try:
             for event, element in events:
                 if root is None:
@@ -76,7 +80,7 @@ def read(path: Path | str, report: FormatReport | None = None) -> Iterator[Docum
                     _collection_part(element, collection)
                     continue
                 try:
-                    document = _convert(element, path, report, collection)
+                    document = _convert(element, path, report, collection, layout)
                 except InputError as error:
                     skip_or_raise(report, error)
                     document = None
@@ -87,19 +91,37 @@ def read(path: Path | str, report: FormatReport | None = None) -> Iterator[Docum
                 while element.getprevious() is not None:
                     del root[0]
         except etree.XMLSyntaxError as error:
+            line, problem = xml_error(error)
             skip_or_raise(
                 report,
                 InputError(
                     path,
-                    f"malformed XML: {error.msg}"
+                    f"malformed XML: {problem}"
                     + looks_like_hint(path, "bioc-xml")
                     + (" (the rest of the file could not be read)" if report is not None else ""),
-                    line=error.lineno,
+                    line=line,
                 ),
             )
             return
     if documents == 0 and (report is None or not report.problem_count):
         raise InputError(path, "the BioC collection holds no <document>")
+
+
+def xml_error(error: etree.XMLSyntaxError) -> tuple[int | None, str]:
+    """(line, problem) of a parse error, the problem worded for a curator. (Entities are expanded while
+    parsing, so an undefined one is reported on its own line, not as a later "no element found".)"""
+    line = error.lineno if error.lineno and error.lineno > 0 else None
+    problem = str(error.msg or error).strip()
+    suffix = f", line {error.lineno}, column "
+    if suffix in problem:  # lxml repeats the position in the message
+        problem = problem[: problem.index(suffix)]
+    if "amplification" in problem:
+        problem = f"entity expansion too large, refused ({problem})"
+    elif "not defined" in problem and "Entity" in problem:
+        problem += (
+            " (entities declared outside the file, in an external DTD or as SYSTEM files, are never loaded)"
+        )
+    return line, problem
 
 
 def _collection_part(element: etree._Element, collection: Infons) -> None:
@@ -121,12 +143,13 @@ def _upgrade_v2(element: etree._Element) -> None:
 
 
 def _convert(
-    element: etree._Element, path: Path, report: FormatReport | None, collection: Infons
+    element: etree._Element, path: Path, report: FormatReport | None, collection: Infons, layout: LayoutBudget
 ) -> Document:
     line = element.sourceline
     _upgrade_v2(element)
     doc_id = (element.findtext("id") or "").strip()
     item = f"document {doc_id}" if doc_id else "document"
+    _check_offsets(element, path, item)
     annotation_lines = {a.get("id", ""): a.sourceline for a in element.iter("annotation") if a.sourceline}
     wrapped = b"<collection>" + etree.tostring(element, encoding="utf-8", with_tail=False) + b"</collection>"
     try:
@@ -143,7 +166,22 @@ def _convert(
         report=report,
         collection={k: dict(v) if isinstance(v, dict) else v for k, v in collection.items()},
         xml=True,
+        layout=layout,
     )
+
+
+def _check_offsets(element: etree._Element, path: Path, item: str) -> None:
+    """Offsets and lengths are whole numbers (bioc's decoder would say "invalid literal for int()")."""
+    for node in element.iter("offset"):
+        strict_integer(
+            node.text, f"<{node.getparent().tag}> offset", source=path, line=node.sourceline, item=item
+        )
+    for node in element.iter("location"):
+        for name in ("offset", "length"):
+            if node.get(name) is not None:
+                strict_integer(
+                    node.get(name), f"location {name}", source=path, line=node.sourceline, item=item
+                )
 
 
 def write(docs: Iterable[Document], path: Path | str, report: FormatReport | None = None) -> int:

@@ -28,6 +28,7 @@ strips the text column, does not read `N` normalisations and reports no line num
 from __future__ import annotations
 
 import logging
+import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -40,6 +41,7 @@ from core.formats.annotations import build_mention, parse_fragments
 from core.formats.brat_write import BRAT_KIND, EQUIV, EVENT, TRIGGER, write
 from core.formats.files import iter_lines_lenient, read_text
 from core.formats.report import FormatReport, skip_or_raise
+from core.limits import MAX_CONCEPT_ID_LENGTH, check_id, check_optional_id
 
 logger = logging.getLogger(__name__)
 
@@ -108,10 +110,22 @@ def _passages(text: str) -> tuple[Passage, ...]:
     return tuple(passages)
 
 
+def _inside_collection(path: Path) -> None:
+    """A .txt or .ann that is a symbolic link out of its folder (to /etc/passwd, say) is not read."""
+    folder = os.path.realpath(path.parent)
+    target = os.path.realpath(path)
+    if os.path.commonpath([folder, target]) != folder:
+        raise InputError(path, f"a symbolic link to {target}, outside the brat folder; not read")
+
+
 def _read_pair(text_path: Path, report: FormatReport | None) -> Document:
+    _inside_collection(text_path)
+    doc_id = check_id(text_path.stem, "document id (the file name)", source=text_path)
     raw_text = read_text(text_path)
-    skeleton = Document(doc_id=text_path.stem, passages=_passages(raw_text))
+    skeleton = Document(doc_id=doc_id, passages=_passages(raw_text))
     ann_path = text_path.with_suffix(".ann")
+    if ann_path.exists():
+        _inside_collection(ann_path)
     if not ann_path.is_file():
         logger.info("%s: no .ann file; reading the text without annotations", text_path)
         return skeleton
@@ -159,7 +173,7 @@ def _read_pair(text_path: Path, report: FormatReport | None) -> Document:
 def _parse_ann(path: Path, report: FormatReport | None) -> _Annotations:
     parsed = _Annotations()
     references: list[tuple[int, str, str, str, Any]] = []  # line, kind, target, key, value
-    for line_no, line in iter_lines_lenient(path, allow_empty=True):
+    for line_no, line in iter_lines_lenient(path, allow_empty=True, whole_lines=True):
         if isinstance(line, InputError):
             skip_or_raise(report, line)
             continue
@@ -216,7 +230,10 @@ def _parse_line(path: Path, line_no: int, line: str, parsed: _Annotations, refer
             raise InputError(
                 path, "a normalisation line is 'N1<TAB>Reference T1 DB:ID<TAB>name'", line=line_no
             )
-        references.append((line_no, "N", parts[1], "", _read_concept(parts[2])))
+        concept = check_optional_id(
+            _read_concept(parts[2]), "concept id", source=path, line=line_no, max_length=MAX_CONCEPT_ID_LENGTH
+        )
+        references.append((line_no, "N", parts[1], "", concept))
     elif kind == "R":
         if len(parts) < 2 or not all(":" in argument for argument in parts[1:]):
             raise InputError(path, "a relation line is 'R1<TAB>Type Arg1:T1 Arg2:T2'", line=line_no)

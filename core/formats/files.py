@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import BinaryIO, TextIO
 
 from core.errors import InputError
+from core.limits import CUT_LAST_LINE, not_text
 
 _BOM = b"\xef\xbb\xbf"
 GZIP_MAGIC = b"\x1f\x8b"
@@ -42,6 +43,15 @@ def require_nonempty(path: Path) -> None:
         raise InputError(path, "expected a file, got a folder")
     if path.stat().st_size == 0:
         raise InputError(path, "the file is empty (0 bytes): no documents to read")
+
+
+def require_text(path: Path) -> None:
+    """`require_nonempty`, and a clear error for a UTF-16 or binary file (core.limits.not_text)."""
+    require_nonempty(path)
+    with open_bytes(path) as handle:
+        found = not_text(handle.read(4096))
+    if found is not None:
+        raise InputError(path, found[0], line=found[1])
 
 
 def is_gzip(path: Path) -> bool:
@@ -81,26 +91,37 @@ def decode_line(raw: bytes, path: Path, line_no: int) -> str:
         ) from None
 
 
-def iter_lines(path: Path, *, allow_empty: bool = False) -> Iterator[tuple[int, str]]:
+def iter_lines(
+    path: Path, *, allow_empty: bool = False, whole_lines: bool = False
+) -> Iterator[tuple[int, str]]:
     """(1-based line number, text) without the line ending; splits on \\n only, so the Unicode
     line separators some abstracts contain stay inside their line."""
-    for line_no, line in iter_lines_lenient(path, allow_empty=allow_empty):
+    for line_no, line in iter_lines_lenient(path, allow_empty=allow_empty, whole_lines=whole_lines):
         if isinstance(line, InputError):
             raise line
         yield line_no, line
 
 
-def iter_lines_lenient(path: Path, *, allow_empty: bool = False) -> Iterator[tuple[int, str | InputError]]:
+def iter_lines_lenient(
+    path: Path, *, allow_empty: bool = False, whole_lines: bool = False
+) -> Iterator[tuple[int, str | InputError]]:
     """Like `iter_lines`, but a line that is not UTF-8 comes as its InputError, so a reader that
-    reports every problem of a file can skip the line and go on."""
+    reports every problem of a file can skip the line and go on. With `whole_lines`, a last line
+    without a line break (other than blank) comes as an InputError too: it may have been cut short
+    (core.limits.CUT_LAST_LINE)."""
     if not (allow_empty and path.is_file()):
         require_nonempty(path)
+    if path.stat().st_size:
+        require_text(path)
     with open_bytes(path) as handle:
         for line_no, raw in enumerate(handle, start=1):
             if line_no == 1 and raw.startswith(_BOM):
                 raw = raw[len(_BOM) :]
             if raw.endswith(b"\n"):
                 raw = raw[:-1]
+            elif whole_lines and raw.strip():
+                yield line_no, InputError(path, CUT_LAST_LINE, line=line_no)
+                continue
             if raw.endswith(b"\r"):
                 raw = raw[:-1]
             line: str | InputError
@@ -113,7 +134,7 @@ def iter_lines_lenient(path: Path, *, allow_empty: bool = False) -> Iterator[tup
 
 def read_text(path: Path) -> str:
     """The whole file as text, newlines untouched (brat offsets count every character)."""
-    require_nonempty(path)
+    require_text(path)
     with open_bytes(path) as handle:
         data = handle.read()
     if data.startswith(_BOM):

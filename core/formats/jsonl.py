@@ -40,6 +40,7 @@ from core.formats.annotations import build_mention
 from core.formats.files import atomic_text_writer, iter_lines_lenient
 from core.formats.report import FormatReport, skip_or_raise
 from core.formats.sniff import looks_like_hint
+from core.limits import MAX_CONCEPT_ID_LENGTH, LayoutBudget, check_id, check_optional_id, parse_json
 
 logger = logging.getLogger(__name__)
 
@@ -48,6 +49,7 @@ def read(path: Path | str, report: FormatReport | None = None) -> Iterator[Docum
     """One document per non-blank line."""
     path = Path(path)
     lines = 0
+    layout = LayoutBudget()
     for line_no, line in iter_lines_lenient(path):
         if isinstance(line, InputError):
             skip_or_raise(report, line)
@@ -56,7 +58,10 @@ def read(path: Path | str, report: FormatReport | None = None) -> Iterator[Docum
             continue
         lines += 1
         try:
-            obj = json.loads(line)
+            obj = parse_json(line, source=path, line=line_no)
+        except InputError as error:
+            skip_or_raise(report, error)
+            continue
         except json.JSONDecodeError as error:
             skip_or_raise(
                 report,
@@ -68,7 +73,7 @@ def read(path: Path | str, report: FormatReport | None = None) -> Iterator[Docum
             )
             continue
         try:
-            document = from_json(obj, source=path, line=line_no, report=report)
+            document = from_json(obj, source=path, line=line_no, report=report, layout=layout)
         except InputError as error:
             skip_or_raise(report, error)
             continue
@@ -130,17 +135,23 @@ class _Fields:
 
 
 def from_json(
-    obj: Any, *, source: Path | str = "<jsonl>", line: int | None = None, report: FormatReport | None = None
+    obj: Any,
+    *,
+    source: Path | str = "<jsonl>",
+    line: int | None = None,
+    report: FormatReport | None = None,
+    layout: LayoutBudget | None = None,
 ) -> Document:
     """A document from one parsed line; raises InputError naming the line and the field (with
-    `report`, a bad mention or relation is recorded and skipped instead)."""
+    `report`, a bad mention or relation is recorded and skipped instead). `layout` is the file's
+    budget of padding between passages (core.limits); a fresh one when not given."""
     top = _Fields(obj, "", source, line)
     if "doc_id" not in top.obj:
         hint = (
             " (this looks like a BioC JSON document: use --format bioc-json)" if "bioctype" in top.obj else ""
         )
         raise top.fail("doc_id", "required field is missing" + hint)
-    doc_id = top.string("doc_id")
+    doc_id = check_id(top.string("doc_id"), "doc_id", source=source, line=line, item="doc_id")
     passages = []
     for index, raw in enumerate(top.items("passages", required=True)):
         fields = _Fields(raw, f"passages[{index}].", source, line)
@@ -150,6 +161,9 @@ def from_json(
         passages.append(
             Passage(offset, fields.string("text", None), fields.string("kind"), fields.mapping("infons"))
         )
+    (layout or LayoutBudget()).check(
+        [(p.offset, len(p.text)) for p in passages], source=source, line=line, item=f"document {doc_id}"
+    )
     skeleton = Document(doc_id=doc_id, passages=tuple(passages))
     text = skeleton.text
     mentions: list[Mention] = []
@@ -191,16 +205,28 @@ def _mention(raw: Any, index: int, text: str, doc_id: str, source: Path | str, l
     column = fields.obj.get("text")
     if column is not None and not isinstance(column, str):
         raise fields.fail("text", f"must be a string, got {type(column).__name__}")
+    where = f"document {doc_id}, mentions[{index}]"
+    concept_id = check_optional_id(
+        fields.string("concept_id"),
+        "concept_id",
+        source=source,
+        line=line,
+        item=where,
+        max_length=MAX_CONCEPT_ID_LENGTH,
+    )
+    mention_id = check_optional_id(
+        fields.string("mention_id"), "mention_id", source=source, line=line, item=where
+    )
     return build_mention(
         text,
         [(fields.integer("start"), fields.integer("end"))],
         column,
         source=source,
         line=line,
-        item=f"document {doc_id}, mentions[{index}]",
+        item=where,
         type=fields.string("type"),
-        concept_id=fields.string("concept_id"),
-        mention_id=fields.string("mention_id"),
+        concept_id=concept_id,
+        mention_id=mention_id,
         origin=fields.string("origin", "gold"),
         infons=fields.mapping("infons"),
     )

@@ -41,11 +41,12 @@ from pathlib import Path
 from core.documents import Document, Mention, Passage, Relation, document_from_title_abstract
 from core.errors import InputError
 from core.formats.annotations import INDIVIDUAL_MENTIONS, SOURCE_TEXT, build_mention
-from core.formats.files import decode_line, open_bytes, require_nonempty
+from core.formats.files import decode_line, open_bytes, require_text
 from core.formats.pubtator_runs import HEADER, Action, RunInfo, plan_runs
 from core.formats.pubtator_write import BLOCK, write
 from core.formats.report import FormatReport, skip_or_raise
 from core.formats.sniff import looks_like_hint
+from core.limits import CUT_LAST_LINE, MAX_CONCEPT_ID_LENGTH, check_id, check_optional_id
 
 logger = logging.getLogger(__name__)
 
@@ -87,7 +88,7 @@ def classify(fields: list[str]) -> str:
 def read(path: Path | str, report: FormatReport | None = None) -> Iterator[Document]:
     """Documents one run of blocks at a time; a bad line raises (or, with `report`, is skipped)."""
     path = Path(path)
-    require_nonempty(path)
+    require_text(path)
     plan = plan_runs(path)
     held: list[_Block] = []
     run: list[_Block] = []
@@ -151,31 +152,37 @@ def _same_block(a: _Block, b: _Block) -> bool:
     )
 
 
-def _lines(path: Path) -> Iterator[tuple[int, bytes]]:
+def _lines(path: Path) -> Iterator[tuple[int, bytes, bool]]:
+    """(line number, bytes without the line break, whether the line is cut: the last, without a break)."""
     with open_bytes(path) as handle:
         for line_no, raw in enumerate(handle, start=1):
             if line_no == 1 and raw.startswith(b"\xef\xbb\xbf"):
                 raw = raw[3:]
-            yield line_no, raw.rstrip(b"\n").removesuffix(b"\r")
+            yield line_no, raw.rstrip(b"\n").removesuffix(b"\r"), not raw.endswith(b"\n")
 
 
 def _blocks(path: Path, report: FormatReport | None) -> Iterator[_Block]:
     """Blocks in file order, each yielded at its first line and filled as reading goes on, so the
     reader knows a run has ended before the next block's lines are checked."""
     block: _Block | None = None
-    for line_no, raw in _lines(path):
+    for line_no, raw, cut in _lines(path):
         if not raw.strip():
             block = None
             continue
         header = HEADER.match(raw)
         if header and (header.group(2) == b"t" or block is None):
             block = _Block(pmid=header.group(1).decode("utf-8", "replace"), line=line_no, title=None)
-            if not _header(block, raw, header.group(2) == b"t", path, line_no, report):
+            if not _header(block, raw, header.group(2) == b"t", path, line_no, report, cut):
                 block.broken = True
             yield block
             continue
         if block is not None and block.broken:
             continue  # the rest of a block whose title or abstract could not be read
+        if cut:
+            if header and block is not None:
+                block.broken = True  # an abstract cut short: the document is not whole
+            skip_or_raise(report, InputError(path, CUT_LAST_LINE, line=line_no))
+            continue
         try:
             line = decode_line(raw, path, line_no)
         except InputError as error:
@@ -188,10 +195,13 @@ def _blocks(path: Path, report: FormatReport | None) -> Iterator[_Block]:
 
 
 def _header(
-    block: _Block, raw: bytes, title: bool, path: Path, line_no: int, report: FormatReport | None
+    block: _Block, raw: bytes, title: bool, path: Path, line_no: int, report: FormatReport | None, cut: bool
 ) -> bool:
     try:
         body = decode_line(raw, path, line_no).split("|", 2)[2]
+        check_id(block.pmid, "PMID", source=path, line=line_no)
+        if cut:
+            raise InputError(path, CUT_LAST_LINE, line=line_no)
     except InputError as error:
         if report is None:
             block.error = error
@@ -284,6 +294,14 @@ def _document(blocks: list[_Block], path: Path, report: FormatReport | None) -> 
         block_text = _block_text(block)
         for line_no, fields in block.annotations:
             try:
+                check_optional_id(
+                    fields[5] if len(fields) > 5 else "",
+                    "concept id",
+                    source=path,
+                    line=line_no,
+                    item=f"document {block.pmid}",
+                    max_length=MAX_CONCEPT_ID_LENGTH,
+                )
                 mention = build_mention(
                     block_text,
                     [(int(fields[1]), int(fields[2]))],

@@ -95,10 +95,20 @@ def lost(report: FormatReport | None, reason: str, count: int = 1) -> None:
 
 
 class InvalidItemsError(InputError):
-    """A file with problems imported under `--on-invalid error`: nothing was stored; all are listed."""
+    """A file with problems imported under `--on-invalid error`: nothing was stored; all are listed (a
+    single problem is one line, like any other InputError)."""
 
     def __init__(self, source: str | Path, report: FormatReport):
         self.report = report
+        if report.problem_count == 1 and report.problems:  # one problem: one line, naming where it is
+            only = report.problems[0]
+            super().__init__(
+                only.source,
+                f"{only.reason}; nothing imported: fix it, or import the rest with --on-invalid skip",
+                line=only.line,
+                item=only.item or None,
+            )
+            return
         listed = [f"  {problem}" for problem in report.problems[:MAX_LISTED]]
         more = report.problem_count - len(listed)
         if more:

@@ -50,7 +50,7 @@ def _sniff_json(text: str) -> str | None:
     first_line = text.split("\n", 1)[0]
     try:
         obj = json.loads(first_line)
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):  # nested too deeply: the reader says so, with the line
         obj = None
     if isinstance(obj, dict):
         if "doc_id" in obj:

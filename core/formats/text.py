@@ -23,6 +23,7 @@ from core.documents import Document, Passage
 from core.errors import InputError
 from core.formats.files import atomic_text_writer, document_file, read_text, stem
 from core.formats.report import FormatReport, lost, skip_or_raise
+from core.limits import check_id
 
 logger = logging.getLogger(__name__)
 
@@ -49,11 +50,12 @@ def read(path: Path | str, report: FormatReport | None = None) -> Iterator[Docum
 
 
 def read_document(path: Path) -> Document:
+    doc_id = check_id(stem(path), "document id (the file name)", source=path)
     text = read_text(path)
     passages = tuple(paragraphs(text))
     if not passages:
         raise InputError(path, "the file holds only whitespace: no text to read")
-    return Document(doc_id=stem(path), passages=passages)
+    return Document(doc_id=doc_id, passages=passages)
 
 
 def paragraphs(text: str) -> Iterator[Passage]:

@@ -23,6 +23,7 @@ from core.errors import InputError
 from core.kb.concept import Concept
 from core.kb.identifiers import canonical_id
 from core.kb.source_file import read_lines, require_file
+from core.limits import check_id
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressFn, no_progress
 
 logger = logging.getLogger(__name__)
@@ -131,6 +132,7 @@ def _concept(path: Path, number: int, line: str, columns: tuple[str, ...]) -> Co
         raise InputError(
             path, f"{columns[1]} {raw_id!r} is not a CURIE such as MESH:D003924 or OMIM:125853", line=number
         )
+    check_id(raw_id, columns[1], source=path, line=number)
     alt_ids = [canonical_id(alt, VOCABULARY) for alt in _split(row.get("AltDiseaseIDs", ""))]
     alt_ids += [f"CAS:{cas}" for cas in _split(row.get("CasRN", ""))]
     alt_ids += [f"DRUGBANK:{drug}" for drug in _split(row.get("DrugBankIDs", ""))]

@@ -17,6 +17,7 @@ from core.errors import InputError
 from core.kb.concept import Concept
 from core.kb.identifiers import canonical_id
 from core.kb.source_file import read_lines, require_file
+from core.limits import check_optional_id
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressFn, no_progress
 
 logger = logging.getLogger(__name__)
@@ -78,6 +79,7 @@ def _parse_line(path: Path, number: int, line: str) -> tuple[list[str], list[str
     for raw in ids:
         if _SPACE.search(raw) is not None:
             raise InputError(path, f"id {raw!r} contains spaces; expected {LAYOUT}", line=number)
+        check_optional_id(raw, "id", source=path, line=number)
     names = [name.strip() for name in name_part.split("|") if name.strip()]
     if not names:
         raise InputError(path, f"no name after '||'; expected {LAYOUT}", line=number, item=f"id {ids[0]}")

@@ -21,6 +21,7 @@ from lxml import etree
 from core.errors import InputError
 from core.kb.concept import Concept
 from core.kb.source_file import open_binary, require_file
+from core.limits import check_id
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressFn, no_progress
 
 logger = logging.getLogger(__name__)
@@ -103,6 +104,8 @@ def mesh_root_element(path: str | Path) -> str:
 def _syntax_error(path: Path, exc: etree.XMLSyntaxError, after: str = "") -> InputError:
     problem = str(exc.msg or exc).strip()
     line = exc.lineno or None
+    if f", line {line}, column " in problem:  # lxml repeats the position in the message
+        problem = problem[: problem.index(f", line {line}, column ")]
     if "Document is empty" in problem or "Start tag expected" in problem:
         problem += " (not XML?)"
     elif "encoding" in problem.lower():
@@ -157,6 +160,7 @@ def _identity(
     where = f"<{record.tag}> #{number}"
     if not ui:
         raise InputError(path, f"no <{ui_tag}>", line=record.sourceline, item=where)
+    check_id(ui, f"<{ui_tag}>", source=path, line=record.sourceline, item=where)
     name = _clean(record.findtext(name_path))
     if not name:
         raise InputError(path, f"no <{name_path}> text", line=record.sourceline, item=f"{where} {ui}")

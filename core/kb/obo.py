@@ -17,6 +17,7 @@ imported ontology's terms are not read, and each such line is warned about (and 
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable, Collection, Iterator
 from pathlib import Path
 
@@ -26,11 +27,13 @@ from core.errors import InputError
 from core.kb.concept import Concept
 from core.kb.identifiers import canonical_id
 from core.kb.source_file import first_undecodable_line, open_binary, require_file
+from core.limits import CUT_LAST_LINE, check_id, not_text
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressFn, no_progress
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_SCOPES = frozenset({"EXACT", "RELATED"})
+_CONTROL = re.compile(rb"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 BATCH_FRAMES = 1_000
 
 
@@ -44,9 +47,11 @@ def read_obo(
 ) -> Iterator[Concept]:
     """Stream the live terms of an OBO file (plain or gzip) as concepts."""
     path = require_file(path)
+    _check_text(path)
     scopes = {scope.upper() for scope in synonym_scopes}
     message = f"reading {path.name}"
     frames = count = obsolete = unnamed = 0
+    last = ""
     cancel.raise_if_cancelled()
     with open_binary(path) as (stream, position):
         progress(0, position.size, message)
@@ -55,6 +60,7 @@ def read_obo(
             _warn_imports(path, reader.header(), on_warning)
             for frame in reader:
                 frames += 1
+                last = str(getattr(frame, "id", ""))
                 if frames % BATCH_FRAMES == 0:
                     cancel.raise_if_cancelled()
                     progress(position.done(), position.size, message)
@@ -63,7 +69,7 @@ def read_obo(
                 if _is_obsolete(frame):
                     obsolete += 1
                     continue
-                concept = _concept(frame, scopes)
+                concept = _concept(path, frame, scopes)
                 if concept is None:
                     unnamed += 1
                     logger.warning("%s: term %s has no name; skipped", path, frame.id)
@@ -71,16 +77,59 @@ def read_obo(
                     count += 1
                     yield concept
         except SyntaxError as exc:
-            raise InputError(path, f"not valid OBO: {exc.msg}", line=exc.lineno) from exc
-        except OSError as exc:
-            if "UTF-8" not in str(exc):
+            cut = _cut_last_line(path)
+            near_end = cut is not None and (exc.lineno is None or cut <= exc.lineno)
+            problem = CUT_LAST_LINE if near_end else f"not valid OBO: {exc.msg}"
+            raise InputError(path, problem, line=exc.lineno or cut) from exc
+        except (OSError, TypeError) as exc:
+            # fastobo raises TypeError ("expected path or binary file handle", caused by "stream did not
+            # contain valid UTF-8") when the header is not UTF-8, OSError when a later line is not
+            if "UTF-8" not in f"{exc} {exc.__cause__}":
                 raise
             located = first_undecodable_line(path)
-            raise located or InputError(path, f"not valid UTF-8: {exc}") from exc
+            raise located or InputError(path, "not valid UTF-8") from exc
+        except BaseException as exc:
+            # fastobo is Rust: where it panics (an id of control characters reaches "unreachable code",
+            # found by `curalink bench fuzz`), pyo3 raises a PanicException, a BaseException
+            if type(exc).__name__ != "PanicException":
+                raise
+            raise _panic_error(path, exc, last) from None
         progress(position.size, position.size, message)
     if count == 0:
         logger.warning("%s: no live [Term] frames among %d frames", path, frames)
     logger.info("%s: %d terms kept, %d obsolete dropped, %d without a name", path, count, obsolete, unnamed)
+
+
+def _check_text(path: Path) -> None:
+    """Refuse UTF-16 and binary files up front, with what they are (fastobo only says "not UTF-8")."""
+    with open_binary(path) as (stream, _):
+        found = not_text(stream.read(4096))
+    if found is not None:
+        raise InputError(path, found[0], line=found[1])
+
+
+def _panic_error(path: Path, exc: BaseException, last: str) -> InputError:
+    """The error for a fastobo panic: the first control character when the file has one (the cause seen
+    so far), else the parser's own words and the last term read."""
+    with open_binary(path) as (stream, _):
+        for number, raw in enumerate(stream, start=1):
+            found = _CONTROL.search(raw)
+            if found:
+                return InputError(
+                    path, f"control character U+{raw[found.start()]:04X}: not valid in OBO", line=number
+                )
+    where = f"after term {last}" if last else "in the header or the first frame"
+    return InputError(path, f"not valid OBO: the OBO parser failed {where} ({exc})")
+
+
+def _cut_last_line(path: Path) -> int | None:
+    """The number of the last line when the (decompressed) file does not end with a line break, else
+    None (read only on the error path: fastobo's error on such a line is "expected EOL")."""
+    last, breaks = b"\n", 0
+    with open_binary(path) as (stream, _):
+        while chunk := stream.read(1 << 20):
+            last, breaks = chunk[-1:], breaks + chunk.count(b"\n")
+    return breaks + 1 if last != b"\n" else None
 
 
 def _warn_imports(path: Path, header: fastobo.header.HeaderFrame, on_warning) -> None:
@@ -99,7 +148,7 @@ def _is_obsolete(frame: fastobo.term.TermFrame) -> bool:
     return any(isinstance(clause, fastobo.term.IsObsoleteClause) and clause.obsolete for clause in frame)
 
 
-def _concept(frame: fastobo.term.TermFrame, scopes: set[str]) -> Concept | None:
+def _concept(path: Path, frame: fastobo.term.TermFrame, scopes: set[str]) -> Concept | None:
     """The concept of a live term frame; None when it has no name."""
     name = definition = ""
     synonyms: list[str] = []
@@ -120,7 +169,7 @@ def _concept(frame: fastobo.term.TermFrame, scopes: set[str]) -> Concept | None:
             parents.append(canonical_id(str(clause.term)))
     if not name:
         return None
-    concept_id = canonical_id(str(frame.id))
+    concept_id = canonical_id(check_id(str(frame.id), "term id", source=path))
     prefix, separator, _ = concept_id.partition(":")
     return Concept(
         concept_id=concept_id,

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from core.errors import InputError
 from core.kb.concept import Concept
+from core.kb.concept_stream import ConceptStream
 from core.kb.ctd import read_ctd
 from core.kb.medic import read_medic
 from core.kb.mesh_xml import read_mesh_xml
@@ -47,7 +48,8 @@ def load_kb(
     """The concepts of a vocabulary file, streamed by the loader of `fmt`.
 
     `options` go to that loader (e.g. `languages=` for umls-rrf, `kind=` for ctd);
-    `check_format=False` skips the sniffing for a file the sniffer misjudges.
+    `check_format=False` skips the sniffing for a file the sniffer misjudges. Progress is in bytes of
+    the file, with the concept count in the message (core.kb.concept_stream).
     """
     if fmt not in LOADERS:
         raise InputError(
@@ -65,4 +67,4 @@ def load_kb(
         sniffed = sniff_kb_format(path)
         if sniffed is not None and sniffed != fmt:
             raise InputError(path, f"looks like {sniffed}, not {fmt} (use --format {sniffed})")
-    return loader(path, progress=progress, cancel=cancel, **options)
+    return ConceptStream(lambda report: loader(path, progress=report, cancel=cancel, **options), progress)

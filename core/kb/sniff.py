@@ -17,7 +17,6 @@ _SPACE = re.compile(r"\s")
 _XML_ROOT = re.compile(r"<(DescriptorRecordSet|SupplementalRecordSet)[\s>]")
 _OBO = re.compile(r"^(format-version:|\[Term\]\s*$)", re.MULTILINE)
 _CTD_HEADER = re.compile(r"^#\s*(DiseaseName\tDiseaseID|ChemicalName\tChemicalID)", re.MULTILINE)
-_CUI = re.compile(r"^C\d{7}$")
 _CURIE_ID = re.compile(r"^(MESH|OMIM):\S+$")
 _SAMPLE_LINES = 50
 
@@ -53,8 +52,10 @@ def sniff_kb_format(path: str | Path) -> str | None:
 
 
 def _is_rrf(line: str) -> bool:
+    """18 fields each followed by '|' (the CUI is checked by the reader, which names a bad one's line:
+    a file with one bad CUI is still an MRCONSO, not a MEDIC file)."""
     fields = line.split("|")
-    return len(fields) == 19 and fields[-1] == "" and bool(_CUI.match(fields[0]))
+    return len(fields) == 19 and fields[-1] == "" and "\t" not in line
 
 
 def _is_ctd(line: str) -> bool:
@@ -63,8 +64,15 @@ def _is_ctd(line: str) -> bool:
 
 
 def _is_medic(line: str) -> bool:
+    """`ID[|altID...]||names`, and not an RRF row (whose empty fields also make '||')."""
     ids, separator, _ = line.partition("||")
-    return bool(separator) and "\t" not in line and bool(ids) and _SPACE.search(ids) is None
+    return (
+        bool(separator)
+        and "\t" not in line
+        and bool(ids)
+        and _SPACE.search(ids) is None
+        and not _is_rrf(line)
+    )
 
 
 def _is_tsv(line: str) -> bool:

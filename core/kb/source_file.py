@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from core.errors import InputError
+from core.limits import CUT_LAST_LINE, not_text
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressFn, no_progress
 
 GZIP_MAGIC = b"\x1f\x8b"
@@ -85,16 +86,23 @@ def read_lines(
     """(line number, text without its line ending) for every line, 1-based, streaming.
 
     Progress is reported in bytes of the file on disk every `BATCH_LINES` lines, where the
-    cancel token is also checked.
+    cancel token is also checked. A last line without a line break (other than blank) is an error: it
+    may have been cut short (core.limits.CUT_LAST_LINE), and a cut line often still parses.
     """
     message = message or f"reading {Path(path).name}"
     cancel.raise_if_cancelled()
+    with open_binary(path) as (stream, _):
+        found = not_text(stream.read(4096))
+    if found is not None:
+        raise InputError(path, found[0], line=found[1])
     with open_binary(path) as (stream, position):
         progress(0, position.size, message)
         number = 0
         for number, raw_line in enumerate(stream, start=1):
             if number == 1 and raw_line.startswith(UTF8_BOM):
                 raw_line = raw_line[len(UTF8_BOM) :]
+            if not raw_line.endswith(b"\n") and raw_line.strip():
+                raise InputError(path, CUT_LAST_LINE, line=number)
             text = decode_line(raw_line, path, number)
             if text.endswith("\n"):
                 text = text[:-1]

@@ -18,6 +18,7 @@ from core.errors import InputError
 from core.kb.concept import Concept
 from core.kb.identifiers import canonical_id
 from core.kb.source_file import read_lines, require_file
+from core.limits import check_id
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressFn, no_progress
 
 logger = logging.getLogger(__name__)
@@ -127,6 +128,7 @@ def _parse_row(
         raise InputError(path, "empty id in the first column", line=number)
     if _SPACE.search(raw_id) is not None:
         raise InputError(path, f"id {raw_id!r} contains spaces; expected {LAYOUT}", line=number)
+    check_id(raw_id, "id", source=path, line=number)
     if not name:
         raise InputError(path, "empty name in the second column", line=number, item=f"id {raw_id}")
     values: dict[str, list[str]] = {}

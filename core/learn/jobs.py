@@ -16,6 +16,14 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from core.atomic_files import write_text_atomic
+from core.housekeeping import (
+    SCRATCH_PREFIX,
+    claim_scratch,
+    prune_indexes,
+    release_scratch,
+    remove_dead_scratch,
+)
 from core.learn.training_data import curated_pairs, fingerprint, gold_pairs, resolvable
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressCallback, no_progress
 
@@ -44,15 +52,43 @@ def next_version(project, kind: str) -> str:
 @contextmanager
 def scratch_folder(project, kind: str) -> Iterator[Path]:
     """A folder under models/<kind>/ to train into. It is deleted if the block fails or is cancelled;
-    the caller moves it to models/<kind>/<version>/ only once the version is complete."""
+    the caller moves it to models/<kind>/<version>/ only once the version is complete. Its owner file
+    marks it as in use while this process lives; scratch folders of dead runs are removed first."""
+    remove_dead_scratch(project.models_dir)
     parent = project.models_dir / kind
     parent.mkdir(parents=True, exist_ok=True)
-    scratch = Path(tempfile.mkdtemp(prefix=".training-", dir=parent))
+    scratch = Path(tempfile.mkdtemp(prefix=SCRATCH_PREFIX, dir=parent))
     try:
+        claim_scratch(scratch)
         yield scratch
     except BaseException:
         shutil.rmtree(scratch, ignore_errors=True)
         raise
+    finally:
+        release_scratch(scratch)
+
+
+def prune_project_indexes(project, kb_fingerprint: str) -> int:
+    """Remove name indexes no retriever in use needs: keep those of the active version and of candidate
+    versions (promotable) for the current knowledge base, and of live scratch folders (a retrain being
+    evaluated in another process). A retired version rolled back to rebuilds its index then."""
+    from core.errors import CuralinkError
+    from core.retrieve.rescnn_retriever import saved_version
+
+    try:
+        rows = project.model_versions("retriever")
+    except CuralinkError as exc:  # a registry row leading outside the project: prune nothing
+        log.warning("%s; name indexes not pruned", exc)
+        return 0
+    folders = [Path(row.path) for row in rows if row.status in ("active", "candidate")]
+    folders += [p for p in (project.models_dir / "retriever").glob(SCRATCH_PREFIX + "*") if p.is_dir()]
+    keep = set()
+    for folder in folders:
+        try:
+            keep.add(saved_version(folder))
+        except (CuralinkError, OSError):
+            continue  # a missing or broken folder has no index worth keeping
+    return prune_indexes(project.index_dir, kb_fingerprint, keep)
 
 
 def train_retriever(
@@ -97,10 +133,10 @@ def train_retriever(
             version=version,  # not the scratch folder's name
         )
         cancel.raise_if_cancelled()
+        metrics = {**result.metrics, "train_pairs": len(pairs), "train_seconds": round(result.seconds, 2)}
+        write_text_atomic(scratch / "metrics.json", json.dumps(metrics, indent=2))
         final = project.models_dir / "retriever" / version
         scratch.rename(final)
-    metrics = {**result.metrics, "train_pairs": len(pairs), "train_seconds": round(result.seconds, 2)}
-    (final / "metrics.json").write_text(json.dumps(metrics, indent=2))
     project.register_model(
         "retriever",
         version,
@@ -114,5 +150,6 @@ def train_retriever(
     )
     if promote:
         project.promote_model("retriever", version)
+    prune_project_indexes(project, kb.fingerprint())
     log.info("trained retriever %s on %d pairs in %.1f s", version, len(pairs), result.seconds)
     return TrainedVersion("retriever", version, final, metrics, promote)

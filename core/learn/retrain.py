@@ -15,11 +15,12 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from core.atomic_files import write_text_atomic
 from core.documents import Candidate
 from core.errors import CuralinkError
 from core.kb.knowledge_base import KnowledgeBase
 from core.learn.compare import epoch_evaluator, not_worse, ranked_metrics, retriever_metrics
-from core.learn.jobs import next_version, scratch_folder
+from core.learn.jobs import next_version, prune_project_indexes, scratch_folder
 from core.learn.training_data import HELD_OUT_FRACTION, TrainingSet, training_set
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressCallback, no_progress
 from core.text.normalize import normalize_name
@@ -129,6 +130,8 @@ def retrain(
             cancel=cancel,
         )
     report.seconds = round(time.perf_counter() - started, 1)
+    if "retriever" in report.kinds:
+        prune_project_indexes(project, kb.fingerprint())
     return report
 
 
@@ -166,8 +169,6 @@ def _finish(
     else:
         report.promoted, report.reason = not_worse(report.new, report.old)
     final = project.models_dir / kind / report.version
-    scratch.rename(final)
-    report.path = str(final)
     metrics = {
         "held_out": report.new,
         "previous": {"version": report.parent_version, **report.old},
@@ -178,7 +179,9 @@ def _finish(
         "mentions_per_s": report.mentions_per_s,
         "decision": report.reason,
     }
-    (final / "metrics.json").write_text(json.dumps(metrics, indent=2))
+    write_text_atomic(scratch / "metrics.json", json.dumps(metrics, indent=2))
+    scratch.rename(final)
+    report.path = str(final)
     project.register_model(
         kind,
         report.version,

@@ -15,12 +15,18 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from transformers import AutoModelForTokenClassification, AutoTokenizer
 
+from core.atomic_files import write_text_atomic, written_into
 from core.errors import ModelError
 from core.locations import base_model_reference, content_hash, restated_reference
 from core.rerank.packing import PACKING_LEVELS, PackedInput, Packer, SentenceSplitter, special_ids
 from core.retrieve.rescnn import default_base_model  # one packaged folder for both stages
+from core.safe_models import (
+    load_bert_tokenizer,
+    load_token_classifier,
+    read_json_file,
+    token_classifier_class,
+)
 
 log = logging.getLogger(__name__)
 
@@ -114,14 +120,11 @@ class CrossEncoder:
         max_length: int = 512,
         seed: int = 42,
     ) -> CrossEncoder:
-        """A fresh reranker: the base encoder with a new 2-label token head."""
+        """A fresh reranker: the base encoder (BERT, safetensors) with a new 2-label token head."""
         path = str(Path(base_model or default_base_model()).absolute())
-        tokenizer = _load_tokenizer(path)
+        tokenizer = load_bert_tokenizer(path)
         torch.manual_seed(seed)
-        try:
-            model = AutoModelForTokenClassification.from_pretrained(path, num_labels=2, local_files_only=True)
-        except (OSError, ValueError) as exc:
-            raise ModelError(f"cannot load a token-classification model from {path}: {exc}") from exc
+        model = load_token_classifier(path, num_labels=2)
         config = RerankerConfig(
             packing=packing, max_length=max_length, base_model=path, base_model_hash=content_hash(path)
         )
@@ -133,21 +136,21 @@ class CrossEncoder:
         config_path = folder / RERANKER_FILE
         if not config_path.is_file():
             raise ModelError(f"{folder} is not a saved reranker: {RERANKER_FILE} is missing")
+        data = read_json_file(config_path, "reranker configuration")
         try:
-            config = RerankerConfig(**json.loads(config_path.read_text(encoding="utf-8")))
-        except (TypeError, json.JSONDecodeError) as exc:
+            config = RerankerConfig(**data) if isinstance(data, dict) else None
+        except TypeError as exc:
             raise ModelError(f"{config_path}: unreadable reranker configuration: {exc}") from exc
-        tokenizer = _load_tokenizer(str(folder))
-        try:
-            model = AutoModelForTokenClassification.from_pretrained(
-                str(folder), local_files_only=True, use_safetensors=True
-            )
-        except (OSError, ValueError) as exc:
-            raise ModelError(f"cannot load reranker weights from {folder}: {exc}") from exc
+        if config is None:
+            raise ModelError(f"{config_path}: unreadable reranker configuration (not a JSON object)")
+        tokenizer = load_bert_tokenizer(folder)
+        model = load_token_classifier(folder)
+        if model.config.num_labels != 2:
+            raise ModelError(f"{folder / 'config.json'}: {model.config.num_labels} labels; a reranker has 2")
         return cls(model, tokenizer, config)
 
     def save(self, folder: str | Path, metrics: dict[str, float] | None = None) -> Path:
-        """Safetensors + JSON only (house rule: never pickles)."""
+        """Safetensors + JSON only (house rule: never pickles), each file put in place by a rename."""
         folder = Path(folder)
         folder.mkdir(parents=True, exist_ok=True)
         if metrics:
@@ -157,9 +160,10 @@ class CrossEncoder:
             if self.base_folder is not None
             else restated_reference(self.config.base_model)
         )
-        self.model.save_pretrained(str(folder), safe_serialization=True)
-        self.tokenizer.save_pretrained(str(folder))
-        (folder / RERANKER_FILE).write_text(json.dumps(asdict(self.config), indent=2), encoding="utf-8")
+        with written_into(folder) as scratch:
+            self.model.save_pretrained(str(scratch), safe_serialization=True)
+            self.tokenizer.save_pretrained(str(scratch))
+        write_text_atomic(folder / RERANKER_FILE, json.dumps(asdict(self.config), indent=2))
         return folder
 
     def packer(self, level: str | None = None, sentence_splitter: SentenceSplitter | None = None) -> Packer:
@@ -188,29 +192,13 @@ class CrossEncoder:
 
 
 def preload_architecture(folder: str | Path) -> type | None:
-    """Import the model code a saved reranker or base folder needs, without loading any weights.
+    """Import the model code a saved reranker or base folder needs, without loading any weights or code
+    of the folder's own (the class is Curalink's choice: BertForTokenClassification).
 
     Importing transformers' modeling module for an architecture took 1.9 s here (BERT), in chunks that
     hold the GIL for up to ~200 ms; loading the weights afterwards took 124 ms and never blocked another
     thread for more than 9 ms. A GUI calls this before its event loop is busy, so the background load
-    that follows does not freeze it. Returns the token-classification class (None if unsupported: the
-    load itself then fails with a clear message).
+    that follows does not freeze it. Returns the token-classification class; a folder Curalink does not
+    load (another architecture, custom code) raises a ModelError naming the file.
     """
-    from transformers import AutoConfig
-    from transformers.models.auto.modeling_auto import MODEL_FOR_TOKEN_CLASSIFICATION_MAPPING
-
-    try:
-        config = AutoConfig.from_pretrained(str(folder), local_files_only=True)
-    except (OSError, ValueError) as exc:
-        raise ModelError(f"cannot read a model configuration from {folder}: {exc}") from exc
-    try:
-        return MODEL_FOR_TOKEN_CLASSIFICATION_MAPPING[type(config)]
-    except KeyError:
-        return None
-
-
-def _load_tokenizer(path: str):
-    try:
-        return AutoTokenizer.from_pretrained(path, local_files_only=True)
-    except (OSError, ValueError) as exc:
-        raise ModelError(f"cannot load a tokenizer from {path}: {exc}") from exc
+    return token_classifier_class(folder)

@@ -16,6 +16,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from core.atomic_files import write_text_atomic
 from core.documents import Candidate, Document
 from core.errors import CuralinkError
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressCallback, no_progress
@@ -115,7 +116,7 @@ def train_reranker_for_project(
             "learning_rate": config.learning_rate,
         }
         encoder.save(scratch, metrics={k: v for k, v in metrics.items() if isinstance(v, (int, float))})
-        (scratch / "metrics.json").write_text(json.dumps(metrics, indent=2), encoding="utf-8")
+        write_text_atomic(scratch / "metrics.json", json.dumps(metrics, indent=2))
         cancel.raise_if_cancelled()
         final = project.models_dir / KIND / version
         scratch.rename(final)

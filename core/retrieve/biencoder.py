@@ -16,6 +16,7 @@ from core.retrieve.base import search_concepts
 from core.retrieve.encoder import length_batches
 from core.retrieve.index import NameIndex
 from core.retrieve.rescnn import check_base_folder, default_base_model
+from core.safe_models import load_bert_encoder, load_bert_tokenizer
 
 
 class BiEncoderRetriever:
@@ -30,15 +31,10 @@ class BiEncoderRetriever:
         threads: int = 2,
         index_kind: str | None = None,
     ):
-        from transformers import AutoModel, AutoTokenizer
-
         folder = Path(model_dir or default_base_model())
         check_base_folder(folder)
-        try:
-            self.tokenizer = AutoTokenizer.from_pretrained(str(folder), local_files_only=True)
-            self.model = AutoModel.from_pretrained(str(folder), local_files_only=True).eval()
-        except (OSError, ValueError) as exc:
-            raise ModelError(f"{folder}: cannot load the bi-encoder ({exc})") from exc
+        self.tokenizer = load_bert_tokenizer(folder)  # classes chosen here, never by the folder
+        self.model = load_bert_encoder(folder).eval()
         self.max_length = max_length
         self.batch_size = batch_size
         self.threads = threads

@@ -12,6 +12,7 @@ import json
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from core.atomic_files import write_text_atomic
 from core.documents import Candidate
 from core.errors import InputError
 from core.kb.knowledge_base import KnowledgeBase
@@ -40,9 +41,7 @@ def save_candidates(
             for text, row in zip(distinct, found)
         },
     }
-    path = Path(path)
-    path.write_text(json.dumps(payload, ensure_ascii=False))
-    return path
+    return write_text_atomic(Path(path), json.dumps(payload, ensure_ascii=False))
 
 
 class CandidateFileRetriever:

@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from core.atomic_files import FileWriteError, atomic_path
 from core.errors import ModelError
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressFn, no_progress
 from core.retrieve.rescnn import ResCNN, load_model, load_tokenizer
@@ -126,8 +127,9 @@ class RescnnEncoder:
         onnx_path = Path(onnx_path)
         if not onnx_path.is_file():
             try:
-                export_onnx(self.model, onnx_path)
-            except OSError:  # read-only model folder: keep the export in a temp dir
+                with atomic_path(onnx_path) as temporary:  # a killed export leaves no half file
+                    export_onnx(self.model, temporary)
+            except (OSError, FileWriteError):  # read-only model folder: keep the export in a temp dir
                 self._tmp = tempfile.TemporaryDirectory(prefix="rescnn-onnx-")
                 onnx_path = export_onnx(self.model, Path(self._tmp.name) / ONNX_FILE)
         options = ort.SessionOptions()

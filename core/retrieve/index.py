@@ -12,23 +12,28 @@ strings, fetching 256 names as retrieval does, quiet 2-core machine):
   at nprobe 32 (78.9 % at 16), so it is reserved for sizes where HNSW's build time and graph memory
   are out of reach on a laptop.
 File names carry the KB fingerprint and the model version, so an index is rebuilt only when either
-changes.
+changes. Both files are written by temp-and-rename, the sidecar last, recording the `.faiss` file's
+length and hash; `load` refuses anything that does not check out (`IndexDamaged`), and the retriever
+rebuilds it.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import os
 from collections.abc import Sequence
 from pathlib import Path
 
 import faiss
 import numpy as np
 
-from core.errors import ModelError
+from core.atomic_files import atomic_path, write_text_atomic
+from core.errors import CuralinkError, ModelError
 from core.kb.knowledge_base import NameEntry
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressFn, no_progress
 from core.retrieve.base import ConceptCodes
+from core.retrieve.index_file import IndexDamaged, checked_faiss_bytes, file_digest
 
 log = logging.getLogger(__name__)
 
@@ -40,6 +45,8 @@ IVF_THRESHOLD = 5_000_000
 IVF_NPROBE = 32
 IVF_TRAIN_PER_LIST = 40
 SEARCH_BATCH = 4096
+SIDECAR_FORMAT = 2
+"""1 (no `format` key): kind, dim, rows; 2 adds the `.faiss` file's length and SHA-256."""
 
 
 def index_stem(kb_fingerprint: str, model_version: str) -> str:
@@ -149,46 +156,123 @@ class NameIndex:
         return scores, ids
 
     def save(self, folder: str | Path, stem: str) -> Path:
-        """`<stem>.faiss` + `<stem>.json` (kind, dim and the name rows)."""
+        """`<stem>.faiss` + `<stem>.json` (kind, dim, the .faiss file's length and hash, the name rows).
+
+        The .faiss file goes first: a crash between the two leaves a sidecar whose hash no longer
+        matches, so the pair is rebuilt, never trusted half-written. A failed write (disk full) raises
+        FileWriteError naming the file and leaves the previous pair as it was."""
         folder = Path(folder)
         folder.mkdir(parents=True, exist_ok=True)
         path = folder / f"{stem}.faiss"
-        faiss.write_index(self.faiss, str(path))
+        with atomic_path(path) as temporary:
+            faiss.write_index(self.faiss, str(temporary))
+            size, digest = temporary.stat().st_size, file_digest(temporary)
         sidecar = {
+            "format": SIDECAR_FORMAT,
             "kind": self.kind,
             "dim": self.dim,
+            "faiss_bytes": size,
+            "faiss_sha256": digest,
             "rows": [[r.name, r.concept_id, int(r.preferred)] for r in self.rows],
         }
-        (folder / f"{stem}.json").write_text(json.dumps(sidecar, ensure_ascii=False))
+        write_text_atomic(folder / f"{stem}.json", json.dumps(sidecar, ensure_ascii=False))
         return path
 
     @classmethod
-    def load(cls, folder: str | Path, stem: str) -> NameIndex:
+    def load(cls, folder: str | Path, stem: str, dim: int | None = None) -> NameIndex:
+        """The saved pair, checked (sidecar shape, file length and hash, FAISS structure, vector count and
+        `dim` when given); anything else raises IndexDamaged naming the file and the problem."""
         folder = Path(folder)
         path, sidecar_path = folder / f"{stem}.faiss", folder / f"{stem}.json"
         if not path.is_file() or not sidecar_path.is_file():
             raise ModelError(f"{folder}: no index {stem} (.faiss + .json)")
-        try:
-            sidecar = json.loads(sidecar_path.read_text())
-        except json.JSONDecodeError as exc:
-            raise ModelError(f"{sidecar_path}: not valid JSON ({exc})") from exc
+        for file in (path, sidecar_path):
+            real = os.path.realpath(file)
+            if os.path.dirname(real) != os.path.realpath(folder):
+                raise IndexDamaged(f"{file}: a symbolic link to {real}; an index is read only from {folder}")
+        sidecar = _read_sidecar(sidecar_path)
+        if dim is not None and sidecar["dim"] != dim:
+            raise IndexDamaged(
+                f"{sidecar_path}: vectors of dimension {sidecar['dim']}, the model makes {dim}"
+            )
         index = cls.__new__(cls)
-        index.dim = int(sidecar["dim"])
+        index.dim = sidecar["dim"]
         index.kind = sidecar["kind"]
-        index.faiss = faiss.read_index(str(path))
+        index.rows = [NameEntry(name, cid, bool(pref)) for name, cid, pref in sidecar["rows"]]
+        data = checked_faiss_bytes(
+            path,
+            index.kind,
+            index.dim,
+            len(index.rows),
+            sidecar.get("faiss_bytes"),
+            sidecar.get("faiss_sha256"),
+        )
+        try:
+            index.faiss = faiss.deserialize_index(np.frombuffer(data, dtype=np.uint8))
+        except (RuntimeError, MemoryError) as exc:
+            reason = (str(exc).strip().splitlines() or [type(exc).__name__])[-1]
+            raise IndexDamaged(f"{path}: FAISS cannot read it ({reason})") from exc
         if index.kind == "hnsw":
             index.faiss.hnsw.efSearch = HNSW_EF_SEARCH
         elif index.kind == "ivf":
             index.faiss.nprobe = IVF_NPROBE
-        index.rows = [NameEntry(name, cid, bool(pref)) for name, cid, pref in sidecar["rows"]]
         index.codes = ConceptCodes(index.rows)
-        if index.faiss.ntotal != len(index.rows):
-            raise ModelError(
-                f"{path}: {index.faiss.ntotal} vectors but {len(index.rows)} rows in the sidecar"
+        if index.faiss.ntotal != len(index.rows) or index.faiss.d != index.dim:
+            raise IndexDamaged(
+                f"{path}: {index.faiss.ntotal} vectors of dimension {index.faiss.d}, but {len(index.rows)} "
+                f"rows of dimension {index.dim} in the sidecar"
             )
+        if "faiss_sha256" not in sidecar:  # an older sidecar, now checked: record the hash from now on
+            try:
+                write_text_atomic(
+                    sidecar_path,
+                    json.dumps(
+                        {
+                            **sidecar,
+                            "format": SIDECAR_FORMAT,
+                            "faiss_bytes": len(data),
+                            "faiss_sha256": file_digest(path),
+                        },
+                        ensure_ascii=False,
+                    ),
+                )
+            except CuralinkError as exc:  # a read-only copy: checked again next time
+                log.warning("%s", exc)
         return index
 
     @staticmethod
     def exists(folder: str | Path, stem: str) -> bool:
         folder = Path(folder)
         return (folder / f"{stem}.faiss").is_file() and (folder / f"{stem}.json").is_file()
+
+
+def _read_sidecar(path: Path) -> dict:
+    """The sidecar as a dict of checked types, or IndexDamaged naming the file and what is wrong."""
+    try:
+        sidecar = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError, MemoryError) as exc:
+        raise IndexDamaged(f"{path}: not a readable index sidecar ({type(exc).__name__}: {exc})") from exc
+    if not isinstance(sidecar, dict):
+        raise IndexDamaged(f"{path}: not an index sidecar (a JSON object is expected)")
+    kind, dim, rows = sidecar.get("kind"), sidecar.get("dim"), sidecar.get("rows")
+    if kind not in ("flat", "hnsw", "ivf"):
+        raise IndexDamaged(f"{path}: unknown index kind {kind!r}")
+    if not isinstance(dim, int) or isinstance(dim, bool) or not 0 < dim <= 65536:
+        raise IndexDamaged(f"{path}: bad vector dimension {dim!r}")
+    if not isinstance(rows, list):
+        raise IndexDamaged(f"{path}: no list of name rows")
+    for number, row in enumerate(rows, 1):
+        if (
+            not isinstance(row, list)
+            or len(row) != 3
+            or not isinstance(row[0], str)
+            or not isinstance(row[1], str)
+            or row[2] not in (0, 1)
+        ):
+            raise IndexDamaged(f"{path}: name row {number} is not [name, concept id, 0 or 1]: {row!r:.80}")
+    for key in ("faiss_bytes",):
+        if key in sidecar and (not isinstance(sidecar[key], int) or sidecar[key] < 0):
+            raise IndexDamaged(f"{path}: bad {key} {sidecar[key]!r}")
+    if "faiss_sha256" in sidecar and not isinstance(sidecar["faiss_sha256"], str):
+        raise IndexDamaged(f"{path}: bad faiss_sha256")
+    return sidecar

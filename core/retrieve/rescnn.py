@@ -24,12 +24,21 @@ from pathlib import Path
 import torch
 from torch import nn
 
+from core.atomic_files import atomic_path, write_text_atomic
 from core.errors import ModelError
 from core.locations import (
     base_model_reference,
     content_hash,
     packaged_model_folder,
     resolve_base_model,
+)
+from core.safe_models import (
+    check_bert_config,
+    check_model_files,
+    load_bert_tokenizer,
+    read_json_file,
+    safetensors_header,
+    weight_files,
 )
 
 log = logging.getLogger(__name__)
@@ -43,7 +52,8 @@ _EMBEDDING_KEYS = (
     "LayerNorm.weight",
     "LayerNorm.bias",
 )
-_BERT_TYPES = ("bert",)
+_LIMITS = {"hidden": 4096, "filters": 4096, "depth": 64, "max_length": 512, "embedding_dim": 4096}
+"""Far above any trained model; a crafted config.json beyond them is refused before anything is built."""
 
 
 def default_base_model() -> str:
@@ -83,9 +93,19 @@ class RescnnConfig:
         values = {k: v for k, v in data.items() if k in known}
         if "kernel_sizes" in values:
             values["kernel_sizes"] = tuple(values["kernel_sizes"])
-        config = cls(**values)
+        try:
+            config = cls(**values)
+        except TypeError as exc:
+            raise ModelError(f"{source}: not a ResCNN config ({exc})") from exc
         if config.pooling not in ("max", "mean", "attention"):
             raise ModelError(f"{source}: pooling must be max, mean or attention, not {config.pooling!r}")
+        for key, limit in _LIMITS.items():
+            value = getattr(config, key)
+            if not isinstance(value, int) or isinstance(value, bool) or not 0 < value <= limit:
+                raise ModelError(f"{source}: {key} must be a whole number from 1 to {limit}, not {value!r}")
+        sizes = config.kernel_sizes
+        if not 0 < len(sizes) <= 8 or not all(isinstance(k, int) and 0 < k <= 31 for k in sizes):
+            raise ModelError(f"{source}: kernel_sizes must be 1 to 8 whole numbers up to 31, not {sizes!r}")
         return config
 
 
@@ -104,58 +124,36 @@ def embedding_hash(tensors: dict[str, torch.Tensor]) -> str:
 
 
 def check_base_folder(folder: str | Path) -> dict:
-    """A BERT-family folder with a tokenizer, or a clear ModelError; returns its HF config."""
+    """A BERT folder (no custom code) with a tokenizer, or a clear ModelError; returns its HF config.
+
+    ResCNN needs BertEmbeddings (word + absolute position + token type + LayerNorm)."""
     folder = Path(folder)
-    config_path = folder / "config.json"
-    if not config_path.is_file():
-        raise ModelError(f"{folder}: not a model folder (no config.json)")
-    try:
-        hf_config = json.loads(config_path.read_text())
-    except json.JSONDecodeError as exc:
-        raise ModelError(f"{config_path}: not valid JSON ({exc})") from exc
-    model_type = hf_config.get("model_type", "")
-    if model_type not in _BERT_TYPES:
-        raise ModelError(
-            f"{folder}: model_type {model_type!r} is not BERT-family; ResCNN needs BertEmbeddings "
-            "(word + absolute position + token type + LayerNorm)"
-        )
+    hf_config = check_bert_config(folder)
     if not ((folder / "vocab.txt").is_file() or (folder / "tokenizer.json").is_file()):
         raise ModelError(f"{folder}: no tokenizer (vocab.txt or tokenizer.json)")
     return hf_config
 
 
 def load_tokenizer(folder: str | Path):
-    """The folder's fast WordPiece tokenizer (local files only)."""
-    from transformers import AutoTokenizer
-
+    """The folder's fast WordPiece tokenizer (local files only, BertTokenizer whatever the folder says)."""
     check_base_folder(folder)
-    try:
-        return AutoTokenizer.from_pretrained(str(folder), local_files_only=True, use_fast=True)
-    except (OSError, ValueError) as exc:
-        raise ModelError(f"{folder}: cannot load the tokenizer ({exc})") from exc
+    return load_bert_tokenizer(folder)
 
 
 def _load_embedding_tensors(folder: Path) -> dict[str, torch.Tensor]:
-    """Only the five embedding tensors, straight from the weights file, without building the BERT."""
-    tensors: dict[str, torch.Tensor] = {}
-    st_file = folder / "model.safetensors"
-    if st_file.is_file():
-        from safetensors import safe_open
+    """Only the five embedding tensors, straight from the safetensors file(s), without building the BERT."""
+    from safetensors import safe_open
 
-        with safe_open(str(st_file), framework="pt") as handle:
-            for key in handle.keys():  # noqa: SIM118 - safe_open is not a Mapping
-                for short in _EMBEDDING_KEYS:
-                    if key.endswith("embeddings." + short) and "encoder" not in key:
-                        tensors[short] = handle.get_tensor(key)
-    else:
-        bin_file = folder / "pytorch_model.bin"
-        if not bin_file.is_file():
-            raise ModelError(f"{folder}: no model.safetensors or pytorch_model.bin")
-        state = torch.load(str(bin_file), map_location="cpu", weights_only=True)
-        for key, value in state.items():
-            for short in _EMBEDDING_KEYS:
-                if key.endswith("embeddings." + short) and "encoder" not in key:
-                    tensors[short] = value
+    tensors: dict[str, torch.Tensor] = {}
+    for st_file in weight_files(folder):  # a pickled checkpoint is refused there, never unpickled
+        try:
+            with safe_open(str(st_file), framework="pt") as handle:
+                for key in handle.keys():  # noqa: SIM118 - safe_open is not a Mapping
+                    for short in _EMBEDDING_KEYS:
+                        if key.endswith("embeddings." + short) and "encoder" not in key:
+                            tensors[short] = handle.get_tensor(key)
+        except Exception as exc:  # safetensors raises its own error type for a damaged file
+            raise ModelError(f"{st_file}: cannot read the weights ({exc})") from exc
     missing = [k for k in _EMBEDDING_KEYS if k not in tensors]
     if missing:
         raise ModelError(f"{folder}: weights lack the BERT embedding tensors {missing}")
@@ -291,15 +289,16 @@ def build_model(config: RescnnConfig) -> ResCNN:
 
 
 def save_model(model: ResCNN, folder: str | Path, extra: dict | None = None) -> None:
-    """config.json + model.safetensors (trainable params only)."""
+    """config.json + model.safetensors (trainable params only), each written by temp-and-rename."""
     from safetensors.torch import save_file
 
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     data = {"kind": "rescnn", **model.config.to_json(), **(extra or {})}
     data["base_model"] = base_model_reference(model.config.base_model, folder)
-    (folder / CONFIG_FILE).write_text(json.dumps(data, indent=2))
-    save_file(model.trainable_state(), str(folder / WEIGHTS_FILE))
+    with atomic_path(folder / WEIGHTS_FILE) as temporary:
+        save_file(model.trainable_state(), str(temporary))
+    write_text_atomic(folder / CONFIG_FILE, json.dumps(data, indent=2))
 
 
 def load_model(folder: str | Path, base_model: str | Path | None = None) -> ResCNN:
@@ -307,14 +306,15 @@ def load_model(folder: str | Path, base_model: str | Path | None = None) -> ResC
     from safetensors.torch import load_file
 
     folder = Path(folder)
+    check_model_files(folder)
     config_path = folder / CONFIG_FILE
     weights_path = folder / WEIGHTS_FILE
     if not config_path.is_file() or not weights_path.is_file():
         raise ModelError(f"{folder}: not a ResCNN model folder (needs {CONFIG_FILE} and {WEIGHTS_FILE})")
-    try:
-        data = json.loads(config_path.read_text())
-    except json.JSONDecodeError as exc:
-        raise ModelError(f"{config_path}: not valid JSON ({exc})") from exc
+    data = read_json_file(config_path, "ResCNN configuration")
+    if not isinstance(data, dict):
+        raise ModelError(f"{config_path}: not a ResCNN configuration (a JSON object is expected)")
+    safetensors_header(weights_path)  # a pickle or a truncated file: refused before anything is built
     if data.get("kind", "rescnn") != "rescnn":
         raise ModelError(f"{config_path}: kind {data.get('kind')!r} is not a ResCNN retriever")
     known = {f.name for f in fields(RescnnConfig)}
@@ -329,7 +329,10 @@ def load_model(folder: str | Path, base_model: str | Path | None = None) -> ResC
             f"{model.config.base_model_weights_hash}, but the checkpoint was trained on {recorded_weights}; "
             "install the release it was trained with, or retrain this model"
         )
-    state = load_file(str(weights_path))
+    try:
+        state = load_file(str(weights_path))
+    except Exception as exc:  # safetensors raises its own error type for a damaged file
+        raise ModelError(f"{weights_path}: cannot read the weights ({exc})") from exc
     expected = model.trainable_state()
     missing = sorted(set(expected) - set(state))
     unexpected = sorted(set(state) - set(model.state_dict()))

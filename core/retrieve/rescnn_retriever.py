@@ -14,13 +14,14 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from core.documents import Candidate
-from core.errors import ModelError
+from core.errors import CuralinkError, ModelError
 from core.kb.knowledge_base import KnowledgeBase, NameEntry
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressFn, no_progress
 from core.retrieve.base import search_concepts
 from core.retrieve.cache import DEFAULT_CACHE_SIZE, CandidateCache
 from core.retrieve.encoder import DEFAULT_BACKEND, DEFAULT_THREADS, RescnnEncoder
 from core.retrieve.index import NameIndex, adopt_legacy_index, index_stem
+from core.retrieve.index_file import IndexDamaged
 from core.retrieve.rescnn import WEIGHTS_FILE, RescnnConfig
 from core.text.normalize import normalize_name
 
@@ -38,6 +39,24 @@ def model_fingerprint(folder: str | Path, config: RescnnConfig | None = None) ->
         shaping = {k: v for k, v in config.to_json().items() if k != "base_model"}  # the place may vary
         digest.update(json.dumps(shaping, sort_keys=True).encode())
     return digest.hexdigest()[:12]
+
+
+def saved_version(folder: str | Path) -> str:
+    """The version (`model_fingerprint`) a saved folder loads as, from its files alone (no model built);
+    raises ModelError for a folder that is not a readable ResCNN model."""
+    from dataclasses import fields
+
+    from core.safe_models import check_model_files, read_json_file
+
+    folder = Path(folder)
+    check_model_files(folder)
+    config_path = folder / "config.json"
+    data = read_json_file(config_path, "ResCNN configuration")
+    if not isinstance(data, dict) or not (folder / WEIGHTS_FILE).is_file():
+        raise ModelError(f"{folder}: not a ResCNN model folder")
+    known = {f.name for f in fields(RescnnConfig)}
+    config = RescnnConfig.from_json({k: v for k, v in data.items() if k in known}, str(config_path))
+    return model_fingerprint(folder, config)
 
 
 class RescnnRetriever:
@@ -95,15 +114,27 @@ class RescnnRetriever:
         if self.index_dir is not None and self._legacy_version:
             adopt_legacy_index(self.index_dir, index_stem(kb.fingerprint(), self._legacy_version), stem)
         if self.index_dir is not None and NameIndex.exists(self.index_dir, stem):
-            self.name_index = NameIndex.load(self.index_dir, stem)
-            log.info("loaded name index %s (%d names)", stem, len(self.name_index))
-            return
+            try:
+                loaded = NameIndex.load(self.index_dir, stem, dim=self.encoder.dim)
+                self.name_index = _agreeing(loaded, kb, self.index_dir / f"{stem}.json")
+                log.info("loaded name index %s (%d names)", stem, len(self.name_index))
+                return
+            except ModelError as exc:  # damaged, truncated, crafted: never fatal, rebuilt from the KB
+                log.warning("%s; rebuilding the name index", exc)
         rows = list(kb.names)
         vectors = self.encoder.encode([r.name for r in rows], progress=progress, cancel=cancel)
         self.name_index = NameIndex.build(vectors, rows, kind=self.index_kind, cancel=cancel)
         log.info("built %s name index over %d names", self.name_index.kind, len(rows))
-        if self.index_dir is not None:
+        self._save(stem)
+
+    def _save(self, stem: str) -> None:
+        """Save the index for the next run; a failed write (disk full) costs a rebuild then, not this run."""
+        if self.index_dir is None or self.name_index is None:
+            return
+        try:
             self.name_index.save(self.index_dir, stem)
+        except CuralinkError as exc:
+            log.warning("%s; linking goes on with the index in memory, it is rebuilt next time", exc)
 
     def add_names(self, entries: Sequence[NameEntry]) -> None:
         """New synonyms (already added to the KB with `KnowledgeBase.add_names`) join the index in place."""
@@ -113,8 +144,7 @@ class RescnnRetriever:
             return
         self.cache.clear()
         self.name_index.add(self.encoder.encode([e.name for e in entries]), list(entries))
-        if self.index_dir is not None:
-            self.name_index.save(self.index_dir, index_stem(self.kb.fingerprint(), self.version))
+        self._save(index_stem(self.kb.fingerprint(), self.version))
 
     def retrieve(self, mentions: Sequence[str], k: int = 64) -> list[list[Candidate]]:
         if self.name_index is None or self.kb is None:
@@ -143,3 +173,21 @@ class RescnnRetriever:
     def _key(self, mention: str) -> str:
         """Strings the encoder cannot tell apart share one cache entry."""
         return normalize_name(mention) if self.encoder.model.config.normalize_text else mention
+
+
+def _agreeing(index: NameIndex, kb: KnowledgeBase, sidecar: Path) -> NameIndex:
+    """The loaded index if its name rows are exactly the KB's names (else a sidecar from elsewhere would
+    link mentions to names the KB does not hold)."""
+
+    def key(entry: NameEntry) -> tuple[str, str]:
+        return entry.concept_id, entry.name
+
+    same = len(index.rows) == len(kb.names) and (
+        list(map(key, index.rows)) == list(map(key, kb.names))  # built and extended in the KB's order
+        or sorted(map(key, index.rows)) == sorted(map(key, kb.names))
+    )
+    if not same:
+        raise IndexDamaged(
+            f"{sidecar}: its {len(index.rows)} name rows are not the knowledge base's {len(kb.names)} names"
+        )
+    return index

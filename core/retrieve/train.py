@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from core.atomic_files import write_text_atomic
 from core.errors import InputError
 from core.kb.knowledge_base import KnowledgeBase
 from core.locations import relative_path
@@ -337,7 +338,7 @@ def train_rescnn(
         "training_data_fingerprint": fingerprint_pairs(annotated),
     }
     save_model(model, out_dir, extra=provenance)
-    (out_dir / "metrics.json").write_text(json.dumps({**metrics, **provenance}, indent=2, default=str))
+    write_text_atomic(out_dir / "metrics.json", json.dumps({**metrics, **provenance}, indent=2, default=str))
     return TrainResult(
         out_dir, step, metrics["epochs"], seconds, loss_value, stopped_early, metrics, seen, history
     )

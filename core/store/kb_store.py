@@ -10,6 +10,7 @@ from sqlalchemy.orm import Session
 
 from core.errors import CuralinkError
 from core.kb.concept import Concept
+from core.kb.concept_stream import ConceptStream
 from core.kb.identifiers import canonical_id
 from core.kb.knowledge_base import KnowledgeBase
 from core.kb.namespaces import SETTING_KEY, parse_namespaces
@@ -40,9 +41,11 @@ class KnowledgeBaseStore:
 
         Every id of a concept (primary and alternatives) goes to the id table, and concepts are then
         keyed by the project's preferred id namespaces (`summary.rekeyed` counts those re-keyed).
+        Progress counts concepts, or, for `load_kb`'s stream, bytes of its file as the stream does.
         """
         summary = ImportSummary()
         preference = self.id_namespaces()
+        stream = concepts if isinstance(concepts, ConceptStream) else None
         with self.session() as session:
             known = set(session.scalars(select(ConceptRow.id)))
             concept_rows: list[dict] = []
@@ -76,16 +79,17 @@ class KnowledgeBaseStore:
                 if len(name_rows) >= batch_size:
                     summary.names += self._flush_concepts(session, concept_rows, name_rows, id_rows)
                     concept_rows, name_rows, id_rows = [], [], []
-                    progress(summary.added + summary.skipped, None, "concepts")
+                    _report(progress, stream, summary)
             summary.names += self._flush_concepts(session, concept_rows, name_rows, id_rows)
             cancel.raise_if_cancelled()
+            _report(progress, stream, summary, "read; storing")
             summary.rekeyed = rekey_concepts(session, preference)
             session.add(
                 ImportRunRow(
                     kind="kb", source_file=source, format=fmt, added=summary.added, skipped=summary.skipped
                 )
             )
-        progress(summary.added + summary.skipped, None, "concepts")
+        _report(progress, stream, summary, "stored")
         return summary
 
     @staticmethod
@@ -206,6 +210,17 @@ class KnowledgeBaseStore:
             if len(results) >= limit:
                 break
         return results
+
+
+def _report(
+    progress: ProgressCallback, stream: ConceptStream | None, summary: ImportSummary, what: str = ""
+) -> None:
+    """Concepts stored so far, or, for a `load_kb` stream, its position in its file (bytes: the unit its
+    own reading progress is in, so one bar never divides concepts by bytes) with the count in the message."""
+    if stream is None:
+        progress(summary.added + summary.skipped, None, f"concepts {what}".strip())
+    else:
+        progress(stream.done, stream.total, stream.describe(what))
 
 
 def _resolve_id(session: Session, concept_id: str) -> str | None:

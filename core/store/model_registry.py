@@ -104,7 +104,11 @@ class ModelRegistry:
         try:
             with self.session() as session:
                 for row in session.scalars(select(ModelVersionRow)):
-                    folder = resolve_model_folder(self.path, row.path, row.kind, row.version)
+                    try:
+                        folder = resolve_model_folder(self.path, row.path, row.kind, row.version)
+                    except ProjectError as exc:  # leads outside the project: never touched, refused on load
+                        log.warning("%s", exc)
+                        continue
                     for name in _MODEL_CONFIGS:
                         if (folder / name).is_file() and upgrade_base_model_reference(folder / name):
                             log.info("%s: base model recorded by name", folder / name)

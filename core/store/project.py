@@ -7,6 +7,7 @@ is exactly as it was before the import began (nothing already stored is lost or 
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -15,12 +16,15 @@ from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
+from alembic.util.exc import CommandError
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.exc import DatabaseError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
 import core.store.migrations as migrations_package
 from core.errors import ProjectError
+from core.housekeeping import tidy_project
+from core.locations import inside_project
 from core.store.curation_log import DECISION_ACTIONS, CurationLog, NewDecision
 from core.store.desk_queries import DeskQueries, QueueEntry
 from core.store.documents_store import DUPLICATE_POLICIES, DocumentStore, ImportSummary
@@ -33,6 +37,8 @@ log = logging.getLogger(__name__)
 
 DB_NAME = "curalink.db"
 SUBFOLDERS = ("models", "index", "logs")
+LOG_FILE = "logs/curalink.log"
+JOURNAL_SUFFIXES = ("-wal", "-shm", "-journal")
 
 __all__ = [
     "DB_NAME",
@@ -60,11 +66,103 @@ def _sqlite_pragmas(dbapi_connection, _record) -> None:
     cursor.close()
 
 
+def _storage_problem(exc: OperationalError) -> str | None:
+    """What a write met outside the store (a full disk, a failing disk), in words, or None."""
+    text = str(exc.orig).lower()
+    if "database or disk is full" in text:
+        return "the disk is full (or the database reached its size limit): free some space and run it again"
+    if "disk i/o error" in text:
+        return "the disk reported an error while writing (full, removed or failing?)"
+    if "readonly database" in text or "read-only" in text:
+        return "the database file is read-only: check the folder's permissions"
+    return None
+
+
 def _engine(db_path: Path) -> Engine:
     engine = create_engine(f"sqlite:///{db_path}")
     event.listen(engine, "connect", _sqlite_pragmas)
     event.listen(engine, "checkout", apply_lock_wait)  # write_faults.lock_wait: per-thread lock waits
     return engine
+
+
+def _upgrade_in_one_transaction(db_path: Path) -> None:
+    """Run the migrations inside one SQLite transaction, DDL included, so a step that fails (tables that
+    do not match the recorded version) rolls every earlier step back. pysqlite commits DDL on its own
+    unless it is left to SQLite: autocommit at the driver, an explicit BEGIN (SQLAlchemy's recipe)."""
+    engine = _engine(db_path)
+
+    @event.listens_for(engine, "connect")
+    def _driver_autocommit(dbapi_connection, _record) -> None:
+        dbapi_connection.isolation_level = None
+
+    @event.listens_for(engine, "begin")
+    def _begin(connection) -> None:
+        connection.exec_driver_sql("BEGIN IMMEDIATE")
+
+    config = _alembic_config()
+    try:
+        with engine.begin() as connection:
+            config.attributes["connection"] = connection
+            command.upgrade(config, "head")
+    finally:
+        engine.dispose()
+
+
+def check_project_paths(root: Path) -> None:
+    """The database (and its journal files), the subfolders and the log stay inside the project: a
+    symbolic link leading elsewhere, or a device or pipe in their place, is refused before anything is
+    opened (SQLite, logging and FAISS would otherwise read and write wherever it leads)."""
+    names = [DB_NAME, *(DB_NAME + suffix for suffix in JOURNAL_SUFFIXES), *SUBFOLDERS, LOG_FILE]
+    for name in names:
+        path = root / name
+        if not os.path.lexists(path):
+            continue
+        inside_project(root, path, "the database" if name.startswith(DB_NAME) else f"the project's {name}")
+        is_folder = name in SUBFOLDERS
+        if path.exists() and not (path.is_dir() if is_folder else path.is_file()):
+            kind = "a folder" if is_folder else "a regular file"
+            raise ProjectError(f"{path}: is not {kind}; the project folder is damaged or was tampered with")
+
+
+def _schema_version(engine: Engine, db_path: Path) -> tuple[str, str]:
+    """(version recorded in alembic_version, newest this Curalink knows), or a ProjectError saying what is
+    wrong with the recorded one: missing, several, not one Curalink ever wrote, or newer."""
+    script = ScriptDirectory.from_config(_alembic_config())
+    known = {rev.revision for rev in script.walk_revisions()}
+    try:
+        with engine.connect() as connection:
+            context = MigrationContext.configure(connection)
+            heads = context.get_current_heads()
+    except DatabaseError as exc:
+        if write_fault(exc) in (WriteFault.FULL, WriteFault.IO):  # opening a WAL database writes
+            raise ProjectError(
+                f"{db_path}: cannot open the project: the disk is full or failing ({exc.orig}); "
+                "free some space, then try again"
+            ) from exc
+        raise ProjectError(f"{db_path}: not a readable SQLite database ({exc.orig})") from exc
+    except CommandError as exc:
+        raise ProjectError(f"{db_path}: the alembic_version table is damaged ({exc})") from exc
+    if not heads:
+        raise ProjectError(
+            f"{db_path}: not a Curalink project database (no schema version: the alembic_version table "
+            "is missing or empty)"
+        )
+    if len(heads) > 1:
+        shown = ", ".join(repr(h) for h in heads)
+        raise ProjectError(f"{db_path}: the alembic_version table is damaged (several versions: {shown})")
+    current = heads[0]
+    if current not in known:
+        newest = max(int(rev[:4]) for rev in known)
+        if isinstance(current, str) and current[:4].isdigit() and int(current[:4]) > newest:
+            raise ProjectError(
+                f"{db_path}: schema version {current} is newer than this Curalink understands; "
+                "upgrade Curalink to open it"
+            )
+        raise ProjectError(
+            f"{db_path}: the alembic_version table is damaged (version {current!r} is not one Curalink "
+            f"ever wrote; known: {', '.join(sorted(known))})"
+        )
+    return current, script.get_current_head()
 
 
 class Project(DocumentStore, KnowledgeBaseStore, CurationLog, ModelRegistry, DeskQueries, SettingsStore):
@@ -89,6 +187,7 @@ class Project(DocumentStore, KnowledgeBaseStore, CurationLog, ModelRegistry, Des
         if root.exists() and not root.is_dir():
             raise ProjectError(f"{root}: exists and is not a folder")
         root.mkdir(parents=True, exist_ok=True)
+        check_project_paths(root)
         for sub in SUBFOLDERS:
             (root / sub).mkdir(exist_ok=True)
         engine = _engine(root / DB_NAME)
@@ -109,40 +208,29 @@ class Project(DocumentStore, KnowledgeBaseStore, CurationLog, ModelRegistry, Des
             raise ProjectError(
                 f"{root}: not a Curalink project (no {DB_NAME}; create one with `curalink init`)"
             )
+        check_project_paths(root)
         engine = _engine(db_path)
-        script = ScriptDirectory.from_config(_alembic_config())
-        known = {rev.revision for rev in script.walk_revisions()}
         try:
-            with engine.connect() as connection:
-                current = MigrationContext.configure(connection).get_current_revision()
-        except DatabaseError as exc:
+            current, head = _schema_version(engine, db_path)
+            if upgrade and current != head:
+                try:
+                    _upgrade_in_one_transaction(db_path)
+                except (DatabaseError, CommandError) as exc:
+                    reason = getattr(exc, "orig", None) or exc
+                    raise ProjectError(
+                        f"{db_path}: upgrading the schema from version {current} failed ({reason}); the "
+                        "tables do not match the version recorded in alembic_version. Nothing was changed"
+                    ) from exc
+                log.info("upgraded %s from schema %s", db_path, current)
+        except BaseException:
             engine.dispose()
-            if write_fault(exc) in (WriteFault.FULL, WriteFault.IO):  # opening a WAL database writes
-                raise ProjectError(
-                    f"{db_path}: cannot open the project: the disk is full or failing ({exc.orig}); "
-                    "free some space, then try again"
-                ) from exc
-            raise ProjectError(f"{db_path}: not a readable SQLite database ({exc.orig})") from exc
-        if current is None:
-            engine.dispose()
-            raise ProjectError(f"{db_path}: not a Curalink project database (no schema version)")
-        if current not in known:
-            engine.dispose()
-            raise ProjectError(
-                f"{db_path}: schema version {current} is newer than this Curalink understands; "
-                "upgrade Curalink to open it"
-            )
-        if upgrade and current != script.get_current_head():
-            config = _alembic_config()
-            with engine.begin() as connection:
-                config.attributes["connection"] = connection
-                command.upgrade(config, "head")
-            log.info("upgraded %s from schema %s", db_path, current)
+            raise
         for sub in SUBFOLDERS:
             (root / sub).mkdir(exist_ok=True)
         project = cls(root, engine)
         if upgrade:
             project.relocate_models()
+            tidy_project(root)
         return project
 
     def close(self) -> None:
@@ -182,6 +270,11 @@ class Project(DocumentStore, KnowledgeBaseStore, CurationLog, ModelRegistry, Des
                 ) from exc
             if fault is not None:  # a full or failing disk: a clear error, not the SQL of the statement
                 raise StoreWriteError(fault, self.path / DB_NAME) from exc
+            storage = _storage_problem(exc)
+            if storage:  # one line naming the file, never the SQL statement and its parameters
+                raise ProjectError(
+                    f"{self.path / DB_NAME}: {storage}; nothing of this change was stored"
+                ) from exc
             raise
         except BaseException:
             session.rollback()

@@ -1,0 +1,91 @@
+"""`curalink bench bad-inputs` and `curalink bench fuzz`: the bad-input figures of issue 11."""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+
+from rich.table import Table
+
+from app.cli.output import print_json, stdout
+from app.console import progress_bar
+
+
+def cmd_bench_bad_inputs(args) -> int:
+    """Import every crafted bad file into a project; count the one-line errors and unchanged stores."""
+    from core.evaluate.bad_inputs import evaluate
+
+    with (
+        tempfile.TemporaryDirectory(prefix="curalink-bad-inputs-") as folder,
+        progress_bar("crafted bad files", quiet=args.json) as bar,
+    ):
+        figures = evaluate(Path(folder), args.case or None, progress=bar)
+    if args.json:
+        print_json(figures)
+        return 0
+    table = Table("case", "format", "answer", "clear", "store", title="crafted bad files")
+    for case in figures["cases"]:
+        table.add_row(
+            case["name"],
+            case["fmt"],
+            case["message"].replace(folder, "…")[:110] if case["message"] else case["outcome"],
+            "yes" if case["clear"] and case["one_line"] else "NO",
+            "unchanged" if case["store_unchanged"] else "CHANGED",
+        )
+    stdout.print(table)
+    stdout.print(
+        f"{figures['tried']} bad inputs tried: {figures['one_line_errors']} one-line errors naming the file "
+        f"(and line or element), {figures['store_unchanged']} with the store unchanged, "
+        f"{figures['imported']} imported, {figures['tracebacks']} tracebacks"
+    )
+    return 0 if figures["one_line_errors"] == figures["tried"] == figures["store_unchanged"] else 1
+
+
+def cmd_bench_fuzz(args) -> int:
+    """A bounded atheris run of the readers (core.evaluate.fuzz_readers)."""
+    from core.evaluate.fuzz_readers import DEFAULT_FORMATS, fuzz_readers
+    from core.evaluate.fuzz_targets import CORPUS_FORMATS, KB_FORMATS
+
+    formats = (
+        list(CORPUS_FORMATS + KB_FORMATS)
+        if args.formats == ["all"]
+        else args.formats or list(DEFAULT_FORMATS)
+    )
+    with progress_bar("fuzzing the readers", quiet=args.json) as bar:
+        figures = fuzz_readers(formats, args.seconds, Path(args.artifacts), progress=bar)
+    if args.json:
+        print_json(figures)
+    else:
+        table = Table("format", "seconds", "executions", "coverage", "crashes", title="atheris (libFuzzer)")
+        for run in figures["formats"]:
+            table.add_row(
+                run["fmt"],
+                str(run["seconds"]),
+                f"{run['executions']:,}",
+                str(run["coverage"]),
+                str(run["crashes"]),
+            )
+        stdout.print(table)
+        for run in figures["formats"]:
+            if run["crash_summary"]:
+                stdout.print(run["crash_summary"], markup=False)
+        stdout.print(f"{figures['executions']:,} executions, {figures['crashes']} crashes")
+    if args.out:
+        Path(args.out).write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
+    return 1 if figures["crashes"] else 0
+
+
+def register_bench(bench) -> None:
+    """Add the commands under `curalink bench`."""
+    bad = bench.add_parser("bad-inputs", help="crafted bad files: one-line errors, store unchanged")
+    bad.add_argument("--case", action="append", help="run only this case (repeatable)")
+    bad.add_argument("--json", action="store_true")
+    bad.set_defaults(handler=cmd_bench_bad_inputs)
+    fuzz = bench.add_parser("fuzz", help="a bounded atheris run of the readers (needs `pip install atheris`)")
+    fuzz.add_argument("--seconds", type=int, default=60, help="total time, shared by the formats")
+    fuzz.add_argument("--formats", nargs="+", help="formats, or 'all' (default: pubtator bioc-xml bioc-json)")
+    fuzz.add_argument("--artifacts", default="fuzz-artifacts", help="folder for crashing inputs")
+    fuzz.add_argument("--out", help="also write the figures to this JSON file")
+    fuzz.add_argument("--json", action="store_true")
+    fuzz.set_defaults(handler=cmd_bench_fuzz)

@@ -1,0 +1,223 @@
+"""Bounds on what one input file can make Curalink hold, shared by every corpus and vocabulary reader.
+
+A tiny file must not allocate gigabytes, and an id that no export can write must not get in:
+- ids: a document or concept id is non-empty, has no control characters (C0, DEL, C1, Unicode line
+  and paragraph separators) and no surrounding whitespace, and is at most `MAX_ID_LENGTH` characters;
+  a mention's concept-id string (composites and tmVar's structured ids are long) at most
+  `MAX_CONCEPT_ID_LENGTH`. Every export writes the doc_id as a PubTator PMID, a file name or a BioC
+  id, so an empty or control-character id would make every later export of the project fail.
+- offsets: `Document.text` lays passages out at their offsets and fills gaps with spaces, and the
+  store keeps that text, so a passage offset of 500,000,000 in a 70-byte file would store 478 MB.
+  `LayoutBudget` allows the gap characters of a file (before the first passage of a document and
+  between passages) to total at most `GAP_FACTOR` times the passage text the file has given so far
+  plus `GAP_ALLOWANCE`: real files have gaps of a few characters (1 between PMC passages, 27 in the
+  largest of the real-world samples), and a document of which only some passages are given still fits.
+- integers: an offset is a JSON integer, an integral JSON number, or a string of ASCII digits; 1.5
+  is an error, never silently 1.
+- nesting: JSON values nested deeper than `MAX_JSON_DEPTH` are refused (the store serialises infons
+  and metadata again, and Python's recursion limit is about 1,000).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import unicodedata
+from pathlib import Path
+from typing import Any
+
+from core.errors import InputError
+
+MAX_ID_LENGTH = 200
+MAX_CONCEPT_ID_LENGTH = 1000
+GAP_FACTOR = 10
+GAP_ALLOWANCE = 1_000_000
+MAX_JSON_DEPTH = 64
+# A line-based file (PubTator, brat .ann, MEDIC, CTD, TSV, RRF) whose last line has no line break may
+# have been cut short (an interrupted download or copy), and a cut line often still parses: `D006331`
+# cut to `D006`, 28 of 50 MEDIC concepts. Every real file of these formats ends with a line break.
+CUT_LAST_LINE = (
+    "the file ends in the middle of this line (no line break after it), so it may have been cut short "
+    "(an interrupted download or copy?); if the line is complete, end the file with a line break"
+)
+
+_DIGITS = re.compile(r"^[+-]?[0-9]+$")
+
+
+def not_text(head: bytes) -> tuple[str, int] | None:
+    """(problem, line) when the first bytes of a file are UTF-16 or binary rather than UTF-8 text, else
+    None: said up front, instead of "not valid UTF-8 at column 1" or "no documents found"."""
+    half = max(1, len(head) // 2)
+    even, odd = head[0::2].count(0), head[1::2].count(0)  # UTF-16 ASCII: every other byte is NUL
+    if head.startswith((b"\xff\xfe", b"\xfe\xff")) or (
+        max(even, odd) >= 0.4 * half and min(even, odd) <= 0.05 * half
+    ):
+        return "the file is UTF-16 text, not UTF-8: save it as UTF-8", 1
+    if b"\x00" in head and not _utf8(head):  # NUL bytes and not UTF-8: binary (UTF-8 text may hold a NUL)
+        line = head.count(b"\n", 0, head.index(b"\x00")) + 1
+        return "a NUL byte: this is a binary file, not a text file", line
+    return None
+
+
+def _utf8(head: bytes) -> bool:
+    """True when `head` is UTF-8, but for a character cut at its end."""
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError as error:
+        return error.reason == "unexpected end of data" and error.start >= len(head) - 3
+    return True
+
+
+def control_character(value: str) -> str | None:
+    """The first control character (category Cc, or a Unicode line / paragraph separator), else None."""
+    for char in value:
+        if unicodedata.category(char) in ("Cc", "Zl", "Zp"):
+            return char
+    return None
+
+
+def id_problem(value: object, what: str = "id", *, max_length: int = MAX_ID_LENGTH) -> str | None:
+    """Why `value` cannot be an id (non-empty, no control characters or surrounding spaces, short), or None."""
+    if not isinstance(value, str):
+        return f"{what} must be a string, got {type(value).__name__}"
+    if not value:
+        return f"empty {what}"
+    if len(value) > max_length:
+        return f"{what} is {len(value):,} characters long; at most {max_length:,} are allowed"
+    char = control_character(value)
+    if char is not None:
+        return f"{what} {value[:60]!r} contains the control character U+{ord(char):04X}"
+    if value != value.strip():
+        return f"{what} {value[:60]!r} begins or ends with whitespace"
+    return None
+
+
+def check_id(
+    value: object,
+    what: str,
+    *,
+    source: Path | str | None,
+    line: int | None = None,
+    item: str | None = None,
+    max_length: int = MAX_ID_LENGTH,
+) -> str:
+    """`value` when it is a valid id, else an InputError naming the file, line or item and the problem."""
+    problem = id_problem(value, what, max_length=max_length)
+    if problem is not None:
+        raise InputError(source, problem, line=line, item=item)
+    return value  # type: ignore[return-value]
+
+
+def check_optional_id(
+    value: str,
+    what: str,
+    *,
+    source: Path | str | None,
+    line: int | None = None,
+    item: str | None = None,
+    max_length: int = MAX_ID_LENGTH,
+) -> str:
+    """Like `check_id`, for ids that may be empty (an unlinked mention, an annotation without an id)."""
+    if value == "":
+        return value
+    if len(value) > max_length:
+        raise InputError(
+            source,
+            f"{what} is {len(value):,} characters long; at most {max_length:,} are allowed",
+            line,
+            item,
+        )
+    char = control_character(value)
+    if char is not None:
+        raise InputError(
+            source, f"{what} {value[:60]!r} contains the control character U+{ord(char):04X}", line, item
+        )
+    return value
+
+
+def strict_integer(value: Any, what: str, *, source: Path | str | None, line: int | None, item: str) -> int:
+    """An integer from JSON or XML text without rounding: 7, 7.0 and "7" are 7; 1.5, "1.5", "1e3",
+    true and "٣" are errors."""
+    if isinstance(value, bool):
+        pass
+    elif isinstance(value, int):
+        return value
+    elif isinstance(value, float):
+        if math.isfinite(value) and value.is_integer():
+            return int(value)
+    elif isinstance(value, str) and _DIGITS.match(value.strip()):
+        return int(value.strip())
+    raise InputError(source, f"{what} must be an integer, got {value!r}", line=line, item=item)
+
+
+class LayoutBudget:
+    """The gap characters one file may still make a reader lay out (see the module docstring)."""
+
+    def __init__(self, factor: int = GAP_FACTOR, allowance: int = GAP_ALLOWANCE):
+        self.factor = factor
+        self.allowance = allowance
+        self.text = 0
+        self.gaps = 0
+
+    def check(
+        self,
+        spans: list[tuple[int, int]],
+        *,
+        source: Path | str | None,
+        line: int | None = None,
+        item: str | None = None,
+    ) -> None:
+        """Count one document's passages, given as (offset, text length); raise when its offsets reach
+        further than the file's text can account for (nothing is laid out before this check)."""
+        cursor = 0
+        gaps = 0
+        text = 0
+        for offset, length in sorted(spans):
+            if offset < 0:
+                raise InputError(source, f"negative passage offset {offset}", line=line, item=item)
+            gaps += max(0, offset - cursor)
+            cursor = max(cursor, offset + length)
+            text += length
+        self.text += text
+        self.gaps += gaps
+        allowed = self.factor * self.text + self.allowance
+        if self.gaps > allowed:
+            last = max((offset for offset, _ in spans), default=0)
+            raise InputError(
+                source,
+                f"passage offsets reach {last:,} but the file gives only {self.text:,} characters of "
+                f"passage text so far: {self.gaps:,} characters would be blank padding between passages "
+                f"(at most {self.factor} times the text plus {self.allowance:,}); the offsets look wrong",
+                line=line,
+                item=item,
+            )
+
+
+def json_depth_problem(value: Any, limit: int = MAX_JSON_DEPTH) -> str | None:
+    """'nested N levels deep ...' when a parsed JSON value is nested deeper than `limit`, else None."""
+    stack: list[tuple[Any, int]] = [(value, 1)] if isinstance(value, dict | list) else []
+    while stack:
+        current, depth = stack.pop()
+        if depth > limit:
+            return f"JSON nested more than {limit} levels deep"
+        children = current.values() if isinstance(current, dict) else current
+        stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
+    return None
+
+
+def parse_json(
+    text: str, *, source: Path | str | None, line: int | None = None, item: str | None = None
+) -> Any:
+    """`json.loads`, with nesting too deep for Python (a RecursionError) or for `MAX_JSON_DEPTH` an
+    InputError; a syntax error stays a `json.JSONDecodeError` for the caller to word."""
+    try:
+        value = json.loads(text)
+    except RecursionError:
+        raise InputError(
+            source, f"JSON nested more than {MAX_JSON_DEPTH} levels deep", line=line, item=item
+        ) from None
+    problem = json_depth_problem(value)
+    if problem is not None:
+        raise InputError(source, problem, line=line, item=item)
+    return value
