@@ -6,6 +6,7 @@ import logging
 import os
 import re
 import signal
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -79,6 +80,23 @@ def configure_logging(level: str) -> None:
         os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 
 
+class ProjectLogHandler(logging.FileHandler):
+    """The project's log file; when the disk is full (or the file cannot be written) it says so once on
+    the console and stops, instead of printing a logging traceback for every later record."""
+
+    def handleError(self, record: logging.LogRecord) -> None:
+        error = sys.exc_info()[1]
+        if not isinstance(error, OSError):
+            super().handleError(record)
+            return
+        logging.getLogger().removeHandler(self)  # not closed: closing flushes, which fails again
+        stderr.print(
+            f"not logging to {self.baseFilename} any more: {error.strerror or error}",
+            style="yellow",
+            markup=False,
+        )
+
+
 def log_to_project(project_path: Path) -> None:
     """Every command run on a project also writes to its logs/curalink.log (never through a link that
     leads outside the project: refused with a ProjectError naming it)."""
@@ -89,7 +107,7 @@ def log_to_project(project_path: Path) -> None:
     path = inside_project(project_path, logs / "curalink.log", "the project's log file")
     if path.exists() and not path.is_file():
         raise ProjectError(f"{path}: is not a regular file; the project's log is written nowhere else")
-    handler = logging.FileHandler(path, encoding="utf-8")
+    handler = ProjectLogHandler(path, encoding="utf-8")
     handler.setFormatter(OneLineFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     logging.getLogger().addHandler(handler)
 

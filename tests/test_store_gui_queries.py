@@ -145,3 +145,30 @@ def test_record_decisions_is_one_transaction(project):
         project.record_decisions([NewDecision(chorea, "revert"), NewDecision(huntington, "maybe")])
     assert len(_log(project)) == 2
     assert project.record_decisions([]) == []
+
+
+def test_queue_rows_of_some_documents_match_the_full_queue(tmp_path):
+    """The desk re-reads only the rows a decision changed (issue 11): they equal the full queue's."""
+    from core.documents import Document, Passage
+
+    text = "Huntington disease and chorea."
+    with Project.create(tmp_path / "p") as project:
+        project.import_documents(
+            [
+                Document(
+                    str(n),
+                    [Passage(0, text)],
+                    [
+                        Mention(0, 18, "Huntington disease", "Disease", "D1"),
+                        Mention(23, 29, "chorea", "Disease"),
+                    ],
+                )
+                for n in range(1, 5)
+            ]
+        )
+        first = next(iter(project.documents_with_mention_ids(ids=["2"])))[1][0]
+        project.record_decision(first, "nil", curator="c")
+        full = {entry.doc_id: entry for entry in project.queue()}
+        some = project.queue(doc_ids=["2", "4", "missing"])
+    assert [entry.doc_id for entry in some] == ["2", "4"]
+    assert some == [full["2"], full["4"]] and full["2"].reviewed == 1 and full["4"].reviewed == 0

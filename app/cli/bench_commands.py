@@ -167,6 +167,32 @@ def cmd_bench_pipeline(args) -> int:
     return 0
 
 
+def cmd_bench_faults(args) -> int:
+    from app.faults import SECTIONS, run_faults
+    from app.faults.report import render_markdown
+
+    sections = tuple(args.section) if args.section else SECTIONS
+    with cancellable() as cancel, progress_bar("fault harness", quiet=args.json) as bar:
+        result = run_faults(
+            Path(args.work),
+            sections=sections,
+            trials=args.trials,
+            train_seconds=args.train_seconds,
+            contention_seconds=args.contention_seconds,
+            limit=args.limit,
+            seed=args.seed,
+            progress=bar,
+            cancel=cancel,
+        )
+    if args.out:
+        Path(args.out).write_text(json.dumps(result, indent=2, default=str), encoding="utf-8")
+    if args.json:
+        print_json(result)
+    else:
+        stdout.print(render_markdown(result), markup=False)
+    return 0
+
+
 def register(commands) -> None:
     """Add this module's commands to the `curalink` parser."""
     bench = commands.add_parser("bench", help="benchmarks").add_subparsers(
@@ -265,3 +291,26 @@ def register(commands) -> None:
     bench_learning.add_argument("--quick", action="store_true")
     bench_learning.add_argument("--json", action="store_true")
     bench_learning.set_defaults(handler=cmd_bench_learning)
+
+    bench_faults = bench.add_parser(
+        "faults", help="kill -9, full disk, lock contention, hostile projects, bad files (issue 11)"
+    )
+    bench_faults.add_argument(
+        "--section",
+        action="append",
+        choices=["crash", "disk-full", "contention", "hostile", "bad-inputs"],
+        help="repeat to choose sections (default: all)",
+    )
+    bench_faults.add_argument(
+        "--trials", type=int, default=9, help="kill -9 trials per operation (6 of them)"
+    )
+    bench_faults.add_argument("--train-seconds", type=float, default=2.0, help="training budget in trials")
+    bench_faults.add_argument("--contention-seconds", type=float, default=25.0)
+    bench_faults.add_argument("--limit", type=int, help="at most this many hostile variants and bad files")
+    bench_faults.add_argument("--seed", type=int, default=11)
+    bench_faults.add_argument(
+        "--work", default="bench-out/faults", help="where the base project is kept between runs"
+    )
+    bench_faults.add_argument("--out", help="also write the raw results to this JSON file")
+    bench_faults.add_argument("--json", action="store_true")
+    bench_faults.set_defaults(handler=cmd_bench_faults)

@@ -1,5 +1,6 @@
 """The desk's curation keys: decisions (one or several concepts per link), KB-search corrections, mention
-edits that re-suggest at once, and bulk accept. Every write is an undoable command (app/gui/actions.py).
+edits that re-suggest at once, and bulk accept. Every write is an undoable command (app/gui/actions.py)
+made through the desk's writer (`perform`, app/gui/desk_saving.py): the undo stack shows it once stored.
 
 A mention naming several concepts ("colorectal, endometrial, and ovarian cancers") is linked by marking
 candidates (Ctrl+1-9, or the check boxes) and pressing Enter, or by adding KB-search hits to its link
@@ -58,12 +59,15 @@ class CurationMixin:
             text=text,
             suggested_for=suggested_for,
         )
-        self.undo_stack.push(command)
-        if command.failed is not None:
+        outcome = self.perform(command)
+        if outcome == "refused":
             return False
-        self.statusBar().showMessage(f"saved: {text}", 4000)
+        if outcome == "saved":
+            self.statusBar().showMessage(f"saved: {text}", 4000)
+        else:  # the save bar shows it until the store has it
+            self.statusBar().showMessage(f"waiting to save: {text}", 4000)
         self._advance_after(mention_id)
-        return True
+        return outcome == "saved"
 
     def _advance_after(self, mention_id: int) -> None:
         if mention_id in self.mention_ids:
@@ -181,8 +185,11 @@ class CurationMixin:
             return False
         types = Counter(m.type for m in self.doc.mentions if m.type)
         kind = types.most_common(1)[0][0] if types else ""
+        if self.waiting_for_writes("adding a mention"):
+            return False
         command = AddMentionCommand(self.context, self.doc.doc_id, span[0], span[1], kind)
-        self.undo_stack.push(command)
+        if self.perform(command) == "refused":
+            return False
         self.abstract.select_text(span[1], span[1])
         self.statusBar().showMessage(f"added mention “{self.doc.text[span[0] : span[1]]}”", 4000)
         return True
@@ -191,10 +198,10 @@ class CurationMixin:
         mention_id = self.current_mention_id()
         if mention_id is None or self.doc is None or self.current is None:
             return False
-        self.undo_stack.push(
-            DeleteMentionCommand(self.context, mention_id, self.doc.mentions[self.current].text)
-        )
-        return True
+        if self.waiting_for_writes("deleting a mention"):
+            return False
+        command = DeleteMentionCommand(self.context, mention_id, self.doc.mentions[self.current].text)
+        return self.perform(command) != "refused"
 
     def adjust(self, start_delta: int, end_delta: int) -> bool:
         mention_id = self.current_mention_id()
@@ -202,10 +209,10 @@ class CurationMixin:
             return False
         mention = self.doc.mentions[self.current]
         new = (mention.start + start_delta, mention.end + end_delta)
-        if not 0 <= new[0] < new[1] <= len(self.doc.text):
+        if not 0 <= new[0] < new[1] <= len(self.doc.text) or self.waiting_for_writes("a span edit"):
             return False
-        self.undo_stack.push(AdjustSpanCommand(self.context, mention_id, (mention.start, mention.end), new))
-        return True
+        command = AdjustSpanCommand(self.context, mention_id, (mention.start, mention.end), new)
+        return self.perform(command) != "refused"
 
     def change_type(self, new_type: str | None = None) -> QInputDialog | bool:
         """T: pick a type (those in use, or a new one); with `new_type`, set it directly."""
@@ -214,10 +221,9 @@ class CurationMixin:
             return False
         old = self.doc.mentions[self.current].type
         if new_type is not None:
-            if new_type == old:
+            if new_type == old or self.waiting_for_writes("a type change"):
                 return False
-            self.undo_stack.push(ChangeTypeCommand(self.context, mention_id, old, new_type))
-            return True
+            return self.perform(ChangeTypeCommand(self.context, mention_id, old, new_type)) != "refused"
         types = self.project.mention_types()
         dialog = QInputDialog(self)
         dialog.setWindowTitle("Mention type")
@@ -232,8 +238,8 @@ class CurationMixin:
         return dialog
 
     def _type_chosen(self, mention_id: int, old: str, new: str) -> None:
-        if mention_id in self.mention_ids:
-            self.undo_stack.push(ChangeTypeCommand(self.context, mention_id, old, new))
+        if mention_id in self.mention_ids and not self.waiting_for_writes("a type change"):
+            self.perform(ChangeTypeCommand(self.context, mention_id, old, new))
 
     def resuggest(self, mention_id: int) -> None:
         """Ask for suggestions for an edited mention at once (the store already dropped its old ones)."""
@@ -264,9 +270,8 @@ class CurationMixin:
             version = self.project.suggestion_version(mention_id)
             accepts.append((mention_id, ranked[0].concept_id, version, ranked[0].score, keys[mention_id]))
         if accepts:
-            command = BulkAcceptCommand(self.context, accepts, threshold)
-            self.undo_stack.push(command)
-            if command.failed is not None:
+            outcome = self.perform(BulkAcceptCommand(self.context, accepts, threshold))
+            if outcome != "saved":  # refused (status bar), or waiting in the save bar
                 return 0
         self.statusBar().showMessage(f"bulk-accepted {len(accepts)} suggestion(s) ≥ {threshold:.2f}", 5000)
         return len(accepts)

@@ -14,10 +14,8 @@ class BackgroundLinkingMixin:
         if not self.background and not force:
             return None
         wanted: list[str] = list(force or [])
-        ids = self.queue.visible_ids()
         current = self.doc.doc_id if self.doc else None
-        start = ids.index(current) if current in ids else 0
-        for doc_id in ids[start : start + 1 + self.settings.prefetch]:
+        for doc_id in self.queue.visible_from(current, 1 + self.settings.prefetch):
             entry = self.queue.entry(doc_id)
             if entry is not None and entry.unsuggested and doc_id not in wanted:
                 wanted.append(doc_id)
@@ -42,7 +40,8 @@ class BackgroundLinkingMixin:
 
     def _on_chunk(self, chunk: LinkedChunk) -> None:
         """Show newly linked documents from what the worker read: no database query on the UI thread."""
-        self.queue.set_entries(chunk.queue)
+        if not self.queue.update_entries(chunk.queue):  # a document new to the queue: read it whole
+            self.reload_queue()
         for concept_id, concept in chunk.concepts.items():
             self.concepts.setdefault(concept_id, concept)
         if self.doc is None or self.doc.doc_id not in chunk.doc_ids:

@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
 from app.gui.settings import DEVICES, AppSettings
 from app.gui.workers import Job
 from core.errors import CuralinkError, InputError, ModelError, ProjectError
+from core.store.write_faults import StoreWriteError, WriteFault
 
 log = logging.getLogger(__name__)
 
@@ -40,6 +41,12 @@ def explain(exc: BaseException) -> tuple[str, str]:
     text = str(exc) or exc.__class__.__name__
     if isinstance(exc, InputError):
         return "The file could not be read", text
+    if isinstance(exc, StoreWriteError):
+        titles = {WriteFault.FULL: "The disk is full", WriteFault.IO: "The disk failed"}
+        return titles.get(exc.fault, "The project is busy"), (
+            f"{text}.\nThe change waits in the red bar above the abstract: press Retry once the "
+            "problem is solved, or Discard to drop it."
+        )
     if isinstance(exc, ProjectError) and "locked" in text:
         return "The project is busy", f"{text}.\nClose the other program using it and try again."
     if isinstance(exc, ProjectError):

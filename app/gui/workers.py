@@ -31,7 +31,7 @@ class LinkedChunk:
     the UI thread makes no database query while linking runs."""
 
     doc_ids: list[str]
-    queue: list[QueueEntry]
+    queue: list[QueueEntry]  # the queue rows of these documents
     # Each suggested mention's candidates with the span and type they were computed for.
     suggestions: dict[int, SuggestionSet] = field(default_factory=dict)
     concepts: dict[str, Concept | None] = field(default_factory=dict)
@@ -207,7 +207,7 @@ class LinkService(QObject):
         suggestions = self.project.suggestion_sets(mention_ids)
         wanted = {c.concept_id for found in suggestions.values() for c in found.candidates}
         concepts = {concept_id: self.project.concept(concept_id) for concept_id in wanted}
-        return LinkedChunk(list(doc_ids), self.project.queue(), suggestions, concepts)
+        return LinkedChunk(list(doc_ids), self.project.queue(doc_ids=doc_ids), suggestions, concepts)
 
     def submit(self, job: Job, *, priority: int = 0) -> Job:
         self.jobs = [j for j in self.jobs if not j.done.is_set()] + [job]

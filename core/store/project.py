@@ -31,6 +31,7 @@ from core.store.documents_store import DUPLICATE_POLICIES, DocumentStore, Import
 from core.store.kb_store import KnowledgeBaseStore
 from core.store.model_registry import ModelRegistry
 from core.store.settings_store import SettingsStore
+from core.store.write_faults import StoreWriteError, WriteFault, apply_lock_wait, write_fault
 
 log = logging.getLogger(__name__)
 
@@ -80,6 +81,7 @@ def _storage_problem(exc: OperationalError) -> str | None:
 def _engine(db_path: Path) -> Engine:
     engine = create_engine(f"sqlite:///{db_path}")
     event.listen(engine, "connect", _sqlite_pragmas)
+    event.listen(engine, "checkout", apply_lock_wait)  # write_faults.lock_wait: per-thread lock waits
     return engine
 
 
@@ -132,6 +134,11 @@ def _schema_version(engine: Engine, db_path: Path) -> tuple[str, str]:
             context = MigrationContext.configure(connection)
             heads = context.get_current_heads()
     except DatabaseError as exc:
+        if write_fault(exc) in (WriteFault.FULL, WriteFault.IO):  # opening a WAL database writes
+            raise ProjectError(
+                f"{db_path}: cannot open the project: the disk is full or failing ({exc.orig}); "
+                "free some space, then try again"
+            ) from exc
         raise ProjectError(f"{db_path}: not a readable SQLite database ({exc.orig})") from exc
     except CommandError as exc:
         raise ProjectError(f"{db_path}: the alembic_version table is damaged ({exc})") from exc
@@ -256,10 +263,13 @@ class Project(DocumentStore, KnowledgeBaseStore, CurationLog, ModelRegistry, Des
             session.commit()
         except OperationalError as exc:
             session.rollback()
-            if "locked" in str(exc.orig):
+            fault = write_fault(exc)
+            if fault is WriteFault.BUSY:
                 raise ProjectError(
                     f"{self.path / DB_NAME}: the database is locked by another program"
                 ) from exc
+            if fault is not None:  # a full or failing disk: a clear error, not the SQL of the statement
+                raise StoreWriteError(fault, self.path / DB_NAME) from exc
             storage = _storage_problem(exc)
             if storage:  # one line naming the file, never the SQL statement and its parameters
                 raise ProjectError(

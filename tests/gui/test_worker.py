@@ -31,7 +31,7 @@ def test_worker_links_while_event_loop_ticks(window, demo_project, qtbot):
     timer.stop()
 
     assert blocker.args == [doc_ids]
-    assert job.done.is_set()
+    qtbot.waitUntil(job.done.is_set, timeout=10000)  # set as the worker returns, after its last signal
     stored = demo_project.suggestions_for(mention_ids)
     assert all(stored[m] for m in mention_ids)
     assert window.abstract.marks[0].state == "suggested"  # the open document refreshed itself

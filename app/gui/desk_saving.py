@@ -1,0 +1,201 @@
+"""How the desk saves: every change goes through one `DeskWriter`, the undo stack moves only after the
+store confirmed, and a change the store does not have yet is always on screen.
+
+The save bar above the panes lists the waiting changes: amber while the writer retries (another program
+holds the database's lock; the desk stays usable, and new decisions queue behind), red once it stalls
+(the retries ran out, the disk is full, or the disk failed), with Retry and Discard. A full or failing disk
+also opens a dialog. Undo, redo and mention edits wait until nothing is pending (they build on the state
+the store holds); decisions on other mentions may queue. Closing the window with changes waiting asks first.
+"""
+
+from __future__ import annotations
+
+import html
+
+from PySide6.QtCore import Signal
+from PySide6.QtGui import QCloseEvent
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QMessageBox, QPushButton, QVBoxLayout, QWidget
+
+from app.gui.actions import StoreCommand
+from app.gui.desk_writer import DeskWriter, Write
+from app.gui.dialogs import show_error
+from core.store.write_faults import StoreWriteError, WriteFault
+
+SHOWN_LABELS = 3  # waiting changes named in the bar; the rest are counted (all are in the tooltip)
+
+
+class SaveBar(QFrame):
+    """A strip that shows what the store does not have yet, and offers Retry / Discard when stalled."""
+
+    retryClicked = Signal()
+    discardClicked = Signal()
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.setObjectName("saveBar")
+        self.label = QLabel()
+        self.label.setWordWrap(True)
+        self.retry = QPushButton("Retry")
+        self.discard = QPushButton("Discard")
+        self.retry.clicked.connect(self.retryClicked.emit)
+        self.discard.clicked.connect(self.discardClicked.emit)
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(10, 4, 10, 4)
+        layout.addWidget(self.label, 1)
+        layout.addWidget(self.retry)
+        layout.addWidget(self.discard)
+        self.hide()
+
+    def show_state(self, pending: list[Write], error: StoreWriteError | None) -> None:
+        if not pending:
+            self.hide()
+            return
+        names = "; ".join(html.escape(w.label) for w in pending[:SHOWN_LABELS])
+        if len(pending) > SHOWN_LABELS:
+            names += f"; and {len(pending) - SHOWN_LABELS} more"
+        count = f"{len(pending)} change{'s' if len(pending) != 1 else ''}"
+        if error is None:
+            text = (
+                f"<b>Saving {count}…</b> {names}<br>The database is locked by another program; "
+                "retrying. Keep working: decisions queue and are saved in order."
+            )
+            colours = "background:#fff4d6; border:1px solid #d9a400;"
+        else:
+            text = f"<b>Not saved: {count}.</b> {names}<br>{html.escape(str(error))}"
+            colours = "background:#fde2e1; border:1px solid #c62828;"
+        self.setStyleSheet(f"#saveBar {{{colours}}}")
+        self.label.setText(text)
+        self.setToolTip("\n".join(w.label for w in pending))
+        self.retry.setVisible(error is not None)
+        self.discard.setVisible(error is not None)
+        self.show()
+
+
+class SavingMixin:
+    """Mixed into `MainWindow`: needs `project`, `settings`, `undo_stack`, `refresh` and the status bar."""
+
+    def _with_save_bar(self, panes: QWidget) -> QWidget:
+        """The window's central widget: the save bar (hidden while nothing waits) above the panes."""
+        self.writer = DeskWriter(self.project, parent=self)
+        self.save_bar = SaveBar()
+        self.writer.changed.connect(self._show_saving)
+        self.writer.stalled.connect(self._on_stalled)
+        self.save_bar.retryClicked.connect(self.retry_writes)
+        self.save_bar.discardClicked.connect(self.discard_writes)
+        self._closing = False
+        central = QWidget()
+        layout = QVBoxLayout(central)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(0)
+        layout.addWidget(self.save_bar)
+        layout.addWidget(panes, 1)
+        return central
+
+    def perform(self, command: StoreCommand) -> str:
+        """Write a new change; it enters the undo stack once the store has it. Returns the writer's answer:
+        "saved", "pending" (waiting for the lock, or behind a change that is) or "refused"."""
+        curator = self.settings.curator
+
+        def saved(_result) -> None:
+            command.follow = not write.late
+            self.undo_stack.push(command)
+            if write.late:
+                self.statusBar().showMessage(f"saved: {command.text()}", 4000)
+
+        write = Write(command.text(), lambda: command.write_redo(curator), saved, self.report_refusal)
+        return self.writer.submit(write)
+
+    def undo(self) -> str | None:
+        if self.waiting_for_writes("undo") or not self.undo_stack.canUndo():
+            return None
+        command = self.undo_stack.command(self.undo_stack.index() - 1)
+        curator = self.settings.curator
+        return self.writer.submit(
+            Write(
+                f"undo {command.text()}",
+                lambda: command.write_undo(curator),
+                lambda _result: self.undo_stack.undo(),
+                self.report_refusal,
+            )
+        )
+
+    def redo(self) -> str | None:
+        if self.waiting_for_writes("redo") or not self.undo_stack.canRedo():
+            return None
+        command = self.undo_stack.command(self.undo_stack.index())
+        curator = self.settings.curator
+
+        def refused(exc: Exception) -> None:  # e.g. the suggestions it acted on are gone: drop the step
+            self.report_refusal(exc)
+            command.setObsolete(True)
+            self.undo_stack.redo()
+            self.refresh(None)
+
+        return self.writer.submit(
+            Write(
+                f"redo {command.text()}",
+                lambda: command.write_redo(curator),
+                lambda _result: self.undo_stack.redo(),
+                refused,
+            )
+        )
+
+    def waiting_for_writes(self, what: str) -> bool:
+        """True (and says so) when changes wait to be saved: `what` must build on the stored state."""
+        if not self.writer.busy():
+            return False
+        count = len(self.writer.pending)
+        self.statusBar().showMessage(
+            f"{what} waits: {count} change{'s' if count != 1 else ''} not saved yet (see the bar above)", 5000
+        )
+        return True
+
+    def retry_writes(self) -> None:
+        self.writer.retry()
+
+    def discard_writes(self) -> None:
+        dropped = self.writer.discard()
+        if dropped:
+            self.refresh(None)
+            self.statusBar().showMessage(
+                f"discarded {len(dropped)} change(s) that were never saved: "
+                + "; ".join(w.label for w in dropped),
+                10000,
+            )
+
+    def _show_saving(self) -> None:
+        self.save_bar.show_state(list(self.writer.pending), self.writer.error)
+
+    def _on_stalled(self, error: StoreWriteError) -> None:
+        self.statusBar().showMessage(f"not saved: {error}", 10000)
+        if error.fault is not WriteFault.BUSY:
+            self.save_dialog = show_error(self, error, context="saving your change")
+
+    def _close_guard(self, event: QCloseEvent) -> bool:
+        """Refuse to close while changes wait, unless the curator chose to discard them."""
+        if not self.writer.busy() or self._closing:
+            self.writer.shutdown()
+            return True
+        event.ignore()
+        count = len(self.writer.pending)
+        box = QMessageBox(
+            QMessageBox.Icon.Warning,
+            "Changes not saved",
+            f"{count} change{'s are' if count != 1 else ' is'} not saved yet:\n"
+            + "\n".join(w.label for w in self.writer.pending[:10])
+            + (f"\n{self.writer.error}" if self.writer.error else ""),
+            QMessageBox.StandardButton.NoButton,
+            self,
+        )
+        box.addButton("Keep the desk open", QMessageBox.ButtonRole.RejectRole)
+        close = box.addButton("Discard them and close", QMessageBox.ButtonRole.DestructiveRole)
+        box.buttonClicked.connect(lambda button: self._close_discarding() if button is close else None)
+        self.close_box = box
+        box.open()
+        return False
+
+    def _close_discarding(self) -> None:
+        self._closing = True
+        self.writer.shutdown()
+        self.writer.pending.clear()
+        self.close()
