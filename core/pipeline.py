@@ -1,8 +1,9 @@
 """`Linker`: retrieve -> rerank for a batch of documents; the one entry point the front ends call.
 
-Mention text is prepared as the retriever was evaluated: abbreviations defined in the same document
-are expanded, and a composite mention ("breast and ovarian cancer") is also searched part by part, the
-parts' candidates merged in by best score so each named concept can surface.
+Mention text is prepared by the one query plan (core.retrieve.query_plan) that `evaluate`, the
+benchmarks and retraining use too: abbreviations defined in the same document are expanded, and a
+composite mention ("breast and ovarian cancer") is also searched part by part, the parts' candidates
+merged by rank so each named concept surfaces near the top.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 from core.documents import Candidate, Document
@@ -19,7 +20,7 @@ from core.kb.knowledge_base import KnowledgeBase
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressCallback, no_progress
 from core.rerank.base import Reranker
 from core.retrieve.base import Retriever
-from core.retrieve.mentions import abbreviation_expander, split_composite
+from core.retrieve.query_plan import plan_documents, retrieve_planned
 from core.store.curation_log import mention_key
 
 log = logging.getLogger(__name__)
@@ -108,22 +109,7 @@ class Linker:
 
     def retrieve(self, documents: Sequence[Document]) -> list[list[list[Candidate]]]:
         """Per document, per mention: the retriever's candidates (no reranking)."""
-        queries: dict[str, None] = {}
-        plans: list[list[list[str]]] = []
-        for document in documents:
-            expand = abbreviation_expander(document)
-            per_document = []
-            for mention in document.mentions:
-                text = expand(mention.text) or mention.text
-                parts = [text, *[p for p in split_composite(text) if p != text]]
-                per_document.append(parts)
-                queries.update(dict.fromkeys(parts))
-            plans.append(per_document)
-        texts = list(queries)
-        found = (
-            dict(zip(texts, self.retriever.retrieve(texts, self.candidates), strict=True)) if texts else {}
-        )
-        return [[_merge([found[p] for p in parts], self.candidates) for parts in doc] for doc in plans]
+        return retrieve_planned(self.retriever, plan_documents(documents), self.candidates)
 
     def suggest(self, documents: Sequence[Document]) -> list[list[list[Candidate]]]:
         """Per document, per mention: ranked candidates (reranked when a reranker is loaded)."""
@@ -215,16 +201,3 @@ class Linker:
             progress(summary.documents, len(selected), "documents linked")
         summary.seconds = time.perf_counter() - started
         return summary
-
-
-def _merge(lists: Sequence[Sequence[Candidate]], k: int) -> list[Candidate]:
-    """One list per concept, keeping each concept's best retriever score across the query parts."""
-    if len(lists) == 1:
-        return list(lists[0][:k])
-    best: dict[str, Candidate] = {}
-    for candidates in lists:
-        for candidate in candidates:
-            kept = best.get(candidate.concept_id)
-            if kept is None or candidate.retriever_score > kept.retriever_score:
-                best[candidate.concept_id] = replace(candidate)
-    return sorted(best.values(), key=lambda c: c.retriever_score, reverse=True)[:k]

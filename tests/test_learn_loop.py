@@ -189,14 +189,18 @@ def test_curator_synonyms_indexed_in_place_and_exported(demo, tmp_path):
     from core.learn.kb_export import export_kb
     from core.learn.synonyms import learn_synonyms
     from core.pipeline import Linker
+    from core.retrieve.query_plan import plan_document
     from core.text.normalize import normalize_name
 
     kb = demo.knowledge_base()
     document, mention_ids = next(demo.documents_with_mention_ids())
+    # the synonym is the mention's planned query: "HD" in an abstract defining it would add
+    # "Huntington disease", already a name; this one is not an abbreviation
     mention, mention_id = next(
         (m, i)
-        for m, i in zip(document.mentions, mention_ids, strict=True)
+        for m, p, i in zip(document.mentions, plan_document(document), mention_ids, strict=True)
         if len(m.concept_ids) == 1
+        and not p.expanded
         and normalize_name(m.text) not in {normalize_name(n) for n in kb.get(m.concept_id).names}
     )
     demo.record_decision(mention_id, "correct", concept_id=mention.concept_id, curator="ann")

@@ -16,6 +16,7 @@ from core.kb import load_kb
 from core.kb.identifiers import split_ids
 from core.pipeline import Linker
 from core.progress import CancelToken
+from core.retrieve.query_plan import plan_document
 from core.store import Project
 
 
@@ -38,11 +39,13 @@ def test_every_mention_gets_ranked_suggestions_and_most_are_right(linked_project
         version = project.active_model("retriever").version
         correct = total = 0
         for document, mention_ids in project.documents_with_mention_ids():
-            for mention, mention_id in zip(document.mentions, mention_ids, strict=True):
+            plans = plan_document(document)
+            for mention, plan, mention_id in zip(document.mentions, plans, mention_ids, strict=True):
                 suggestions = project.suggestions(mention_id)
                 assert len(suggestions) == 16
                 scores = [c.retriever_score for c in suggestions]
-                assert scores == sorted(scores, reverse=True)
+                if not plan.is_split:  # a split mention's list is merged by rank, the whole query first
+                    assert scores == sorted(scores, reverse=True)
                 correct += suggestions[0].concept_id in set(split_ids(mention.concept_id))
                 total += 1
         assert total == 47

@@ -71,7 +71,8 @@ def test_metrics_on_hand_made_cases() -> None:
     }
 
 
-def test_protocol_items_split_composites_and_expand_abbreviations() -> None:
+def test_protocol_items_follow_the_query_plan() -> None:
+    """Evaluation plans mentions as the desk does: the gold link neither decides the split nor counts."""
     title = "Breast and ovarian cancer in ataxia telangiectasia (AT)."
     doc = document_from_title_abstract("1", title, "AT patients were studied.")
     at = title.index("(AT)") + 1
@@ -81,10 +82,12 @@ def test_protocol_items_split_composites_and_expand_abbreviations() -> None:
         Mention(0, 6, "Breast", "Modifier", "-1"),
     ]
     items = evaluation_items([doc.with_mentions(mentions)])
-    assert [i.queries for i in items] == [("Breast cancer", "ovarian cancer"), ("ataxia telangiectasia",)]
+    assert [i.queries for i in items] == [
+        ("Breast and ovarian cancer", "Breast cancer", "ovarian cancer"),
+        ("ataxia telangiectasia",),
+    ]
     assert items[0].gold == {"D001943", "D010051"}
-    raw = evaluation_items([doc.with_mentions(mentions)], expand_abbreviations=False)
-    assert raw[1].queries == ("AT",)
+    assert items[1].plan.expanded and not items[0].plan.expanded
 
 
 def test_exact_match_on_ncbi_test_slice(medic: KnowledgeBase, test_docs) -> None:

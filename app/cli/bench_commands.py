@@ -144,8 +144,10 @@ def cmd_bench_retriever(args) -> int:
     from core.evaluate.ncbi_retrieval import load_ncbi_inputs
 
     data = shared_data(args)
+    from core.retrieve.query_plan import query_strings
+
     kb, _, test = load_ncbi_inputs(data)
-    mentions = [m.text for d in test for m in d.mentions]
+    mentions = query_strings(test)  # the queries the linker sends, abbreviations expanded, parts split
     with cancellable() as cancel, progress_bar("retriever benchmark", quiet=args.json) as bar:
         result = bench_retriever(
             kb, mentions, quick=args.quick, model_dir=args.model, progress=bar, cancel=cancel

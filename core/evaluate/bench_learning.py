@@ -25,6 +25,7 @@ from core.documents import Document
 from core.kb.identifiers import split_ids
 from core.kb.knowledge_base import KnowledgeBase
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressCallback, no_progress
+from core.retrieve.query_plan import plan_document, plan_documents, retrieve_planned
 
 log = logging.getLogger(__name__)
 
@@ -57,7 +58,12 @@ def _kb_slice(kb: KnowledgeBase, documents: Sequence[Document], size: int | None
 
 
 def _pairs(documents: Sequence[Document]) -> list[tuple[str, str]]:
-    return [(m.text, m.concept_id) for d in documents for m in d.mentions]
+    """(query, gold id) as the desk plans each mention; composites are dropped by the trainer."""
+    return [
+        (plan.query, m.concept_id)
+        for d in documents
+        for m, plan in zip(d.mentions, plan_document(d), strict=True)
+    ]
 
 
 def _retriever(folder: Path, kb: KnowledgeBase, cancel: CancelToken):
@@ -71,9 +77,8 @@ def _retriever(folder: Path, kb: KnowledgeBase, cancel: CancelToken):
 def _order_by_margin(retriever, documents: Sequence[Document]) -> list[Document]:
     from core.learn.ordering import document_margin
 
-    texts = [m.text for d in documents for m in d.mentions]
-    found = iter(retriever.retrieve(texts, CANDIDATES))
-    margins = [document_margin([next(found) for _ in d.mentions]) for d in documents]
+    found = retrieve_planned(retriever, plan_documents(documents), CANDIDATES)
+    margins = [document_margin(per_document) for per_document in found]
     return [d for _, d in sorted(zip(margins, documents, strict=True), key=lambda pair: pair[0])]
 
 

@@ -37,7 +37,7 @@ from core.rerank.training import (
     rerank_accuracy,
     train,
 )
-from core.retrieve.mentions import abbreviation_expander
+from core.retrieve.query_plan import plan_documents, query_strings, retrieve_planned
 
 log = logging.getLogger(__name__)
 
@@ -60,23 +60,9 @@ COLUMNS = (
 )
 
 
-def _queries(documents: Sequence[Document]) -> list[str]:
-    """Each mention's retrieval query, abbreviations expanded from its own abstract as the linker does."""
-    queries: list[str] = []
-    for document in documents:
-        expand = abbreviation_expander(document)
-        queries.extend(expand(m.text) for m in document.mentions)
-    return queries
-
-
 def _candidates(retriever, documents: Sequence[Document], k: int) -> list[list[list[Candidate]]]:
-    flat = _queries(documents)
-    found = retriever.retrieve(flat, k) if flat else []
-    out, cursor = [], 0
-    for document in documents:
-        out.append(found[cursor : cursor + len(document.mentions)])
-        cursor += len(document.mentions)
-    return out
+    """Per document, per mention: the merged candidates of its query plan, as the linker retrieves them."""
+    return retrieve_planned(retriever, plan_documents(documents), k)
 
 
 def _top(candidates: Sequence[Sequence[Sequence[Candidate]]], k: int) -> list[list[list[Candidate]]]:
@@ -169,7 +155,7 @@ def run_benchmark(
     if save_candidates_to is not None:
         from core.retrieve.candidate_file import save_candidates
 
-        texts = (q for docs in (train_docs, dev, test) for q in _queries(docs))
+        texts = (q for docs in (train_docs, dev, test) for q in query_strings(docs))
         save_candidates(save_candidates_to, retriever, kb, texts, k)
     all_train, all_dev, all_test = (_candidates(retriever, docs, k) for docs in (train_docs, dev, test))
     log.info("retrieval for the benchmark took %.1f s", time.perf_counter() - started)

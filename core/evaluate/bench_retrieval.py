@@ -228,7 +228,8 @@ def bench_retriever(
     cancel: CancelToken = NEVER_CANCELLED,
     **sizes: int,
 ) -> dict:
-    """One JSON-able report. `mentions`: a corpus's mention texts in reading order (repeats kept).
+    """One JSON-able report. `mentions`: a corpus's queries in reading order, repeats kept (the CLI passes
+    core.retrieve.query_plan.query_strings, what the linker sends).
     `quick` (~1-2 min on 2 quiet cores) samples the torch encoder and scales to 100k names; the full
     run (<= 10 min) encodes every name with both backends and scales to 1M. `sizes` override FULL/QUICK."""
     from core.retrieve.rescnn_retriever import RescnnRetriever

@@ -16,6 +16,7 @@ from core.documents import Document
 from core.kb.identifiers import split_ids
 from core.kb.knowledge_base import KnowledgeBase
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressFn, no_progress
+from core.retrieve.query_plan import plan_document
 from core.retrieve.rescnn import RescnnConfig
 from core.retrieve.train import TrainOptions, train_rescnn
 
@@ -23,13 +24,16 @@ log = logging.getLogger(__name__)
 
 
 def mention_pairs(documents: Sequence[Document]) -> list[tuple[str, str]]:
-    """(mention text, id) for every single-concept gold mention: the training pairs."""
+    """(query, id) for every single-concept gold mention: the training pairs and train/dev synonyms.
+
+    The query is the mention as the desk plans it (abbreviations expanded, core.retrieve.query_plan),
+    as the reference preprocesses train, dev and test mentions alike."""
     pairs: list[tuple[str, str]] = []
     for document in documents:
-        for mention in document.mentions:
+        for mention, plan in zip(document.mentions, plan_document(document), strict=True):
             ids = split_ids(mention.concept_id)
             if len(ids) == 1 and not mention.is_composite:
-                pairs.append((mention.text, ids[0]))
+                pairs.append((plan.query, ids[0]))
     return pairs
 
 
@@ -99,7 +103,6 @@ def ncbi_table(
     test_documents: Sequence[Document],
     retrievers: dict,
     *,
-    expand_abbreviations: bool = True,
     progress: ProgressFn = no_progress,
     cancel: CancelToken = NEVER_CANCELLED,
 ) -> dict[str, dict[str, dict]]:
@@ -116,7 +119,6 @@ def ncbi_table(
                 retriever,
                 test_documents,
                 knowledge,
-                expand_abbreviations=expand_abbreviations,
                 progress=progress,
                 cancel=cancel,
             )

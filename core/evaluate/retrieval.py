@@ -1,8 +1,10 @@
-"""Evaluate any `Retriever` on annotated documents with the reference protocol (methods.md A.8).
+"""Evaluate any `Retriever` on annotated documents, through the desk's own query plan.
 
-Every gold-linked mention counts (test sets are not deduplicated). Abbreviations are expanded from
-the same document first (optional), composite mentions (gold "A|B") are split into sub-terms that
-are retrieved separately, and a gold id missing from the KB is simply an error, as in the reference.
+Every gold-linked mention counts (test sets are not deduplicated). Each mention is planned by
+core.retrieve.query_plan (abbreviations expanded from the same document, composite text split, the
+parts' answers merged by rank), exactly as the `Linker` does, and its rank is the first candidate of
+that merged list answering to a gold id; a composite gold "A|B" is satisfied by either id (the rule of
+core.evaluate.metrics). A gold id missing from the KB is simply an error, as in the reference.
 """
 
 from __future__ import annotations
@@ -13,39 +15,38 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from core.documents import Document
-from core.evaluate.metrics import RECALL_KS, composite_rank, first_hit_rank, ranking_metrics
+from core.evaluate.metrics import RECALL_KS, first_hit_rank, ranking_metrics
 from core.kb.identifiers import split_ids
 from core.kb.knowledge_base import KnowledgeBase
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressFn, no_progress
 from core.retrieve.base import Retriever
-from core.retrieve.mentions import abbreviation_expander, split_composite
+from core.retrieve.query_plan import QueryPlan, plan_document, retrieve_planned
 
 log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
 class EvalItem:
-    """One gold mention as queried: its sub-term strings and its canonical gold ids."""
+    """One gold mention as the desk queries it: its plan and its canonical gold ids."""
 
     doc_id: str
     text: str
-    queries: tuple[str, ...]
+    plan: QueryPlan
     gold: frozenset[str]
 
+    @property
+    def queries(self) -> tuple[str, ...]:
+        return self.plan.queries
 
-def evaluation_items(
-    documents: Iterable[Document], *, expand_abbreviations: bool = True, split_composites: bool = True
-) -> list[EvalItem]:
+
+def evaluation_items(documents: Iterable[Document]) -> list[EvalItem]:
+    """Every gold-linked mention with its query plan (unlinked and -1 mentions are left out)."""
     items: list[EvalItem] = []
     for document in documents:
-        expand = abbreviation_expander(document) if expand_abbreviations else (lambda text: text)
-        for mention in document.mentions:
+        for mention, plan in zip(document.mentions, plan_document(document), strict=True):
             gold = frozenset(split_ids(mention.concept_id))
-            if not gold:
-                continue
-            text = expand(mention.text)
-            pieces = split_composite(text) if split_composites and mention.is_composite else [text]
-            items.append(EvalItem(document.doc_id, mention.text, tuple(pieces), gold))
+            if gold:
+                items.append(EvalItem(document.doc_id, mention.text, plan, gold))
     return items
 
 
@@ -54,8 +55,6 @@ def evaluate_retriever(
     documents: Iterable[Document],
     kb: KnowledgeBase,
     *,
-    expand_abbreviations: bool = True,
-    split_composites: bool = True,
     reindex: bool = True,
     progress: ProgressFn = no_progress,
     cancel: CancelToken = NEVER_CANCELLED,
@@ -67,14 +66,11 @@ def evaluate_retriever(
     """
     if reindex:
         retriever.index(kb, progress=progress, cancel=cancel)
-    items = evaluation_items(
-        documents, expand_abbreviations=expand_abbreviations, split_composites=split_composites
-    )
-    queries = [q for item in items for q in item.queries]
+    items = evaluation_items(documents)
     k = max(RECALL_KS)
     cancel.raise_if_cancelled()
     started = time.perf_counter()
-    results = retriever.retrieve(queries, k=k)
+    results = retrieve_planned(retriever, [[item.plan for item in items]], k)[0]
     seconds = time.perf_counter() - started
     ids_cache: dict[str, frozenset[str]] = {}
 
@@ -84,20 +80,17 @@ def evaluate_retriever(
         return ids_cache[concept_id]
 
     ranks: list[int | None] = []
-    cursor = 0
-    for item in items:
-        piece_ranks = []
-        for candidates in results[cursor : cursor + len(item.queries)]:
-            piece_ranks.append(first_hit_rank([ids_of(c.concept_id) for c in candidates], set(item.gold)))
-        rank = composite_rank(piece_ranks) if len(piece_ranks) > 1 else piece_ranks[0]
+    for item, candidates in zip(items, results, strict=True):
+        rank = first_hit_rank([ids_of(c.concept_id) for c in candidates], set(item.gold))
         if details is not None:
-            details.append((item, rank, results[cursor][:5]))
-        cursor += len(item.queries)
+            details.append((item, rank, candidates[:5]))
         ranks.append(rank)
     metrics = ranking_metrics(ranks)
     metrics["mentions"] = len(items)
-    metrics["queries"] = len(queries)
-    metrics["mentions_per_s"] = round(len(queries) / seconds, 1) if seconds > 0 else None
+    metrics["queries"] = sum(len(item.queries) for item in items)
+    metrics["split_mentions"] = sum(item.plan.is_split for item in items)
+    metrics["expanded_mentions"] = sum(item.plan.expanded for item in items)
+    metrics["mentions_per_s"] = round(len(items) / seconds, 1) if seconds > 0 else None
     log.info("%s: %s", getattr(retriever, "name", "retriever"), metrics)
     return metrics
 

@@ -23,6 +23,7 @@ from core.learn.compare import epoch_evaluator, not_worse, ranked_metrics, retri
 from core.learn.jobs import next_version, prune_project_indexes, scratch_folder
 from core.learn.training_data import HELD_OUT_FRACTION, TrainingSet, training_set
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressCallback, no_progress
+from core.retrieve.query_plan import plan_document
 from core.text.normalize import normalize_name
 
 log = logging.getLogger(__name__)
@@ -357,7 +358,7 @@ def _retrain_reranker(
 def _with_hard_negatives(
     data: TrainingSet, kb: KnowledgeBase, candidates: list[list[list[Candidate]]]
 ) -> list[list[list[Candidate]]]:
-    """Concepts a curator rejected for a mention string join that string's candidates as negatives."""
+    """Concepts a curator rejected for a query (its normalised key) join that query's candidates as negatives."""
     rejected: dict[str, set[str]] = {}
     for text, concept_id in data.hard_negatives:
         rejected.setdefault(normalize_name(text), set()).add(concept_id)
@@ -366,10 +367,11 @@ def _with_hard_negatives(
     out = []
     for document, per_document in zip(data.train_documents, candidates, strict=True):
         rows = []
-        for mention, found in zip(document.mentions, per_document, strict=True):
+        plans = plan_document(document)
+        for mention, plan, found in zip(document.mentions, plans, per_document, strict=True):
             row = list(found)
             present = {c.concept_id for c in row}
-            for concept_id in sorted(rejected.get(normalize_name(mention.text), set()) - present):
+            for concept_id in sorted(rejected.get(plan.key, set()) - present):
                 if concept_id == mention.concept_id or kb.get(concept_id) is None:
                     continue
                 name = kb.get(concept_id).preferred_name

@@ -1,4 +1,8 @@
-"""Training pairs for the retriever: imported gold mentions and what curators accepted or corrected."""
+"""Training pairs for the retriever: imported gold mentions and what curators accepted or corrected.
+
+A pair's text is the mention's query as the desk plans it (core.retrieve.query_plan: abbreviations
+defined in the document expanded), so the retriever learns the strings it will be asked.
+"""
 
 from __future__ import annotations
 
@@ -8,32 +12,34 @@ from dataclasses import dataclass, field, replace
 
 from core.documents import Document, Mention
 from core.kb.knowledge_base import KnowledgeBase
+from core.retrieve.query_plan import plan_document
 from core.store.curation import LINKING_ACTIONS
 
 TRAINING_SPLITS = ("train", "dev")
 
 
 def gold_pairs(project, splits: Iterable[str] = TRAINING_SPLITS) -> list[tuple[str, str]]:
-    """(mention text, concept id) for single-concept gold mentions; composites (A|B, A+B) and -1 are left out."""
+    """(query, concept id) for single-concept gold mentions; composites (A|B, A+B) and -1 are left out."""
     pairs: list[tuple[str, str]] = []
     for split in splits:
         for document in project.documents(split):
-            for mention in document.mentions:
+            for mention, plan in zip(document.mentions, plan_document(document), strict=True):
                 ids = mention.concept_ids
                 if len(ids) == 1 and mention.origin in ("gold", "imported"):
-                    pairs.append((mention.text, ids[0]))
+                    pairs.append((plan.query, ids[0]))
     return pairs
 
 
 def curated_pairs(project) -> list[tuple[str, str]]:
-    """(mention text, concept id) for every mention whose current decision is accept or correct."""
+    """(query, concept id) for every mention whose current decision is accept or correct."""
     state = project.current_decisions()
     pairs = []
     for document, mention_ids in project.documents_with_mention_ids():
-        for mention, mention_id in zip(document.mentions, mention_ids, strict=True):
+        plans = plan_document(document)
+        for plan, mention_id in zip(plans, mention_ids, strict=True):
             decision = state.get(mention_id)
             if decision is not None and decision.action in LINKING_ACTIONS and decision.concept_id:
-                pairs.append((mention.text, decision.concept_id))
+                pairs.append((plan.query, decision.concept_id))
     return pairs
 
 
@@ -138,7 +144,8 @@ def training_set(
         held_out = document.doc_id in held_out_slice
         in_gold_split = document.doc_id in gold_documents
         linked: list[Mention] = []
-        for mention, mention_id in zip(document.mentions, mention_ids, strict=True):
+        plans = plan_document(document)
+        for mention, plan, mention_id in zip(document.mentions, plans, mention_ids, strict=True):
             decision = state.get(mention_id)
             concept_id = ""
             if decision is not None and decision.action in LINKING_ACTIONS and decision.concept_id:
@@ -157,7 +164,7 @@ def training_set(
                 wrong = decision.concept_id or rejected_top.get(mention_id, "")
                 if wrong and not held_out and kb.resolve(wrong):
                     result.rejected += 1
-                    result.hard_negatives.append((mention.text, kb.resolve(wrong) or wrong))
+                    result.hard_negatives.append((plan.query, kb.resolve(wrong) or wrong))
                 continue
             elif (
                 decision is None and len(mention.concept_ids) == 1 and mention.origin in ("gold", "imported")
@@ -169,7 +176,7 @@ def training_set(
                 continue
             linked.append(replace(mention, concept_id=concept_id))
             if not held_out:
-                result.pairs.append((mention.text, concept_id))
+                result.pairs.append((plan.query, concept_id))
         if not linked:
             continue
         if held_out:

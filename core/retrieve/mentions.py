@@ -1,4 +1,4 @@
-"""Mention strings before retrieval: composite splitting and same-document abbreviation expansion.
+"""Composite splitting of mention strings (used by the query plan, core.retrieve.query_plan).
 
 Composite splitting (methods.md A.8: each sub-term of a composite mention is retrieved on its own).
 The raw text is cut at coordinators ("and", "or", "and/or", "to", "&", ",", "/") and the shared part
@@ -9,16 +9,13 @@ is distributed:
 - left-headed, when only the first conjunct has several words: "deficiency of C6 and C7" ->
   "deficiency of C6", "deficiency of C7" (the first conjunct minus its last word is prefixed);
 - a slash inside one word ("CL/P", "cleft lip/palate") is a coordinator too.
-A mention that yields a single piece is returned as itself. Splitting is applied to mentions known to
-be composite (gold "A|B", or a `CompositeMention` type); the retriever never splits on its own.
+A mention that yields a single piece is returned as itself. The query plan decides when to split
+(from the text alone, keeping the whole text as a query too); the retriever never splits on its own.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-
-from core.documents import Document
 
 _COORDINATOR = re.compile(
     r"\s*(?:,\s*(?:and/or|and|or)\s+|\s+(?:and/or|and|or|to|&)\s+|,\s*|\s*/\s*)\s*", re.I
@@ -59,10 +56,3 @@ def _strip_fillers(part: str) -> str:
     while previous != part:
         previous, part = part, _FILLER.sub("", part)
     return part
-
-
-def abbreviation_expander(document: Document) -> Callable[[str], str]:
-    """`text -> text` with the document's own abbreviation definitions."""
-    from core.text.abbreviations import AbbreviationMap
-
-    return AbbreviationMap.from_document(document).expand
