@@ -2,7 +2,8 @@
 
 Mention text is prepared as the retriever was evaluated: abbreviations defined in the same document
 are expanded, and a composite mention ("breast and ovarian cancer") is also searched part by part, the
-parts' candidates merged in by best score so each named concept can surface.
+parts' candidates merged in by best score so each named concept can surface. With a type router
+(core.kb.routing) a mention is only offered concepts its type's route admits.
 """
 
 from __future__ import annotations
@@ -10,16 +11,18 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from core.documents import Candidate, Document
 from core.errors import CuralinkError
 from core.kb.knowledge_base import KnowledgeBase
+from core.kb.routing import TypeRouter
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressCallback, no_progress
 from core.rerank.base import Reranker
 from core.retrieve.base import Retriever
 from core.retrieve.mentions import abbreviation_expander, split_composite
+from core.retrieve.routed import retrieve_routed
 from core.store.curation_log import mention_key
 
 log = logging.getLogger(__name__)
@@ -33,6 +36,9 @@ class LinkSummary:
     mentions: int = 0
     suggestions: int = 0
     seconds: float = 0.0
+    unrouted: dict[str, int] = field(default_factory=dict)
+    """Mentions per type that no route names (matched against all concepts)."""
+    routing_warnings: list[str] = field(default_factory=list)
 
     @property
     def mentions_per_s(self) -> float:
@@ -48,8 +54,10 @@ class Linker:
         candidates: int = DEFAULT_CANDIDATES,
         retriever_version: str = "",
         reranker_version: str = "",
+        router: TypeRouter | None = None,
     ):
         self.retriever = retriever
+        self.router = router
         self.reranker = reranker
         self.candidates = candidates
         self.retriever_version = retriever_version
@@ -104,25 +112,29 @@ class Linker:
             candidates=candidates,
             retriever_version=active.version,
             reranker_version=reranker_version,
+            router=TypeRouter.for_project(project, kb),
         )
 
     def retrieve(self, documents: Sequence[Document]) -> list[list[list[Candidate]]]:
         """Per document, per mention: the retriever's candidates (no reranking)."""
-        queries: dict[str, None] = {}
-        plans: list[list[list[str]]] = []
+        queries: dict[str, dict[str, None]] = {}  # route key ('' = all concepts) -> query texts
+        plans: list[list[list[tuple[str, str]]]] = []
         for document in documents:
             expand = abbreviation_expander(document)
             per_document = []
             for mention in document.mentions:
+                route = self.router.route_key(mention.type) if self.router is not None else ""
                 text = expand(mention.text) or mention.text
                 parts = [text, *[p for p in split_composite(text) if p != text]]
-                per_document.append(parts)
-                queries.update(dict.fromkeys(parts))
+                per_document.append([(route, p) for p in parts])
+                queries.setdefault(route, {}).update(dict.fromkeys(parts))
             plans.append(per_document)
-        texts = list(queries)
-        found = (
-            dict(zip(texts, self.retriever.retrieve(texts, self.candidates), strict=True)) if texts else {}
-        )
+        found: dict[tuple[str, str], list[Candidate]] = {}
+        for route, texts in queries.items():
+            admitted = self.router.admitted(route) if self.router is not None else None
+            size = len(self.router.kb) if self.router is not None else 0
+            retrieved = retrieve_routed(self.retriever, list(texts), self.candidates, admitted, concepts=size)
+            found.update(zip([(route, t) for t in texts], retrieved, strict=True))
         return [[_merge([found[p] for p in parts], self.candidates) for parts in doc] for doc in plans]
 
     def suggest(self, documents: Sequence[Document]) -> list[list[list[Candidate]]]:
@@ -197,6 +209,7 @@ class Linker:
         """Suggest for every mention of the selected documents and store the suggestions."""
         summary = LinkSummary()
         started = time.perf_counter()
+        unrouted_before = dict(self.router.unrouted) if self.router is not None else {}
         selected = list(project.documents_with_mention_ids(split, ids=ids))
         for first in range(0, len(selected), batch_documents):
             cancel.raise_if_cancelled()
@@ -214,6 +227,13 @@ class Linker:
             summary.documents += len(batch)
             progress(summary.documents, len(selected), "documents linked")
         summary.seconds = time.perf_counter() - started
+        if self.router is not None:
+            summary.unrouted = {
+                t: n - unrouted_before.get(t, 0)
+                for t, n in self.router.unrouted.items()
+                if n > unrouted_before.get(t, 0)
+            }
+            summary.routing_warnings = list(self.router.warnings)
         return summary
 
 
