@@ -162,6 +162,28 @@ def test_unknown_type_is_unfiltered_and_warned_once(mesh_kb, tfidf, caplog) -> N
     assert len(widget) == 1 and "all concepts" in widget[0].getMessage()
 
 
+def test_the_link_summary_counts_mentions_of_unrouted_types(mesh_dir, branches, tmp_path, caplog) -> None:
+    queries = [("lead", "Widget"), ("insulin", "Widget"), ("lead", "Chemical"), ("lead", "Disease")]
+    with Project.create(tmp_path / "p") as project:
+        project.import_concepts(load_kb(_slice(mesh_dir / "tree-numbers.tsv", tmp_path, 6000), "tsv"))
+        project.import_documents([_document(queries)])
+        kb = project.knowledge_base()
+        retriever = TfidfRetriever()
+        retriever.index(kb)
+        linker = Linker(retriever, candidates=K, router=TypeRouter.for_project(project, kb))
+        with caplog.at_level(logging.WARNING, logger="core.kb.routing"):
+            first = linker.link_project(project)
+            second = linker.link_project(project)
+        assert first.unrouted == second.unrouted == {"Widget": 2}
+        assert len(caplog.records) == 1 and "'Widget'" in caplog.records[0].getMessage()
+        assert first.routing_warnings == [caplog.records[0].getMessage()]
+        [(document, ids)] = list(project.documents_with_mention_ids())
+        allowed = {"Widget": None, "Chemical": branches["chemical"], "Disease": branches["disease"]}
+        for mention, mention_id in zip(document.mentions, ids, strict=True):
+            stored = [c.concept_id for c in project.suggestions(mention_id)]
+            assert stored == _expected(retriever, mention.text, allowed[mention.type]), mention.type
+
+
 def test_a_vocabulary_without_trees_turns_routing_off_with_a_warning(mesh_dir, tmp_path, caplog) -> None:
     with Project.create(tmp_path / "terms") as project:
         project.import_concepts(load_kb(_slice(mesh_dir / "terms.tsv", tmp_path, 4000), "tsv"))

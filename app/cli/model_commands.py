@@ -59,8 +59,6 @@ def cmd_link(args) -> int:
         f"({summary.mentions_per_s:.0f} mentions/s; {linker.device_description}); "
         f"{summary.suggestions} suggestions stored"
     )
-    for warning in summary.routing_warnings:
-        stdout.print(f"warning: {warning}")
     if summary.unrouted:
         counts = ", ".join(f"{t or '(none)'}: {n}" for t, n in sorted(summary.unrouted.items()))
         stdout.print(f"mentions of types no route names, matched against all concepts: {counts}")
