@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from app.cli import EXIT_ERROR, main
+from core.detect.dictionary import DictionaryDetector
 from core.documents import Document, Mention, Passage
 from core.errors import CuralinkError
 from core.formats import read_corpus
@@ -182,6 +183,24 @@ def test_the_link_summary_counts_mentions_of_unrouted_types(mesh_dir, branches, 
         for mention, mention_id in zip(document.mentions, ids, strict=True):
             stored = [c.concept_id for c in project.suggestions(mention_id)]
             assert stored == _expected(retriever, mention.text, allowed[mention.type]), mention.type
+
+
+def test_typed_detection_tags_only_names_of_the_types_concepts(mesh_kb, branches) -> None:
+    text = (
+        "Lead poisoning after lead exposure; insulin and tamoxifen in breast neoplasms and diabetes mellitus."
+    )
+    document = Document("1", (Passage(0, text, "title"),))
+    router = TypeRouter(mesh_kb)
+    expected = {
+        "Chemical": (["Lead", "lead", "insulin", "tamoxifen"], branches["chemical"]),
+        "Disease": (["Lead poisoning", "breast neoplasms", "diabetes mellitus"], branches["disease"]),
+    }
+    for mention_type, (texts, allowed) in expected.items():
+        detector = DictionaryDetector.from_kb(router.restricted_kb(mention_type), mention_type=mention_type)
+        found = detector.detect([document])[0]
+        assert [m.text for m in found] == texts, mention_type
+        ids = {i for m in found for i in m.infons["dictionary_ids"].split("|")}
+        assert ids <= allowed, (mention_type, ids - allowed)
 
 
 def test_a_vocabulary_without_trees_turns_routing_off_with_a_warning(mesh_dir, tmp_path, caplog) -> None:

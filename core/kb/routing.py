@@ -253,6 +253,13 @@ class TypeRouter:
             self._admitted[key] = admitted
         return self._admitted[key]
 
+    def restricted_kb(self, mention_type: str) -> KnowledgeBase:
+        """The KB cut to what a mention of this type may name (dictionary detection of typed mentions)."""
+        admitted = self.admitted(self.route_key(mention_type))
+        if admitted is None:
+            return self.kb
+        return KnowledgeBase(c for c in self.kb if c.concept_id in admitted)
+
     def _warn(self, message: str) -> None:
         if message not in self.warnings:
             self.warnings.append(message)
