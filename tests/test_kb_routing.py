@@ -251,6 +251,10 @@ def test_routes_are_checked_and_stored_in_the_project(mesh_dir, branches, tmp_pa
     with pytest.raises(CuralinkError, match="not a table"):
         route_table(["tree:C"])
     assert set_route({"gene": "all"}, "Gene", "group:GENE") == {"Gene": "group:GENE"}
+    with pytest.raises(CuralinkError, match="kb routes reset"):
+        set_route(["tree:C"], "Gene", "group:GENE")
+    with pytest.raises(CuralinkError, match="'Chemical'.*cannot read"):
+        route_table({"Chemical": "colour:blue"})
 
     copy = tmp_path / "p"
     with Project.create(copy) as project:

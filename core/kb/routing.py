@@ -142,7 +142,8 @@ def route_table(stored: object) -> dict[str, str]:
         isinstance(k, str) and isinstance(v, str) for k, v in stored.items()
     ):
         raise CuralinkError(
-            f"project setting {SETTING_KEY!r} is not a table of mention type -> route text: {stored!r}"
+            f"project setting {SETTING_KEY!r} is not a table of mention type -> route text: {stored!r} "
+            "(curalink -p P kb routes reset restores the defaults)"
         )
     for mention_type, spec in stored.items():
         parse_route(spec, mention_type=mention_type)
@@ -158,8 +159,8 @@ def set_route(stored: object, mention_type: str, spec: str) -> dict[str, str]:
     if not name or any(ch in name for ch in "\t\r\n|"):
         raise CuralinkError(f"mention type {mention_type!r}: must be non-empty, without tabs or '|'")
     route = parse_route(spec, mention_type=name)
+    route_table(stored)  # the project's other routes must read too
     own = {k: v for k, v in (stored or {}).items() if k.lower() != name.lower()}
-    route_table(own)  # the rest must still read
     own[name] = route.spec
     return own
 
