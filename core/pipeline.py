@@ -3,7 +3,8 @@
 Mention text is prepared by the one query plan (core.retrieve.query_plan) that `evaluate`, the
 benchmarks and retraining use too: abbreviations defined in the same document are expanded, and a
 composite mention ("breast and ovarian cancer") is also searched part by part, the parts' candidates
-merged by rank so each named concept surfaces near the top.
+merged by rank so each named concept surfaces near the top. With a type router
+(core.kb.routing) a mention is only offered concepts its type's route admits.
 """
 
 from __future__ import annotations
@@ -11,16 +12,18 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from core.documents import Candidate, Document
 from core.errors import CuralinkError
 from core.kb.knowledge_base import KnowledgeBase
+from core.kb.routing import TypeRouter
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressCallback, no_progress
 from core.rerank.base import Reranker
 from core.retrieve.base import Retriever
 from core.retrieve.query_plan import plan_documents, retrieve_planned
+from core.retrieve.routed import retrieve_routed
 from core.store.curation_log import mention_key
 
 log = logging.getLogger(__name__)
@@ -34,6 +37,9 @@ class LinkSummary:
     mentions: int = 0
     suggestions: int = 0
     seconds: float = 0.0
+    unrouted: dict[str, int] = field(default_factory=dict)
+    """Mentions per type that no route names (matched against all concepts)."""
+    routing_warnings: list[str] = field(default_factory=list)
 
     @property
     def mentions_per_s(self) -> float:
@@ -49,8 +55,10 @@ class Linker:
         candidates: int = DEFAULT_CANDIDATES,
         retriever_version: str = "",
         reranker_version: str = "",
+        router: TypeRouter | None = None,
     ):
         self.retriever = retriever
+        self.router = router
         self.reranker = reranker
         self.candidates = candidates
         self.retriever_version = retriever_version
@@ -105,11 +113,27 @@ class Linker:
             candidates=candidates,
             retriever_version=active.version,
             reranker_version=reranker_version,
+            router=TypeRouter.for_project(project, kb),
         )
 
     def retrieve(self, documents: Sequence[Document]) -> list[list[list[Candidate]]]:
         """Per document, per mention: the retriever's candidates (no reranking)."""
-        return retrieve_planned(self.retriever, plan_documents(documents), self.candidates)
+        plans = plan_documents(documents)
+        router = self.router
+        if router is None:
+            return retrieve_planned(self.retriever, plans, self.candidates)
+
+        def search(route: str, texts: list[str], k: int) -> list[list[Candidate]]:
+            admitted = router.admitted(route)
+            return retrieve_routed(self.retriever, texts, k, admitted, concepts=len(router.kb))
+
+        return retrieve_planned(
+            self.retriever,
+            plans,
+            self.candidates,
+            route_of=lambda plan: router.route_key(plan.type),
+            search=search,
+        )
 
     def suggest(self, documents: Sequence[Document]) -> list[list[list[Candidate]]]:
         """Per document, per mention: ranked candidates (reranked when a reranker is loaded)."""
@@ -183,6 +207,7 @@ class Linker:
         """Suggest for every mention of the selected documents and store the suggestions."""
         summary = LinkSummary()
         started = time.perf_counter()
+        unrouted_before = dict(self.router.unrouted) if self.router is not None else {}
         selected = list(project.documents_with_mention_ids(split, ids=ids))
         for first in range(0, len(selected), batch_documents):
             cancel.raise_if_cancelled()
@@ -200,4 +225,11 @@ class Linker:
             summary.documents += len(batch)
             progress(summary.documents, len(selected), "documents linked")
         summary.seconds = time.perf_counter() - started
+        if self.router is not None:
+            summary.unrouted = {
+                t: n - unrouted_before.get(t, 0)
+                for t, n in self.router.unrouted.items()
+                if n > unrouted_before.get(t, 0)
+            }
+            summary.routing_warnings = list(self.router.warnings)
         return summary

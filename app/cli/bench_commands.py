@@ -37,6 +37,21 @@ def cmd_bench_import(args) -> int:
     return 0
 
 
+def cmd_bench_routing(args) -> int:
+    from core.evaluate.bench_routing import bench_routing
+
+    data = shared_data(args)
+    with progress_bar("routing benchmark", quiet=args.json) as bar:
+        result = bench_routing(data, Path(args.model) if args.model else None, progress=bar)
+    if args.json:
+        print_json(result)
+        return 0
+    stdout.print(f"{result['kb']}; {result['mentions']} NCBI-disease test mentions, k = {result['k']}")
+    for row in result["rows"]:
+        stdout.print("  " + ", ".join(f"{key} {value}" for key, value in row.items()))
+    return 0
+
+
 def cmd_bench_reranker(args) -> int:
     from core.evaluate.bench_rerank import render_markdown, run_benchmark
     from core.rerank.packing import PACKING_LEVELS
@@ -246,6 +261,14 @@ def register(commands) -> None:
     bench_pipeline.add_argument("--train-seconds", type=float, default=120.0)
     bench_pipeline.add_argument("--json", action="store_true")
     bench_pipeline.set_defaults(handler=cmd_bench_pipeline)
+
+    bench_routing = bench.add_parser(
+        "routing", help="type routing: over-fetch and filter vs a per-route index (NCBI-disease vs MeSH)"
+    )
+    bench_routing.add_argument("--data", help="shared data folder (default ../shared/data)")
+    bench_routing.add_argument("--model", help="also a trained ResCNN folder")
+    bench_routing.add_argument("--json", action="store_true")
+    bench_routing.set_defaults(handler=cmd_bench_routing)
 
     bench_reranker = bench.add_parser(
         "reranker", help="packing levels: accuracy, speed, token bound (NCBI-disease)"

@@ -59,6 +59,9 @@ def cmd_link(args) -> int:
         f"({summary.mentions_per_s:.0f} mentions/s; {linker.device_description}); "
         f"{summary.suggestions} suggestions stored"
     )
+    if summary.unrouted:
+        counts = ", ".join(f"{t or '(none)'}: {n}" for t, n in sorted(summary.unrouted.items()))
+        stdout.print(f"mentions of types no route names, matched against all concepts: {counts}")
     return 0
 
 
@@ -79,9 +82,12 @@ def _detect(args, project, kb, mention_type, ids: list[str] | None, cancel) -> N
     from core.detect.dictionary import DictionaryDetector
     from core.detect.into_project import detect_into_project
     from core.detect.targets import SKIP_GOLD, SKIP_HAS_MENTIONS, SKIP_OTHER_SPLIT
+    from core.kb.routing import TypeRouter
 
     with progress_bar("tagging mentions") as bar:
-        detector = DictionaryDetector.from_kb(kb, mention_type=mention_type.name)
+        # tag only names of concepts the type may link to: all of MeSH as "Disease" would tag chemicals
+        typed_kb = TypeRouter.for_project(project, kb).restricted_kb(mention_type.name)
+        detector = DictionaryDetector.from_kb(typed_kb, mention_type=mention_type.name)
         found = detect_into_project(
             project,
             detector,

@@ -65,6 +65,43 @@ def cmd_kb_import(args) -> int:
     return 0
 
 
+def cmd_kb_routes(args) -> int:
+    from core.kb.routing import DEFAULT_ROUTES, SETTING_KEY, TypeRouter, route_table, set_route
+
+    action = list(args.action)
+    with open_project(args) as project:
+        stored = project.setting(SETTING_KEY)
+        if action[:1] == ["set"] and len(action) >= 3:
+            stored = set_route(stored, action[1], " ".join(action[2:]))
+            project.set_setting(SETTING_KEY, stored)
+        elif action == ["reset"]:
+            project.set_setting(SETTING_KEY, {})
+            stored = {}
+        elif action:
+            raise CuralinkError(f"kb routes {' '.join(action)}: expected nothing, 'set TYPE SPEC' or 'reset'")
+        table = route_table(stored)
+        router = TypeRouter(project.knowledge_base(), table)
+        rows = []
+        for mention_type, spec in table.items():
+            admitted = router.admitted(router.route_key(mention_type))
+            own = mention_type in (stored or {}) or mention_type not in DEFAULT_ROUTES
+            rows.append(
+                {
+                    "type": mention_type,
+                    "route": spec,
+                    "concepts": len(router.kb) if admitted is None else len(admitted),
+                    "origin": "project" if own else "default",
+                }
+            )
+    if args.json:
+        print_json({"routes": rows, "concepts": len(router.kb), "warnings": router.warnings})
+        return 0
+    stdout.print(f"type routes over {len(router.kb)} concepts (mention type: route, concepts admitted):")
+    for row in rows:
+        stdout.print(f"  {row['type']}: {row['route']} ({row['concepts']} concepts, {row['origin']})")
+    return 0
+
+
 def cmd_kb_namespaces(args) -> int:
     with open_project(args) as project:
         if args.namespaces:
@@ -224,6 +261,15 @@ def register(commands) -> None:
     )
     kb_namespaces.add_argument("namespaces", nargs="*", help="namespaces, best first (e.g. MESH OMIM UMLS)")
     kb_namespaces.set_defaults(handler=cmd_kb_namespaces)
+    kb_routes = kb.add_parser(
+        "routes",
+        help="show the mention type -> concept routes, or change one: "
+        "kb routes set TYPE SPEC (SPEC: tree:C,tree:F03,group:DISO,sty:T047,vocab:MEDIC or all); "
+        "kb routes reset drops the project's own routes",
+    )
+    kb_routes.add_argument("action", nargs="*", metavar="set TYPE SPEC | reset")
+    kb_routes.add_argument("--json", action="store_true")
+    kb_routes.set_defaults(handler=cmd_kb_routes)
 
     corpus = commands.add_parser("corpus", help="annotated corpora").add_subparsers(
         dest="corpus_command", required=True

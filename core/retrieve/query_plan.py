@@ -26,7 +26,7 @@ first and lost 0.8 points acc@1.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from core.documents import Candidate, Document, Mention
@@ -105,10 +105,32 @@ def merge_ranked(lists: Sequence[Sequence[Candidate]], k: int) -> list[Candidate
     return merged
 
 
-def retrieve_planned(retriever, plans: Sequence[Sequence[QueryPlan]], k: int) -> list[list[list[Candidate]]]:
-    """Per document, per mention: the merged candidates of its plan (each distinct query retrieved once)."""
-    distinct = list(dict.fromkeys(q for per_document in plans for plan in per_document for q in plan.queries))
-    found = dict(zip(distinct, retriever.retrieve(distinct, k), strict=True)) if distinct else {}
+def retrieve_planned(
+    retriever,
+    plans: Sequence[Sequence[QueryPlan]],
+    k: int,
+    *,
+    route_of: Callable[[QueryPlan], str] | None = None,
+    search: Callable[[str, list[str], int], list[list[Candidate]]] | None = None,
+) -> list[list[list[Candidate]]]:
+    """Per document, per mention: the merged candidates of its plan (each distinct query retrieved once).
+
+    With `route_of` (a plan's route key: which concepts may answer it; asked once per plan) and `search(route, queries, k)`,
+    each route's distinct queries are searched among that route's concepts only (type routing)."""
+    routes = [[route_of(plan) if route_of else "" for plan in per_document] for per_document in plans]
+    grouped: dict[str, dict[str, None]] = {}
+    for per_document, keys in zip(plans, routes, strict=True):
+        for plan, key in zip(per_document, keys, strict=True):
+            grouped.setdefault(key, {}).update(dict.fromkeys(plan.queries))
+    found: dict[tuple[str, str], list[Candidate]] = {}
+    for key, texts in grouped.items():
+        distinct = list(texts)
+        answers = search(key, distinct, k) if search is not None else retriever.retrieve(distinct, k)
+        found.update(zip([(key, text) for text in distinct], answers, strict=True))
     return [
-        [merge_ranked([found[q] for q in plan.queries], k) for plan in per_document] for per_document in plans
+        [
+            merge_ranked([found[(key, q)] for q in plan.queries], k)
+            for plan, key in zip(per_document, keys, strict=True)
+        ]
+        for per_document, keys in zip(plans, routes, strict=True)
     ]
