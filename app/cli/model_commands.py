@@ -153,6 +153,33 @@ def cmd_train_reranker(args) -> int:
     return 0
 
 
+def cmd_train_ranker(args) -> int:
+    from core.rank.project_jobs import train_ranker_for_project
+
+    with open_project(args) as project, cancellable() as cancel, progress_bar("training the ranker") as bar:
+        outcome = train_ranker_for_project(
+            project,
+            candidates=args.candidates,
+            use_cross_encoder=args.with_reranker,
+            device=args.device,
+            progress=bar,
+            cancel=cancel,
+        )
+    stdout.print(outcome.message + (f" ({outcome.metrics})" if outcome.trained else ""))
+    return 0
+
+
+def cmd_evaluate_ranker(args) -> int:
+    from core.rank.evaluate import evaluate_ranker_for_project
+
+    with open_project(args) as project, cancellable() as cancel:
+        result = evaluate_ranker_for_project(
+            project, split=args.split, candidates=args.candidates, device=args.device, cancel=cancel
+        )
+    print_output(result, args.json, f"ranker on {args.split}")
+    return 0
+
+
 def cmd_evaluate_reranker(args) -> int:
     from core.rerank.project_jobs import evaluate_reranker_for_project
 
@@ -254,6 +281,18 @@ def register(commands) -> None:
     train_reranker.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
     train_reranker.set_defaults(handler=cmd_train_reranker)
 
+    train_ranker = train.add_parser(
+        "ranker", help="fit the learned ranker on gold and curator decisions (seconds, CPU)"
+    )
+    train_ranker.add_argument("--candidates", type=int, default=20, help="retriever candidates per mention")
+    train_ranker.add_argument(
+        "--with-reranker",
+        action="store_true",
+        help="use the cross-encoder in force as a feature (it then runs before the ranker when linking)",
+    )
+    train_ranker.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
+    train_ranker.set_defaults(handler=cmd_train_ranker)
+
     link = commands.add_parser("link", help="suggest concepts for every mention")
     link.add_argument("--split", choices=["train", "dev", "test"], help="only the documents of this split")
     link.add_argument("--documents", nargs="+", metavar="ID", help="only these documents")
@@ -309,6 +348,15 @@ def register(commands) -> None:
     evaluate_reranker.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
     evaluate_reranker.add_argument("--json", action="store_true")
     evaluate_reranker.set_defaults(handler=cmd_evaluate_reranker)
+
+    evaluate_ranker = evaluate.add_parser(
+        "ranker", help="acc@1/5, recall@20 without and with the ranker; calibration of its probabilities"
+    )
+    evaluate_ranker.add_argument("--split", choices=["train", "dev", "test"], default="test")
+    evaluate_ranker.add_argument("--candidates", type=int, default=20)
+    evaluate_ranker.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
+    evaluate_ranker.add_argument("--json", action="store_true")
+    evaluate_ranker.set_defaults(handler=cmd_evaluate_ranker)
 
     retrain = commands.add_parser("retrain", help="fine-tune the models from curator decisions")
     retrain.add_argument("--kind", action="append", choices=["retriever", "reranker"], help="default: both")
