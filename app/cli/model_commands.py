@@ -200,7 +200,7 @@ def cmd_retrain(args) -> int:
     from core.learn.retrain import retrain
     from core.pipeline import Linker
 
-    kinds = tuple(args.kind) if args.kind else ("retriever", "reranker")
+    kinds = tuple(args.kind) if args.kind else ("retriever", "reranker", "ranker")
     with open_project(args) as project, cancellable() as cancel, progress_bar("retraining") as bar:
         report = retrain(
             project,
@@ -359,7 +359,9 @@ def register(commands) -> None:
     evaluate_ranker.set_defaults(handler=cmd_evaluate_ranker)
 
     retrain = commands.add_parser("retrain", help="fine-tune the models from curator decisions")
-    retrain.add_argument("--kind", action="append", choices=["retriever", "reranker"], help="default: both")
+    retrain.add_argument(
+        "--kind", action="append", choices=["retriever", "reranker", "ranker"], help="default: all three"
+    )
     retrain.add_argument("--max-seconds", type=float, default=240.0, help="training budget per model")
     retrain.add_argument("--promote", choices=["if-not-worse", "always", "never"], default="if-not-worse")
     retrain.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
@@ -368,5 +370,5 @@ def register(commands) -> None:
     retrain.set_defaults(handler=cmd_retrain)
 
     rollback = commands.add_parser("rollback", help="put the previous model version back in force")
-    rollback.add_argument("kind", choices=["retriever", "reranker"])
+    rollback.add_argument("kind", choices=["retriever", "reranker", "ranker"])
     rollback.set_defaults(handler=cmd_rollback)

@@ -228,3 +228,65 @@ def train_ranker_for_project(
     return RankerOutcome(
         True, f"ranker {version} saved in {final} and made active", version, str(final), model.metrics
     )
+
+
+def retrain_ranker(project, kb: KnowledgeBase, data, *, promote, device, seed, progress, cancel, finish):
+    """`retrain`'s ranker step: fit on the training slice, judge old vs new on the held-out slice with
+    the prior of the training slice, then `finish` (register, promotion rule) as for the other kinds."""
+    from core.learn.compare import ranked_metrics
+    from core.learn.jobs import next_version, scratch_folder
+    from core.learn.retrain import KindReport
+    from core.pipeline import Linker
+
+    active = project.active_model(KIND)
+    version = next_version(project, KIND)
+    report = KindReport(KIND, version, active.version if active else "", "")
+    if not data.train_documents:
+        raise CuralinkError(nothing_to_learn(project))
+    old_model = None
+    if active is not None:
+        try:
+            old_model = RankerModel.load(active.path, project.path)
+        except ModelError as exc:  # another feature set: judged against the retriever's order instead
+            log.warning("%s", exc)
+    use_cross_encoder = bool(old_model and old_model.uses_cross_encoder)
+    linker = Linker.for_project(
+        project,
+        kb=kb,
+        device=device,
+        candidates=DEFAULT_CANDIDATES,
+        use_reranker=use_cross_encoder,
+        use_ranker=False,
+        cancel=cancel,
+    )
+    use_cross_encoder = use_cross_encoder and linker.reranker is not None
+    started = time.perf_counter()
+    model = fit_for_documents(
+        linker,
+        kb,
+        data.train_documents,
+        use_cross_encoder=use_cross_encoder,
+        seed=seed,
+        progress=progress,
+        cancel=cancel,
+    )
+    model.version = version
+    report.seconds = time.perf_counter() - started
+    report.mentions_per_s = round(model.metrics["mentions"] / report.seconds, 1) if report.seconds else 0.0
+    held_out = data.held_out_documents
+    if held_out:
+        retrieved = linker.suggest(held_out)
+        plan = linker.plan(held_out)
+        prior = annotation_prior(data.train_documents)
+        k = DEFAULT_CANDIDATES
+        if old_model is not None and old_model.uses_cross_encoder == use_cross_encoder:
+            old_order = RankingStage(old_model, kb, prior).rank(plan, retrieved, k, cancel=cancel)
+            report.old = ranked_metrics(held_out, old_order, kb, k)
+        else:
+            report.old = {**ranked_metrics(held_out, retrieved, kb, k), "ranking": "retriever order"}
+        new_order = RankingStage(model, kb, prior).rank(plan, retrieved, k, cancel=cancel)
+        report.new = ranked_metrics(held_out, new_order, kb, k)
+    cancel.raise_if_cancelled()
+    with scratch_folder(project, KIND) as scratch:
+        model.save(scratch)
+        return finish(project, KIND, scratch, report, data, kb, promote)
