@@ -108,24 +108,26 @@ class NameSimilarity:
             return out
         vectors = self.tfidf.vectorizer.transform([normalize_name(t) for t in texts]).tocsr()
         position = {text: i for i, text in enumerate(texts)}
-        query_rows, name_rows, slots = [], [], []
-        slot = 0
+        # many mentions share a string and its candidates: each (string, concept) pair is scored once
+        pair_of: dict[tuple[int, str], int] = {}
+        slots: list[list[int]] = []
         for query, found in zip(queries, candidates, strict=True):
             own = [position[t] for t in _strings(query)]
-            for candidate in found:
-                for row in self.rows_of.get(candidate.concept_id, ()):
-                    query_rows.extend(own)
-                    name_rows.extend([row] * len(own))
-                    slots.extend([slot] * len(own))
-                slot += 1
-        flat = np.zeros(slot, dtype=np.float64)
+            slots.append([pair_of.setdefault((q, c.concept_id), len(pair_of)) for c in found for q in own])
+        query_rows, name_rows, owners = [], [], []
+        for (q, concept_id), pair in pair_of.items():
+            rows = self.rows_of.get(concept_id, ())
+            query_rows.extend([q] * len(rows))
+            name_rows.extend(rows)
+            owners.extend([pair] * len(rows))
+        best = np.zeros(len(pair_of), dtype=np.float64)
         if query_rows:
             dots = vectors[query_rows].multiply(self.matrix[name_rows]).sum(axis=1)
-            np.maximum.at(flat, np.asarray(slots), np.asarray(dots).ravel())
-        cursor = 0
-        for i, found in enumerate(candidates):
-            out[i] = flat[cursor : cursor + len(found)]
-            cursor += len(found)
+            np.maximum.at(best, np.asarray(owners), np.asarray(dots).ravel())
+        for i, (query, found) in enumerate(zip(queries, candidates, strict=True)):
+            width = len(_strings(query))
+            pairs = np.asarray(slots[i], dtype=np.int64).reshape(len(found), width)
+            out[i] = best[pairs].max(axis=1) if len(found) else out[i]
         return out
 
 

@@ -27,7 +27,7 @@ log = logging.getLogger(__name__)
 
 RANKER_FILE = "ranker.json"
 FORMAT = "curalink-ranker"
-CALIBRATION_FOLDS = 5
+CALIBRATION_FOLDS = 3
 REGULARISATION_C = 1.0
 
 
