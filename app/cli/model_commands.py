@@ -50,6 +50,8 @@ def cmd_link(args) -> int:
             linker = Linker.for_project(
                 project, kb=kb, device=args.device, candidates=args.candidates, progress=bar, cancel=cancel
             )
+        if linker.ranker_note:
+            stdout.print(linker.ranker_note)
         if mention_type is not None:
             _detect(args, project, kb, mention_type, ids, cancel)
         with progress_bar("linking") as bar:

@@ -317,7 +317,13 @@ def _retrain_reranker(
             "no curated or gold documents outside the held-out slice to train the reranker on"
         )
     linker = Linker.for_project(
-        project, kb=kb, use_reranker=False, candidates=RERANK_CANDIDATES, progress=progress, cancel=cancel
+        project,
+        kb=kb,
+        use_reranker=False,
+        use_ranker=False,  # the cross-encoder learns on the retriever's own candidates
+        candidates=RERANK_CANDIDATES,
+        progress=progress,
+        cancel=cancel,
     )
     train_candidates = _with_hard_negatives(data, kb, linker.suggest(data.train_documents))
     held_out_candidates = linker.suggest(data.held_out_documents) if data.held_out_documents else []
