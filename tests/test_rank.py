@@ -164,7 +164,8 @@ def _decide_all(project) -> int:
     return done
 
 
-def test_no_gold_and_no_decisions_keeps_the_retriever_order(demo, caplog):
+def test_no_gold_and_no_decisions_keeps_the_retriever_order(demo, caplog, capsys):
+    from app.cli import EXIT_ERROR, main
     from core.pipeline import Linker
     from core.rank.project_jobs import train_ranker_for_project
 
@@ -172,6 +173,10 @@ def test_no_gold_and_no_decisions_keeps_the_retriever_order(demo, caplog):
     assert not outcome.trained and "no ranker trained" in outcome.message
     assert "retriever's order" in outcome.message and "no ranker trained" in caplog.text
     assert demo.model_versions("ranker") == []
+    assert main(["-p", str(demo.path), "train", "ranker", "--device", "cpu"]) == 0
+    assert "no ranker trained" in " ".join(capsys.readouterr().out.split())
+    assert main(["-p", str(demo.path), "evaluate", "ranker"]) == EXIT_ERROR
+    assert "no ranker in force" in " ".join(capsys.readouterr().err.split())
     linker = Linker.for_project(demo, device="cpu")
     assert linker.ranker is None
     documents = [d for d, _ in demo.documents_with_mention_ids()]

@@ -178,7 +178,21 @@ def cmd_evaluate_ranker(args) -> int:
         result = evaluate_ranker_for_project(
             project, split=args.split, candidates=args.candidates, device=args.device, cancel=cancel
         )
-    print_output(result, args.json, f"ranker on {args.split}")
+    if args.json:
+        print_json(result)
+        return 0
+    flat = {}
+    for key, value in result.items():
+        if isinstance(value, dict):
+            flat.update({f"{key}: {k}": v for k, v in value.items()})
+        elif key == "bulk_accept":
+            for row in value:
+                flat[f"bulk accept p >= {row['threshold']}"] = (
+                    f"{row['coverage']}% of mentions, {row['precision']}% right"
+                )
+        else:
+            flat[key] = value
+    print_output(flat, False, f"ranker on {args.split}")
     return 0
 
 
