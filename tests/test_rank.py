@@ -221,6 +221,15 @@ def test_ranker_of_another_feature_set_is_refused_with_retrain_advice(demo, capl
     outcome = train_ranker_for_project(demo, device="cpu")
     path = Path(outcome.path) / "ranker.json"
     stored = json.loads(path.read_text())
+    damaged = {**stored, "coef": [float("nan")] * len(stored["coef"])}
+    path.write_text(json.dumps(damaged))
+    with pytest.raises(ModelError, match=r"damaged ranker file.*train ranker"):
+        RankerModel.load(path.parent, demo.path)
+    path.write_text(
+        json.dumps({**stored, "calibration": {"method": "isotonic", "x": [0, 1], "y": [0.2, 1.7]}})
+    )
+    with pytest.raises(ModelError, match=r"outside \[0, 1\]"):
+        RankerModel.load(path.parent, demo.path)
     stored["feature_set"] = 0
     stored["features"] = stored["features"][:-1]
     path.write_text(json.dumps(stored))

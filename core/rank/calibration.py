@@ -60,12 +60,14 @@ def check_calibration(table: object) -> dict:
             x, y = np.asarray(table["x"], dtype=float), np.asarray(table["y"], dtype=float)
             if x.ndim != 1 or x.shape != y.shape or len(x) < 1 or np.any(np.diff(x) < 0):
                 raise ModelError("isotonic calibration: x and y must be equal-length, x ascending")
-            if np.any((y < 0) | (y > 1)):
+            if not (np.isfinite(x).all() and np.isfinite(y).all()) or np.any((y < 0) | (y > 1)):
                 raise ModelError("isotonic calibration: probabilities outside [0, 1]")
         elif method == "platt":
-            float(table["a"]), float(table["b"])
+            if not np.isfinite([float(table["a"]), float(table["b"])]).all():
+                raise ModelError("platt calibration: a and b must be finite numbers")
         elif method == "constant":
-            float(table["p"])
+            if not 0.0 <= float(table["p"]) <= 1.0:
+                raise ModelError("constant calibration: p must lie in [0, 1]")
         else:
             raise ModelError(f"unknown calibration method {method!r}")
     except (KeyError, TypeError, ValueError) as exc:

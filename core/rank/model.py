@@ -79,6 +79,8 @@ class RankerModel:
             if any(a.shape != (n,) or not np.isfinite(a).all() for a in arrays) or (arrays[1] <= 0).any():
                 raise ValueError(f"mean, scale and coef must be {n} finite numbers, scale > 0")
             model.intercept = float(model.intercept)
+            if not np.isfinite(model.intercept):
+                raise ValueError("the intercept is not a finite number")
             check_calibration(model.calibration)
         except (TypeError, ValueError, ModelError) as exc:
             raise ModelError(f"{path}: damaged ranker file ({exc}); {retrain}") from exc
