@@ -14,17 +14,22 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from core.documents import Candidate, Document
 from core.errors import CuralinkError
 from core.kb.knowledge_base import KnowledgeBase
 from core.kb.routing import TypeRouter
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressCallback, no_progress
+from core.rank.query import MentionQuery
 from core.rerank.base import Reranker
 from core.retrieve.base import Retriever
 from core.retrieve.query_plan import plan_documents, retrieve_planned
 from core.retrieve.routed import retrieve_routed
 from core.store.curation_log import mention_key
+
+if TYPE_CHECKING:
+    from core.rank.stage import RankingStage
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +61,8 @@ class Linker:
         retriever_version: str = "",
         reranker_version: str = "",
         router: TypeRouter | None = None,
+        ranker: RankingStage | None = None,
+        ranker_note: str = "",
     ):
         self.retriever = retriever
         self.router = router
@@ -63,13 +70,32 @@ class Linker:
         self.candidates = candidates
         self.retriever_version = retriever_version
         self.reranker_version = reranker_version
+        self.ranker = ranker
+        self.ranker_note = ranker_note  # why no ranker is applied, for the front ends to show
 
     @property
     def device_description(self) -> str:
         retriever = "retriever: CPU"
+        ranker = f"; ranker {self.ranker.version}" if self.ranker is not None else ""
         if self.reranker is None:
-            return f"{retriever}; reranker: not trained"
-        return f"{retriever}; reranker: {self.reranker.device_description}"
+            return f"{retriever}; reranker: not trained{ranker}"
+        if not self._cross_encoder_used:
+            return f"{retriever}; reranker: not applied (the ranker does not use it){ranker}"
+        return f"{retriever}; reranker: {self.reranker.device_description}{ranker}"
+
+    @property
+    def _cross_encoder_used(self) -> bool:
+        """A ranker trained without cross-encoder features decides the order alone: the cross-encoder
+        would cost time and change nothing."""
+        return self.reranker is not None and (self.ranker is None or self.ranker.model.uses_cross_encoder)
+
+    @property
+    def ranked_version(self) -> str:
+        """What the stored final scores come from: the reranker version, the ranker's, or both."""
+        parts = [self.reranker_version] if self._cross_encoder_used else []
+        if self.ranker is not None:
+            parts.append(f"ranker {self.ranker.version}")
+        return "+".join(p for p in parts if p)
 
     @classmethod
     def for_project(
@@ -80,10 +106,12 @@ class Linker:
         device: str = "auto",
         candidates: int = DEFAULT_CANDIDATES,
         use_reranker: bool = True,
+        use_ranker: bool = True,
         progress: ProgressCallback = no_progress,
         cancel: CancelToken = NEVER_CANCELLED,
     ) -> Linker:
         """The project's active models, with the name index loaded from (or built into) index/."""
+        from core.rank.project_jobs import load_ranking_stage
         from core.rerank.cross_encoder import CrossEncoder
         from core.rerank.reranker import CrossEncoderReranker
         from core.retrieve.rescnn_retriever import RescnnRetriever
@@ -107,6 +135,7 @@ class Linker:
             reranker = CrossEncoderReranker(CrossEncoder.load(Path(ranked.path)), device=device)
             reranker_version = ranked.version
             log.info("reranker %s on %s", ranked.version, reranker.device_description)
+        ranker, note = load_ranking_stage(project, kb) if use_ranker else (None, "")
         return cls(
             retriever,
             reranker,
@@ -114,7 +143,26 @@ class Linker:
             retriever_version=active.version,
             reranker_version=reranker_version,
             router=TypeRouter.for_project(project, kb),
+            ranker=ranker,
+            ranker_note=note,
         )
+
+    def plan(self, documents: Sequence[Document]) -> list[list[MentionQuery]]:
+        """Per document, per mention: the one query plan's strings, with the concepts its route admits
+        (the ranker adds TF-IDF and prior concepts; a route keeps them to the mention's type)."""
+        router = self.router
+        return [
+            [
+                MentionQuery(
+                    document.doc_id,
+                    plan.text,
+                    plan.queries,
+                    router.admitted_for(plan.type) if router is not None else None,
+                )
+                for plan in plans
+            ]
+            for document, plans in zip(documents, plan_documents(documents), strict=True)
+        ]
 
     def retrieve(self, documents: Sequence[Document]) -> list[list[list[Candidate]]]:
         """Per document, per mention: the retriever's candidates (no reranking)."""
@@ -136,11 +184,29 @@ class Linker:
         )
 
     def suggest(self, documents: Sequence[Document]) -> list[list[list[Candidate]]]:
-        """Per document, per mention: ranked candidates (reranked when a reranker is loaded)."""
-        candidates = self.retrieve(documents)
-        if self.reranker is not None and any(any(doc) for doc in candidates):
+        """Per document, per mention: ranked candidates (reranked / ranked when those are loaded)."""
+        return self.rank(documents, self.retrieve(documents))
+
+    def rank(
+        self,
+        documents: Sequence[Document],
+        candidates: list[list[list[Candidate]]],
+        *,
+        cancel: CancelToken = NEVER_CANCELLED,
+    ) -> list[list[list[Candidate]]]:
+        """The retriever's candidates through the cross-encoder (when used) and the ranker (when in force)."""
+        if not any(any(doc) for doc in candidates):
+            return candidates
+        if self._cross_encoder_used:
             candidates = self.reranker.rerank(documents, candidates)
+        if self.ranker is not None:
+            candidates = self.ranker.rank(self.plan(documents), candidates, self.candidates, cancel=cancel)
         return candidates
+
+    @property
+    def ranks(self) -> bool:
+        """Whether `rank` changes the retriever's order (a reranker or a ranker is applied)."""
+        return self._cross_encoder_used or self.ranker is not None
 
     def resuggest(
         self,
@@ -172,10 +238,10 @@ class Linker:
         self._store(project, documents, ids, retrieved, reranker_version="")
         if on_stored is not None:
             on_stored(changed)
-        if self.reranker is not None and any(any(doc) for doc in retrieved):
+        if self.ranks and any(any(doc) for doc in retrieved):
             cancel.raise_if_cancelled()
-            reranked = self.reranker.rerank(documents, retrieved)
-            self._store(project, documents, ids, reranked, reranker_version=self.reranker_version)
+            reranked = self.rank(documents, retrieved, cancel=cancel)
+            self._store(project, documents, ids, reranked, reranker_version=self.ranked_version)
             if on_stored is not None:
                 on_stored(changed)
         return sum(len(i) for i in ids)
@@ -219,7 +285,7 @@ class Linker:
                 documents,
                 mention_ids,
                 self.suggest(documents),
-                reranker_version=self.reranker_version,
+                reranker_version=self.ranked_version,
             )
             summary.mentions += sum(len(i) for i in mention_ids)
             summary.documents += len(batch)

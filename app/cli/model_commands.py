@@ -50,6 +50,8 @@ def cmd_link(args) -> int:
             linker = Linker.for_project(
                 project, kb=kb, device=args.device, candidates=args.candidates, progress=bar, cancel=cancel
             )
+        if linker.ranker_note:
+            stdout.print(linker.ranker_note)
         if mention_type is not None:
             _detect(args, project, kb, mention_type, ids, cancel)
         with progress_bar("linking") as bar:
@@ -159,6 +161,47 @@ def cmd_train_reranker(args) -> int:
     return 0
 
 
+def cmd_train_ranker(args) -> int:
+    from core.rank.project_jobs import train_ranker_for_project
+
+    with open_project(args) as project, cancellable() as cancel, progress_bar("training the ranker") as bar:
+        outcome = train_ranker_for_project(
+            project,
+            candidates=args.candidates,
+            use_cross_encoder=args.with_reranker,
+            device=args.device,
+            progress=bar,
+            cancel=cancel,
+        )
+    stdout.print(outcome.message + (f" ({outcome.metrics})" if outcome.trained else ""))
+    return 0
+
+
+def cmd_evaluate_ranker(args) -> int:
+    from core.rank.evaluate import evaluate_ranker_for_project
+
+    with open_project(args) as project, cancellable() as cancel:
+        result = evaluate_ranker_for_project(
+            project, split=args.split, candidates=args.candidates, device=args.device, cancel=cancel
+        )
+    if args.json:
+        print_json(result)
+        return 0
+    flat = {}
+    for key, value in result.items():
+        if isinstance(value, dict):
+            flat.update({f"{key}: {k}": v for k, v in value.items()})
+        elif key == "bulk_accept":
+            for row in value:
+                flat[f"bulk accept p >= {row['threshold']}"] = (
+                    f"{row['coverage']}% of mentions, {row['precision']}% right"
+                )
+        else:
+            flat[key] = value
+    print_output(flat, False, f"ranker on {args.split}")
+    return 0
+
+
 def cmd_evaluate_reranker(args) -> int:
     from core.rerank.project_jobs import evaluate_reranker_for_project
 
@@ -179,7 +222,7 @@ def cmd_retrain(args) -> int:
     from core.learn.retrain import retrain
     from core.pipeline import Linker
 
-    kinds = tuple(args.kind) if args.kind else ("retriever", "reranker")
+    kinds = tuple(args.kind) if args.kind else ("retriever", "reranker", "ranker")
     with open_project(args) as project, cancellable() as cancel, progress_bar("retraining") as bar:
         report = retrain(
             project,
@@ -260,6 +303,18 @@ def register(commands) -> None:
     train_reranker.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
     train_reranker.set_defaults(handler=cmd_train_reranker)
 
+    train_ranker = train.add_parser(
+        "ranker", help="fit the learned ranker on gold and curator decisions (seconds, CPU)"
+    )
+    train_ranker.add_argument("--candidates", type=int, default=20, help="retriever candidates per mention")
+    train_ranker.add_argument(
+        "--with-reranker",
+        action="store_true",
+        help="use the cross-encoder in force as a feature (it then runs before the ranker when linking)",
+    )
+    train_ranker.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
+    train_ranker.set_defaults(handler=cmd_train_ranker)
+
     link = commands.add_parser("link", help="suggest concepts for every mention")
     link.add_argument("--split", choices=["train", "dev", "test"], help="only the documents of this split")
     link.add_argument("--documents", nargs="+", metavar="ID", help="only these documents")
@@ -316,8 +371,19 @@ def register(commands) -> None:
     evaluate_reranker.add_argument("--json", action="store_true")
     evaluate_reranker.set_defaults(handler=cmd_evaluate_reranker)
 
+    evaluate_ranker = evaluate.add_parser(
+        "ranker", help="acc@1/5, recall@20 without and with the ranker; calibration of its probabilities"
+    )
+    evaluate_ranker.add_argument("--split", choices=["train", "dev", "test"], default="test")
+    evaluate_ranker.add_argument("--candidates", type=int, default=20)
+    evaluate_ranker.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
+    evaluate_ranker.add_argument("--json", action="store_true")
+    evaluate_ranker.set_defaults(handler=cmd_evaluate_ranker)
+
     retrain = commands.add_parser("retrain", help="fine-tune the models from curator decisions")
-    retrain.add_argument("--kind", action="append", choices=["retriever", "reranker"], help="default: both")
+    retrain.add_argument(
+        "--kind", action="append", choices=["retriever", "reranker", "ranker"], help="default: all three"
+    )
     retrain.add_argument("--max-seconds", type=float, default=240.0, help="training budget per model")
     retrain.add_argument("--promote", choices=["if-not-worse", "always", "never"], default="if-not-worse")
     retrain.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
@@ -326,5 +392,5 @@ def register(commands) -> None:
     retrain.set_defaults(handler=cmd_retrain)
 
     rollback = commands.add_parser("rollback", help="put the previous model version back in force")
-    rollback.add_argument("kind", choices=["retriever", "reranker"])
+    rollback.add_argument("kind", choices=["retriever", "reranker", "ranker"])
     rollback.set_defaults(handler=cmd_rollback)

@@ -231,6 +231,13 @@ class TypeRouter:
         route = found[1]
         return "" if route.is_all else route.spec
 
+    def admitted_for(self, mention_type: str) -> frozenset[str] | None:
+        """The concept ids a mention of this type may be linked to (None: all); counts nothing."""
+        found = self.table.get(mention_type.strip().lower())
+        if found is None or found[1].is_all:
+            return None
+        return self.admitted(found[1].spec)
+
     def admitted(self, key: str) -> frozenset[str] | None:
         """The concept ids a route admits (concepts of open vocabularies always); None for all concepts."""
         if not key:

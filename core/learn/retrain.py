@@ -28,7 +28,7 @@ from core.text.normalize import normalize_name
 
 log = logging.getLogger(__name__)
 
-KINDS = ("retriever", "reranker")
+KINDS = ("retriever", "reranker", "ranker")
 PROMOTION_RULES = ("if-not-worse", "always", "never")
 RERANK_CANDIDATES = 16
 RERANK_DEV_DOCUMENTS = 50
@@ -90,7 +90,8 @@ def retrain(
 
     `max_seconds` bounds each kind's training (evaluation comes on top). `promote`: "if-not-worse"
     (held-out acc@1 at least the active version's), "always" or "never" (register only; promote later
-    with `Project.promote_model`). The retriever goes first, so the reranker trains on its candidates.
+    with `Project.promote_model`). The retriever goes first, so the reranker trains on its candidates;
+    the learned ranker (seconds) goes last, on the candidates of the models then in force.
     `base_model` (any local BERT-family folder) is used only for a kind with no version yet.
     """
     if promote not in PROMOTION_RULES:
@@ -116,6 +117,21 @@ def retrain(
         if kind not in kinds:
             continue
         cancel.raise_if_cancelled()
+        if kind == "ranker":  # last: it learns on the candidates of the models now in force
+            from core.rank.project_jobs import retrain_ranker
+
+            report.kinds[kind] = retrain_ranker(
+                project,
+                kb,
+                data,
+                promote=promote,
+                device=device,
+                seed=seed,
+                progress=progress,
+                cancel=cancel,
+                finish=_finish,
+            )
+            continue
         run = _retrain_retriever if kind == "retriever" else _retrain_reranker
         report.kinds[kind] = run(
             project,
@@ -302,7 +318,13 @@ def _retrain_reranker(
             "no curated or gold documents outside the held-out slice to train the reranker on"
         )
     linker = Linker.for_project(
-        project, kb=kb, use_reranker=False, candidates=RERANK_CANDIDATES, progress=progress, cancel=cancel
+        project,
+        kb=kb,
+        use_reranker=False,
+        use_ranker=False,  # the cross-encoder learns on the retriever's own candidates
+        candidates=RERANK_CANDIDATES,
+        progress=progress,
+        cancel=cancel,
     )
     train_candidates = _with_hard_negatives(data, kb, linker.suggest(data.train_documents))
     held_out_candidates = linker.suggest(data.held_out_documents) if data.held_out_documents else []

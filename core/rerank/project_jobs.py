@@ -72,7 +72,9 @@ def train_reranker_for_project(
     from core.pipeline import Linker
 
     kb = project.knowledge_base()
-    linker = Linker.for_project(project, kb=kb, use_reranker=False, candidates=candidates, cancel=cancel)
+    linker = Linker.for_project(
+        project, kb=kb, use_reranker=False, use_ranker=False, candidates=candidates, cancel=cancel
+    )
     train_docs, dev_docs = _splits(project)
     progress(0, 1, "retrieving candidates")
     train_c = _retrieve(linker, train_docs, candidates)
@@ -162,7 +164,9 @@ def evaluate_reranker_for_project(
     if not documents:
         raise CuralinkError(f"{project.path}: no documents in the {split!r} split")
     kb = project.knowledge_base()
-    linker = Linker.for_project(project, kb=kb, use_reranker=False, candidates=candidates, cancel=cancel)
+    linker = Linker.for_project(
+        project, kb=kb, use_reranker=False, use_ranker=False, candidates=candidates, cancel=cancel
+    )
     found = _retrieve(linker, documents, candidates)
     encoder = CrossEncoder.load(Path(active.path))
     reranker = CrossEncoderReranker(encoder, packing=packing, device=device, fusion_weight=0.0)

@@ -1,0 +1,124 @@
+"""The ranker: a logistic model over `FEATURE_NAMES`, its calibration table, stored as one JSON file.
+
+Fitting: scikit-learn's LogisticRegression on standardised features. The calibration is fitted on
+out-of-fold scores (documents split into folds, each fold scored by a model that never saw it), then
+the final model is fitted on everything; so the table maps scores of unseen documents to how often
+such a candidate was right.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import GroupKFold
+
+from core.atomic_files import write_text_atomic
+from core.errors import ModelError
+from core.rank.calibration import apply_calibration, check_calibration, fit_calibration
+from core.rank.features import FEATURE_NAMES, FEATURE_SET_VERSION
+from core.safe_models import read_json_file
+
+log = logging.getLogger(__name__)
+
+RANKER_FILE = "ranker.json"
+FORMAT = "curalink-ranker"
+CALIBRATION_FOLDS = 3
+REGULARISATION_C = 1.0
+
+
+@dataclass
+class RankerModel:
+    features: list[str]
+    mean: list[float]
+    scale: list[float]
+    coef: list[float]
+    intercept: float
+    calibration: dict
+    feature_set: int = FEATURE_SET_VERSION
+    uses_cross_encoder: bool = False
+    tfidf_union: int = 0
+    prior_smoothing: float = 1.0
+    version: str = ""
+    metrics: dict = field(default_factory=dict)
+
+    def raw_scores(self, rows: np.ndarray) -> np.ndarray:
+        """The linear score (log-odds before calibration); it orders the candidates."""
+        standard = (rows - np.asarray(self.mean)) / np.asarray(self.scale)
+        return standard @ np.asarray(self.coef) + self.intercept
+
+    def probabilities(self, rows: np.ndarray) -> np.ndarray:
+        return apply_calibration(self.calibration, self.raw_scores(rows))
+
+    def save(self, folder: str | Path) -> Path:
+        payload = {"format": FORMAT, **asdict(self)}
+        return write_text_atomic(Path(folder) / RANKER_FILE, json.dumps(payload, indent=1))
+
+    @classmethod
+    def load(cls, folder: str | Path, project_path: str | Path = "P") -> RankerModel:
+        """The stored ranker, or a ModelError naming the file and what to do (retrain) when it was
+        written for another feature set or is damaged."""
+        path = Path(folder) / RANKER_FILE
+        data = read_json_file(path, "ranker file")
+        retrain = f"retrain it with `curalink -p {project_path} train ranker`"
+        if not isinstance(data, dict) or data.get("format") != FORMAT:
+            raise ModelError(f"{path}: not a Curalink ranker file; {retrain}")
+        if data.get("feature_set") != FEATURE_SET_VERSION or data.get("features") != list(FEATURE_NAMES):
+            raise ModelError(
+                f"{path}: ranker trained on feature set {data.get('feature_set')!r}, this Curalink computes "
+                f"feature set {FEATURE_SET_VERSION}; it is not applied: {retrain}"
+            )
+        try:
+            model = cls(**{k: v for k, v in data.items() if k != "format"})
+            n = len(FEATURE_NAMES)
+            arrays = [np.asarray(a, dtype=np.float64) for a in (model.mean, model.scale, model.coef)]
+            if any(a.shape != (n,) or not np.isfinite(a).all() for a in arrays) or (arrays[1] <= 0).any():
+                raise ValueError(f"mean, scale and coef must be {n} finite numbers, scale > 0")
+            model.intercept = float(model.intercept)
+            if not np.isfinite(model.intercept):
+                raise ValueError("the intercept is not a finite number")
+            check_calibration(model.calibration)
+        except (TypeError, ValueError, ModelError) as exc:
+            raise ModelError(f"{path}: damaged ranker file ({exc}); {retrain}") from exc
+        return model
+
+
+def fit_ranker(rows: np.ndarray, labels: np.ndarray, groups: np.ndarray, *, seed: int = 13) -> RankerModel:
+    """Fit the ranker on candidate rows (labels 0/1, groups = document of each row)."""
+    if len(rows) == 0 or labels.min() == labels.max():
+        raise ModelError("the ranker needs candidates that are right and candidates that are wrong")
+    mean = rows.mean(axis=0)
+    scale = rows.std(axis=0)
+    scale[scale < 1e-9] = 1.0  # a constant column (no cross-encoder, say) stays 0 after centring
+    standard = (rows - mean) / scale
+    out_of_fold = np.zeros(len(rows))
+    folds = min(CALIBRATION_FOLDS, len(np.unique(groups)))
+    if folds >= 2:
+        for train, held in GroupKFold(n_splits=folds).split(standard, labels, groups):
+            if labels[train].min() == labels[train].max():
+                out_of_fold[held] = 0.0
+                continue
+            fold = _logistic(seed).fit(standard[train], labels[train])
+            out_of_fold[held] = fold.decision_function(standard[held])
+        calibration = fit_calibration(out_of_fold, labels)
+    else:
+        calibration = {}
+    final = _logistic(seed).fit(standard, labels)
+    if not calibration:  # one document: Platt on its own scores, the best there is
+        calibration = fit_calibration(final.decision_function(standard), labels)
+    return RankerModel(
+        features=list(FEATURE_NAMES),
+        mean=[float(v) for v in mean],
+        scale=[float(v) for v in scale],
+        coef=[float(v) for v in final.coef_[0]],
+        intercept=float(final.intercept_[0]),
+        calibration=calibration,
+    )
+
+
+def _logistic(seed: int) -> LogisticRegression:
+    return LogisticRegression(C=REGULARISATION_C, max_iter=1000, random_state=seed)

@@ -1,0 +1,292 @@
+"""The ranker in a project: what it learns from, training it, loading the one in force, measuring it.
+
+It learns from the project's linked mentions: imported train/dev gold and every accepted or corrected
+decision (core.learn.training_data). With none, no ranker is trained and linking keeps the
+retriever's order; the caller is told so.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from core.documents import Candidate, Document
+from core.errors import CuralinkError, ModelError
+from core.kb.knowledge_base import KnowledgeBase
+from core.progress import NEVER_CANCELLED, CancelToken, ProgressCallback, no_progress
+from core.rank.model import RankerModel, fit_ranker
+from core.rank.stage import RankingStage, annotation_prior
+
+log = logging.getLogger(__name__)
+
+KIND = "ranker"
+DEFAULT_CANDIDATES = 20
+DEFAULT_TFIDF_UNION = 8
+
+
+def nothing_to_learn(project) -> str:
+    return (
+        f"{project.path}: no ranker trained: the project has no imported train/dev gold and no accepted or "
+        "corrected decisions; suggestions keep the retriever's order"
+    )
+
+
+def linked_documents(project, kb: KnowledgeBase, held_out_fraction: float = 0.0):
+    """The training set of linked documents (one mention per known link, concept ids resolved)."""
+    from core.learn.training_data import training_set
+
+    return training_set(project, kb, held_out_fraction=held_out_fraction)
+
+
+def load_ranking_stage(project, kb: KnowledgeBase) -> tuple[RankingStage | None, str]:
+    """The ranker in force with a live annotation prior, or None and why (refused, none trained)."""
+    active = project.active_model(KIND)
+    if active is None:
+        return None, ""
+    try:
+        model = RankerModel.load(active.path, project.path)
+    except ModelError as exc:
+        log.warning("%s; suggestions keep the retriever's order", exc)
+        return None, f"{exc}; suggestions keep the retriever's order"
+    model.version = active.version
+    documents = linked_documents(project, kb).train_documents
+    if not documents:
+        log.warning(nothing_to_learn(project))
+    prior = annotation_prior(documents, model.prior_smoothing)
+    log.info("ranker %s with a prior of %d links", active.version, len(prior))
+    return RankingStage(model, kb, prior), ""
+
+
+@dataclass
+class Examples:
+    rows: np.ndarray
+    labels: np.ndarray
+    groups: np.ndarray
+    mentions: int = 0
+    found: int = 0  # mentions whose gold concept is among the candidates
+
+
+def examples(
+    stage: RankingStage,
+    linker,
+    documents: Sequence[Document],
+    candidates: Sequence[Sequence[Sequence[Candidate]]],
+    *,
+    use_cross_encoder: bool,
+    union: int,
+    cancel: CancelToken = NEVER_CANCELLED,
+) -> Examples:
+    """Feature rows of every candidate of every linked mention, labelled by the mention's concept."""
+    rows, labels, groups = [], [], []
+    mentions = found = 0
+    flat_queries, flat, golds, numbers = [], [], [], []
+    for number, (document, queries, per_document) in enumerate(
+        zip(documents, linker.plan(documents), candidates, strict=True)
+    ):
+        for mention, query, listed in zip(document.mentions, queries, per_document, strict=True):
+            gold = {i for concept_id in mention.concept_ids for i in stage.kb.ids_of(concept_id)}
+            if gold and listed:
+                flat_queries.append(query)
+                flat.append(listed)
+                golds.append(gold)
+                numbers.append(number)
+    cancel.raise_if_cancelled()
+    featured = stage.features(flat_queries, flat, use_cross_encoder=use_cross_encoder, union=union)
+    for (merged, features), gold, number in zip(featured, golds, numbers, strict=True):
+        right = [bool(stage.kb.ids_of(c.concept_id) & gold) for c in merged]
+        mentions += 1
+        found += any(right)
+        rows.append(features)
+        labels.extend(right)
+        groups.extend([number] * len(merged))
+    width = rows[0].shape[1] if rows else 0
+    return Examples(
+        np.vstack(rows) if rows else np.zeros((0, width)),
+        np.asarray(labels, dtype=int),
+        np.asarray(groups, dtype=int),
+        mentions,
+        found,
+    )
+
+
+def fit_for_documents(
+    linker,
+    kb: KnowledgeBase,
+    documents: Sequence[Document],
+    *,
+    use_cross_encoder: bool,
+    union: int = DEFAULT_TFIDF_UNION,
+    seed: int = 13,
+    progress: ProgressCallback = no_progress,
+    cancel: CancelToken = NEVER_CANCELLED,
+) -> RankerModel:
+    """A ranker fitted on the linker's candidates for these linked documents (prior leave-one-document-out)."""
+    started = time.perf_counter()
+    progress(0, 3, "retrieving candidates for the linked mentions")
+    candidates = linker.suggest(documents)
+    cancel.raise_if_cancelled()
+    progress(1, 3, "computing features")
+    stage = RankingStage(None, kb, annotation_prior(documents))
+    data = examples(
+        stage, linker, documents, candidates, use_cross_encoder=use_cross_encoder, union=union, cancel=cancel
+    )
+    if data.mentions == 0 or data.labels.min(initial=0) == data.labels.max(initial=0):
+        raise CuralinkError(
+            "the ranker needs linked mentions whose concept is among the candidates and others that are not"
+        )
+    progress(2, 3, "fitting the ranker")
+    model = fit_ranker(data.rows, data.labels, data.groups, seed=seed)
+    model.uses_cross_encoder = use_cross_encoder
+    model.tfidf_union = union
+    model.prior_smoothing = stage.prior.smoothing
+    model.metrics = {
+        "documents": len(documents),
+        "mentions": data.mentions,
+        "gold_among_candidates": data.found,
+        "candidate_rows": int(len(data.rows)),
+        "prior_links": len(stage.prior),
+        "candidates": linker.candidates,
+        "train_seconds": round(time.perf_counter() - started, 1),
+    }
+    progress(3, 3, "ranker fitted")
+    return model
+
+
+@dataclass
+class RankerOutcome:
+    """What `train ranker` did: a version, or why none was trained."""
+
+    trained: bool
+    message: str
+    version: str = ""
+    path: str = ""
+    metrics: dict = field(default_factory=dict)
+
+
+def train_ranker_for_project(
+    project,
+    *,
+    candidates: int = DEFAULT_CANDIDATES,
+    union: int = DEFAULT_TFIDF_UNION,
+    use_cross_encoder: bool = False,
+    device: str = "auto",
+    seed: int = 13,
+    progress: ProgressCallback = no_progress,
+    cancel: CancelToken = NEVER_CANCELLED,
+) -> RankerOutcome:
+    """Train a ranker on every linked mention of the project, register it and put it in force."""
+    from core.learn.jobs import next_version, scratch_folder
+    from core.pipeline import Linker
+
+    kb = project.knowledge_base()
+    documents = linked_documents(project, kb).train_documents
+    if not documents:
+        log.warning(nothing_to_learn(project))
+        return RankerOutcome(False, nothing_to_learn(project))
+    linker = Linker.for_project(
+        project,
+        kb=kb,
+        device=device,
+        candidates=candidates,
+        use_reranker=use_cross_encoder,
+        use_ranker=False,
+        cancel=cancel,
+    )
+    if use_cross_encoder and linker.reranker is None:
+        raise CuralinkError(f"{project.path}: no reranker in force to take cross-encoder features from")
+    model = fit_for_documents(
+        linker,
+        kb,
+        documents,
+        use_cross_encoder=use_cross_encoder,
+        union=union,
+        seed=seed,
+        progress=progress,
+        cancel=cancel,
+    )
+    version = next_version(project, KIND)
+    model.version = version
+    with scratch_folder(project, KIND) as scratch:
+        model.save(scratch)
+        final = project.models_dir / KIND / version
+        scratch.rename(final)
+    parent = project.active_model(KIND)
+    project.register_model(
+        KIND,
+        version,
+        final,
+        metrics=model.metrics,
+        kb_fingerprint=kb.fingerprint(),
+        parent_version=parent.version if parent else "",
+    )
+    project.promote_model(KIND, version)
+    log.info("ranker %s trained on %d mentions: %s", version, model.metrics["mentions"], model.metrics)
+    return RankerOutcome(
+        True, f"ranker {version} saved in {final} and made active", version, str(final), model.metrics
+    )
+
+
+def retrain_ranker(project, kb: KnowledgeBase, data, *, promote, device, seed, progress, cancel, finish):
+    """`retrain`'s ranker step: fit on the training slice, judge old vs new on the held-out slice with
+    the prior of the training slice, then `finish` (register, promotion rule) as for the other kinds."""
+    from core.learn.compare import ranked_metrics
+    from core.learn.jobs import next_version, scratch_folder
+    from core.learn.retrain import KindReport
+    from core.pipeline import Linker
+
+    active = project.active_model(KIND)
+    version = next_version(project, KIND)
+    report = KindReport(KIND, version, active.version if active else "", "")
+    if not data.train_documents:
+        raise CuralinkError(nothing_to_learn(project))
+    old_model = None
+    if active is not None:
+        try:
+            old_model = RankerModel.load(active.path, project.path)
+        except ModelError as exc:  # another feature set: judged against the retriever's order instead
+            log.warning("%s", exc)
+    use_cross_encoder = bool(old_model and old_model.uses_cross_encoder)
+    linker = Linker.for_project(
+        project,
+        kb=kb,
+        device=device,
+        candidates=DEFAULT_CANDIDATES,
+        use_reranker=use_cross_encoder,
+        use_ranker=False,
+        cancel=cancel,
+    )
+    use_cross_encoder = use_cross_encoder and linker.reranker is not None
+    started = time.perf_counter()
+    model = fit_for_documents(
+        linker,
+        kb,
+        data.train_documents,
+        use_cross_encoder=use_cross_encoder,
+        seed=seed,
+        progress=progress,
+        cancel=cancel,
+    )
+    model.version = version
+    report.seconds = time.perf_counter() - started
+    report.mentions_per_s = round(model.metrics["mentions"] / report.seconds, 1) if report.seconds else 0.0
+    held_out = data.held_out_documents
+    if held_out:
+        retrieved = linker.suggest(held_out)
+        plan = linker.plan(held_out)
+        prior = annotation_prior(data.train_documents)
+        k = DEFAULT_CANDIDATES
+        if old_model is not None and old_model.uses_cross_encoder == use_cross_encoder:
+            old_order = RankingStage(old_model, kb, prior).rank(plan, retrieved, k, cancel=cancel)
+            report.old = ranked_metrics(held_out, old_order, kb, k)
+        else:
+            report.old = {**ranked_metrics(held_out, retrieved, kb, k), "ranking": "retriever order"}
+        new_order = RankingStage(model, kb, prior).rank(plan, retrieved, k, cancel=cancel)
+        report.new = ranked_metrics(held_out, new_order, kb, k)
+    cancel.raise_if_cancelled()
+    with scratch_folder(project, KIND) as scratch:
+        model.save(scratch)
+        return finish(project, KIND, scratch, report, data, kb, promote)
