@@ -102,6 +102,24 @@ def test_stage_gives_a_one_document_string_no_prior_and_no_extra_candidate(small
     assert new_rows[1, column["normalized_name_match"]] == 1.0  # "Ataxia Telangiectasia" normalised
 
 
+def test_stage_adds_no_concept_outside_the_mentions_type_route(small_kb):
+    # the prior links "ataxia-telangiectasia" to D001260 in another document; a mention whose route
+    # admits only D001943 (a gene mention in a project with a disease list, say) must not receive it
+    other = _document("10192393", ATAXIA, "ataxia-telangiectasia", "D001260")
+    stage = RankingStage(None, small_kb, annotation_prior([other]))
+    retrieved = [Candidate("D001943", "Breast Neoplasms", "breast cancer", 0.41)]
+    open_query = MentionQuery("7000000", "ataxia-telangiectasia", ("ataxia-telangiectasia",))
+    routed = MentionQuery(
+        "7000000", "ataxia-telangiectasia", ("ataxia-telangiectasia",), frozenset({"D001943"})
+    )
+    (open_found, _), (routed_found, routed_rows) = stage.features(
+        [open_query, routed], [retrieved, retrieved], use_cross_encoder=False, union=0
+    )
+    assert [c.concept_id for c in open_found] == ["D001943", "D001260"]
+    assert [c.concept_id for c in routed_found] == ["D001943"]
+    assert routed_rows.shape[0] == 1
+
+
 def test_isotonic_calibration_on_a_fixed_synthetic_set():
     # 5 score levels, 100 candidates each, with exactly 5, 20, 50, 80, 97 right: already monotone, so the
     # isotonic fit must give back those frequencies, and between levels interpolate linearly.
