@@ -18,6 +18,7 @@ from core.documents import Document, Mention, Passage
 from core.errors import CuralinkError
 from core.formats import read_corpus
 from core.kb import load_kb
+from core.kb.concept import Concept
 from core.kb.knowledge_base import KnowledgeBase
 from core.kb.routing import SETTING_KEY, TypeRouter, parse_route, route_table, set_route
 from core.pipeline import Linker
@@ -207,10 +208,19 @@ def test_a_vocabulary_without_trees_turns_routing_off_with_a_warning(mesh_dir, t
     with Project.create(tmp_path / "terms") as project:
         project.import_concepts(load_kb(_slice(mesh_dir / "terms.tsv", tmp_path, 4000), "tsv"))
         kb = project.knowledge_base()
-        with caplog.at_level(logging.WARNING, logger="core.kb.routing"):
+        with caplog.at_level(logging.INFO, logger="core.kb.routing"):
             router = TypeRouter.for_project(project, kb)
     assert not router.active
-    assert any("no tree numbers or semantic types" in r.getMessage() for r in caplog.records)
+    said = [r for r in caplog.records if "no tree numbers or semantic types" in r.getMessage()]
+    # one vocabulary: nothing to route between, so it is said (info), not warned
+    assert [r.levelno for r in said] == [logging.INFO] and len(router.warnings) == 1
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="core.kb.routing"):
+        beside_mesh = TypeRouter(
+            KnowledgeBase([*kb, Concept("X:D007854", "MESHTREES", "Lead", tree_numbers=("D01.268",))])
+        )
+    said = [r for r in caplog.records if "no tree numbers or semantic types" in r.getMessage()]
+    assert [r.levelno for r in said] == [logging.WARNING] and beside_mesh.active
     retriever = TfidfRetriever()
     retriever.index(kb)
     queries = [("lead", "Chemical"), ("lead", "Disease"), ("BRCA1", "Gene")]

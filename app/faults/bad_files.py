@@ -87,10 +87,12 @@ def build_utf16_obo(folder: Path):
 
 
 def build_truncated_tsv_kb(folder: Path):
-    """A TSV KB cut in the middle of its last line."""
+    """A TSV KB cut in the middle of its last line (inside a name, never at a line break: a file cut
+    exactly after a line break cannot be told from a complete one)."""
     text = (demo_resources() / "kb.tsv").read_text(encoding="utf-8")
     path = folder / "truncated-kb.tsv"
-    path.write_text(text[: len(text) // 2], encoding="utf-8")
+    cut = text.index("\t", len(text) // 2) + 4
+    path.write_text(text[:cut], encoding="utf-8")
     return path, "tsv"
 
 

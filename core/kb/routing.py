@@ -203,7 +203,9 @@ class TypeRouter:
             self._warn(
                 f"vocabulary {vocabulary or '(unnamed)'}: its {sizes[vocabulary]} concepts carry no tree numbers "
                 "or semantic types and no route names it (vocab:...), so type routing is off for them: "
-                "they are offered to every mention type"
+                "they are offered to every mention type",
+                # a project of one vocabulary has nothing to route between: said, but not as a warning
+                level=logging.WARNING if len(sizes) > 1 else logging.INFO,
             )
         self.unrouted: Counter[str] = Counter()
         self._admitted: dict[str, frozenset[str] | None] = {}
@@ -268,7 +270,7 @@ class TypeRouter:
             return self.kb
         return KnowledgeBase(c for c in self.kb if c.concept_id in admitted)
 
-    def _warn(self, message: str) -> None:
+    def _warn(self, message: str, level: int = logging.WARNING) -> None:
         if message not in self.warnings:
             self.warnings.append(message)
-            log.warning(message)
+            log.log(level, message)
