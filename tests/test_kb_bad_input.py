@@ -159,3 +159,21 @@ def test_kb_import_progress_never_divides_concepts_by_bytes(tmp_path: Path, monk
     assert len(reports) > 5
     assert all(total == size and 0 <= done <= size for done, total, _ in reports), reports
     assert "50 concepts" in reports[-1][2]
+
+
+# --- item 6: a gzip stream damaged inside (found by `curalink bench fuzz`) --------------------------
+
+# A 277-byte CTD file the atheris run produced: gzip's magic, then a deflate stream whose stored block
+# has wrong lengths. zlib raises its own `zlib.error` (not an OSError), which the sniffer let through.
+DAMAGED_GZIP = bytes.fromhex(
+    "1f8b08506423204669654469736561736549447309446566696e6974696f6e09506172656e7449447309547265654e756d626572730950617267730a427265617374204e656f706c61736d73094d4500000000000000000000000000000000000000000000000000000000000000000000000048533a4430303139348bbb322932094f4d494d3a3131343438300954756d6f7273206f6620746865206272656173742e094d4553483a44303039333731094330342e3538382e313830090330342e353838094272656173742043616e6365727c4272656173742054756d6f720943616e6365720a436f6c6f6e094330342e3538382e323734094330342e35383809436f6c6f6e2043616e6365720943616e6365720a"
+)
+
+
+@pytest.mark.parametrize("fmt", ["ctd", "mesh-xml", "medic", "tsv"])
+def test_a_gzip_stream_damaged_inside_is_one_line_error(tmp_path: Path, fmt: str) -> None:
+    path = _write(tmp_path / "vocabulary.gz", DAMAGED_GZIP)
+    with pytest.raises(InputError) as error:
+        list(load_kb(path, fmt))
+    message = str(error.value)
+    assert "\n" not in message and str(path) in message and "damaged or truncated gzip data" in message

@@ -8,6 +8,7 @@ called, and cancellation and progress work the same way for every format.
 from __future__ import annotations
 
 import gzip
+import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -55,8 +56,8 @@ def open_binary(path: str | Path) -> Iterator[tuple[BinaryIO, _Position]]:
         raw.seek(0)
         stream: BinaryIO = gzip.GzipFile(fileobj=raw, mode="rb") if compressed else raw  # type: ignore[assignment]
         yield stream, _Position(raw, path.stat().st_size)
-    except (gzip.BadGzipFile, EOFError, OSError) as exc:
-        if isinstance(exc, gzip.BadGzipFile | EOFError) or "gzip" in str(exc).lower():
+    except (gzip.BadGzipFile, EOFError, zlib.error, OSError) as exc:
+        if isinstance(exc, gzip.BadGzipFile | EOFError | zlib.error) or "gzip" in str(exc).lower():
             raise InputError(path, f"damaged or truncated gzip data ({exc})") from exc
         raise
     finally:
