@@ -278,3 +278,32 @@ def test_a_small_project_still_holds_out_one_document() -> None:
     held = held_out_ids(ids, 0.2)
     assert len(held) == 1 and held == held_out_ids(list(reversed(ids)), 0.2)
     assert held_out_ids(ids, 0.0) == set() and held_out_ids(ids[:1], 0.2) == set()
+
+
+def test_a_composite_whose_second_row_scores_higher_is_not_more_uncertain_than_a_tie(tmp_path):
+    # the query plan merges a composite's candidates by rank: the whole mention's best (0.82), then a
+    # part's exact match (1.00). The two best are 0.18 apart: less uncertain than a 0.05 coin toss.
+    from core.documents import Candidate, Mention, document_from_title_abstract
+    from core.kb.concept import Concept
+    from core.learn.ordering import margin, uncertainty_order
+    from core.store import Project
+    from core.store.curation_log import mention_key
+
+    with Project.create(tmp_path / "p") as project:
+        project.import_concepts([Concept(f"D{i}", "MESH", f"Concept {i}") for i in range(1, 5)])
+        docs = []
+        for doc_id, text in [("1", "breast and ovarian cancer"), ("2", "chorea")]:
+            document = document_from_title_abstract(doc_id, text, "")
+            docs.append(document.with_mentions([Mention(0, len(text), text, "Disease")]))
+        project.import_documents(docs)
+        composite = [Candidate("D1", "Concept 1", "", 0.82), Candidate("D2", "Concept 2", "", 1.0)]
+        coin_toss = [Candidate("D3", "Concept 3", "", 0.60), Candidate("D4", "Concept 4", "", 0.55)]
+        assert margin(composite) == pytest.approx(0.18) and margin(coin_toss) == pytest.approx(0.05)
+        for (document, (mention_id,)), found in zip(
+            project.documents_with_mention_ids(), [composite, coin_toss], strict=True
+        ):
+            key = {mention_id: mention_key(document.mentions[0])}
+            project.store_suggestions({mention_id: found}, computed_for=key, retriever_version="v1")
+        margins = {e.doc_id: e.margin for e in project.queue()}
+        assert margins == pytest.approx({"1": 0.18, "2": 0.05})
+        assert uncertainty_order(project) == ["2", "1"]

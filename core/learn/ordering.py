@@ -16,10 +16,12 @@ CERTAIN = 1.0
 
 
 def margin(candidates: Sequence[Candidate]) -> float:
-    """Top-1 minus top-2 score; a lone candidate (or none) counts as certain, as in `Project.queue`."""
+    """How far apart the top two scores are; a lone candidate (or none) counts as certain, as in
+    `Project.queue`. Absolute: a composite mention's list is merged by rank (the whole mention's best,
+    then each part's), so its second row can score higher than its first."""
     if len(candidates) < 2:
         return CERTAIN
-    return candidates[0].score - candidates[1].score
+    return abs(candidates[0].score - candidates[1].score)
 
 
 def document_margin(per_mention: Sequence[Sequence[Candidate]]) -> float:

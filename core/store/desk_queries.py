@@ -58,7 +58,8 @@ class DeskQueries:
             if pair is None:
                 entry.unsuggested += 1
                 continue
-            margin = pair[0] - pair[1] if len(pair) > 1 else 1.0
+            # absolute, as core.learn.ordering.margin: a composite's second row may score higher
+            margin = abs(pair[0] - pair[1]) if len(pair) > 1 else 1.0
             if mention_id not in state:
                 entry.margin = min(entry.margin, margin)
         return list(entries.values())
