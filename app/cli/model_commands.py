@@ -246,6 +246,8 @@ def cmd_retrain(args) -> int:
             kind, metric, "-" if old is None else f"{old:.2f}", "-" if new is None else f"{new:.2f}"
         )
     stdout.print(table)
+    if report.curator_synonyms:
+        stdout.print(f"{report.curator_synonyms} curator synonyms added to the knowledge base and name index")
     for kind in report.kinds.values():
         verdict = "promoted" if kind.promoted else "kept as a candidate"
         stdout.print(f"{kind.kind} {kind.version}: {verdict} ({kind.reason}); {kind.seconds:.0f} s")
