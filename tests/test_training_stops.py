@@ -39,14 +39,25 @@ def _scripted_dev(accuracies: list[float], snapshots: list[dict]):
     return evaluate
 
 
-@pytest.mark.parametrize("patience", [2, None])
-def test_training_stops_on_dev_patience_and_keeps_the_best_epoch(medic_kb, tmp_path, patience):
+@pytest.mark.parametrize(
+    ("script", "patience", "stop", "kept"),
+    [
+        # best at epoch 1, then two epochs without a gain: stop after epoch 3, keep epoch 1
+        ([50.0, 60.0, 55.0, 54.0, 70.0, 71.0], 2, ("patience", 3), 1),
+        # a tie is no gain (patience runs on) but its later weights are kept
+        ([50.0, 60.0, 60.0, 55.0, 70.0, 71.0], 2, ("patience", 3), 2),
+        # no patience: every epoch, the last weights
+        ([50.0, 60.0, 55.0, 54.0, 70.0, 71.0], None, ("epochs", 5), 5),
+    ],
+)
+def test_training_stops_on_dev_patience_and_keeps_the_best_epoch(
+    medic_kb, tmp_path, script, patience, stop, kept
+):
     pairs = [(c.names[-1], c.concept_id) for c in list(medic_kb)[:30]]
     batch = 32
     # independent of the code: 30 pairs + every KB name per epoch, in batches of 32
     steps_per_epoch = math.ceil((len(pairs) + sum(len(c.names) for c in medic_kb)) / batch)
     snapshots: list[dict] = []
-    dev = _scripted_dev([50.0, 60.0, 55.0, 54.0, 70.0, 71.0], snapshots)  # epoch 0 (before), 1, 2, ...
     result = train_rescnn(
         medic_kb,
         pairs,
@@ -54,20 +65,21 @@ def test_training_stops_on_dev_patience_and_keeps_the_best_epoch(medic_kb, tmp_p
         tmp_path / "v1",
         epochs=5,
         options=TrainOptions(batch_size=batch, device="cpu"),
-        epoch_eval=dev,
+        epoch_eval=_scripted_dev(script, snapshots),  # epoch 0 (before training), 1, 2, ...
         patience=patience,
     )
+    reason, epochs = stop
+    assert (result.stopped_by, result.steps, result.epochs) == (
+        reason,
+        epochs * steps_per_epoch,
+        float(epochs),
+    )
+    assert [h["epoch"] for h in result.history] == [float(e) for e in range(epochs + 1)]
     saved = json.loads((tmp_path / "v1" / "metrics.json").read_text())
+    if patience:
+        assert result.best_epoch == float(kept) and saved["best_epoch"] == float(kept)
     weights = load_model(tmp_path / "v1").state_dict()
-    if patience:  # best at epoch 1, then two epochs without a gain: stop after epoch 3
-        assert (result.stopped_by, result.steps, result.epochs) == ("patience", 3 * steps_per_epoch, 3.0)
-        assert [h["epoch"] for h in result.history] == [0.0, 1.0, 2.0, 3.0]
-        assert result.best_epoch == 1.0 and saved["best_epoch"] == 1.0
-        kept = snapshots[1]
-    else:
-        assert (result.stopped_by, result.steps, result.epochs) == ("epochs", 5 * steps_per_epoch, 5.0)
-        kept = snapshots[-1]
-    assert all(torch.equal(weights[k], kept[k]) for k in kept)
+    assert all(torch.equal(weights[k], snapshots[kept][k]) for k in snapshots[kept])
     assert saved["steps"] == result.steps and saved["epochs"] == result.epochs
     assert saved["stopped_by"] == result.stopped_by and saved["seconds"] >= 0
 

@@ -215,8 +215,8 @@ def train_rescnn(
     the planned steps, so an early stop is a truncated schedule). `dev(model) -> metrics` is called once
     at the end; `epoch_eval(model) -> metrics` before training and after every epoch, into `history`.
     With `epoch_eval` and `patience`, training also stops once `patience` epochs in a row did not raise
-    its acc@1 above the best so far, and the best epoch's weights are the ones saved (early stopping on
-    dev: the run is bounded by epochs and the data, not by the machine's load).
+    its acc@1 above the best so far, and the best epoch's weights are the ones saved, the latest of equals
+    (early stopping on dev: the run is bounded by epochs and the data, not by the machine's load).
     """
     from pytorch_metric_learning import losses, miners
 
@@ -275,11 +275,11 @@ def train_rescnn(
         accuracy = history[-1].get("acc@1")
         if accuracy is None:
             return False
-        if best["acc"] is None or accuracy > best["acc"]:
+        improved = best["acc"] is None or accuracy > best["acc"]
+        if improved or accuracy == best["acc"]:  # a tie keeps the later, longer-trained weights
             state = {k: v.detach().to("cpu", copy=True) for k, v in model.state_dict().items()}
-            best.update(acc=accuracy, epoch=at, state=state, bad=0)
-            return False
-        best["bad"] += 1
+            best.update(acc=accuracy, epoch=at, state=state)
+        best["bad"] = 0 if improved else best["bad"] + 1  # only a gain resets the patience
         return best["bad"] >= patience
 
     evaluate_epoch(0.0)
