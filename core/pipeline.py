@@ -128,6 +128,7 @@ class Linker:
             )
         retriever = RescnnRetriever.load(Path(active.path), index_dir=project.index_dir)
         retriever.index(kb, progress=progress, cancel=cancel)
+        _learn_curator_synonyms(project, kb, retriever)
         reranker = None
         reranker_version = ""
         ranked = project.active_model("reranker") if use_reranker else None
@@ -299,3 +300,16 @@ class Linker:
             }
             summary.routing_warnings = list(self.router.warnings)
         return summary
+
+
+def _learn_curator_synonyms(project, kb: KnowledgeBase, retriever) -> None:
+    """Accepted corrections since the index was saved join it (encoded and appended, no rebuild).
+
+    A store that cannot take the names (read-only copy, locked) costs only these synonyms: the decisions
+    themselves are stored, and the next load tries again."""
+    from core.learn.synonyms import learn_synonyms
+
+    try:
+        learn_synonyms(project, kb=kb, retriever=retriever)
+    except CuralinkError as exc:
+        log.warning("curator synonyms not added to the name index this time: %s", exc)

@@ -203,8 +203,8 @@ def test_curator_synonyms_indexed_in_place_and_exported(demo, tmp_path):
         and not p.expanded
         and normalize_name(m.text) not in {normalize_name(n) for n in kb.get(m.concept_id).names}
     )
-    demo.record_decision(mention_id, "correct", concept_id=mention.concept_id, curator="ann")
     linker = Linker.for_project(demo, kb=kb, use_reranker=False)
+    demo.record_decision(mention_id, "correct", concept_id=mention.concept_id, curator="ann")
     rows_before = len(linker.retriever.name_index)
     added = learn_synonyms(demo, kb=kb, retriever=linker.retriever)
     assert [(e.name, e.concept_id) for e in added] == [(mention.text, mention.concept_id)]
@@ -216,7 +216,7 @@ def test_curator_synonyms_indexed_in_place_and_exported(demo, tmp_path):
     assert learn_synonyms(demo) == []  # idempotent
 
     path = tmp_path / "kb-export.tsv"
-    assert export_kb(demo, path) == len(kb)
+    assert export_kb(demo, path, with_curator_synonyms=True) == len(kb)
     reread = {c.concept_id: c for c in load_kb(path, "tsv")}
     stored_kb = demo.knowledge_base()
     assert set(reread) == set(stored_kb.concepts)

@@ -2,16 +2,34 @@
 
 from __future__ import annotations
 
+import time
+
 from rich.table import Table
 
 from app.cli.output import open_project, print_json, print_output, stdout
 from app.console import cancellable, progress_bar
 from core.errors import CuralinkError
+from core.learn.jobs import DEFAULT_EPOCHS, DEFAULT_PATIENCE
+
+
+def _training_report(metrics: dict, wall: float) -> str:
+    """The end-of-training line: steps, epochs, why it stopped, training and wall-clock seconds."""
+    best = metrics.get("best_epoch")
+    stop = metrics.get("stopped_by", "epochs")
+    reason = {"epochs": "the epoch limit", "max_epochs": "the epoch limit", "patience": "no dev gain"}.get(
+        stop, "the time limit"
+    )
+    return (
+        f"trained {metrics.get('steps', '?')} steps, {metrics.get('epochs', '?')} epochs; stopped by {reason}"
+        + (f" (best dev epoch {best} kept)" if best is not None else "")
+        + f"; {metrics.get('train_seconds', 0):.1f} s training, {wall:.1f} s wall"
+    )
 
 
 def cmd_train_retriever(args) -> int:
     from core.learn.jobs import train_retriever
 
+    started = time.perf_counter()
     with (
         open_project(args) as project,
         cancellable() as cancel,
@@ -22,12 +40,14 @@ def cmd_train_retriever(args) -> int:
             base_model=args.base_model,
             epochs=args.epochs,
             max_seconds=args.max_seconds,
+            patience=args.patience,
             pooling=args.pooling,
             seed=args.seed,
             progress=bar,
             cancel=cancel,
         )
-    stdout.print(f"retriever {trained.version} saved in {trained.path} and made active ({trained.metrics})")
+    stdout.print(f"retriever {trained.version} saved in {trained.path} and made active")
+    stdout.print(_training_report(trained.metrics, time.perf_counter() - started))
     return 0
 
 
@@ -142,6 +162,7 @@ def cmd_evaluate_detect(args) -> int:
 def cmd_train_reranker(args) -> int:
     from core.rerank.project_jobs import train_reranker_for_project
 
+    started = time.perf_counter()
     with (
         open_project(args) as project,
         cancellable() as cancel,
@@ -152,12 +173,15 @@ def cmd_train_reranker(args) -> int:
             packing=args.packing,
             base_model=args.base_model,
             max_seconds=args.max_seconds,
+            max_epochs=args.max_epochs,
+            patience=args.patience,
             candidates=args.candidates,
             device=args.device,
             progress=bar,
             cancel=cancel,
         )
     stdout.print(f"reranker {version} saved in {folder} and made active ({metrics})")
+    stdout.print(_training_report(metrics, time.perf_counter() - started))
     return 0
 
 
@@ -246,6 +270,8 @@ def cmd_retrain(args) -> int:
             kind, metric, "-" if old is None else f"{old:.2f}", "-" if new is None else f"{new:.2f}"
         )
     stdout.print(table)
+    if report.curator_synonyms:
+        stdout.print(f"{report.curator_synonyms} curator synonyms added to the knowledge base and name index")
     for kind in report.kinds.values():
         verdict = "promoted" if kind.promoted else "kept as a candidate"
         stdout.print(f"{kind.kind} {kind.version}: {verdict} ({kind.reason}); {kind.seconds:.0f} s")
@@ -281,9 +307,21 @@ def register(commands) -> None:
     train_retriever.add_argument(
         "--base-model", help="a local BERT-family folder (default: packaged all-MiniLM-L6-v2)"
     )
-    train_retriever.add_argument("--epochs", type=int, default=10)
     train_retriever.add_argument(
-        "--max-seconds", type=float, default=None, help="stop training after this long"
+        "--epochs",
+        type=int,
+        default=DEFAULT_EPOCHS,
+        help=f"at most this many epochs (default {DEFAULT_EPOCHS})",
+    )
+    train_retriever.add_argument(
+        "--patience",
+        type=int,
+        default=DEFAULT_PATIENCE,
+        help=f"stop after this many epochs without a dev acc@1 gain, keeping the best (default "
+        f"{DEFAULT_PATIENCE}; dev: the dev split, else a tenth of train; 0: no early stopping, train on all)",
+    )
+    train_retriever.add_argument(
+        "--max-seconds", type=float, default=None, help="optional time limit (default: none)"
     )
     train_retriever.add_argument("--pooling", choices=["max", "mean", "attention"], default="max")
     train_retriever.add_argument("--seed", type=int, default=13)
@@ -298,7 +336,15 @@ def register(commands) -> None:
     train_reranker.add_argument(
         "--base-model", help="a local BERT-family folder (default: packaged all-MiniLM-L6-v2)"
     )
-    train_reranker.add_argument("--max-seconds", type=float, default=600.0)
+    train_reranker.add_argument(
+        "--max-epochs", type=int, default=16, help="at most this many epochs (default 16)"
+    )
+    train_reranker.add_argument(
+        "--patience", type=int, default=3, help="stop after this many dev checks without a gain (default 3)"
+    )
+    train_reranker.add_argument(
+        "--max-seconds", type=float, default=None, help="optional time limit (default: none)"
+    )
     train_reranker.add_argument("--candidates", type=int, default=16)
     train_reranker.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
     train_reranker.set_defaults(handler=cmd_train_reranker)

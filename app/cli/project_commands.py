@@ -65,6 +65,27 @@ def cmd_kb_import(args) -> int:
     return 0
 
 
+def cmd_kb_export(args) -> int:
+    from core.learn.kb_export import export_kb
+
+    with (
+        open_project(args) as project,
+        cancellable() as cancel,
+        progress_bar(f"exporting {Path(args.out).name}") as bar,
+    ):
+        count = export_kb(
+            project,
+            args.out,
+            fmt=args.format,
+            with_curator_synonyms=args.with_curator_synonyms,
+            progress=bar,
+            cancel=cancel,
+        )
+    curator = "with" if args.with_curator_synonyms else "without"
+    stdout.print(f"{args.out}: {count} concepts written ({args.format}, {curator} curator synonyms)")
+    return 0
+
+
 def cmd_kb_routes(args) -> int:
     from core.kb.routing import DEFAULT_ROUTES, SETTING_KEY, TypeRouter, route_table, set_route
 
@@ -254,6 +275,15 @@ def register(commands) -> None:
     kb_import.add_argument("--language", action="append", default=None, help="UMLS: languages to keep (ENG)")
     kb_import.add_argument("--sab", action="append", help="UMLS: source vocabularies to keep (all)")
     kb_import.set_defaults(handler=cmd_kb_import)
+    kb_export = kb.add_parser("export", help="write the project's knowledge base to a file kb import reads")
+    kb_export.add_argument("--out", required=True, help="the file to write")
+    kb_export.add_argument("--format", choices=["tsv", "obo", "medic"], default="tsv")
+    kb_export.add_argument(
+        "--with-curator-synonyms",
+        action="store_true",
+        help="include the names curators' accepted corrections added (left out by default)",
+    )
+    kb_export.set_defaults(handler=cmd_kb_export)
     kb_namespaces = kb.add_parser(
         "namespaces",
         help="show or set the preferred id namespaces (default MESH OMIM): a concept with an id in a "

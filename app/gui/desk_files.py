@@ -130,6 +130,49 @@ class ProjectFilesMixin:
             lambda count: self.statusBar().showMessage(f"exported {count} documents to {path}", 6000),
         )
 
+    KB_EXPORT_FILTERS = {
+        "TSV, every field (*.tsv)": "tsv",
+        "OBO (*.obo)": "obo",
+        "MEDIC / DNorm (*.txt)": "medic",
+    }
+
+    def export_knowledge_base(self) -> QFileDialog:
+        """File > Export knowledge base: the KB with the curators' synonyms, as `curalink kb export
+        --with-curator-synonyms` writes it; the format follows the chosen file type."""
+        dialog = QFileDialog(self, "Export knowledge base")
+        dialog.setAcceptMode(QFileDialog.AcceptMode.AcceptSave)
+        dialog.setOption(QFileDialog.Option.DontUseNativeDialog, True)
+        dialog.setNameFilters(list(self.KB_EXPORT_FILTERS))
+        dialog.setDefaultSuffix("tsv")
+        dialog.filterSelected.connect(lambda f: dialog.setDefaultSuffix(f.rsplit("*.", 1)[-1].rstrip(")")))
+        dialog.fileSelected.connect(
+            lambda path: self.export_knowledge_base_to(
+                Path(path), self.KB_EXPORT_FILTERS.get(dialog.selectedNameFilter(), "tsv")
+            )
+        )
+        self.menu_dialog = dialog
+        dialog.open()
+        return dialog
+
+    def export_knowledge_base_to(self, path: Path, fmt: str, *, with_curator_synonyms: bool = True) -> Job:
+        def work(progress, cancel):
+            from core.learn.kb_export import export_kb
+
+            return export_kb(
+                self.project,
+                path,
+                fmt=fmt,
+                with_curator_synonyms=with_curator_synonyms,
+                progress=progress,
+                cancel=cancel,
+            )
+
+        return self._run_dialog_job(
+            f"exporting {path.name}",
+            work,
+            lambda count: self.statusBar().showMessage(f"exported {count} concepts to {path}", 6000),
+        )
+
     def open_settings(self) -> SettingsDialog:
         dialog = SettingsDialog(self.settings, self)
         dialog.accepted.connect(lambda: self.apply_settings(dialog))

@@ -277,6 +277,8 @@ class MainWindow(QMainWindow, CurationMixin, SavingMixin, BackgroundLinkingMixin
         self.act_import_kb = self._action("Import knowledge base…", ["Ctrl+Shift+I"], self.import_kb)
         self.act_export = self._action("Export…", ["Ctrl+E"], self.export)
         file_menu.addActions([self.act_import_corpus, self.act_import_kb, self.act_export])
+        self.act_export_kb = self._action("Export knowledge base…", [], self.export_knowledge_base)
+        file_menu.addAction(self.act_export_kb)
         file_menu.addSeparator()
         file_menu.addAction(self._action("Quit", ["Ctrl+Q"], self.close))
         edit = bar.addMenu("&Edit")

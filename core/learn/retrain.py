@@ -59,6 +59,7 @@ class RetrainReport:
     kb_fingerprint: str = ""
     data_fingerprint: str = ""
     seconds: float = 0.0
+    curator_synonyms: int = 0  # names curators' links added to the KB and the index in force
 
     def table(self) -> list[tuple[str, str, float | None, float | None]]:
         """(kind, metric, old, new) rows for the before / after table."""
@@ -103,6 +104,9 @@ def retrain(
     kb = project.knowledge_base()
     if len(kb) == 0:
         raise CuralinkError(f"{project.path}: the knowledge base is empty; import one first")
+    from core.learn.synonyms import index_curator_synonyms
+
+    synonyms = index_curator_synonyms(project, kb)  # before training: the new version indexes them too
     data = training_set(project, kb, held_out_fraction=held_out_fraction)
     if not data.pairs:
         raise CuralinkError(
@@ -110,7 +114,10 @@ def retrain(
             "slice and no imported train/dev gold"
         )
     report = RetrainReport(
-        training=data.counts(), kb_fingerprint=kb.fingerprint(), data_fingerprint=data.fingerprint
+        training=data.counts(),
+        kb_fingerprint=kb.fingerprint(),
+        data_fingerprint=data.fingerprint,
+        curator_synonyms=len(synonyms),
     )
     log.info("retraining %s from %s", ", ".join(kinds), report.training)
     for kind in KINDS:

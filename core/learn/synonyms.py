@@ -1,7 +1,9 @@
 """The KB learns too: a mention string a curator linked to a concept becomes that concept's synonym.
 
 Stored with `source="curator"` (so an export can tell them apart) and, when a retriever is loaded,
-encoded into its name index in place (`RescnnRetriever.add_names`) instead of re-encoding the whole KB.
+encoded into its name index in place (`RescnnRetriever.add_names`: only the new strings are encoded and
+appended, the index is never rebuilt for them). `Linker.for_project` (the desk, `link`, `evaluate`) and
+`retrain` call it, so an accepted correction is retrievable the next time models are loaded.
 The string is the mention's query as the desk plans it (core.retrieve.query_plan): an abbreviation its
 abstract defines is added as the long form, not as a short form that means something else elsewhere.
 """
@@ -10,14 +12,17 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable
+from pathlib import Path
 
 from core.kb.knowledge_base import KnowledgeBase, NameEntry
 from core.retrieve.query_plan import plan_document
 from core.store.curation import LINKING_ACTIONS
+from core.text.normalize import normalize_name
 
 log = logging.getLogger(__name__)
 
 CURATOR_SOURCE = "curator"
+_CHUNK = 5000
 
 
 def curated_synonyms(
@@ -26,8 +31,25 @@ def curated_synonyms(
     """Concept id -> mention queries accepted or corrected for it (current decisions only)."""
     wanted = None if mention_ids is None else set(mention_ids)
     state = project.current_decisions(mention_ids=None if wanted is None else sorted(wanted))
+    linked = [
+        mention_id
+        for mention_id, decision in state.items()
+        if decision.action in LINKING_ACTIONS and decision.concept_id
+    ]
+    if not linked:
+        return {}
+    doc_ids: set[str] = set()  # plan only those documents; chunks stay below SQLite's variable limit
+    for start in range(0, len(linked), _CHUNK):
+        doc_ids.update(project.mention_documents(linked[start : start + _CHUNK]).values())
+    ordered = sorted(doc_ids)
     found: dict[str, list[str]] = {}
-    for document, ids in project.documents_with_mention_ids():
+    for start in range(0, len(ordered), _CHUNK):
+        _collect(project, kb, state, ordered[start : start + _CHUNK], found)
+    return found
+
+
+def _collect(project, kb: KnowledgeBase, state, doc_ids: list[str], found: dict[str, list[str]]) -> None:
+    for document, ids in project.documents_with_mention_ids(ids=doc_ids):
         for plan, mention_id in zip(plan_document(document), ids, strict=True):
             decision = state.get(mention_id)
             if decision is None or decision.action not in LINKING_ACTIONS or not decision.concept_id:
@@ -35,7 +57,19 @@ def curated_synonyms(
             concept_id = kb.resolve(decision.concept_id)
             if concept_id is not None and plan.query.strip():
                 found.setdefault(concept_id, []).append(plan.query.strip())
-    return found
+
+
+def new_synonyms(project, kb: KnowledgeBase) -> dict[str, list[str]]:
+    """The curated synonyms that are not yet a name of their concept in `kb` (nothing is changed)."""
+    known: dict[str, set[str]] = {}
+    for entry in kb.names:
+        known.setdefault(entry.concept_id, set()).add(normalize_name(entry.name))
+    pending: dict[str, list[str]] = {}
+    for concept_id, names in curated_synonyms(project, kb).items():
+        fresh = [n for n in names if normalize_name(n) and normalize_name(n) not in known.get(concept_id, ())]
+        if fresh:
+            pending[concept_id] = fresh
+    return pending
 
 
 def learn_synonyms(
@@ -52,6 +86,25 @@ def learn_synonyms(
         project.add_names(concept_id, names, source=CURATOR_SOURCE)
         added += kb.add_names(concept_id, names)
     if retriever is not None and added:
-        retriever.add_names(added)
+        retriever.add_names(added, drop_superseded=True)
     log.info("%d curator synonyms new to the knowledge base", len(added))
     return added
+
+
+def index_curator_synonyms(project, kb: KnowledgeBase) -> list[NameEntry]:
+    """Before retraining: new curator synonyms into the store, `kb` and the active retriever's saved index.
+
+    The active retriever is loaded (its index for `kb` as it was, from index/) only when there is
+    something new, and the new names are appended to that index, so the version in force (and the
+    comparison a retrain makes against it) reads them without a rebuild.
+    """
+    if not new_synonyms(project, kb):
+        return []
+    active = project.active_model("retriever")
+    retriever = None
+    if active is not None:
+        from core.retrieve.rescnn_retriever import RescnnRetriever
+
+        retriever = RescnnRetriever.load(Path(active.path), index_dir=project.index_dir)
+        retriever.index(kb)
+    return learn_synonyms(project, kb=kb, retriever=retriever)

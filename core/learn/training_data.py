@@ -7,7 +7,7 @@ defined in the document expanded), so the retriever learns the strings it will b
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field, replace
 
 from core.documents import Document, Mention
@@ -18,11 +18,16 @@ from core.store.curation import LINKING_ACTIONS
 TRAINING_SPLITS = ("train", "dev")
 
 
-def gold_pairs(project, splits: Iterable[str] = TRAINING_SPLITS) -> list[tuple[str, str]]:
-    """(query, concept id) for single-concept gold mentions; composites (A|B, A+B) and -1 are left out."""
+def gold_pairs(
+    project, splits: Iterable[str] = TRAINING_SPLITS, *, exclude: Collection[str] = ()
+) -> list[tuple[str, str]]:
+    """(query, concept id) for single-concept gold mentions; composites (A|B, A+B) and -1 are left out,
+    and so are the documents in `exclude` (held out for early stopping)."""
     pairs: list[tuple[str, str]] = []
     for split in splits:
         for document in project.documents(split):
+            if document.doc_id in exclude:
+                continue
             for mention, plan in zip(document.mentions, plan_document(document), strict=True):
                 ids = mention.concept_ids
                 if len(ids) == 1 and mention.origin in ("gold", "imported"):
@@ -30,11 +35,14 @@ def gold_pairs(project, splits: Iterable[str] = TRAINING_SPLITS) -> list[tuple[s
     return pairs
 
 
-def curated_pairs(project) -> list[tuple[str, str]]:
-    """(query, concept id) for every mention whose current decision is accept or correct."""
+def curated_pairs(project, *, exclude: Collection[str] = ()) -> list[tuple[str, str]]:
+    """(query, concept id) for every mention whose current decision is accept or correct (outside the
+    documents in `exclude`)."""
     state = project.current_decisions()
     pairs = []
     for document, mention_ids in project.documents_with_mention_ids():
+        if document.doc_id in exclude:
+            continue
         plans = plan_document(document)
         for plan, mention_id in zip(plans, mention_ids, strict=True):
             decision = state.get(mention_id)

@@ -57,7 +57,9 @@ def train_reranker_for_project(
     *,
     packing: str = "document",
     base_model: str | Path | None = None,
-    max_seconds: float | None = 600.0,
+    max_seconds: float | None = None,
+    max_epochs: int | None = None,
+    patience: int | None = None,
     candidates: int = DEFAULT_CANDIDATES,
     learning_rate: float | None = None,
     max_length: int = 256,
@@ -80,7 +82,11 @@ def train_reranker_for_project(
     train_c = _retrieve(linker, train_docs, candidates)
     dev_c = _retrieve(linker, dev_docs, candidates)
     encoder = CrossEncoder.from_base(base_model, packing=packing, max_length=max_length)
-    config = TrainingConfig(max_seconds=max_seconds)
+    config = TrainingConfig(max_seconds=max_seconds)  # bounded by epochs and dev patience; seconds optional
+    if max_epochs is not None:
+        config.max_epochs = max_epochs
+    if patience is not None:
+        config.patience = patience
     if learning_rate is not None:
         config.learning_rate = learning_rate
     version = next_version(project, KIND)
@@ -114,6 +120,7 @@ def train_reranker_for_project(
             "train_seconds": round(result.train_seconds, 2),
             "train_examples_per_s": round(result.examples_per_s, 2),
             "epochs": round(result.epochs, 3),
+            "steps": result.steps,
             "stopped_by": result.stopped_by,
             "learning_rate": config.learning_rate,
         }

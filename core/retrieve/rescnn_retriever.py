@@ -79,6 +79,7 @@ class RescnnRetriever:
         self.kb: KnowledgeBase | None = None
         self.name_index: NameIndex | None = None
         self._legacy_version = ""  # how older versions named this model's index files
+        self._stem = ""  # the saved index this one matches (index_stem of the KB and model version)
 
     @classmethod
     def load(
@@ -110,7 +111,7 @@ class RescnnRetriever:
         """Reuse the saved index for this KB and model version, or encode every name and build one."""
         self.kb = kb
         self.cache.clear()
-        stem = index_stem(kb.fingerprint(), self.version)
+        stem = self._stem = index_stem(kb.fingerprint(), self.version)
         if self.index_dir is not None and self._legacy_version:
             adopt_legacy_index(self.index_dir, index_stem(kb.fingerprint(), self._legacy_version), stem)
         if self.index_dir is not None and NameIndex.exists(self.index_dir, stem):
@@ -127,24 +128,31 @@ class RescnnRetriever:
         log.info("built %s name index over %d names", self.name_index.kind, len(rows))
         self._save(stem)
 
-    def _save(self, stem: str) -> None:
+    def _save(self, stem: str) -> bool:
         """Save the index for the next run; a failed write (disk full) costs a rebuild then, not this run."""
         if self.index_dir is None or self.name_index is None:
-            return
+            return False
         try:
             self.name_index.save(self.index_dir, stem)
         except CuralinkError as exc:
             log.warning("%s; linking goes on with the index in memory, it is rebuilt next time", exc)
+            return False
+        return True
 
-    def add_names(self, entries: Sequence[NameEntry]) -> None:
-        """New synonyms (already added to the KB with `KnowledgeBase.add_names`) join the index in place."""
+    def add_names(self, entries: Sequence[NameEntry], *, drop_superseded: bool = False) -> None:
+        """New synonyms (already added to the KB with `KnowledgeBase.add_names`) join the index in place:
+        only they are encoded, appended, and the pair saved under the KB's new fingerprint.
+        `drop_superseded`: the names are in the store now, so the saved index without them is deleted."""
         if self.name_index is None or self.kb is None:
             raise ModelError("add_names before index(kb)")
         if not entries:
             return
         self.cache.clear()
         self.name_index.add(self.encoder.encode([e.name for e in entries]), list(entries))
-        self._save(index_stem(self.kb.fingerprint(), self.version))
+        stem = index_stem(self.kb.fingerprint(), self.version)
+        if self._save(stem) and drop_superseded and self._stem and self._stem != stem:
+            _remove_index(self.index_dir, self._stem)  # the KB without these names is gone from the store
+        self._stem = stem
 
     def retrieve(self, mentions: Sequence[str], k: int = 64) -> list[list[Candidate]]:
         if self.name_index is None or self.kb is None:
@@ -191,3 +199,14 @@ def _agreeing(index: NameIndex, kb: KnowledgeBase, sidecar: Path) -> NameIndex:
             f"{sidecar}: its {len(index.rows)} name rows are not the knowledge base's {len(kb.names)} names"
         )
     return index
+
+
+def _remove_index(folder: Path | None, stem: str) -> None:
+    """Delete a superseded index pair (sidecar first, so a half-removed pair never loads)."""
+    if folder is None:
+        return
+    for suffix in (".json", ".faiss"):
+        try:
+            (folder / f"{stem}{suffix}").unlink(missing_ok=True)
+        except OSError as exc:  # a read-only copy: housekeeping prunes it later
+            log.warning("%s: could not remove the superseded index %s (%s)", folder, stem, exc)

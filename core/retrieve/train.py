@@ -68,6 +68,8 @@ class TrainResult:
     metrics: dict = field(default_factory=dict)
     strings: int = 0  # training strings seen (anchors; each comes with one positive)
     history: list[dict] = field(default_factory=list)  # `epoch_eval` results, epoch 0 first
+    stopped_by: str = "epochs"  # "epochs", "patience" (no dev gain) or "max_seconds"
+    best_epoch: float | None = None  # the epoch whose weights were saved, when dev chose them
 
 
 def fingerprint_pairs(pairs: Sequence[tuple[str, str]]) -> str:
@@ -204,6 +206,7 @@ def train_rescnn(
     init_from: str | Path | None = None,
     epoch_eval: Callable[[ResCNN], dict] | None = None,
     version: str = "",
+    patience: int | None = None,
 ) -> TrainResult:
     """Train and save one model version into `out_dir` (the version folder, e.g. models/retriever/v3).
 
@@ -211,6 +214,9 @@ def train_rescnn(
     Stops cleanly at `max_seconds` of training, setup not counted (the learning rate still decays over
     the planned steps, so an early stop is a truncated schedule). `dev(model) -> metrics` is called once
     at the end; `epoch_eval(model) -> metrics` before training and after every epoch, into `history`.
+    With `epoch_eval` and `patience`, training also stops once `patience` epochs in a row did not raise
+    its acc@1 above the best so far, and the best epoch's weights are the ones saved, the latest of equals
+    (early stopping on dev: the run is bounded by epochs and the data, not by the machine's load).
     """
     from pytorch_metric_learning import losses, miners
 
@@ -257,16 +263,31 @@ def train_rescnn(
         finally:
             model.to(device).train()
 
-    def evaluate_epoch(at: float) -> None:
-        if epoch_eval is not None:
-            history.append({"epoch": at, **on_cpu(lambda: epoch_eval(model))})
+    best: dict = {"acc": None, "epoch": None, "state": None, "bad": 0}
+
+    def evaluate_epoch(at: float) -> bool:
+        """Record the dev metrics; True when patience ran out."""
+        if epoch_eval is None:
+            return False
+        history.append({"epoch": at, **on_cpu(lambda: epoch_eval(model))})
+        if not patience:
+            return False
+        accuracy = history[-1].get("acc@1")
+        if accuracy is None:
+            return False
+        improved = best["acc"] is None or accuracy > best["acc"]
+        if improved or accuracy == best["acc"]:  # a tie keeps the later, longer-trained weights
+            state = {k: v.detach().to("cpu", copy=True) for k, v in model.state_dict().items()}
+            best.update(acc=accuracy, epoch=at, state=state)
+        best["bad"] = 0 if improved else best["bad"] + 1  # only a gain resets the patience
+        return best["bad"] >= patience
 
     evaluate_epoch(0.0)
     model.to(device)
     previous_threads = torch.get_num_threads()
     torch.set_num_threads(options.threads)
     started = time.monotonic()  # the budget bounds training, not loading or the epoch-0 evaluation
-    step, seen, loss_value, stopped_early = 0, 0, float("nan"), False
+    step, seen, loss_value, stopped_early, stopped_by = 0, 0, float("nan"), False, "epochs"
     try:
         for epoch in range(epochs):
             if options.hard_negative_every and epoch % options.hard_negative_every == 0:
@@ -284,7 +305,7 @@ def train_rescnn(
             for start in range(0, len(epoch_strings), options.batch_size):
                 cancel.raise_if_cancelled()
                 if max_seconds is not None and time.monotonic() - started > max_seconds:
-                    stopped_early = True
+                    stopped_early, stopped_by = True, "max_seconds"
                     break
                 anchors = epoch_strings[start : start + options.batch_size]
                 max_hard = options.max_hard_negatives if options.hard_negative_every else 0
@@ -304,13 +325,18 @@ def train_rescnn(
                 seen += len(anchors)
                 loss_value = float(loss.detach())
                 progress(step, total_steps, f"retriever epoch {epoch + 1}/{epochs} loss {loss_value:.4f}")
-            evaluate_epoch(round(step / steps_per_epoch, 3))
+            if evaluate_epoch(round(step / steps_per_epoch, 3)) and not stopped_early:
+                stopped_early, stopped_by = True, "patience"
+                log.info("no dev gain in %d epochs: stopped after %d steps", patience, step)
+                break
             if stopped_early:
                 log.info("time budget of %.0f s reached after %d steps", max_seconds, step)
                 break
     finally:
         torch.set_num_threads(previous_threads)
         model.to("cpu")
+    if best["state"] is not None and history and history[-1]["epoch"] != best["epoch"]:
+        model.load_state_dict(best["state"])  # the best dev epoch, not the last one
     model.eval()
     seconds = time.monotonic() - started
     metrics: dict = {
@@ -320,6 +346,8 @@ def train_rescnn(
         "seconds": round(seconds, 1),
         "final_loss": loss_value,
         "stopped_early": stopped_early,
+        "stopped_by": stopped_by,
+        **({"patience": patience, "best_epoch": best["epoch"]} if best["epoch"] is not None else {}),
         "training_strings_per_epoch": per_epoch,
         "annotated_pairs": len(annotated),
         "seed": seed,
@@ -340,5 +368,15 @@ def train_rescnn(
     save_model(model, out_dir, extra=provenance)
     write_text_atomic(out_dir / "metrics.json", json.dumps({**metrics, **provenance}, indent=2, default=str))
     return TrainResult(
-        out_dir, step, metrics["epochs"], seconds, loss_value, stopped_early, metrics, seen, history
+        out_dir,
+        step,
+        metrics["epochs"],
+        seconds,
+        loss_value,
+        stopped_early,
+        metrics,
+        seen,
+        history,
+        stopped_by,
+        best["epoch"],
     )

@@ -132,6 +132,15 @@ class KnowledgeBaseStore:
             )
             return max(result.rowcount, 0)
 
+    def names_from_source(self, source: str) -> dict[str, set[str]]:
+        """Concept id -> its names added with `source` ("curator": synonyms learnt from decisions)."""
+        with self.session() as session:
+            found: dict[str, set[str]] = {}
+            rows = session.execute(select(NameRow.concept_id, NameRow.name).where(NameRow.source == source))
+            for concept_id, name in rows:
+                found.setdefault(concept_id, set()).add(name)
+        return found
+
     def knowledge_base(self, vocabulary: str | None = None) -> KnowledgeBase:
         """The stored KB in memory, names in insertion order (stable, so fingerprints are too)."""
         with self.session() as session:

@@ -1,0 +1,150 @@
+"""Curator knowledge in use (issue 13): an accepted correction joins the saved name index when models are
+loaded (`Linker.for_project`, `retrain`) without a rebuild, and `kb export` writes a file `kb import`
+reads back to the same concepts and names."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+from core.store import Project  # noqa: E402
+
+
+@pytest.fixture
+def demo(demo_template: Path, tmp_path: Path):
+    copy = tmp_path / "demo"
+    shutil.copytree(demo_template, copy, ignore=shutil.ignore_patterns("*-wal", "*-shm"))
+    project = Project.open(copy)
+    yield project
+    project.close()
+
+
+def _correctable(project):
+    """A gold mention (one concept, no abbreviation) whose text is not yet a name of its concept."""
+    from core.retrieve.query_plan import plan_document
+    from core.text.normalize import normalize_name
+
+    kb = project.knowledge_base()
+    for document, mention_ids in project.documents_with_mention_ids():
+        for mention, plan, mention_id in zip(
+            document.mentions, plan_document(document), mention_ids, strict=True
+        ):
+            names = (
+                {normalize_name(n) for n in kb.get(mention.concept_id).names} if mention.concept_id else set()
+            )
+            if (
+                len(mention.concept_ids) == 1
+                and not plan.expanded
+                and normalize_name(mention.text) not in names
+            ):
+                return mention, mention_id
+    raise AssertionError("the demo has no mention whose text is a new name")
+
+
+def _saved_index(folder: Path) -> tuple[str, list, np.ndarray]:
+    """The one saved index pair: its stem, sidecar rows and vectors (read with FAISS itself)."""
+    import faiss
+
+    sidecars = sorted(folder.glob("*.json"))
+    assert len(sidecars) == 1, sidecars
+    rows = json.loads(sidecars[0].read_text(encoding="utf-8"))["rows"]
+    index = faiss.read_index(str(sidecars[0].with_suffix(".faiss")))
+    return sidecars[0].stem, rows, index.reconstruct_n(0, index.ntotal)
+
+
+def test_a_correction_joins_the_saved_index_when_models_load_without_a_rebuild(demo, monkeypatch):
+    from core.pipeline import Linker
+    from core.retrieve import encoder as encoder_module
+    from core.retrieve.index import NameIndex
+
+    Linker.for_project(demo, use_reranker=False, use_ranker=False)  # the index as saved before
+    stem, rows, vectors = _saved_index(demo.index_dir)
+    mention, mention_id = _correctable(demo)
+    demo.record_decision(mention_id, "correct", concept_id=mention.concept_id, curator="ann")
+
+    encoded: list[list[str]] = []
+    real_encode = encoder_module.RescnnEncoder.encode
+
+    def spy(self, texts, *args, **kwargs):
+        encoded.append(list(texts))
+        return real_encode(self, texts, *args, **kwargs)
+
+    def no_rebuild(*args, **kwargs):
+        raise AssertionError("the name index was rebuilt")
+
+    monkeypatch.setattr(encoder_module.RescnnEncoder, "encode", spy)
+    monkeypatch.setattr(NameIndex, "build", no_rebuild)
+    linker = Linker.for_project(demo, use_reranker=False, use_ranker=False)
+    assert encoded == [[mention.text]]  # only the new string was encoded
+
+    new_stem, new_rows, new_vectors = _saved_index(demo.index_dir)  # the superseded pair is gone
+    assert new_stem != stem
+    assert len(new_rows) == len(rows) + 1
+    assert new_rows[: len(rows)] == rows and new_rows[-1] == [mention.text, mention.concept_id, 0]
+    assert np.array_equal(new_vectors[: len(rows)], vectors)
+    top = linker.retriever.retrieve([mention.text], 3)[0][0]
+    assert (top.concept_id, top.matched_name) == (mention.concept_id, mention.text)
+    assert mention.text in demo.concept(mention.concept_id).synonyms
+
+    encoded.clear()
+    Linker.for_project(demo, use_reranker=False, use_ranker=False)  # nothing new: the saved pair loads
+    assert encoded == [] and _saved_index(demo.index_dir)[0] == new_stem
+
+
+def test_retrain_adds_curator_synonyms_to_the_index_in_force(demo):
+    from core.learn.retrain import retrain
+    from core.pipeline import Linker
+
+    Linker.for_project(demo, use_reranker=False, use_ranker=False)
+    _, rows, _ = _saved_index(demo.index_dir)
+    mention, mention_id = _correctable(demo)
+    demo.record_decision(mention_id, "correct", concept_id=mention.concept_id, curator="ann")
+    report = retrain(demo, kinds=("ranker",), promote="never", held_out_fraction=0.34, device="cpu")
+    assert report.curator_synonyms == 1
+    _, new_rows, _ = _saved_index(demo.index_dir)
+    assert new_rows == rows + [[mention.text, mention.concept_id, 0]]
+
+
+@pytest.mark.parametrize("fmt", ["tsv", "obo", "medic"])
+def test_kb_export_round_trip(demo, tmp_path, fmt):
+    from core.kb import load_kb
+    from core.learn.kb_export import export_kb
+    from core.learn.synonyms import learn_synonyms
+
+    mention, mention_id = _correctable(demo)
+    demo.record_decision(mention_id, "correct", concept_id=mention.concept_id, curator="ann")
+    assert learn_synonyms(demo)
+    kb = demo.knowledge_base()
+
+    for with_curator in (True, False):
+        path = tmp_path / f"kb-{with_curator}.{fmt}"
+        assert export_kb(demo, path, fmt=fmt, with_curator_synonyms=with_curator) == len(kb)
+        with Project.create(tmp_path / f"again-{fmt}-{with_curator}") as again:
+            again.import_concepts(load_kb(path, fmt), source=str(path), fmt=fmt)
+            reread = again.knowledge_base()
+        assert set(reread.concepts) == set(kb.concepts)
+        for concept in kb:
+            names = set(concept.names) - (set() if with_curator else {mention.text})
+            copy = reread.concepts[concept.concept_id]
+            assert (copy.preferred_name, set(copy.names)) == (concept.preferred_name, names)
+            if fmt != "medic":  # MEDIC's layout holds ids and names only
+                assert set(copy.parents) == set(concept.parents)
+            assert set(copy.alt_ids) == set(concept.alt_ids)
+        assert (mention.text in reread.concepts[mention.concept_id].synonyms) is with_curator
+
+
+def test_kb_export_command(demo, tmp_path, capsys):
+    from app.cli import main
+    from core.kb import load_kb
+
+    out = tmp_path / "kb.obo"
+    assert main(["-p", str(demo.path), "kb", "export", "--out", str(out), "--format", "obo"]) == 0
+    assert {c.concept_id for c in load_kb(out, "obo")} == set(demo.knowledge_base().concepts)
+    assert "concepts written (obo, without curator synonyms)" in capsys.readouterr().out

@@ -1,0 +1,128 @@
+"""Training that does not depend on machine load (issue 13): `train retriever` is bounded by epochs and early
+stopping on dev (patience), keeps the best dev epoch, and reports steps, epochs and seconds; time limits are
+only an option, for the reranker too."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+import torch
+
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+from core.kb.knowledge_base import KnowledgeBase  # noqa: E402
+from core.kb.medic import read_medic  # noqa: E402
+from core.retrieve.rescnn import RescnnConfig, load_model  # noqa: E402
+from core.retrieve.train import TrainOptions, train_rescnn  # noqa: E402
+
+TINY = dict(hidden=64, filters=32, depth=2)
+
+
+@pytest.fixture(scope="module")
+def medic_kb(vocab_dir: Path) -> KnowledgeBase:
+    kept = [c for c in read_medic(vocab_dir / "medic_06Jul2012.txt") if len(c.names) >= 2][:60]
+    return KnowledgeBase(kept)
+
+
+def _scripted_dev(accuracies: list[float], snapshots: list[dict]):
+    """A dev check whose acc@1 follows a script; it keeps a copy of the weights it was shown."""
+
+    def evaluate(model) -> dict:
+        snapshots.append({k: v.detach().clone() for k, v in model.state_dict().items()})
+        return {"acc@1": accuracies[len(snapshots) - 1]}
+
+    return evaluate
+
+
+@pytest.mark.parametrize(
+    ("script", "patience", "stop", "kept"),
+    [
+        # best at epoch 1, then two epochs without a gain: stop after epoch 3, keep epoch 1
+        ([50.0, 60.0, 55.0, 54.0, 70.0, 71.0], 2, ("patience", 3), 1),
+        # a tie is no gain (patience runs on) but its later weights are kept
+        ([50.0, 60.0, 60.0, 55.0, 70.0, 71.0], 2, ("patience", 3), 2),
+        # no patience: every epoch, the last weights
+        ([50.0, 60.0, 55.0, 54.0, 70.0, 71.0], None, ("epochs", 5), 5),
+    ],
+)
+def test_training_stops_on_dev_patience_and_keeps_the_best_epoch(
+    medic_kb, tmp_path, script, patience, stop, kept
+):
+    pairs = [(c.names[-1], c.concept_id) for c in list(medic_kb)[:30]]
+    batch = 32
+    # independent of the code: 30 pairs + every KB name per epoch, in batches of 32
+    steps_per_epoch = math.ceil((len(pairs) + sum(len(c.names) for c in medic_kb)) / batch)
+    snapshots: list[dict] = []
+    result = train_rescnn(
+        medic_kb,
+        pairs,
+        RescnnConfig(**TINY),
+        tmp_path / "v1",
+        epochs=5,
+        options=TrainOptions(batch_size=batch, device="cpu"),
+        epoch_eval=_scripted_dev(script, snapshots),  # epoch 0 (before training), 1, 2, ...
+        patience=patience,
+    )
+    reason, epochs = stop
+    assert (result.stopped_by, result.steps, result.epochs) == (
+        reason,
+        epochs * steps_per_epoch,
+        float(epochs),
+    )
+    assert [h["epoch"] for h in result.history] == [float(e) for e in range(epochs + 1)]
+    saved = json.loads((tmp_path / "v1" / "metrics.json").read_text())
+    if patience:
+        assert result.best_epoch == float(kept) and saved["best_epoch"] == float(kept)
+    weights = load_model(tmp_path / "v1").state_dict()
+    assert all(torch.equal(weights[k], snapshots[kept][k]) for k in snapshots[kept])
+    assert saved["steps"] == result.steps and saved["epochs"] == result.epochs
+    assert saved["stopped_by"] == result.stopped_by and saved["seconds"] >= 0
+
+
+def test_train_retriever_command_reports_steps_epochs_and_time(demo_template, tmp_path, capsys):
+    from app.cli import main
+    from core.store import Project
+
+    copy = tmp_path / "demo"
+    shutil.copytree(demo_template, copy, ignore=shutil.ignore_patterns("*-wal", "*-shm"))
+    from sqlalchemy import update
+
+    from core.store.schema import DocumentRow
+
+    with (
+        Project.open(copy) as project,
+        project.session() as session,
+    ):  # the demo has no splits: 4 train, 2 dev
+        ids = project.document_ids()
+        session.execute(update(DocumentRow).values(split="train"))
+        session.execute(update(DocumentRow).where(DocumentRow.external_id.in_(ids[-2:])).values(split="dev"))
+    assert main(["-p", str(copy), "train", "retriever", "--epochs", "2", "--patience", "1"]) == 0
+    out = capsys.readouterr().out
+    with Project.open(copy) as project:
+        active = project.active_model("retriever")
+        metrics = json.loads((Path(active.path) / "metrics.json").read_text())
+    assert metrics["stopped_by"] in ("epochs", "patience") and metrics["epochs"] <= 2
+    assert metrics["dev_documents"] == 2 and len(metrics["history"]) == metrics["epochs"] + 1
+    line = next(line for line in out.splitlines() if line.startswith("trained "))
+    assert f"trained {metrics['steps']} steps, {metrics['epochs']} epochs" in line
+    assert " s training, " in line and line.endswith(" s wall")
+
+
+def test_time_limits_are_only_an_option():
+    import inspect
+
+    from app.cli import build_parser
+    from core.learn.jobs import train_retriever
+    from core.rerank.project_jobs import train_reranker_for_project
+
+    parser = build_parser()
+    for command in (["train", "retriever"], ["train", "reranker"]):
+        assert parser.parse_args(["-p", "x", *command]).max_seconds is None
+    assert inspect.signature(train_retriever).parameters["max_seconds"].default is None
+    assert inspect.signature(train_reranker_for_project).parameters["max_seconds"].default is None
+    assert parser.parse_args(["-p", "x", "train", "reranker", "--max-seconds", "30"]).max_seconds == 30.0
