@@ -318,10 +318,10 @@ def plot_bulk_accept(calibration: dict, path: str | Path, title: str = "") -> Pa
     figure, axes = plt.subplots(figsize=(6.4, 4.6))
     for setting, figures in calibration.items():
         points = [p for p in figures["curve"] if p["precision"] is not None]
-        axes.plot([p["coverage"] for p in points], [p["precision"] for p in points], label=setting)
+        (line,) = axes.plot([p["coverage"] for p in points], [p["precision"] for p in points], label=setting)
         for point in figures["bulk_accept"]:
             if point["precision"] is not None:
-                axes.scatter(point["coverage"], point["precision"], s=14)
+                axes.scatter(point["coverage"], point["precision"], s=14, color=line.get_color())
                 axes.annotate(f"p≥{point['threshold']}", (point["coverage"], point["precision"]), fontsize=7)
     axes.axhline(95, color="grey", linestyle=":", linewidth=1)
     axes.axvline(60, color="grey", linestyle=":", linewidth=1)
