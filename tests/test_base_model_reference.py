@@ -65,7 +65,7 @@ def test_packaged_base_model_is_recorded_by_name_and_found_after_a_reinstall(
     (bundle / MODULE).mkdir(parents=True)
     (bundle / MODULE / "model").symlink_to(PACKAGED, target_is_directory=True)
     monkeypatch.setitem(sys.modules, MODULE, None)
-    monkeypatch.setattr(sys, "_MEIPASS", str(bundle), raising=False)
+    monkeypatch.setitem(vars(sys), "_MEIPASS", str(bundle))  # as a PyInstaller bundle sets it
     assert Path(load_model(model_dir).config.base_model) == bundle / MODULE / "model"
 
 

@@ -210,7 +210,7 @@ def test_packaged_app_opens_a_project_made_from_a_venv(made_here: Path, tmp_path
     (bundle / MODULE).mkdir(parents=True)
     (bundle / MODULE / "model").symlink_to(PACKAGED, target_is_directory=True)
     monkeypatch.setitem(sys.modules, MODULE, None)  # not importable: only the bundle's files exist
-    monkeypatch.setattr(sys, "_MEIPASS", str(bundle), raising=False)
+    monkeypatch.setitem(vars(sys), "_MEIPASS", str(bundle))  # as a PyInstaller bundle sets it
     assert packaged_model_folder() == bundle / MODULE / "model"
     with Project.open(old) as project:
         Linker.for_project(project).link_project(project)

@@ -30,6 +30,20 @@ class ProjectFilesMixin:
         self.menu_job = job  # kept alive (and visible to tests) until the next menu job
         return job
 
+    def _build_file_menu(self, file_menu) -> None:
+        file_menu.addAction(self._action("New project…", ["Ctrl+N"], self.new_project))
+        file_menu.addAction(self._action("Open project…", ["Ctrl+O"], self.open_project))
+        file_menu.addSeparator()
+        self.act_import_corpus = self._action("Import corpus…", ["Ctrl+I"], self.import_corpus)
+        self.act_import_kb = self._action("Import knowledge base…", ["Ctrl+Shift+I"], self.import_kb)
+        self.act_export = self._action("Export…", ["Ctrl+E"], self.export)
+        self.act_export_kb = self._action("Export knowledge base…", [], self.export_knowledge_base)
+        file_menu.addActions(
+            [self.act_import_corpus, self.act_import_kb, self.act_export, self.act_export_kb]
+        )
+        file_menu.addSeparator()
+        file_menu.addAction(self._action("Quit", ["Ctrl+Q"], self.close))
+
     def import_corpus(self) -> ImportCorpusDialog:
         """File > Import corpus: the dialog asks for the file, `import_corpus_from` does the work."""
         dialog = ImportCorpusDialog(self)

@@ -13,9 +13,8 @@ from core.progress import NEVER_CANCELLED, CancelToken, ProgressFn, no_progress
 
 NAME_OVERFETCH = 4
 """Names fetched per wanted concept on the first try: several names of one concept crowd the top of
-the list. Measured on NCBI-disease mentions vs MEDIC (1,972 distinct strings, /tmp/r2/prof2.py): with
-128 names 53.5 % of queries cover fewer than 64 concepts and must be searched again, with 256 only
-2.1 %, so 4x costs less than 2x plus the retries."""
+the list, so with only 2x about half of NCBI-disease's queries against MEDIC covered too few concepts
+and had to be searched again; 4x made second searches rare and cost less than 2x plus the retries."""
 
 
 @runtime_checkable
