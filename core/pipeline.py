@@ -121,6 +121,8 @@ class Linker:
             raise CuralinkError(
                 f"{project.path}: no trained retriever yet (run `curalink -p {project.path} train retriever`)"
             )
+        if _prune_curator_synonyms(project):
+            kb = None  # names left the store: the KB (and its name index) is read again without them
         kb = kb if kb is not None else project.knowledge_base()
         if len(kb) == 0:
             raise CuralinkError(
@@ -300,6 +302,17 @@ class Linker:
             }
             summary.routing_warnings = list(self.router.warnings)
         return summary
+
+
+def _prune_curator_synonyms(project) -> int:
+    """Curator synonyms whose decision no longer stands leave the KB before it is loaded."""
+    from core.learn.synonyms import prune_synonyms
+
+    try:
+        return prune_synonyms(project)
+    except CuralinkError as exc:
+        log.warning("curator synonyms of undone decisions not removed this time: %s", exc)
+        return 0
 
 
 def _learn_curator_synonyms(project, kb: KnowledgeBase, retriever) -> None:

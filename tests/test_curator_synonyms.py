@@ -98,6 +98,30 @@ def test_a_correction_joins_the_saved_index_when_models_load_without_a_rebuild(d
     assert encoded == [] and _saved_index(demo.index_dir)[0] == new_stem
 
 
+def test_an_undone_correction_takes_its_synonym_out_of_the_kb_and_the_index(demo):
+    # a curator corrects a mention to the wrong concept, the synonym is learnt at the next load, then
+    # the curator undoes it: the wrong name must not stay behind suggesting the wrong concept
+    from core.pipeline import Linker
+
+    mention, mention_id = _correctable(demo)
+    wrong = next(c.concept_id for c in demo.knowledge_base() if c.concept_id != mention.concept_id)
+    demo.record_decision(mention_id, "correct", concept_id=wrong, curator="ann")
+    Linker.for_project(demo, use_reranker=False, use_ranker=False)
+    assert mention.text in demo.concept(wrong).synonyms  # learnt while the decision stood
+    assert mention.text in [row[0] for row in _saved_index(demo.index_dir)[1]]
+
+    demo.record_decision(mention_id, "revert", curator="ann")
+    linker = Linker.for_project(demo, use_reranker=False, use_ranker=False)
+    assert mention.text not in demo.concept(wrong).synonyms
+    in_use = demo.index_dir / f"{linker.retriever._stem}.json"  # the pair for the KB without the name
+    rows = json.loads(in_use.read_text(encoding="utf-8"))["rows"]
+    assert mention.text not in [row[0] for row in rows] and len(rows) == len(linker.retriever.kb.names)
+    found = linker.retriever.retrieve([mention.text], 5)[0]
+    assert all(c.matched_name != mention.text for c in found)
+    names_before = set(demo.concept(mention.concept_id).names)
+    assert mention.text not in names_before  # nothing else was touched: the KB's own names stay
+
+
 def test_retrain_adds_curator_synonyms_to_the_index_in_force(demo):
     from core.learn.retrain import retrain
     from core.pipeline import Linker

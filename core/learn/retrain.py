@@ -101,10 +101,12 @@ def retrain(
     if unknown:
         raise CuralinkError(f"cannot retrain {unknown[0]!r}; kinds are {', '.join(KINDS)}")
     started = time.perf_counter()
+    from core.learn.synonyms import index_curator_synonyms, prune_synonyms
+
+    prune_synonyms(project)  # names taught by decisions that no longer stand go first
     kb = project.knowledge_base()
     if len(kb) == 0:
         raise CuralinkError(f"{project.path}: the knowledge base is empty; import one first")
-    from core.learn.synonyms import index_curator_synonyms
 
     synonyms = index_curator_synonyms(project, kb)  # before training: the new version indexes them too
     data = training_set(project, kb, held_out_fraction=held_out_fraction)

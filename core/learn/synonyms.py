@@ -72,6 +72,32 @@ def new_synonyms(project, kb: KnowledgeBase) -> dict[str, list[str]]:
     return pending
 
 
+def prune_synonyms(project) -> int:
+    """Remove the curator synonyms no standing decision supports any more (the decision was undone,
+    rejected or corrected to another concept): a curator's mistake must not stay in the KB as a name
+    that keeps suggesting the wrong concept. Returns how many names were removed; the KB's fingerprint
+    then changes, so the next load rebuilds the name index without them."""
+    stored = project.names_from_source(CURATOR_SOURCE)
+    if not stored:
+        return 0
+    kb = project.knowledge_base()
+    standing = {
+        (concept_id, normalize_name(name))
+        for concept_id, names in curated_synonyms(project, kb).items()
+        for name in names
+    }
+    stale = {
+        concept_id: {n for n in names if (concept_id, normalize_name(n)) not in standing}
+        for concept_id, names in stored.items()
+    }
+    stale = {concept_id: names for concept_id, names in stale.items() if names}
+    if not stale:
+        return 0
+    removed = project.remove_names(stale, source=CURATOR_SOURCE)
+    log.info("%d curator synonyms removed: the decisions that taught them no longer stand", removed)
+    return removed
+
+
 def learn_synonyms(
     project, *, kb: KnowledgeBase | None = None, retriever=None, mention_ids=None
 ) -> list[NameEntry]:

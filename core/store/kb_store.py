@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from sqlalchemy import func, insert, select
+from sqlalchemy import delete, func, insert, select
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
 
@@ -140,6 +140,21 @@ class KnowledgeBaseStore:
             for concept_id, name in rows:
                 found.setdefault(concept_id, set()).add(name)
         return found
+
+    def remove_names(self, names: dict[str, set[str]], *, source: str) -> int:
+        """Remove names of `source` (concept id -> names); names of any other source are never touched."""
+        removed = 0
+        with self.session() as session:
+            for concept_id, wanted in names.items():
+                result = session.execute(
+                    delete(NameRow).where(
+                        NameRow.source == source,
+                        NameRow.concept_id == concept_id,
+                        NameRow.name.in_(sorted(wanted)),
+                    )
+                )
+                removed += max(result.rowcount, 0)
+        return removed
 
     def knowledge_base(self, vocabulary: str | None = None) -> KnowledgeBase:
         """The stored KB in memory, names in insertion order (stable, so fingerprints are too)."""
