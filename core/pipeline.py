@@ -121,9 +121,9 @@ class Linker:
             raise CuralinkError(
                 f"{project.path}: no trained retriever yet (run `curalink -p {project.path} train retriever`)"
             )
-        if _prune_curator_synonyms(project):
-            kb = None  # names left the store: the KB (and its name index) is read again without them
         kb = kb if kb is not None else project.knowledge_base()
+        if _prune_curator_synonyms(project, kb):
+            kb = project.knowledge_base()  # names left the store: read again (and indexed) without them
         if len(kb) == 0:
             raise CuralinkError(
                 f"{project.path}: the knowledge base is empty (run `curalink kb import` first)"
@@ -304,12 +304,12 @@ class Linker:
         return summary
 
 
-def _prune_curator_synonyms(project) -> int:
-    """Curator synonyms whose decision no longer stands leave the KB before it is loaded."""
+def _prune_curator_synonyms(project, kb: KnowledgeBase) -> int:
+    """Curator synonyms whose decision no longer stands leave the store before the KB is indexed."""
     from core.learn.synonyms import prune_synonyms
 
     try:
-        return prune_synonyms(project)
+        return prune_synonyms(project, kb)
     except CuralinkError as exc:
         log.warning("curator synonyms of undone decisions not removed this time: %s", exc)
         return 0

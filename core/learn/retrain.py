@@ -103,8 +103,9 @@ def retrain(
     started = time.perf_counter()
     from core.learn.synonyms import index_curator_synonyms, prune_synonyms
 
-    prune_synonyms(project)  # names taught by decisions that no longer stand go first
     kb = project.knowledge_base()
+    if prune_synonyms(project, kb):  # names taught by decisions that no longer stand go first
+        kb = project.knowledge_base()
     if len(kb) == 0:
         raise CuralinkError(f"{project.path}: the knowledge base is empty; import one first")
 

@@ -72,15 +72,15 @@ def new_synonyms(project, kb: KnowledgeBase) -> dict[str, list[str]]:
     return pending
 
 
-def prune_synonyms(project) -> int:
+def prune_synonyms(project, kb: KnowledgeBase | None = None) -> int:
     """Remove the curator synonyms no standing decision supports any more (the decision was undone,
     rejected or corrected to another concept): a curator's mistake must not stay in the KB as a name
-    that keeps suggesting the wrong concept. Returns how many names were removed; the KB's fingerprint
-    then changes, so the next load rebuilds the name index without them."""
+    that keeps suggesting the wrong concept. Returns how many names were removed from the store (read
+    the KB again when it is not 0); its fingerprint changes, so the name index is rebuilt without them."""
     stored = project.names_from_source(CURATOR_SOURCE)
     if not stored:
         return 0
-    kb = project.knowledge_base()
+    kb = kb if kb is not None else project.knowledge_base()  # ids are resolved against it; not changed
     standing = {
         (concept_id, normalize_name(name))
         for concept_id, names in curated_synonyms(project, kb).items()
