@@ -8,13 +8,14 @@ the models in force, link one document), so a crash there cannot take the harnes
 
 from __future__ import annotations
 
-import hashlib
 import json
 import sqlite3
 import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from core.evaluate.bad_inputs import store_digest as core_store_digest
 
 CHECK_TIMEOUT_S = 300
 
@@ -53,14 +54,7 @@ def read_store(project: Path) -> StoreState:
 
 def store_digest(project: Path) -> str:
     """A digest of every row of every table: equal digests mean the store did not change."""
-    connection = sqlite3.connect(f"file:{project / 'curalink.db'}?mode=ro", uri=True, timeout=30)
-    try:
-        digest = hashlib.sha256()
-        for line in connection.iterdump():
-            digest.update(line.encode("utf-8", "surrogatepass"))
-        return digest.hexdigest()
-    finally:
-        connection.close()
+    return core_store_digest(project / "curalink.db")
 
 
 def lost_decisions(before: dict[int, tuple], after: dict[int, tuple], committed: list[dict]) -> list[str]:

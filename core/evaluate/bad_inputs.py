@@ -42,9 +42,10 @@ class CaseResult:
         return self.outcome == "error" and self.names_file and self.names_where and self.store_unchanged
 
 
-def _digest(db_path: Path) -> str:
-    """A digest of every row of every table (the SQL dump), independent of page layout."""
-    connection = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)
+def store_digest(db_path: Path) -> str:
+    """A digest of every row of every table (the SQL dump), independent of page layout: equal digests
+    mean the store did not change."""
+    connection = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True, timeout=30)
     try:
         digest = hashlib.sha256()
         for line in connection.iterdump():
@@ -94,7 +95,7 @@ def run_case(name: str, folder: Path, project) -> CaseResult:
     """Build case `name` in `folder` (empty) and import it into `project`."""
     path, fmt = CASES[name](folder)
     db_path = project.path / "curalink.db"
-    before = _digest(db_path)
+    before = store_digest(db_path)
     try:
         import_file(project, path, fmt)
     except CuralinkError as error:
@@ -111,7 +112,7 @@ def run_case(name: str, folder: Path, project) -> CaseResult:
         names_file=path.name in message,
         names_where=where is None or where in message,
         one_line="\n" not in message,
-        store_unchanged=_digest(db_path) == before,
+        store_unchanged=store_digest(db_path) == before,
         message=message[:500],
     )
 
