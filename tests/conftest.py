@@ -55,3 +55,17 @@ def demo_template(tmp_path_factory) -> Path:
     path = tmp_path_factory.mktemp("demo-template") / "demo"
     build_demo_project(path, train_seconds=DEMO_TRAINING_SECONDS).close()
     return path
+
+
+@pytest.fixture
+def demo(demo_template: Path, tmp_path: Path):
+    """An open copy of the demo project, for tests that change it."""
+    import shutil
+
+    from core.store import Project
+
+    copy = tmp_path / "demo"
+    shutil.copytree(demo_template, copy, ignore=shutil.ignore_patterns("*-wal", "*-shm"))
+    project = Project.open(copy)
+    yield project
+    project.close()

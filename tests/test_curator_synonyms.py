@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 from pathlib import Path
 
 import numpy as np
@@ -15,15 +14,6 @@ import pytest
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 from core.store import Project  # noqa: E402
-
-
-@pytest.fixture
-def demo(demo_template: Path, tmp_path: Path):
-    copy = tmp_path / "demo"
-    shutil.copytree(demo_template, copy, ignore=shutil.ignore_patterns("*-wal", "*-shm"))
-    project = Project.open(copy)
-    yield project
-    project.close()
 
 
 def _correctable(project):

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 from pathlib import Path
 
 import pytest
@@ -55,15 +54,6 @@ def tiny_bert(tmp_path_factory) -> Path:
     BertModel(config).save_pretrained(str(folder), safe_serialization=True)
     tokenizer.save_pretrained(str(folder))
     return folder
-
-
-@pytest.fixture
-def demo(demo_template: Path, tmp_path: Path):
-    copy = tmp_path / "demo"
-    shutil.copytree(demo_template, copy, ignore=shutil.ignore_patterns("*-wal", "*-shm"))
-    project = Project.open(copy)
-    yield project
-    project.close()
 
 
 def curate(project) -> dict[str, int]:

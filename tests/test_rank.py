@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 from pathlib import Path
 
 import numpy as np
@@ -27,7 +26,6 @@ from core.rank.features import FEATURE_NAMES  # noqa: E402
 from core.rank.prior import AnnotationPrior  # noqa: E402
 from core.rank.query import MentionQuery  # noqa: E402
 from core.rank.stage import RankingStage, annotation_prior  # noqa: E402
-from core.store import Project  # noqa: E402
 
 # Sentences of NCBI-disease abstracts (PMIDs 10192393 and 8696340), one linked mention each.
 ATAXIA = "Constitutional RB1-gene mutations in patients with ataxia-telangiectasia were not found."
@@ -157,15 +155,6 @@ def test_calibration_error_and_bulk_accept_by_hand():
 
 
 # --- a real small project: the bundled demo (KB, six abstracts, a retriever trained on the KB) ---
-
-
-@pytest.fixture
-def demo(demo_template: Path, tmp_path: Path):
-    copy = tmp_path / "demo"
-    shutil.copytree(demo_template, copy, ignore=shutil.ignore_patterns("*-wal", "*-shm"))
-    project = Project.open(copy)
-    yield project
-    project.close()
 
 
 def _decide_all(project) -> int:
