@@ -19,10 +19,14 @@ from sqlalchemy.orm import Session
 from core.documents import Candidate
 from core.errors import CuralinkError
 from core.store.curation import COMPOSITE_SEPARATOR, EDIT_ACTIONS, LINKING_ACTIONS, replay
+from core.store.mention_state import apply_decisions
+from core.store.op_changes import OpChanges
 from core.store.schema import (
     ConceptRow,
     DecisionRow,
+    DocumentRow,
     MentionRow,
+    MentionStateRow,
     SuggestionRow,
 )
 
@@ -93,6 +97,20 @@ def lock_mentions(session: Session, mention_ids: Sequence[int]) -> dict[int, Men
         )
         keys.update({row.id: (row.start, row.end, row.type) for row in rows})
     return keys
+
+
+def _external_ids(session: Session, mention_ids: Sequence[int]) -> set[str]:
+    """The documents (external ids) these mentions belong to."""
+    found: set[str] = set()
+    for chunk in _chunks(mention_ids):
+        found.update(
+            session.scalars(
+                select(DocumentRow.external_id)
+                .join(MentionRow, MentionRow.document_id == DocumentRow.id)
+                .where(MentionRow.id.in_(chunk))
+            )
+        )
+    return found
 
 
 def concept_parts(concept_id: str) -> list[str]:
@@ -194,7 +212,11 @@ class CurationLog:
         )[0]
 
     def record_decisions(self, decisions: Sequence[NewDecision]) -> list[int]:
-        """Write many decisions in one transaction (a bulk accept is all or nothing); returns their ids.
+        """Write many decisions in one transaction (a bulk accept is all or nothing); returns their ids."""
+        return list(self.decide(decisions).decision_ids)
+
+    def decide(self, decisions: Sequence[NewDecision]) -> OpChanges:
+        """Write many decisions in one transaction (a bulk accept is all or nothing); returns what changed.
 
         A link may name several concepts (`A|B|C`, a composite mention). A decision made on suggestions
         says which span and type they were for (`suggested_for`) and is refused when the mention has
@@ -205,29 +227,47 @@ class CurationLog:
         for decision in decisions:
             _check_shape(decision)
         if not decisions:
-            return []
+            return OpChanges()
         with self.session() as session:
             current = lock_mentions(session, [d.mention_id for d in decisions])
             missing = sorted({d.mention_id for d in decisions} - set(current))
             if missing:
                 raise CuralinkError(f"no mention with id {missing[0]}")
+            _check_removed(session, decisions)
             _check_suggestions(session, decisions, current)
             rows = [decision_row(d) for d in decisions]
             session.add_all(rows)
             session.flush()
-            return [row.id for row in rows]
+            change = apply_decisions(session, rows)
+            return OpChanges(
+                tuple(row.id for row in rows),
+                change.mention_ids,
+                frozenset(_external_ids(session, list(change.mention_ids))),
+                change.newly_decided,
+                change.undecided,
+            )
 
     def current_decisions(
         self, curator: str | None = None, *, mention_ids: Sequence[int] | None = None
     ) -> dict[int, DecisionRow]:
-        """The effective decision per mention, replaying the append-only history (reverts undo)."""
+        """The decision in force per mention (reverts undo), read from the current-state table.
+
+        With `curator`, that curator's own history replayed alone (an agreement report compares two
+        curators' independent views; the table holds the shared present)."""
         with self.session() as session:
-            query = select(DecisionRow).order_by(DecisionRow.id)
             if curator is not None:
-                query = query.where(DecisionRow.curator == curator)
-            if mention_ids is not None:
-                query = query.where(DecisionRow.mention_id.in_(list(mention_ids)))
-            return replay(session.scalars(query))
+                query = select(DecisionRow).where(DecisionRow.curator == curator).order_by(DecisionRow.id)
+                if mention_ids is not None:
+                    query = query.where(DecisionRow.mention_id.in_(list(mention_ids)))
+                return replay(session.scalars(query))
+            query = select(DecisionRow).join(MentionStateRow, MentionStateRow.decision_id == DecisionRow.id)
+            if mention_ids is None:
+                return {row.mention_id: row for row in session.scalars(query)}
+            found: dict[int, DecisionRow] = {}
+            for chunk in _chunks(mention_ids):
+                rows = session.scalars(query.where(MentionStateRow.mention_id.in_(chunk)))
+                found.update((row.mention_id, row) for row in rows)
+            return found
 
     def suggestions_for(self, mention_ids: Sequence[int]) -> dict[int, list[Candidate]]:
         """Ranked candidates of many mentions in one query, so opening an abstract costs one round trip."""
@@ -325,6 +365,21 @@ def _check_shape(decision: NewDecision) -> None:
 def _describe(key: MentionKey) -> str:
     start, end, kind = key
     return f"[{start}, {end})" + (f" {kind}" if kind else "")
+
+
+def _check_removed(session: Session, decisions: list[NewDecision]) -> None:
+    """Refuse a decision on a mention deleted meanwhile (by another window or process): it would be
+    stored against a mention no export writes, and the curator would believe it counted."""
+    for chunk in _chunks([d.mention_id for d in decisions]):
+        removed = session.scalars(
+            select(MentionRow.id).where(MentionRow.id.in_(chunk), MentionRow.removed.is_(True))
+        ).first()
+        if removed is not None:
+            action = next(d.action for d in decisions if d.mention_id == removed)
+            raise CuralinkError(
+                f"mention {removed} was deleted (in another window or process); this {action} was not "
+                "stored. Reload the document, or restore the mention first"
+            )
 
 
 def _check_suggestions(

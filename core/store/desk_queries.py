@@ -12,6 +12,7 @@ from core.store.schema import (
     DecisionRow,
     DocumentRow,
     MentionRow,
+    MentionStateRow,
     ModelVersionRow,
     NameRow,
     SuggestionRow,
@@ -19,7 +20,7 @@ from core.store.schema import (
 
 
 class DeskQueries:
-    """Mixed into `Project`: needs `self.session()`, `self.path`, `self.current_decisions()`, `self.active_model()`."""
+    """Mixed into `Project`: needs `self.session()`, `self.path`, `self.active_model()`."""
 
     def queue(self, doc_ids: Sequence[str] | None = None) -> list[QueueEntry]:
         """Per document: mention and reviewed counts, and the smallest top-two score margin (uncertainty).
@@ -33,7 +34,11 @@ class DeskQueries:
             if doc_ids is not None:
                 query = query.where(DocumentRow.external_id.in_(list(doc_ids)))
             docs = session.execute(query).all()
-            mention_query = select(MentionRow.id, MentionRow.document_id).where(MentionRow.removed.is_(False))
+            mention_query = (
+                select(MentionRow.id, MentionRow.document_id, MentionStateRow.mention_id.is_not(None))
+                .outerjoin(MentionStateRow, MentionStateRow.mention_id == MentionRow.id)
+                .where(MentionRow.removed.is_(False))
+            )
             if doc_ids is not None:
                 mention_query = mention_query.where(MentionRow.document_id.in_([row.id for row in docs]))
             mentions = session.execute(mention_query).all()
@@ -45,22 +50,21 @@ class DeskQueries:
             if doc_ids is not None:
                 score_query = score_query.where(SuggestionRow.mention_id.in_([row.id for row in mentions]))
             scores = session.execute(score_query).all()
-        state = self.current_decisions(mention_ids=None if doc_ids is None else [row.id for row in mentions])
         top: dict[int, list[float]] = {}
         for mention_id, retrieved, reranked in scores:
             top.setdefault(mention_id, []).append(retrieved if reranked is None else reranked)
         entries = {row_id: QueueEntry(external_id, title) for row_id, external_id, title in docs}
-        for mention_id, document_id in mentions:
+        for mention_id, document_id, decided in mentions:
             entry = entries[document_id]
             entry.mentions += 1
-            entry.reviewed += mention_id in state
+            entry.reviewed += bool(decided)
             pair = top.get(mention_id)
             if pair is None:
                 entry.unsuggested += 1
                 continue
             # absolute, as core.learn.ordering.margin: a composite's second row may score higher
             margin = abs(pair[0] - pair[1]) if len(pair) > 1 else 1.0
-            if mention_id not in state:
+            if not decided:
                 entry.margin = min(entry.margin, margin)
         return list(entries.values())
 
@@ -82,7 +86,6 @@ class DeskQueries:
                     select(ConceptRow.vocabulary, func.count()).group_by(ConceptRow.vocabulary)
                 ).all()
             )
-            live = set(session.scalars(select(MentionRow.id).where(MentionRow.removed.is_(False))))
             stats = {
                 "project": str(self.path),
                 "documents": count(DocumentRow),
@@ -98,7 +101,12 @@ class DeskQueries:
                 "decisions": count(DecisionRow),
                 # A mention counts as reviewed while its replayed decision stands (not reverted, not
                 # a span edit alone) and the mention itself has not been deleted.
-                "mentions_reviewed": len(live & set(self.current_decisions())),
+                "mentions_reviewed": session.scalar(
+                    select(func.count())
+                    .select_from(MentionStateRow)
+                    .join(MentionRow, MentionRow.id == MentionStateRow.mention_id)
+                    .where(MentionRow.removed.is_(False))
+                ),
                 "model_versions": count(ModelVersionRow),
             }
         for kind in ("retriever", "reranker"):

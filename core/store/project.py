@@ -29,6 +29,7 @@ from core.store.curation_log import DECISION_ACTIONS, CurationLog, NewDecision
 from core.store.desk_queries import DeskQueries, QueueEntry
 from core.store.documents_store import DUPLICATE_POLICIES, DocumentStore, ImportSummary
 from core.store.kb_store import KnowledgeBaseStore
+from core.store.mention_state import ensure_current
 from core.store.model_registry import ModelRegistry
 from core.store.settings_store import SettingsStore
 from core.store.write_faults import StoreWriteError, WriteFault, apply_lock_wait, write_fault
@@ -229,6 +230,8 @@ class Project(DocumentStore, KnowledgeBaseStore, CurationLog, ModelRegistry, Des
             (root / sub).mkdir(exist_ok=True)
         project = cls(root, engine)
         if upgrade:
+            with project.session() as session:
+                ensure_current(session, db_path)
             project.relocate_models()
             tidy_project(root)
         return project

@@ -187,6 +187,20 @@ class DecisionRow(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, index=True)
 
 
+class MentionStateRow(Base):
+    """The present of curation, one row per decided mention: the decision in force after replaying the
+    mention's history (reverts undo). Written in the transaction that appends the decision, so the log
+    stays append-only and the present is one indexed read (core.store.mention_state)."""
+
+    __tablename__ = "mention_state"
+
+    mention_id: Mapped[int] = mapped_column(ForeignKey("mentions.id", ondelete="CASCADE"), primary_key=True)
+    decision_id: Mapped[int] = mapped_column(ForeignKey("decisions.id", ondelete="CASCADE"), index=True)
+    action: Mapped[str] = mapped_column(String)
+    concept_id: Mapped[str] = mapped_column(String, default="")
+    curator: Mapped[str] = mapped_column(String, default="")
+
+
 class ImportRunRow(Base):
     __tablename__ = "import_runs"
 
