@@ -26,6 +26,7 @@ from app.gui.desk_curation import CurationMixin
 from app.gui.desk_files import ProjectFilesMixin
 from app.gui.desk_linking import BackgroundLinkingMixin
 from app.gui.desk_saving import SavingMixin
+from app.gui.desk_watch import ProjectWatchMixin
 from app.gui.dialogs import KeyHelpOverlay, show_error
 from app.gui.document_queue import DocumentQueue
 from app.gui.kb_search import KbSearchDialog
@@ -61,10 +62,12 @@ def legend_html() -> str:
     return " &nbsp; ".join(chips)
 
 
-class MainWindow(QMainWindow, CurationMixin, SavingMixin, BackgroundLinkingMixin, ProjectFilesMixin):
+class MainWindow(
+    QMainWindow, CurationMixin, SavingMixin, BackgroundLinkingMixin, ProjectFilesMixin, ProjectWatchMixin
+):
     """The window and its reading side (queue, abstract, candidates); the curation keys live in
     `CurationMixin`, writes in `SavingMixin`, background linking in `BackgroundLinkingMixin`, the menus in
-    `ProjectFilesMixin`."""
+    `ProjectFilesMixin`, re-reading what other processes wrote in `ProjectWatchMixin`."""
 
     def __init__(self, project, settings: AppSettings | None = None, *, background: bool = True):
         super().__init__()
@@ -113,6 +116,7 @@ class MainWindow(QMainWindow, CurationMixin, SavingMixin, BackgroundLinkingMixin
         if first:
             self.open_document(first[0])
         self._import_reranker_code()
+        self.start_watching()
         if self.background and not self.service.busy():
             self.device_label.setText(MODELS_LOADING)
             self.service.preload()

@@ -12,6 +12,7 @@ import json
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from sqlalchemy import insert, select, update
 from sqlalchemy.orm import Session
@@ -61,6 +62,33 @@ class NewDecision:
     detail: dict = field(default_factory=dict)
     # The span and type of the suggestions this decision acted on; refused when the mention has changed.
     suggested_for: MentionKey | None = None
+
+
+@dataclass(frozen=True)
+class Decision:
+    """A stored decision, detached from the database session (the store returns values, not ORM rows)."""
+
+    id: int
+    mention_id: int
+    action: str
+    concept_id: str
+    curator: str
+    model_version: str
+    detail_json: str
+    created_at: datetime
+
+    @classmethod
+    def of(cls, row: DecisionRow) -> Decision:
+        return cls(
+            row.id,
+            row.mention_id,
+            row.action,
+            row.concept_id,
+            row.curator,
+            row.model_version,
+            row.detail_json,
+            row.created_at,
+        )
 
 
 @dataclass(frozen=True)
@@ -249,7 +277,7 @@ class CurationLog:
 
     def current_decisions(
         self, curator: str | None = None, *, mention_ids: Sequence[int] | None = None
-    ) -> dict[int, DecisionRow]:
+    ) -> dict[int, Decision]:
         """The decision in force per mention (reverts undo), read from the current-state table.
 
         With `curator`, that curator's own history replayed alone (an agreement report compares two
@@ -259,14 +287,14 @@ class CurationLog:
                 query = select(DecisionRow).where(DecisionRow.curator == curator).order_by(DecisionRow.id)
                 if mention_ids is not None:
                     query = query.where(DecisionRow.mention_id.in_(list(mention_ids)))
-                return replay(session.scalars(query))
+                return {m: Decision.of(row) for m, row in replay(session.scalars(query)).items()}
             query = select(DecisionRow).join(MentionStateRow, MentionStateRow.decision_id == DecisionRow.id)
             if mention_ids is None:
-                return {row.mention_id: row for row in session.scalars(query)}
-            found: dict[int, DecisionRow] = {}
+                return {row.mention_id: Decision.of(row) for row in session.scalars(query)}
+            found: dict[int, Decision] = {}
             for chunk in _chunks(mention_ids):
                 rows = session.scalars(query.where(MentionStateRow.mention_id.in_(chunk)))
-                found.update((row.mention_id, row) for row in rows)
+                found.update((row.mention_id, Decision.of(row)) for row in rows)
             return found
 
     def suggestions_for(self, mention_ids: Sequence[int]) -> dict[int, list[Candidate]]:

@@ -25,6 +25,7 @@ import core.store.migrations as migrations_package
 from core.errors import ProjectError
 from core.housekeeping import tidy_project
 from core.locations import inside_project
+from core.store.change_marks import ChangeWatch
 from core.store.curation_log import DECISION_ACTIONS, CurationLog, NewDecision
 from core.store.desk_queries import DeskQueries, QueueEntry
 from core.store.documents_store import DUPLICATE_POLICIES, DocumentStore, ImportSummary
@@ -166,11 +167,13 @@ def _schema_version(engine: Engine, db_path: Path) -> tuple[str, str]:
     return current, script.get_current_head()
 
 
-class Project(DocumentStore, KnowledgeBaseStore, CurationLog, ModelRegistry, DeskQueries, SettingsStore):
+class Project(
+    DocumentStore, KnowledgeBaseStore, CurationLog, ModelRegistry, DeskQueries, SettingsStore, ChangeWatch
+):
     """Open with `Project.open(path)` or `Project.create(path)`; close when done (or use `with`).
 
     A thin facade: each base class is one service over the same database (documents, knowledge base,
-    curation log, model registry, desk queries, settings); this class owns the folder, the engine and sessions.
+    curation log, model registry, desk queries, settings, change marks); this class owns the folder, the engine and sessions.
     """
 
     def __init__(self, path: Path, engine: Engine):

@@ -1,0 +1,72 @@
+"""The desk re-reads what another process wrote to its project: decisions, deleted mentions, promotions."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+from PySide6.QtCore import Qt
+
+
+def _other_process(project_path, code: str) -> None:
+    """Run `code` in a separate Python process with `project` open on the same folder."""
+    script = textwrap.dedent(
+        f"""
+        from core.store import Project
+        from core.store.curation_log import NewDecision
+        project = Project.open({str(project_path)!r})
+        {textwrap.indent(textwrap.dedent(code), "        ").strip()}
+        project.close()
+        """
+    )
+    subprocess.run([sys.executable, "-c", script], check=True, timeout=120)
+
+
+def test_decisions_written_by_another_process_reach_the_screen(qtbot, window) -> None:
+    doc_id = window.doc.doc_id
+    open_ids = list(window.mention_ids)
+    other_doc = next(d for d in window.queue.visible_ids() if d != doc_id)
+    other_ids = [m for d, ids in window.project.documents_with_mention_ids(ids=[other_doc]) for m in ids]
+    assert open_ids[0] not in window.decisions
+    before = window.queue.entry(other_doc).reviewed
+    _other_process(
+        window.project.path,
+        f"project.record_decisions([NewDecision({open_ids[0]}, 'nil', curator='cli'), "
+        f"NewDecision({other_ids[0]}, 'reject', curator='cli')])",
+    )
+    qtbot.waitUntil(lambda: open_ids[0] in window.decisions, timeout=10_000)  # the timer's own tick
+    assert window.decisions[open_ids[0]].action == "nil"
+    assert window.queue.entry(other_doc).reviewed == before + 1
+    assert window.queue.entry(doc_id).reviewed == 1
+    assert not window.check_project_changes(), "nothing new since the last look"
+
+
+def test_a_mention_deleted_elsewhere_cannot_be_decided_in_the_desk(qtbot, window) -> None:
+    window.watch_timer.stop()  # the desk has not looked yet: the curator acts on what is on screen
+    window.select_mention(0)
+    mention_id = window.current_mention_id()
+    assert window.suggestions[mention_id], "the demo mention has suggestions to accept"
+    _other_process(window.project.path, f"project.set_mention_removed({mention_id}, curator='cli')")
+    qtbot.keyClick(window, Qt.Key.Key_Return)
+    assert "was deleted" in window.statusBar().currentMessage()
+    assert mention_id not in window.project.current_decisions(), "nothing was written"
+    assert window.check_project_changes()
+    assert mention_id not in window.mention_ids, "the reloaded document no longer shows it"
+
+
+def test_a_promotion_elsewhere_drops_the_loaded_models(qtbot, window) -> None:
+    active = window.project.active_model("retriever")
+    assert active is not None
+    window.service.linker()  # loaded, as after the first suggestions
+    assert window.service._linker is not None
+    _other_process(
+        window.project.path,
+        f"""
+        version = project.register_model('retriever', 'v99', {str(active.path)!r}, metrics={{}})
+        project.promote_model('retriever', 'v99')
+        """,
+    )
+    assert window.check_project_changes()
+    assert window.service._linker is None, "the next suggestions come from the promoted model"
+    assert "v99" in window.models_label.text()
