@@ -14,10 +14,7 @@ import json
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from sqlalchemy import select
-
 from core.store.curation import EDIT_ACTIONS, LINKING_ACTIONS, NOT_IN_KB
-from core.store.schema import DecisionRow, DocumentRow, MentionRow
 
 
 @dataclass(frozen=True)
@@ -88,7 +85,7 @@ def agreement(project, curator_a: str, curator_b: str) -> Agreement:
     """Kappa on concepts and span F1 on mentions, over documents both curators worked on."""
     from core.store.curation import replay
 
-    rows_a, rows_b = _decisions(project, curator_a), _decisions(project, curator_b)
+    rows_a, rows_b = project.decision_history(curator_a), project.decision_history(curator_b)
     state_a, state_b = replay(rows_a), replay(rows_b)
     mentions = _mentions(project)
     worked_a = {mentions[r.mention_id][0] for r in rows_a if r.mention_id in mentions}
@@ -131,29 +128,9 @@ def agreement(project, curator_a: str, curator_b: str) -> Agreement:
     return result
 
 
-def _decisions(project, curator: str) -> list:
-    with project.session() as session:
-        return list(
-            session.scalars(
-                select(DecisionRow).where(DecisionRow.curator == curator).order_by(DecisionRow.id)
-            )
-        )
-
-
 def _mentions(project) -> dict[int, tuple[str, int, int, str, str]]:
     """Mention id -> (document id, start, end, text, origin), removed ones included (edits refer to them)."""
-    with project.session() as session:
-        rows = session.execute(
-            select(
-                MentionRow.id,
-                DocumentRow.external_id,
-                MentionRow.start,
-                MentionRow.end,
-                MentionRow.text,
-                MentionRow.origin,
-            ).join(DocumentRow, DocumentRow.id == MentionRow.document_id)
-        ).all()
-    return {row[0]: tuple(row[1:]) for row in rows}
+    return project.mention_positions()
 
 
 def _spans(mentions: dict, rows: list) -> dict[str, set[tuple[int, int]]]:
@@ -187,6 +164,4 @@ def _spans(mentions: dict, rows: list) -> dict[str, set[tuple[int, int]]]:
 
 def curators(project) -> list[str]:
     """Every named curator who recorded a decision, in order of first appearance."""
-    with project.session() as session:
-        names = session.scalars(select(DecisionRow.curator).order_by(DecisionRow.id)).all()
-    return [n for n in dict.fromkeys(names) if n]
+    return project.curators()

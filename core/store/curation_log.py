@@ -297,6 +297,20 @@ class CurationLog:
                 found.update((row.mention_id, Decision.of(row)) for row in rows)
             return found
 
+    def decision_history(self, curator: str | None = None) -> list[Decision]:
+        """Every decision (one curator's, or all), oldest first: the log as it was written."""
+        with self.session() as session:
+            query = select(DecisionRow).order_by(DecisionRow.id)
+            if curator is not None:
+                query = query.where(DecisionRow.curator == curator)
+            return [Decision.of(row) for row in session.scalars(query)]
+
+    def curators(self) -> list[str]:
+        """Every named curator who recorded a decision, in order of first appearance."""
+        with self.session() as session:
+            names = session.scalars(select(DecisionRow.curator).order_by(DecisionRow.id)).all()
+        return [n for n in dict.fromkeys(names) if n]
+
     def suggestions_for(self, mention_ids: Sequence[int]) -> dict[int, list[Candidate]]:
         """Ranked candidates of many mentions in one query, so opening an abstract costs one round trip."""
         found: dict[int, list[Candidate]] = {mention_id: [] for mention_id in mention_ids}

@@ -437,6 +437,21 @@ class DocumentStore:
                 )
             return old
 
+    def mention_positions(self) -> dict[int, tuple[str, int, int, str, str]]:
+        """Mention id -> (document id, start, end, text, origin) for every mention, removed ones included."""
+        with self.session() as session:
+            rows = session.execute(
+                select(
+                    MentionRow.id,
+                    DocumentRow.external_id,
+                    MentionRow.start,
+                    MentionRow.end,
+                    MentionRow.text,
+                    MentionRow.origin,
+                ).join(DocumentRow, DocumentRow.id == MentionRow.document_id)
+            ).all()
+        return {row[0]: tuple(row[1:]) for row in rows}
+
     def mention_documents(self, mention_ids: Sequence[int]) -> dict[int, str]:
         """Mention id -> the id of the document it belongs to."""
         with self.session() as session:

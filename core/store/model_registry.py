@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 import logging
+from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 
 from sqlalchemy import select, update
@@ -22,6 +24,22 @@ from core.store.schema import (
 log = logging.getLogger(__name__)
 
 _MODEL_CONFIGS = ("config.json", "reranker.json")
+
+
+@dataclass(frozen=True)
+class ModelVersion:
+    """A registered model version, detached from the database, with `path` resolved in this project now."""
+
+    id: int
+    kind: str
+    version: str
+    path: str
+    status: str
+    metrics_json: str
+    kb_fingerprint: str
+    data_fingerprint: str
+    parent_version: str
+    created_at: datetime
 
 
 class ModelRegistry:
@@ -71,7 +89,7 @@ class ModelRegistry:
             )
             target.status = "active"
 
-    def active_model(self, kind: str) -> ModelVersionRow | None:
+    def active_model(self, kind: str) -> ModelVersion | None:
         with self.session() as session:
             row = session.scalar(
                 select(ModelVersionRow)
@@ -80,7 +98,7 @@ class ModelRegistry:
             )
         return self._located(row) if row is not None else None
 
-    def model_versions(self, kind: str | None = None) -> list[ModelVersionRow]:
+    def model_versions(self, kind: str | None = None) -> list[ModelVersion]:
         with self.session() as session:
             query = select(ModelVersionRow).order_by(ModelVersionRow.id)
             if kind:
@@ -88,10 +106,20 @@ class ModelRegistry:
             rows = list(session.scalars(query))
         return [self._located(row) for row in rows]
 
-    def _located(self, row: ModelVersionRow) -> ModelVersionRow:
-        """The detached row with `path` resolved to the version's folder in this project, now."""
-        row.path = str(resolve_model_folder(self.path, row.path, row.kind, row.version))
-        return row
+    def _located(self, row: ModelVersionRow) -> ModelVersion:
+        """The row as a value, with `path` resolved to the version's folder in this project, now."""
+        return ModelVersion(
+            row.id,
+            row.kind,
+            row.version,
+            str(resolve_model_folder(self.path, row.path, row.kind, row.version)),
+            row.status,
+            row.metrics_json,
+            row.kb_fingerprint,
+            row.data_fingerprint,
+            row.parent_version,
+            row.created_at,
+        )
 
     def relocate_models(self) -> int:
         """Store every model path relative to the project, and base models by reference; returns rows fixed.
