@@ -199,3 +199,61 @@ def test_a_table_out_of_step_is_rebuilt_on_open(decided: Path, statements, caplo
     with caplog.at_level(logging.WARNING, logger="core.store.mention_state"):
         Project.open(copy).close()
     assert "rebuilt" not in caplog.text, "once rebuilt, the table is current"
+
+
+def test_queue_counts_and_margins_match_a_computation_from_the_raw_rows(tmp_path: Path) -> None:
+    """The queue is one SQL aggregate; here the same figures come from plain rows read with sqlite3."""
+    from core.documents import Candidate
+    from core.store.curation_log import mention_key
+
+    project = Project.create(tmp_path / "p")
+    project.import_documents(read_corpus(_pubtator(tmp_path / "c.pubtator", 30, 4), "pubtator"))
+    rng = random.Random(5)
+    keyed = {
+        m: mention_key(mention)
+        for d, ids in project.documents_with_mention_ids(None)
+        for mention, m in zip(d.mentions, ids, strict=True)
+    }
+    suggested = {
+        m: [
+            Candidate(f"D{c}", "n", "n", rng.random(), rng.choice([None, rng.random()]))
+            for c in range(rng.choice([1, 2, 5]))
+        ]
+        for m in keyed
+        if rng.random() < 0.8
+    }
+    project.store_suggestions(suggested, computed_for={m: keyed[m] for m in suggested})
+    ids = list(keyed)
+    project.record_decisions([NewDecision(rng.choice(ids), rng.choice(LINKS[1:])) for _ in range(40)])
+    project.record_decisions([NewDecision(rng.choice(ids), "revert") for _ in range(10)])
+    project.set_mention_removed(ids[3])
+    expected: dict[str, list] = {}
+    with sqlite3.connect(tmp_path / "p" / "curalink.db") as db:
+        docs = dict(db.execute("SELECT id, external_id FROM documents"))
+        for doc in docs.values():
+            expected[doc] = [0, 0, 0, 1.0]
+        decided = _expected_after_raw_writes(tmp_path / "p")
+        scores: dict[int, list] = {}
+        for mention_id, _rank, retrieved, reranked in db.execute(
+            "SELECT mention_id, rank, retriever_score, reranker_score FROM suggestions ORDER BY mention_id, rank"
+        ):
+            scores.setdefault(mention_id, []).append(retrieved if reranked is None else reranked)
+        for mention_id, document_id in db.execute("SELECT id, document_id FROM mentions WHERE removed = 0"):
+            row = expected[docs[document_id]]
+            row[0] += 1
+            row[1] += mention_id in decided
+            ranked = scores.get(mention_id)
+            if not ranked:
+                row[2] += 1
+            elif mention_id not in decided:
+                row[3] = min(row[3], abs(ranked[0] - ranked[1]) if len(ranked) > 1 else 1.0)
+    got = {e.doc_id: [e.mentions, e.reviewed, e.unsuggested, e.margin] for e in project.queue()}
+    assert got.keys() == expected.keys()
+    for doc, row in expected.items():
+        assert got[doc][:3] == row[:3], doc
+        assert got[doc][3] == pytest.approx(row[3]), doc
+    some = sorted(expected)[:3]
+    assert {
+        e.doc_id: [e.mentions, e.reviewed, e.unsuggested, e.margin] for e in project.queue(doc_ids=some)
+    } == {d: got[d] for d in some}
+    project.close()

@@ -161,6 +161,8 @@ class ModelVersionRow(Base):
 
 class SuggestionRow(Base):
     __tablename__ = "suggestions"
+    # the queue reads each mention's first two ranks (core.store.desk_queries)
+    __table_args__ = (Index("ix_suggestions_mention_rank", "mention_id", "rank"),)
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     mention_id: Mapped[int] = mapped_column(ForeignKey("mentions.id", ondelete="CASCADE"), index=True)

@@ -8,6 +8,7 @@ The desk, exports and training read the present of curation from `mention_state`
 the whole decision log (which grew with the log: 345 ms for the queue at 20,000 decisions). Filled here
 by replaying the existing log, self-contained (plain SQL) so later code changes cannot alter what this
 step does: per mention, link decisions stack, a `revert` pops the top, span and type edits are skipped.
+Also an index on suggestions (mention_id, rank): the queue reads each mention's first two ranks.
 """
 
 from __future__ import annotations
@@ -40,6 +41,8 @@ def upgrade() -> None:
     )
     with op.batch_alter_table("mention_state") as batch_op:
         batch_op.create_index("ix_mention_state_decision_id", ["decision_id"], unique=False)
+    with op.batch_alter_table("suggestions") as batch_op:  # the queue reads ranks 1 and 2 per mention
+        batch_op.create_index("ix_suggestions_mention_rank", ["mention_id", "rank"], unique=False)
     connection = op.get_bind()
     stacks: dict[int, list[tuple]] = {}
     newest = 0
@@ -76,5 +79,7 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
+    with op.batch_alter_table("suggestions") as batch_op:
+        batch_op.drop_index("ix_suggestions_mention_rank")
     op.drop_table("mention_state")
     op.execute(sa.text(f"DELETE FROM settings WHERE key = '{STATE_MARK}'"))
