@@ -18,14 +18,9 @@ from app.gui.settings import AppSettings  # noqa: E402
 
 
 @pytest.fixture
-def demo_project(demo_template: Path, tmp_path: Path):
-    from core.store import Project
-
-    copy = tmp_path / "demo"
-    shutil.copytree(demo_template, copy, ignore=shutil.ignore_patterns("*-wal", "*-shm"))
-    project = Project.open(copy)
-    yield project
-    project.close()
+def demo_project(demo):
+    """An open copy of the demo project (tests/conftest.py's `demo`), under the name GUI tests use."""
+    return demo
 
 
 @pytest.fixture
