@@ -53,11 +53,30 @@ class ProjectWatchMixin:
         elif touched and not self.queue.update_entries(self.project.queue(doc_ids=sorted(touched))):
             self.reload_queue()
         if self.doc is not None and (touched is None or self.doc.doc_id in touched):
-            if self.queue.entry(self.doc.doc_id) is not None:
-                self.open_document(self.doc.doc_id, mention_id=self.current_mention_id())
-            else:  # deleted by the other process: show what the queue still has
+            if self.queue.entry(self.doc.doc_id) is None:  # deleted by the other process
                 self.doc = None
                 first = self.queue.visible_ids()
                 if first:
                     self.open_document(first[0])
+            elif self._screen_is_stale():
+                self.open_document(self.doc.doc_id, mention_id=self.current_mention_id())
         return True
+
+    def _screen_is_stale(self) -> bool:
+        """Whether the open document's mentions, decisions or suggestions differ from the store's: the
+        desk's own writes are already on screen, and re-showing them would reset the candidate row the
+        curator has moved to."""
+        found = list(self.project.documents_with_mention_ids(ids=[self.doc.doc_id]))
+        if not found or found[0][0].mentions != self.doc.mentions or found[0][1] != self.mention_ids:
+            return True
+        stored = self.project.current_decisions(mention_ids=self.mention_ids)
+        if {m: d.id for m, d in stored.items()} != {m: d.id for m, d in self.decisions.items()}:
+            return True
+        sets = self.project.suggestion_sets(self.mention_ids)
+        shown = {m: [_shown(c) for c in ranked] for m, ranked in self.suggestions.items() if ranked}
+        return shown != {m: [_shown(c) for c in entry.candidates] for m, entry in sets.items()}
+
+
+def _shown(candidate) -> tuple:
+    """What the candidate list shows of a candidate (a relink may keep the order but change scores)."""
+    return (candidate.concept_id, candidate.retriever_score, candidate.reranker_score)

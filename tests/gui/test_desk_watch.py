@@ -70,3 +70,17 @@ def test_a_promotion_elsewhere_drops_the_loaded_models(qtbot, window) -> None:
     assert window.check_project_changes()
     assert window.service._linker is None, "the next suggestions come from the promoted model"
     assert "v99" in window.models_label.text()
+
+
+def test_the_desks_own_decision_is_not_shown_twice(qtbot, window) -> None:
+    """A tick after the curator's own accept finds the screen current: it re-reads the queue row but does
+    not re-show the document (that would move the candidate row the curator has gone on to)."""
+    shown = []
+    original = window.open_document
+    window.open_document = lambda *a, **k: (shown.append(a), original(*a, **k))
+    window.select_mention(0)
+    qtbot.keyClick(window, Qt.Key.Key_Return)
+    assert len(window.decisions) == 1, "the accept was stored"
+    shown.clear()
+    assert window.check_project_changes(), "the marks moved (the desk's own write)"
+    assert shown == []
