@@ -9,6 +9,8 @@ import pytest
 
 from app.resources import demo_dir
 from core.kb import load_kb
+from core.kb.concept import Concept
+from core.kb.links import link_out, link_outs
 from core.kb.name_search import NameIndex, max_edits
 from core.store import Project
 from core.text.spelling import fold_word, search_words
@@ -182,3 +184,16 @@ def test_medic_ids_and_alternative_ids(medic: Project) -> None:
         assert _first(medic, spelling) == "D001943", spelling
     assert _first(medic, "Breast Neoplasms") == "D001943"
     assert _first(medic, "hemorrhage") == "D006470"
+
+
+def test_link_outs_by_namespace() -> None:
+    assert link_out("MESH:D001943") == ("MeSH D001943", "https://meshb.nlm.nih.gov/record/ui?ui=D001943")
+    assert link_out("C538288") == ("MeSH C538288", "https://meshb.nlm.nih.gov/record/ui?ui=C538288")
+    assert link_out("OMIM:114480") == ("OMIM 114480", "https://omim.org/entry/114480")
+    assert link_out("UMLS:C0006142") == (
+        "UMLS C0006142",
+        "https://uts.nlm.nih.gov/uts/umls/concept/C0006142",
+    )
+    assert link_out("DO:DOID:3008") is None
+    concept = Concept("D001943", "MESH", "Breast Neoplasms", alt_ids=("MESH:D001943", "OMIM:114480", "HP:1"))
+    assert [label for label, _url in link_outs(concept)] == ["MeSH D001943", "OMIM 114480"]

@@ -158,7 +158,7 @@ class MainWindow(QMainWindow, CurationMixin, SavingMixin, BackgroundLinkingMixin
         self.candidates.candidateActivated.connect(lambda row: self.accept_rank(row + 1))
         self.candidates.markToggled.connect(lambda row: self.toggle_mark(row + 1))
         self.candidates.candidateSelected.connect(self._show_candidate_concept)
-        self.concept = ConceptPane()
+        self.concept = ConceptPane(names=self._concept_name)
         concept_box = QWidget()
         concept_layout = QVBoxLayout(concept_box)
         concept_layout.setContentsMargins(0, 0, 0, 0)
