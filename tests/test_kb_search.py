@@ -179,6 +179,13 @@ def test_forgiving_matches_on_medic(medic: Project, query: str, expected: str) -
     assert expected in [hit[0] for hit in medic.search_names(query)][:3], query
 
 
+def test_medic_folded_exact_names_lead(medic: Project) -> None:
+    # Names holding the British spelling as one word of many come after the folded exact name.
+    assert _first(medic, "anaemia") == "D000740"  # not "Congenital Sideroblastic Anaemia"
+    assert _first(medic, "leukaemia") == "D007938"
+    assert _first(medic, "oedema") == "D004487"
+
+
 def test_medic_ids_and_alternative_ids(medic: Project) -> None:
     for spelling in ("D001943", "MESH:D001943", "OMIM:114480"):
         assert _first(medic, spelling) == "D001943", spelling
@@ -197,3 +204,22 @@ def test_link_outs_by_namespace() -> None:
     assert link_out("DO:DOID:3008") is None
     concept = Concept("D001943", "MESH", "Breast Neoplasms", alt_ids=("MESH:D001943", "OMIM:114480", "HP:1"))
     assert [label for label, _url in link_outs(concept)] == ["MeSH D001943", "OMIM 114480"]
+
+
+def test_cli_kb_search(tmp_path: Path, capsys) -> None:
+    import json
+
+    from app.cli import main
+
+    folder = str(tmp_path / "p")
+    assert main(["init", folder]) == 0
+    assert main(["-p", folder, "kb", "import", str(demo_dir() / "kb.tsv"), "--format", "tsv"]) == 0
+    capsys.readouterr()
+    assert main(["-p", folder, "kb", "search", "cancer breast", "--json"]) == 0
+    hits = json.loads(capsys.readouterr().out)["hits"]
+    assert hits[0] == {"id": "D001943", "name": "Breast Neoplasms", "matched": "Breast Cancer"}
+    assert main(["-p", folder, "kb", "search", "mesh:d000544", "--details"]) == 0
+    out = capsys.readouterr().out
+    assert "Alzheimer Disease" in out and "https://meshb.nlm.nih.gov/record/ui?ui=D000544" in out
+    assert main(["-p", folder, "kb", "search", "xyzzy"]) == 1
+    assert "nothing in the knowledge base matches" in capsys.readouterr().out

@@ -28,7 +28,7 @@ from app.gui.desk_linking import BackgroundLinkingMixin
 from app.gui.desk_saving import SavingMixin
 from app.gui.dialogs import KeyHelpOverlay, show_error
 from app.gui.document_queue import DocumentQueue
-from app.gui.kb_search import KbSearchDialog
+from app.gui.kb_search import KbSearchDialog, warm_search_index
 from app.gui.settings import AppSettings
 from app.gui.states import STATE_COLOURS, STATE_LABELS, mention_state
 from app.gui.workers import MODELS_LOADING, MODELS_NOT_LOADED, Job, LinkService, warm_imports
@@ -116,6 +116,7 @@ class MainWindow(QMainWindow, CurationMixin, SavingMixin, BackgroundLinkingMixin
         if self.background and not self.service.busy():
             self.device_label.setText(MODELS_LOADING)
             self.service.preload()
+            warm_search_index(project)
         OPEN_WINDOWS.append(self)
 
     def _import_reranker_code(self) -> None:

@@ -18,6 +18,7 @@ import bisect
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+import numpy as np
 from rapidfuzz import process
 from rapidfuzz.distance import OSA
 
@@ -52,22 +53,25 @@ class NameIndex:
         postings: list[list[int]] = []
         self.rows: list[int] = []
         self.keys: list[str] = []
-        self.word_counts: list[int] = []
-        self.name_lengths: list[int] = []
-        self.preferred: list[bool] = []
+        word_counts: list[int] = []
+        name_lengths: list[int] = []
+        preferred_names: list[bool] = []
         for row, key, name, preferred in names:
             position = len(self.rows)
             words = set(folded_words(name))
             self.rows.append(row)
             self.keys.append(key)
-            self.word_counts.append(len(words))
-            self.name_lengths.append(len(name))
-            self.preferred.append(bool(preferred))
+            word_counts.append(len(words))
+            name_lengths.append(len(name))
+            preferred_names.append(bool(preferred))
             for word in words:
                 word_id = vocabulary.setdefault(word, len(vocabulary))
                 if word_id == len(postings):
                     postings.append([])
                 postings[word_id].append(position)
+        self.word_counts = np.array(word_counts, dtype=np.int64)
+        self.name_lengths = np.array(name_lengths, dtype=np.int64)
+        self.preferred = np.array(preferred_names, dtype=bool)
         self.words = list(vocabulary)
         self.word_ids = vocabulary
         self.postings = postings
@@ -131,30 +135,41 @@ class NameIndex:
     def _partial(
         self, per_word: list[dict[int, float]], count: int, limit: int, seen: set[str]
     ) -> list[NameHit]:
-        """Names holding every query word but one (the one unknown or misspelt beyond repair)."""
-        matched: dict[int, int] = {}
-        totals: dict[int, float] = {}
-        for costs in per_word:
-            for position, cost in costs.items():
-                matched[position] = matched.get(position, 0) + 1
-                totals[position] = totals.get(position, 0.0) + cost
-        scored = {p: totals[p] + MISSING_WORD_COST for p, n in matched.items() if n == count - 1}
+        """Names holding every query word but one (unknown, or misspelt beyond repair). Only names
+        holding one of the rarer words count: without "coeliac", "coeliac disease" would list every
+        disease, and without "xyzzy", "xyzzy disease" should not either."""
+        scored: dict[int, float] = {}
+        looked: set[int] = set()
+        for costs in per_word[:-1]:  # sorted rarest first: all but the most common word
+            for position in costs:
+                if position in looked:
+                    continue
+                looked.add(position)
+                present = [found[position] for found in per_word if position in found]
+                if len(present) == count - 1:
+                    scored[position] = sum(present) + MISSING_WORD_COST
         return self._best_per_concept(scored, count - 1, limit, seen)
 
     def _best_per_concept(
         self, scored: dict[int, float], asked: int, limit: int, seen: set[str] | None = None
     ) -> list[NameHit]:
+        """Rank names (a concept's preferred name, then the shorter, wins a tie) and keep each
+        concept's best; the sort runs in numpy, as a common word can match 15,000 names."""
+        if not scored:
+            return []
         seen = set(seen or ())
-        counts, lengths, preferred = self.word_counts, self.name_lengths, self.preferred
-        final = {p: cost + EXTRA_WORD_COST * max(counts[p] - asked, 0) for p, cost in scored.items()}
+        positions = np.fromiter(scored.keys(), dtype=np.int64, count=len(scored))
+        final = np.fromiter(scored.values(), dtype=np.float64, count=len(scored))
+        final += EXTRA_WORD_COST * np.maximum(self.word_counts[positions] - asked, 0)
+        order = np.lexsort((self.name_lengths[positions], ~self.preferred[positions], final))
         hits: list[NameHit] = []
-        # Ties: a concept's preferred name first, then the shorter name.
-        for position in sorted(final, key=lambda p: (final[p], not preferred[p], lengths[p])):
+        for at in order.tolist():
+            position = int(positions[at])
             key = self.keys[position]
             if key in seen:
                 continue
             seen.add(key)
-            hits.append(NameHit(self.rows[position], key, preferred[position], final[position]))
+            hits.append(NameHit(self.rows[position], key, bool(self.preferred[position]), float(final[at])))
             if len(hits) >= limit:
                 break
         return hits

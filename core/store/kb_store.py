@@ -215,8 +215,9 @@ class KnowledgeBaseStore:
 
         Tiers, each only adding concepts not listed yet: the concept answering to the query as an id
         (its own or an alternative, any spelling), concepts with an id starting with it, names
-        starting with it (shortest first, so an exact name leads), names with a word starting with
-        it, then forgiving matches (`NameIndex`: spelling variants, word order, typos).
+        starting with it (shortest first, so an exact name leads), then forgiving matches
+        (`NameIndex`: a word of a longer name, spelling variants, word order, typos), which ranks
+        "Anemia" for "anaemia" above "Congenital Sideroblastic Anaemia" where a substring scan would not.
         """
         key = normalize_name(query)
         if not key:
@@ -238,21 +239,13 @@ class KnowledgeBaseStore:
                 .order_by(func.length(NameRow.normalized))
                 .limit(limit * 3)
             ).all()
-            if len(rows) < limit:
-                rows += session.execute(
-                    select(NameRow.concept_id, NameRow.name, ConceptRow.preferred_name)
-                    .join(ConceptRow, ConceptRow.id == NameRow.concept_id)
-                    .where(NameRow.normalized.like(f"% {prefix}%"))
-                    .order_by(func.length(NameRow.normalized))
-                    .limit(limit * 3)
-                ).all()
         _add_new(results, rows, limit)
         if len(results) < limit and not typed_an_id:
             hits = self.name_index().search(query, limit + len(results))  # not for ids: typos of numbers
             _add_new(results, self._name_rows([hit.row for hit in hits]), limit)
         return results
 
-    def name_index(self) -> NameIndex:
+    def name_index(self, *, rebuild: bool = False) -> NameIndex:
         """The forgiving-search index of every stored name, built on first use (about 0.5 s for MEDIC)
         and again once names were added here (a generation this store bumps) or by another program
         (a higher last row id; counting 75,000 rows would cost a keystroke 15 ms). A name removed
@@ -261,7 +254,7 @@ class KnowledgeBaseStore:
             state = (getattr(self, "_names_generation", 0), session.scalar(select(func.max(NameRow.id))))
         with _INDEX_LOCK:
             cached = getattr(self, "_name_index", None)
-            if cached is not None and cached[0] == state:
+            if cached is not None and cached[0] == state and not rebuild:
                 return cached[1]
             with self.session() as session:
                 index = NameIndex(
