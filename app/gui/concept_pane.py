@@ -59,6 +59,12 @@ class ConceptPane(QTextBrowser):
             + (f" &middot; {esc(concept.vocabulary)}" if concept.vocabulary else "")
             + "</p>",
         ]
+        links = link_outs(concept)
+        if links:
+            joiner = " &middot; " if self.links_open else "<br>"  # plain addresses: one a line
+            parts.append("<p>" + joiner.join(self._link_html(*link) for link in links) + "</p>")
+        if concept.alt_ids:
+            parts.append("<p><b>Also known as</b> " + ", ".join(map(esc, concept.alt_ids)) + "</p>")
         if concept.definition:
             parts.append(f"<p>{esc(concept.definition)}</p>")
         if concept.semantic_types:
@@ -75,13 +81,6 @@ class ConceptPane(QTextBrowser):
             more = f" &hellip; and {len(synonyms) - len(shown)} more" if len(synonyms) > len(shown) else ""
             parts.append(
                 f"<p><b>Synonyms ({len(synonyms)})</b><br>" + "<br>".join(map(esc, shown)) + more + "</p>"
-            )
-        if concept.alt_ids:
-            parts.append("<p><b>Also known as</b> " + ", ".join(map(esc, concept.alt_ids)) + "</p>")
-        links = link_outs(concept)
-        if links:
-            parts.append(
-                "<p><b>Read more</b><br>" + "<br>".join(self._link_html(*link) for link in links) + "</p>"
             )
         self.setHtml("".join(parts))
 

@@ -70,7 +70,8 @@ class KbSearchDialog(QDialog):
         self.results.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.results.verticalHeader().hide()
         self.results.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        self.results.horizontalHeader().setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
+        for column in (1, 2):  # both names share the width the id leaves
+            self.results.horizontalHeader().setSectionResizeMode(column, QHeaderView.ResizeMode.Stretch)
         self.results.currentCellChanged.connect(lambda row, *_rest: self.show_row(row))
         self.concept = ConceptPane(
             names=lambda concept_id: project.concept_names([concept_id]).get(concept_id, "")

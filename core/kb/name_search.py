@@ -9,7 +9,8 @@ Names that match all but one query word follow, so one unknown word does not emp
 
 Why words and not whole strings: a query is usually shorter than the names it should find
 ("diabtes" -> "Diabetes Mellitus"), which whole-string ratios punish, and a vocabulary of distinct
-words (about 20,000 in MEDIC) is small enough for rapidfuzz to scan in about a millisecond.
+words (about 20,000 in MEDIC), bucketed by length, is small enough for rapidfuzz's `cdist` to scan
+in about a millisecond (its `extract` with this distance took ten times as long).
 """
 
 from __future__ import annotations
@@ -76,6 +77,12 @@ class NameIndex:
         self.word_ids = vocabulary
         self.postings = postings
         self.sorted_words = sorted(vocabulary)
+        by_length: dict[int, tuple[list[str], list[int]]] = {}
+        for word, word_id in vocabulary.items():
+            words, word_ids = by_length.setdefault(len(word), ([], []))
+            words.append(word)
+            word_ids.append(word_id)
+        self.by_length = by_length
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -85,10 +92,17 @@ class NameIndex:
         costs: dict[int, float] = {}
         edits = max_edits(word)
         if edits:
-            for _match, distance, word_id in process.extract(
-                word, self.words, scorer=OSA.distance, score_cutoff=edits, limit=None
-            ):
-                costs[word_id] = float(distance)
+            # Only words within `edits` letters of its length can be within `edits` edits of it.
+            for length in range(len(word) - edits, len(word) + edits + 1):
+                bucket = self.by_length.get(length)
+                if bucket is None:
+                    continue
+                words, word_ids = bucket
+                distances = process.cdist(
+                    [word], words, scorer=OSA.distance, score_cutoff=edits, dtype=np.int32, workers=1
+                )[0]
+                for at in np.flatnonzero(distances <= edits).tolist():
+                    costs[word_ids[at]] = float(distances[at])
         elif word in self.word_ids:
             costs[self.word_ids[word]] = 0.0
         if typing and len(word) >= 3:
