@@ -10,6 +10,7 @@ from pathlib import Path
 
 from rich.table import Table
 
+from app.cli import kb_search_commands
 from app.cli.output import open_project, print_json, stdout
 from app.console import cancellable, progress_bar
 from core.errors import CuralinkError
@@ -300,6 +301,7 @@ def register(commands) -> None:
     kb_routes.add_argument("action", nargs="*", metavar="set TYPE SPEC | reset")
     kb_routes.add_argument("--json", action="store_true")
     kb_routes.set_defaults(handler=cmd_kb_routes)
+    kb_search_commands.register_search(kb)
 
     corpus = commands.add_parser("corpus", help="annotated corpora").add_subparsers(
         dest="corpus_command", required=True

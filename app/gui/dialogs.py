@@ -271,7 +271,11 @@ KEY_HELP = (
     ("R", "reject the suggestions"),
     ("N", "not in the knowledge base"),
     ("A", "ambiguous"),
-    ("Ctrl+F  or  /", "search the KB: Enter links the concept, Ctrl+Enter adds it to the link"),
+    (
+        "Ctrl+F  or  /",
+        "search the KB by name or any id, typos and spellings forgiven: ↑/↓ show each concept, "
+        "Enter links it, Ctrl+Enter adds it to the link",
+    ),
     ("M  or  Insert", "add a mention from the selected text"),
     ("Delete", "delete the mention"),
     ("Shift+← / →", "move the mention's end (suggests again)"),

@@ -29,7 +29,7 @@ from app.gui.desk_saving import SavingMixin
 from app.gui.desk_watch import ProjectWatchMixin
 from app.gui.dialogs import KeyHelpOverlay, show_error
 from app.gui.document_queue import DocumentQueue
-from app.gui.kb_search import KbSearchDialog
+from app.gui.kb_search import KbSearchDialog, warm_search_index
 from app.gui.settings import AppSettings
 from app.gui.states import STATE_COLOURS, STATE_LABELS, mention_state
 from app.gui.workers import MODELS_LOADING, MODELS_NOT_LOADED, Job, LinkService, warm_imports
@@ -120,6 +120,7 @@ class MainWindow(
         if self.background and not self.service.busy():
             self.device_label.setText(MODELS_LOADING)
             self.service.preload()
+            warm_search_index(project)
         OPEN_WINDOWS.append(self)
 
     def _import_reranker_code(self) -> None:
@@ -162,7 +163,7 @@ class MainWindow(
         self.candidates.candidateActivated.connect(lambda row: self.accept_rank(row + 1))
         self.candidates.markToggled.connect(lambda row: self.toggle_mark(row + 1))
         self.candidates.candidateSelected.connect(self._show_candidate_concept)
-        self.concept = ConceptPane()
+        self.concept = ConceptPane(names=self._concept_name)
         concept_box = QWidget()
         concept_layout = QVBoxLayout(concept_box)
         concept_layout.setContentsMargins(0, 0, 0, 0)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable, Sequence
 
 from sqlalchemy import delete, func, insert, select
@@ -13,6 +14,7 @@ from core.kb.concept import Concept
 from core.kb.concept_stream import ConceptStream
 from core.kb.identifiers import canonical_id
 from core.kb.knowledge_base import KnowledgeBase
+from core.kb.name_search import NameIndex
 from core.kb.namespaces import SETTING_KEY, parse_namespaces
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressCallback, no_progress
 from core.store.documents_store import ImportSummary
@@ -22,6 +24,8 @@ from core.store.settings_store import write_setting
 from core.text.normalize import normalize_name
 
 _MULTI = "|"
+_INDEX_LOCK = threading.Lock()  # one build of the forgiving-search index at a time
+ID_PREFIX_MIN = 3  # characters of an id typed before ids starting with them are listed
 
 
 class KnowledgeBaseStore:
@@ -89,6 +93,7 @@ class KnowledgeBaseStore:
                     kind="kb", source_file=source, format=fmt, added=summary.added, skipped=summary.skipped
                 )
             )
+        self._names_changed()
         _report(progress, stream, summary, "stored")
         return summary
 
@@ -130,7 +135,8 @@ class KnowledgeBaseStore:
             result = session.connection().execute(
                 sqlite_insert(NameRow.__table__).on_conflict_do_nothing(), rows
             )
-            return max(result.rowcount, 0)
+        self._names_changed()
+        return max(result.rowcount, 0)
 
     def names_from_source(self, source: str) -> dict[str, set[str]]:
         """Concept id -> its names added with `source` ("curator": synonyms learnt from decisions)."""
@@ -154,7 +160,12 @@ class KnowledgeBaseStore:
                     )
                 )
                 removed += max(result.rowcount, 0)
+        self._names_changed()
         return removed
+
+    def _names_changed(self) -> None:
+        """Names were written here: the forgiving-search index is stale (see `name_index`)."""
+        self._names_generation = getattr(self, "_names_generation", 0) + 1
 
     def knowledge_base(self, vocabulary: str | None = None) -> KnowledgeBase:
         """The stored KB in memory, names in insertion order (stable, so fingerprints are too)."""
@@ -200,40 +211,120 @@ class KnowledgeBaseStore:
             return rekey_concepts(session, preference)
 
     def search_names(self, query: str, limit: int = 50) -> list[tuple[str, str, str]]:
-        """Type-ahead over names and ids: (concept_id, matched name, preferred name), prefix matches first."""
+        """Type-ahead over names and ids: (concept_id, matched name, preferred name), best first.
+
+        Tiers, each only adding concepts not listed yet: the concept answering to the query as an id
+        (its own or an alternative, any spelling), concepts with an id starting with it, names
+        starting with it (shortest first, so an exact name leads), then forgiving matches
+        (`NameIndex`: a word of a longer name, spelling variants, word order, typos), which ranks
+        "Anemia" for "anaemia" above "Congenital Sideroblastic Anaemia" where a substring scan would not.
+        """
         key = normalize_name(query)
         if not key:
             return []
+        results: list[tuple[str, str, str]] = []
         with self.session() as session:
-            results: list[tuple[str, str, str]] = []
             primary = _resolve_id(session, query)
             if primary is not None:
                 exact_id = session.get(ConceptRow, primary)
                 results.append((exact_id.id, exact_id.preferred_name, exact_id.preferred_name))
+            id_rows = _id_prefix_rows(session, query, limit)
+            typed_an_id = primary is not None or bool(id_rows)
+            rows = list(id_rows)
             prefix = key.replace("%", "").replace("_", "")
-            rows = session.execute(
+            rows += session.execute(
                 select(NameRow.concept_id, NameRow.name, ConceptRow.preferred_name)
                 .join(ConceptRow, ConceptRow.id == NameRow.concept_id)
                 .where(NameRow.normalized >= prefix, NameRow.normalized < prefix + "\uffff")
                 .order_by(func.length(NameRow.normalized))
                 .limit(limit * 3)
             ).all()
-            if len(rows) < limit:
-                rows += session.execute(
-                    select(NameRow.concept_id, NameRow.name, ConceptRow.preferred_name)
-                    .join(ConceptRow, ConceptRow.id == NameRow.concept_id)
-                    .where(NameRow.normalized.like(f"% {prefix}%"))
-                    .order_by(func.length(NameRow.normalized))
-                    .limit(limit * 3)
-                ).all()
-        seen = {r[0] for r in results}
-        for concept_id, name, preferred in rows:
-            if concept_id not in seen:
-                seen.add(concept_id)
-                results.append((concept_id, name, preferred))
-            if len(results) >= limit:
-                break
+        _add_new(results, rows, limit)
+        if len(results) < limit and not typed_an_id:
+            hits = self.name_index().search(query, limit + len(results))  # not for ids: typos of numbers
+            _add_new(results, self._name_rows([hit.row for hit in hits]), limit)
         return results
+
+    def name_index(self, *, rebuild: bool = False) -> NameIndex:
+        """The forgiving-search index of every stored name, built on first use (about 0.5 s for MEDIC)
+        and again once names were added here (a generation this store bumps) or by another program
+        (a higher last row id; counting 75,000 rows would cost a keystroke 15 ms). A name removed
+        elsewhere stays indexed but is never shown: hits are read back from the table."""
+        with self.session() as session:
+            state = (getattr(self, "_names_generation", 0), session.scalar(select(func.max(NameRow.id))))
+        with _INDEX_LOCK:
+            cached = getattr(self, "_name_index", None)
+            if cached is not None and cached[0] == state and not rebuild:
+                return cached[1]
+            with self.session() as session:
+                index = NameIndex(
+                    session.execute(
+                        select(NameRow.id, NameRow.concept_id, NameRow.normalized, NameRow.preferred)
+                    )
+                )
+            self._name_index = (state, index)
+            return index
+
+    def _name_rows(self, row_ids: list[int]) -> list[tuple[str, str, str]]:
+        """(concept id, name, preferred name) of name rows, in the order asked (the concept as it is
+        keyed now, even if it was re-keyed after the index was built)."""
+        if not row_ids:
+            return []
+        with self.session() as session:
+            found = {
+                row_id: (concept_id, name, preferred)
+                for row_id, concept_id, name, preferred in session.execute(
+                    select(NameRow.id, NameRow.concept_id, NameRow.name, ConceptRow.preferred_name)
+                    .join(ConceptRow, ConceptRow.id == NameRow.concept_id)
+                    .where(NameRow.id.in_(row_ids))
+                )
+            }
+        return [found[row_id] for row_id in row_ids if row_id in found]
+
+    def concept_names(self, concept_ids: Iterable[str]) -> dict[str, str]:
+        """Preferred names of the concepts answering to these ids (a parent list shown by name);
+        ids not in the KB are left out."""
+        names: dict[str, str] = {}
+        with self.session() as session:
+            for concept_id in dict.fromkeys(concept_ids):
+                primary = _resolve_id(session, concept_id)
+                if primary is not None:
+                    names[concept_id] = session.get(ConceptRow, primary).preferred_name
+        return names
+
+
+def _add_new(results: list[tuple[str, str, str]], rows: Iterable[Sequence[str]], limit: int) -> None:
+    """Append rows of concepts not listed yet, up to `limit` in all."""
+    seen = {r[0] for r in results}
+    for concept_id, name, preferred in rows:
+        if len(results) >= limit:
+            return
+        if concept_id not in seen:
+            seen.add(concept_id)
+            results.append((concept_id, name, preferred))
+
+
+def _looks_like_id(query: str) -> bool:
+    """One token holding a digit (D001943, OMIM:1144): typed as an id, not a name with a typo."""
+    raw = query.strip()
+    return bool(raw) and " " not in raw and any(c.isdigit() for c in raw)
+
+
+def _id_prefix_rows(session: Session, query: str, limit: int) -> list[tuple[str, str, str]]:
+    """Concepts with an id (own or alternative) starting with the query, as typed or upper-cased."""
+    raw = query.strip()
+    if len(raw) < ID_PREFIX_MIN or len(raw) > 200 or not _looks_like_id(raw):
+        return []
+    rows: list[tuple[str, str, str]] = []
+    for spelling in dict.fromkeys([raw, raw.upper(), canonical_id(raw.upper())]):
+        rows += session.execute(
+            select(ConceptIdRow.concept_id, ConceptRow.preferred_name, ConceptRow.preferred_name)
+            .join(ConceptRow, ConceptRow.id == ConceptIdRow.concept_id)
+            .where(ConceptIdRow.id >= spelling, ConceptIdRow.id < spelling + "\uffff")
+            .order_by(ConceptIdRow.id)
+            .limit(limit)
+        ).all()
+    return rows
 
 
 def _report(
