@@ -12,6 +12,7 @@ from dataclasses import replace
 from functools import cache
 
 from core.documents import Document, Mention
+from core.store.curation_marks import curation_infons
 
 LINKING_ACTIONS = ("accept", "correct")
 # Decisions that refuse to confirm any link: the mention stays, its imported id is not written.
@@ -59,20 +60,26 @@ def curated_documents(
         mention stays (deleting it is a different key), but no id is written, because no link was
         confirmed; the imported id survives only as the `imported_id` infon.
     Decided mentions carry the decision, curator, time, model version and detail as infons, which only
-    formats with infons (BioC, JSONL) write. Deleted mentions are never written.
+    formats with infons (BioC, JSONL) write. Deleted mentions are never written. A curator's note, flag
+    and "done" mark (core.store.curation_marks) travel the same way: as mention infons, and as document
+    metadata (BioC document infons).
 
     `accepted_only` writes only accepted or corrected mentions, and only documents that have one;
     `curated_only` writes only documents with at least one mention decided (any decision still in
     force after undo), each with all its mentions; `split` keeps one split.
     """
     state = project.current_decisions()
+    mention_marks, document_marks = project.mention_marks(), project.document_marks()
     preferred = _preferred_ids(project)
     for document, mention_ids in project.documents_with_mention_ids(split):
         decided = [state.get(mention_id) for mention_id in mention_ids]
         if curated_only and not any(decided):
             continue
         mentions = []
-        for mention, decision in zip(document.mentions, decided, strict=True):
+        for mention, mention_id, decision in zip(document.mentions, mention_ids, decided, strict=True):
+            if mention_id in mention_marks:
+                marked = {**mention.infons, **curation_infons(mention_marks[mention_id])}
+                mention = replace(mention, infons=marked)
             if decision is None:
                 if not accepted_only:
                     mentions.append(mention)
@@ -82,6 +89,9 @@ def curated_documents(
             mentions.append(_decided(mention, decision, preferred))
         if accepted_only and not mentions:
             continue
+        if document.doc_id in document_marks:
+            metadata = {**document.metadata, **curation_infons(document_marks[document.doc_id])}
+            document = replace(document, metadata=metadata)
         yield document.with_mentions(mentions)
 
 

@@ -23,6 +23,7 @@ from core.formats.jsonl import to_json
 from core.formats.report import FormatReport, InvalidItemsError, skip_or_raise
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressCallback, no_progress
 from core.store.curation_log import NewDecision, decision_row, lock_mentions
+from core.store.curation_marks import restore_marks
 from core.store.schema import (
     DecisionRow,
     DocumentRow,
@@ -261,6 +262,7 @@ class DocumentStore:
             session.execute(insert(MentionRow), mentions)
         if relations:
             session.execute(insert(RelationRow), relations)
+        restore_marks(session, [row_id for row_id, _ in pairs])  # notes and flags a file carried back
         summary.mentions += len(mentions)
 
     def splits(self) -> list[str]:

@@ -27,6 +27,7 @@ from core.housekeeping import tidy_project
 from core.locations import inside_project
 from core.store.change_marks import ChangeWatch
 from core.store.curation_log import DECISION_ACTIONS, CurationLog, NewDecision
+from core.store.curation_marks import CurationMarks
 from core.store.desk_queries import DeskQueries, QueueEntry
 from core.store.documents_store import DUPLICATE_POLICIES, DocumentStore, ImportSummary
 from core.store.kb_store import KnowledgeBaseStore
@@ -168,7 +169,14 @@ def _schema_version(engine: Engine, db_path: Path) -> tuple[str, str]:
 
 
 class Project(
-    DocumentStore, KnowledgeBaseStore, CurationLog, ModelRegistry, DeskQueries, SettingsStore, ChangeWatch
+    DocumentStore,
+    KnowledgeBaseStore,
+    CurationLog,
+    CurationMarks,
+    ModelRegistry,
+    DeskQueries,
+    SettingsStore,
+    ChangeWatch,
 ):
     """Open with `Project.open(path)` or `Project.create(path)`; close when done (or use `with`).
 

@@ -203,6 +203,23 @@ class MentionStateRow(Base):
     curator: Mapped[str] = mapped_column(String, default="")
 
 
+class CurationMarkRow(Base):
+    """A curator's note, "flag for later" or "document done" on a mention or a document, append-only: the
+    newest row per target and kind is in force (an empty value clears it), older rows are its history."""
+
+    __tablename__ = "curation_marks"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    document_id: Mapped[int] = mapped_column(ForeignKey("documents.id", ondelete="CASCADE"), index=True)
+    mention_id: Mapped[int | None] = mapped_column(
+        ForeignKey("mentions.id", ondelete="CASCADE"), nullable=True, index=True
+    )
+    kind: Mapped[str] = mapped_column(String)
+    value: Mapped[str] = mapped_column(Text, default="")
+    curator: Mapped[str] = mapped_column(String, default="")
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
 class ImportRunRow(Base):
     __tablename__ = "import_runs"
 
