@@ -243,8 +243,11 @@ class CurationLog:
         """Write many decisions in one transaction (a bulk accept is all or nothing); returns their ids."""
         return list(self.decide(decisions).decision_ids)
 
-    def decide(self, decisions: Sequence[NewDecision]) -> OpChanges:
+    def decide(self, decisions: Sequence[NewDecision], *, skip_decided: bool = False) -> OpChanges:
         """Write many decisions in one transaction (a bulk accept is all or nothing); returns what changed.
+
+        With `skip_decided`, decisions on mentions that hold a decision when the write lock is taken are
+        left out (a propagation to identical mentions never overwrites a curator's decision).
 
         A link may name several concepts (`A|B|C`, a composite mention). A decision made on suggestions
         says which span and type they were for (`suggested_for`) and is refused when the mention has
@@ -261,6 +264,10 @@ class CurationLog:
             missing = sorted({d.mention_id for d in decisions} - set(current))
             if missing:
                 raise CuralinkError(f"no mention with id {missing[0]}")
+            if skip_decided:
+                decisions = _undecided_only(session, decisions)
+                if not decisions:
+                    return OpChanges()
             _check_removed(session, decisions)
             _check_suggestions(session, decisions, current)
             rows = [decision_row(d) for d in decisions]
@@ -407,6 +414,15 @@ def _check_shape(decision: NewDecision) -> None:
 def _describe(key: MentionKey) -> str:
     start, end, kind = key
     return f"[{start}, {end})" + (f" {kind}" if kind else "")
+
+
+def _undecided_only(session: Session, decisions: list[NewDecision]) -> list[NewDecision]:
+    decided: set[int] = set()
+    for chunk in _chunks([d.mention_id for d in decisions]):
+        decided.update(
+            session.scalars(select(MentionStateRow.mention_id).where(MentionStateRow.mention_id.in_(chunk)))
+        )
+    return [d for d in decisions if d.mention_id not in decided]
 
 
 def _check_removed(session: Session, decisions: list[NewDecision]) -> None:

@@ -1,0 +1,108 @@
+"""Apply one mention's decision to every identical unreviewed mention (MedCATtrainer's and Prodigy's
+"annotate all like this"), in the document or in the whole queue.
+
+Identical means the same text under the project's one name normalisation (core.text.normalize: case,
+Unicode forms, punctuation and hyphens), optionally of the same type. Only mentions without a decision
+are touched, checked again under the write lock (`decide(skip_decided=True)`), so a curator's decision is
+never overwritten; all of them are written in one transaction and undone by one transaction of reverts.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+
+from sqlalchemy import select
+
+from core.errors import CuralinkError
+from core.store.curation_log import NewDecision
+from core.store.op_changes import OpChanges
+from core.store.schema import DocumentRow, MentionRow, MentionStateRow
+from core.text.normalize import normalize_name
+
+COPIED_FROM = "identical_to"  # decision detail: the mention whose decision was copied
+
+
+@dataclass(frozen=True)
+class IdenticalMentions:
+    """The undecided mentions identical to `source` (never `source` itself) and their documents."""
+
+    source: int
+    normalized: str
+    mention_ids: tuple[int, ...]
+    documents: tuple[str, ...]
+
+    def describe(self) -> str:
+        """“N mentions in M documents”, the count the curator confirms."""
+        n, m = len(self.mention_ids), len(self.documents)
+        return f"{n} mention{'s' if n != 1 else ''} in {m} document{'s' if m != 1 else ''}"
+
+
+def find_identical(
+    project, mention_id: int, *, document: str | None = None, same_type: bool = False
+) -> IdenticalMentions:
+    """The undecided, not deleted mentions whose normalised text equals that of `mention_id`, in the
+    document `document` (external id) or, without it, in the whole project."""
+    with project.session() as session:
+        source = session.get(MentionRow, mention_id)
+        if source is None or source.removed:
+            raise CuralinkError(f"no mention with id {mention_id}")
+        normalized = normalize_name(source.text)
+        query = (
+            select(MentionRow.id, MentionRow.text, MentionRow.type, DocumentRow.external_id)
+            .join(DocumentRow, DocumentRow.id == MentionRow.document_id)
+            .outerjoin(MentionStateRow, MentionStateRow.mention_id == MentionRow.id)
+            .where(
+                MentionRow.removed.is_(False),
+                MentionStateRow.mention_id.is_(None),
+                MentionRow.id != mention_id,
+            )
+            .order_by(MentionRow.document_id, MentionRow.start, MentionRow.id)
+        )
+        if document is not None:
+            query = query.where(DocumentRow.external_id == document)
+        if same_type:
+            query = query.where(MentionRow.type == source.type)
+        rows = session.execute(query).all()
+    if not normalized:
+        return IdenticalMentions(mention_id, normalized, (), ())
+    hits = [(row.id, row.external_id) for row in rows if normalize_name(row.text) == normalized]
+    return IdenticalMentions(
+        mention_id,
+        normalized,
+        tuple(m for m, _ in hits),
+        tuple(dict.fromkeys(doc for _, doc in hits)),
+    )
+
+
+def apply_to_identical(
+    project, source: int, targets: tuple[int, ...] | list[int], *, curator: str = ""
+) -> OpChanges:
+    """Copy the decision in force on `source` to each target still undecided, in one transaction.
+
+    The copies say where they came from (detail `identical_to`, and one `batch` id shared by the lot)."""
+    decision = project.current_decisions(mention_ids=[source]).get(source)
+    if decision is None:
+        raise CuralinkError(f"mention {source} has no decision to apply to identical mentions")
+    batch = uuid.uuid4().hex[:12]
+    copies = [
+        NewDecision(
+            target,
+            decision.action,
+            concept_id=decision.concept_id,
+            curator=curator,
+            detail={COPIED_FROM: source, "batch": batch},
+        )
+        for target in targets
+        if target != source
+    ]
+    return project.decide(copies, skip_decided=True)
+
+
+def revert_all(project, mention_ids, *, curator: str = "", undoing: str = "") -> OpChanges:
+    """Undo a propagation: one revert per mention it decided, all in one transaction."""
+    reverts = [
+        NewDecision(m, "revert", curator=curator, detail={"undo": undoing or "identical"})
+        for m in sorted(mention_ids)
+    ]
+    return project.decide(reverts)
