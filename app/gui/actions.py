@@ -13,6 +13,7 @@ deletes the mention's suggestions in the store and asks for new ones at once.
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -138,6 +139,7 @@ class BulkAcceptCommand(StoreCommand):
         super().__init__(context, f"bulk-accept {len(accepts)} suggestion(s) ≥ {threshold:.2f}")
         self.accepts = accepts
         self.threshold = threshold
+        self.batch = uuid.uuid4().hex[:12]  # one id for the lot: restored as one undo step after a restart
 
     def changed(self) -> list[int]:
         return [mention_id for mention_id, *_rest in self.accepts]
@@ -151,7 +153,7 @@ class BulkAcceptCommand(StoreCommand):
                     concept_id=concept_id,
                     curator=curator,
                     model_version=version,
-                    detail={"bulk_threshold": self.threshold, "score": round(score, 4)},
+                    detail={"bulk_threshold": self.threshold, "score": round(score, 4), "batch": self.batch},
                     suggested_for=key,
                 )
                 for mention_id, concept_id, version, score, key in self.accepts
