@@ -31,6 +31,8 @@ class MentionMark:
     state: str
     concept: str = ""
     layer: int = 0
+    flagged: bool = False  # a curator's "flag for later" (overlined)
+    note: str = ""  # a curator's note (in the tooltip)
 
 
 TITLE_KINDS = ("title", "t", "front")
@@ -148,6 +150,8 @@ class AbstractView(QTextEdit):
                 fmt.setUnderlineStyle(style)
                 fmt.setUnderlineColor(strong(mark.state))
                 fmt.setFontWeight(QFont.Weight.DemiBold)
+            if mark.flagged:
+                fmt.setFontOverline(True)
             cursor.setPosition(start)
             cursor.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
             cursor.mergeCharFormat(fmt)
@@ -225,6 +229,8 @@ class AbstractView(QTextEdit):
                 f"<b>{html.escape(mark.text)}</b> &nbsp;<i>{html.escape(mark.type or 'untyped')}</i><br>"
                 f"<span style='color:{strong(mark.state).name()}'>&#9632;</span> {STATE_LABELS[mark.state]}"
                 + (f" &middot; {html.escape(mark.concept)}" if mark.concept else "")
+                + ("<br>&#9873; <b>flagged for later</b>" if mark.flagged else "")
+                + (f"<br><b>note:</b> {html.escape(mark.note)}" if mark.note else "")
             )
         return "<hr>".join(rows)
 

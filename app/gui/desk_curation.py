@@ -22,18 +22,22 @@ from app.gui.actions import (
     DecisionCommand,
     DeleteMentionCommand,
 )
+from app.gui.desk_extras import DeskExtrasMixin
 from app.gui.dialogs import BulkAcceptDialog
 from app.gui.kb_search import KbSearchDialog
 from app.gui.workers import MODELS_LOADING, MODELS_NOT_LOADED
 from core.store.curation import COMPOSITE_SEPARATOR, LINKING_ACTIONS
 from core.store.curation_log import concept_parts
+from core.text.words import snap_to_words
 
 # Decisions that act on the suggestions shown: the store refuses them once the mention has changed.
 ON_SUGGESTIONS = ("accept", "reject")
 
 
-class CurationMixin:
-    """Mixed into `MainWindow`: needs its project, document state, undo stack, panels and service."""
+class CurationMixin(DeskExtrasMixin):
+    """Mixed into `MainWindow`: needs its project, document state, undo stack, panels and service. The
+    curator extras of issue 12 (notes and flags, identical mentions, word edges, statistics, undo across
+    restarts) come with it from `DeskExtrasMixin`."""
 
     # --- decisions -------------------------------------------------------------------------------
 
@@ -179,7 +183,10 @@ class CurationMixin:
     # --- mention edits ---------------------------------------------------------------------------
 
     def add_mention(self) -> bool:
+        """M: the selection, snapped to whole words (an edge inside a word moves out to its edge)."""
         span = self.abstract.selection_span()
+        if span is not None and self.doc is not None:
+            span = snap_to_words(self.doc.text, *span)
         if self.doc is None or span is None:
             self.statusBar().showMessage("select some text first, then press M", 3000)
             return False

@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.gui.desk_extras import EXTRA_KEY_HELP
 from app.gui.settings import DEVICES, AppSettings
 from app.gui.workers import Job
 from core.errors import CuralinkError, InputError, ModelError, ProjectError
@@ -281,6 +282,7 @@ KEY_HELP = (
     ("Shift+← / →", "move the mention's end (suggests again)"),
     ("Ctrl+Shift+← / →", "move the mention's start (suggests again)"),
     ("T", "change the mention's type (suggests again)"),
+    *EXTRA_KEY_HELP,
     ("Tab / Shift+Tab,  J / K", "next / previous mention"),
     ("Ctrl+↓ / ↑,  PgDown / PgUp", "next / previous document"),
     ("Ctrl+Z / Ctrl+Shift+Z", "undo / redo"),

@@ -294,6 +294,7 @@ class MainWindow(
         curate.addActions([self.act_start_left, self.act_start_right])
         curate.addSeparator()
         curate.addActions([self.act_next, self.act_prev, self.act_next_doc, self.act_prev_doc, self.act_link])
+        self._install_curator_extras(curate)  # notes, flags, identical mentions, word edges, undo history
         from app.gui.adjudication import open_adjudication  # learning from curators (issue 6)
         from app.gui.retrain_dialog import open_retrain
 
@@ -380,7 +381,7 @@ class MainWindow(
             elif ranked:
                 concept = f"top: {ranked[0].concept_id} {ranked[0].name}"
             marks.append(MentionMark(mention.start, mention.end, mention.text, mention.type, state, concept))
-        return marks
+        return self._with_curation_marks(marks)
 
     def refresh(self, mention_id: int | None = None, *, changed: list[int] | None = None) -> None:
         """Re-read the current document's state after a write; keep (or move to) the given mention. With
@@ -427,6 +428,7 @@ class MainWindow(
             return
         index = max(0, min(index, len(self.mention_ids) - 1))
         self.current = index
+        self._show_marks()
         self.abstract.select_mention(index)
         mention = self.doc.mentions[index]
         mention_id = self.mention_ids[index]

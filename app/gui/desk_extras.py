@@ -1,0 +1,198 @@
+"""The curator features of issue 12 item 4 wired into the desk: their keys (also in the F1 help and the
+Curate menu), word-wise span edges, today's statistics, and the undo stack rebuilt from the decision log
+when the desk opens (so Ctrl+Z after a restart undoes the last decision made before closing).
+
+Keys: Ctrl+D identical mentions; E / Shift+E note; F / Shift+F flag; D document done; Alt+Shift+← / →
+the end by a word, Ctrl+Alt+← / → the start by a word (Shift+← / → and Ctrl+Shift+← / → keep moving by
+a character); Ctrl+Shift+T today's statistics.
+"""
+
+from __future__ import annotations
+
+import html
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QVBoxLayout
+
+from app.gui.desk_commands import RestoredBatchCommand, RestoredDecisionCommand, WordSpanCommand
+from app.gui.desk_identical import IdenticalMixin
+from app.gui.desk_marks import MarksMixin
+from core.store.day_stats import day_stats
+from core.store.undo_history import HISTORY_LIMIT, recent_decisions
+from core.text import words
+
+# Rows of the F1 help (app/gui/dialogs.py adds them to its table).
+EXTRA_KEY_HELP = (
+    ("Alt+Shift+← / →", "move the mention's end by a word (suggests again)"),
+    ("Ctrl+Alt+← / →", "move the mention's start by a word (suggests again)"),
+    ("Ctrl+D", "apply this mention's decision to identical unreviewed mentions"),
+    ("E  /  Shift+E", "note on the mention / on the document"),
+    ("F  /  Shift+F", "flag the mention / the document for later"),
+    ("D", "mark the document done (again: not done)"),
+    ("Ctrl+Shift+T", "today's statistics"),
+)
+WORD_MOVES = {  # (edge, direction) -> the function giving the new offset
+    ("end", -1): words.end_word_left,
+    ("end", 1): words.end_word_right,
+    ("start", -1): words.start_word_left,
+    ("start", 1): words.start_word_right,
+}
+
+
+class DeskExtrasMixin(MarksMixin, IdenticalMixin):
+    """Mixed into `MainWindow` (needs its `_action`, project, document state, undo stack and writer)."""
+
+    def _build_extra_actions(self) -> list:
+        K, M = Qt.Key, Qt.KeyboardModifier
+        alt_shift, ctrl_alt = M.AltModifier | M.ShiftModifier, M.ControlModifier | M.AltModifier
+        self.act_word_end_left = self._action(
+            "Shrink end by a word", [alt_shift | K.Key_Left], lambda: self.move_word("end", -1)
+        )
+        self.act_word_end_right = self._action(
+            "Extend end by a word", [alt_shift | K.Key_Right], lambda: self.move_word("end", 1)
+        )
+        self.act_word_start_left = self._action(
+            "Extend start by a word", [ctrl_alt | K.Key_Left], lambda: self.move_word("start", -1)
+        )
+        self.act_word_start_right = self._action(
+            "Shrink start by a word", [ctrl_alt | K.Key_Right], lambda: self.move_word("start", 1)
+        )
+        self.act_identical = self._action(
+            "Apply to identical mentions…", ["Ctrl+D"], self.apply_identical_dialog
+        )
+        self.act_note = self._action("Note on the mention…", [K.Key_E], self.edit_note)
+        self.act_doc_note = self._action(
+            "Note on the document…", [M.ShiftModifier | K.Key_E], lambda: self.edit_note(True)
+        )
+        self.act_flag = self._action("Flag the mention for later", [K.Key_F], self.toggle_flag)
+        self.act_doc_flag = self._action(
+            "Flag the document for later", [M.ShiftModifier | K.Key_F], lambda: self.toggle_flag(True)
+        )
+        self.act_done = self._action("Mark the document done", [K.Key_D], self.toggle_done)
+        self.act_today = self._action("Today's statistics…", ["Ctrl+Shift+T"], self.show_day_stats)
+        return [
+            self.act_word_end_left,
+            self.act_word_end_right,
+            self.act_word_start_left,
+            self.act_word_start_right,
+            None,
+            self.act_identical,
+            self.act_note,
+            self.act_doc_note,
+            self.act_flag,
+            self.act_doc_flag,
+            self.act_done,
+            self.act_today,
+        ]
+
+    def _install_curator_extras(self, menu) -> None:
+        """Once, while the window builds its menus: the keys (also in `menu`), the marks strip under the
+        legend, and the undo stack filled from the log."""
+        layout = self.legend.parentWidget().layout()
+        layout.insertWidget(layout.indexOf(self.legend) + 1, self._build_marks_strip())
+        menu.addSeparator()
+        for action in self._build_extra_actions():
+            if action is None:
+                menu.addSeparator()
+            else:
+                menu.addAction(action)
+        self.restore_undo_history()
+
+    # --- word-wise span edges ---------------------------------------------------------------------
+
+    def move_word(self, edge: str, direction: int) -> bool:
+        """Move the selected mention's start or end by one word; one undo step, suggested again."""
+        mention_id = self.current_mention_id()
+        if mention_id is None or self.doc is None or self.current is None:
+            return False
+        mention = self.doc.mentions[self.current]
+        moved = WORD_MOVES[(edge, direction)](self.doc.text, mention.start, mention.end)
+        if moved is None:
+            self.statusBar().showMessage(f"no word to move the {edge} to", 3000)
+            return False
+        new = (moved, mention.end) if edge == "start" else (mention.start, moved)
+        if self.waiting_for_writes("a span edit"):
+            return False
+        command = WordSpanCommand(self.context, mention_id, (mention.start, mention.end), new)
+        command.setText(f"move the {edge} of “{mention.text}” by a word")
+        return self.perform(command) != "refused"
+
+    # --- statistics ---------------------------------------------------------------------------------
+
+    def show_day_stats(self) -> QDialog:
+        """Today's decisions, rate and top-1 share: the curator's own and everyone's."""
+        mine = day_stats(self.project, curator=self.settings.curator).as_dict()
+        everyone = day_stats(self.project).as_dict()
+
+        def cell(value) -> str:
+            return "–" if value is None else html.escape(str(value))
+
+        def rate(shown) -> str:
+            if shown["top1_rate"] is None:
+                return "–"
+            return f"{shown['top1_rate']:.0%} ({shown['top1_accepts']})"
+
+        rows = [
+            ("Decisions (not undone)", cell(mine["decisions"]), cell(everyone["decisions"])),
+            ("Active minutes", cell(mine["active_minutes"]), cell(everyone["active_minutes"])),
+            (
+                "Decisions per active hour",
+                cell(mine["decisions_per_hour"]),
+                cell(everyone["decisions_per_hour"]),
+            ),
+            ("Top suggestion accepted", rate(mine), rate(everyone)),
+        ]
+        table = "".join(
+            f"<tr><td style='padding:3px 16px 3px 0'>{label}</td><td align='right' style='padding:3px 12px'>"
+            f"{a}</td><td align='right' style='padding:3px 0'>{b}</td></tr>"
+            for label, a, b in rows
+        )
+        who = html.escape(self.settings.curator or "(no name)")
+        label = QLabel(
+            f"<h3>Today, {mine['day']}</h3><table><tr><td></td><td align='right'><b>{who}</b></td>"
+            f"<td align='right'><b>everyone</b></td></tr>{table}</table>"
+            "<p style='color:#5f6b7a'>Pauses over 5 minutes are not active time. "
+            "Also: <code>curalink -p DIR stats --today</code></p>"
+        )
+        label.setObjectName("dayStats")
+        label.setTextFormat(Qt.TextFormat.RichText)
+        dialog = QDialog(self)
+        dialog.setWindowTitle("Today's statistics")
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+        buttons.rejected.connect(dialog.reject)
+        layout = QVBoxLayout(dialog)
+        layout.addWidget(label)
+        layout.addWidget(buttons)
+        dialog.finished.connect(lambda _result: self.activateWindow())
+        self.menu_dialog = dialog
+        dialog.open()
+        return dialog
+
+    # --- undo across restarts -----------------------------------------------------------------------
+
+    def restore_undo_history(self, limit: int = HISTORY_LIMIT) -> int:
+        """Fill the empty undo stack with this curator's recent decisions still in force, newest on top."""
+        if self.undo_stack.count() or not self.settings.curator:
+            return 0
+        steps = recent_decisions(self.project, self.settings.curator, limit)
+        for step in steps:
+            if len(step.decisions) == 1:
+                mention_id, action, concept_id, detail, text = step.decisions[0]
+                command = RestoredDecisionCommand(
+                    self.context,
+                    mention_id,
+                    action,
+                    concept_id=concept_id,
+                    detail=detail,
+                    text=f"{action} “{text}”" + (f" → {concept_id}" if concept_id else ""),
+                )
+            else:
+                first = step.decisions[0]
+                label = f"{first[1]} {len(step.decisions)} mentions (“{first[4]}”, …)"
+                command = RestoredBatchCommand(self.context, [d[:4] for d in step.decisions], label)
+            self.undo_stack.push(command)
+        if steps:
+            self.statusBar().showMessage(
+                f"undo history: your last {len(steps)} decision(s), Ctrl+Z undoes", 5000
+            )
+        return len(steps)

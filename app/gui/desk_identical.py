@@ -1,0 +1,100 @@
+"""Ctrl+D: the selected mention's decision applied to every identical unreviewed mention, in this document
+or the whole queue, after a confirm dialog that counts them ("N mentions in M documents"). One write, one
+Ctrl+Z (core.store.identical_mentions)."""
+
+from __future__ import annotations
+
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFormLayout,
+    QLabel,
+    QVBoxLayout,
+)
+
+from app.gui.desk_commands import IdenticalCommand
+from core.store.identical_mentions import IdenticalMentions, find_identical
+
+
+class IdenticalDialog(QDialog):
+    """Scope and type choice, with the count of mentions the decision would reach, kept up to date."""
+
+    def __init__(self, parent, project, mention_id: int, document: str, summary: str, kind: str):
+        super().__init__(parent)
+        self.setWindowTitle("Apply to identical mentions")
+        self.project, self.mention_id, self.document = project, mention_id, document
+        self.scope = QComboBox()
+        self.scope.addItems(["this document", "the whole queue"])
+        self.same_type = QCheckBox(f"only mentions typed {kind}" if kind else "only untyped mentions")
+        self.count = QLabel()
+        self.count.setObjectName("identicalCount")
+        form = QFormLayout()
+        form.addRow("Decision", QLabel(summary))
+        form.addRow("In", self.scope)
+        form.addRow("", self.same_type)
+        note = QLabel("Only mentions without a decision are touched. One Ctrl+Z undoes the lot.")
+        note.setObjectName("hint")
+        self.buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
+        )
+        self.buttons.accepted.connect(self.accept)
+        self.buttons.rejected.connect(self.reject)
+        layout = QVBoxLayout(self)
+        layout.addLayout(form)
+        layout.addWidget(self.count)
+        layout.addWidget(note)
+        layout.addWidget(self.buttons)
+        self.scope.currentIndexChanged.connect(self.recount)
+        self.same_type.toggled.connect(self.recount)
+        self.found: IdenticalMentions | None = None
+        self.recount()
+
+    @property
+    def whole_queue(self) -> bool:
+        return self.scope.currentIndex() == 1
+
+    def recount(self) -> None:
+        self.found = find_identical(
+            self.project,
+            self.mention_id,
+            document=None if self.whole_queue else self.document,
+            same_type=self.same_type.isChecked(),
+        )
+        self.count.setText(f"<b>{self.found.describe()}</b> will get this decision")
+        self.buttons.button(QDialogButtonBox.StandardButton.Ok).setEnabled(bool(self.found.mention_ids))
+
+
+class IdenticalMixin:
+    """Mixed into `MainWindow`: needs `project`, `doc`, `decisions`, `context`, `perform`."""
+
+    def apply_identical_dialog(self) -> IdenticalDialog | None:
+        mention_id = self.current_mention_id()
+        if mention_id is None or self.doc is None or self.current is None:
+            self.statusBar().showMessage("select a mention first", 3000)
+            return None
+        decision = self.decisions.get(mention_id)
+        if decision is None:
+            self.statusBar().showMessage("decide this mention first, then apply it to identical ones", 4000)
+            return None
+        mention = self.doc.mentions[self.current]
+        summary = f"{decision.action} “{mention.text}”" + (
+            f" → {self._link_text(decision.concept_id)}" if decision.concept_id else ""
+        )
+        dialog = IdenticalDialog(self, self.project, mention_id, self.doc.doc_id, summary, mention.type)
+        dialog.accepted.connect(lambda: self.apply_identical(mention_id, dialog.found, summary))
+        dialog.finished.connect(lambda _result: self.activateWindow())
+        self.menu_dialog = dialog
+        dialog.open()
+        return dialog
+
+    def apply_identical(self, mention_id: int, found: IdenticalMentions | None, summary: str) -> bool:
+        if not found or not found.mention_ids or self.waiting_for_writes("applying to identical mentions"):
+            return False
+        label = f"{summary} for {found.describe()}"
+        command = IdenticalCommand(self.context, mention_id, list(found.mention_ids), label)
+        outcome = self.perform(command)
+        if outcome == "saved":
+            self.statusBar().showMessage(f"saved: {label} ({len(command.written)} written)", 6000)
+        return outcome != "refused"

@@ -1,0 +1,149 @@
+"""Notes, "flag for later" and "document done" at the desk (INCEpTION's and TeamTat's curator notes).
+
+E writes a note on the mention (Shift+E on the document), F flags the mention for later (Shift+F the
+document), D marks the document done. Each is an undoable write of an append-only mark
+(core.store.curation_marks). The strip under the legend shows the document's marks and the selected
+mention's; a flagged mention is overlined in the abstract and its note is in its tooltip.
+"""
+
+from __future__ import annotations
+
+import html
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QInputDialog, QLabel, QSizePolicy
+
+from app.gui.desk_commands import MarkCommand
+from core.store.curation_marks import DONE, FLAG, NOTE, SET, Mark
+
+FLAG_SIGN = "\u2691"  # ⚑
+DONE_SIGN = "\u2714"  # ✔
+
+
+def _who(mark: Mark) -> str:
+    when = mark.created_at.strftime("%Y-%m-%d %H:%M") if mark.created_at else ""
+    return html.escape(" ".join(part for part in (mark.curator, when) if part))
+
+
+def marks_html(marks: dict[str, Mark], what: str) -> str:
+    """One line: the flag, the done mark and the note of a mention or document (empty when none)."""
+    parts = []
+    if DONE in marks:
+        parts.append(f"<span style='color:#2e7d32'><b>{DONE_SIGN} done</b></span> ({_who(marks[DONE])})")
+    if FLAG in marks:
+        parts.append(f"<span style='color:#c62828'><b>{FLAG_SIGN} flagged for later</b></span>")
+    if NOTE in marks:
+        parts.append(
+            f"<b>note:</b> {html.escape(marks[NOTE].value)} <span style='color:#5f6b7a'>"
+            f"({_who(marks[NOTE])})</span>"
+        )
+    return f"<b>{what}</b> " + " · ".join(parts) if parts else ""
+
+
+class MarksMixin:
+    """Mixed into `MainWindow`: needs `project`, `doc`, `current_mention_id()`, `perform`, the status bar."""
+
+    def _build_marks_strip(self) -> QLabel:
+        self.marks_strip = QLabel()
+        self.marks_strip.setObjectName("marksStrip")
+        self.marks_strip.setWordWrap(True)
+        self.marks_strip.setTextFormat(Qt.TextFormat.RichText)
+        self.marks_strip.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.marks_strip.hide()
+        self.mention_marks: dict = {}
+        self.document_marks: dict = {}
+        return self.marks_strip
+
+    def _with_curation_marks(self, marks: list) -> list:
+        """Read the document's marks (once per refresh) and put the flags and notes on its highlights."""
+        self.mention_marks = self.project.mention_marks(self.mention_ids) if self.doc else {}
+        found = self.project.document_marks([self.doc.doc_id]) if self.doc else {}
+        self.document_marks = found.get(self.doc.doc_id, {}) if self.doc else {}
+        for mark, mention_id in zip(marks, self.mention_ids, strict=True):
+            mine = self.mention_marks.get(mention_id, {})
+            mark.flagged = FLAG in mine
+            mark.note = mine[NOTE].value if NOTE in mine else ""
+        self._show_marks()  # the document's at once (a document without mentions selects none)
+        return marks
+
+    def _show_marks(self) -> None:
+        """The strip: the document's marks, then the selected mention's; hidden when there are none."""
+        lines = [marks_html(self.document_marks, "Document:")]
+        mention_id = self.current_mention_id()
+        if mention_id is not None:
+            lines.append(marks_html(self.mention_marks.get(mention_id, {}), "Mention:"))
+        text = "<br>".join(line for line in lines if line)
+        self.marks_strip.setText(text)
+        self.marks_strip.setVisible(bool(text))
+
+    # --- the keys ---------------------------------------------------------------------------------
+
+    def _mark_target(self, on_document: bool) -> tuple[dict, int | None] | None:
+        if self.doc is None:
+            return None
+        if on_document:
+            return self.document_marks, None
+        mention_id = self.current_mention_id()
+        if mention_id is None:
+            self.statusBar().showMessage("select a mention first", 3000)
+            return None
+        return self.mention_marks.get(mention_id, {}), mention_id
+
+    def write_mark(self, kind: str, value: str, *, on_document: bool = False) -> bool:
+        """Write a mark (an empty value clears it) as an undoable step."""
+        target = self._mark_target(on_document)
+        if target is None:
+            return False
+        current, mention_id = target
+        old = current[kind].value if kind in current else ""
+        if old == value or self.waiting_for_writes(f"a {kind}"):
+            return False
+        where = "document" if mention_id is None else f"“{self.doc.mentions[self.current].text}”"
+        verb = {NOTE: "note on", FLAG: "flag", DONE: "mark done"}[kind]
+        label = f"{verb} {where}" if value else f"clear {kind} on {where}"
+        command = MarkCommand(
+            self.context, kind, old, value, document=self.doc.doc_id, mention_id=mention_id, label=label
+        )
+        if self.perform(command) == "refused":
+            return False
+        self.statusBar().showMessage(f"saved: {label}", 4000)
+        return True
+
+    def toggle_flag(self, on_document: bool = False) -> bool:
+        target = self._mark_target(on_document)
+        return target is not None and self.write_mark(
+            FLAG, "" if FLAG in target[0] else SET, on_document=on_document
+        )
+
+    def toggle_done(self) -> bool:
+        return self.doc is not None and self.write_mark(
+            DONE, "" if DONE in self.document_marks else SET, on_document=True
+        )
+
+    def edit_note(self, on_document: bool = False) -> QInputDialog | None:
+        """E / Shift+E: a note editor (empty text clears the note); not modal, so workers keep running."""
+        target = self._mark_target(on_document)
+        if target is None:
+            return None
+        current, mention_id = target
+        dialog = QInputDialog(self)
+        dialog.setWindowTitle("Note")
+        what = "this document" if mention_id is None else f"“{self.doc.mentions[self.current].text}”"
+        dialog.setLabelText(f"Note on {what} (empty to clear)")
+        dialog.setOption(QInputDialog.InputDialogOption.UsePlainTextEditForTextInput)
+        dialog.setTextValue(current[NOTE].value if NOTE in current else "")
+        doc_id = self.doc.doc_id
+        dialog.textValueSelected.connect(lambda text: self._note_written(doc_id, mention_id, text.strip()))
+        dialog.finished.connect(lambda _result: self.activateWindow())
+        self.menu_dialog = dialog
+        dialog.open()
+        return dialog
+
+    def _note_written(self, doc_id: str, mention_id: int | None, text: str) -> None:
+        if self.doc is None or self.doc.doc_id != doc_id:
+            self.open_document(doc_id, mention_id=mention_id)
+        if mention_id is not None:
+            if mention_id not in self.mention_ids:
+                return
+            self.current = self.mention_ids.index(mention_id)
+        self.write_mark(NOTE, text, on_document=mention_id is None)
