@@ -36,6 +36,7 @@ class MentionMark:
 
 
 TITLE_KINDS = ("title", "t", "front")
+FLAG_COLOUR = QColor("#b71c1c")
 
 
 def display_text(document: Document) -> tuple[str, list[tuple[int, int]]]:
@@ -150,8 +151,10 @@ class AbstractView(QTextEdit):
                 fmt.setUnderlineStyle(style)
                 fmt.setUnderlineColor(strong(mark.state))
                 fmt.setFontWeight(QFont.Weight.DemiBold)
-            if mark.flagged:
+            if mark.flagged:  # a curator's "flag for later": overlined, in red
                 fmt.setFontOverline(True)
+                fmt.setForeground(FLAG_COLOUR)
+                fmt.setFontWeight(QFont.Weight.DemiBold)
             cursor.setPosition(start)
             cursor.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
             cursor.mergeCharFormat(fmt)

@@ -165,6 +165,14 @@ def test_undo_history_survives_a_restart(window, demo_project, app_settings, qtb
     qtbot.keyClick(window, Qt.Key.Key_1)
     qtbot.keyClick(window, Qt.Key.Key_N)
     demo_project.record_decision(window.mention_ids[2], "reject", curator="someone else")
+    pd = [i for m, i in zip(window.doc.mentions, window.mention_ids, strict=True) if m.text == "PD"]
+    assert len(pd) == 2
+    window.select_mention(window.mention_ids.index(pd[0]))
+    qtbot.keyClick(window, Qt.Key.Key_A)  # ambiguous, then the same for the other "PD" (a batch)
+    window.select_mention(window.mention_ids.index(pd[0]))
+    qtbot.keyClick(window, Qt.Key.Key_D, CTRL)
+    window.menu_dialog.accept()
+    assert _state(demo_project)[pd[1]].action == "ambiguous"
     window.close()
 
     again = MainWindow(demo_project, app_settings, background=False)
@@ -174,7 +182,12 @@ def test_undo_history_survives_a_restart(window, demo_project, app_settings, qtb
     again.activateWindow()
     qtbot.waitUntil(again.isActiveWindow, timeout=2000)
     try:
-        assert again.undo_stack.count() == 2  # only the tester's own decisions
+        assert again.undo_stack.count() == 4  # only the tester's own: accept, nil, ambiguous, the batch
+        qtbot.keyClick(again, Qt.Key.Key_Z, CTRL)  # the batch, in one step
+        state = _state(demo_project)
+        assert pd[1] not in state and state[pd[0]].action == "ambiguous"
+        qtbot.keyClick(again, Qt.Key.Key_Z, CTRL)
+        assert pd[0] not in _state(demo_project)
         assert "nil" in again.undo_stack.undoText()
         qtbot.keyClick(again, Qt.Key.Key_Z, CTRL)
         state = _state(demo_project)
@@ -183,6 +196,7 @@ def test_undo_history_survives_a_restart(window, demo_project, app_settings, qtb
         assert first not in _state(demo_project)
         qtbot.keyClick(again, Qt.Key.Key_Z, CTRL | SHIFT)  # redo writes the accept again
         assert _state(demo_project)[first].action == "accept"
+        assert _state(demo_project)[window.mention_ids[2]].curator == "someone else"
     finally:
         again.service.shutdown()
         again.close()
