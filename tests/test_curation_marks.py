@@ -117,6 +117,15 @@ def test_marks_are_exported_as_infons_and_come_back_from_jsonl(tmp_path: Path) -
     assert again.document_marks()["12"]["note"].value == "title only"
     stored = again.document("11")
     assert "curator_note" not in next(m for m in stored.mentions if m.text == "asthma").infons
+    # A file saying "false" (or anything but true) sets no flag.
+    line = json.loads(out.read_text().splitlines()[0])
+    for mention in line["mentions"]:
+        mention["infons"] = {"flagged": "false"}
+    line["doc_id"], line["metadata"] = "13", {}
+    (tmp_path / "false.jsonl").write_text(json.dumps(line) + "\n", encoding="utf-8")
+    again.import_documents(read_corpus(tmp_path / "false.jsonl", "jsonl"))
+    flagged = [m for m, marks in again.mention_marks().items() if "flag" in marks]
+    assert flagged == [moved["11:Cystic fibrosis"]]
     # Cleared in the new project, the note stays cleared in its export (the infon was turned into a mark).
     again.set_mark("note", "", mention_id=moved["11:asthma"], curator="bob")
     write_corpus(curated_documents(again), tmp_path / "again.jsonl", "jsonl")

@@ -165,9 +165,14 @@ def _marks_in(infons: dict) -> list[tuple[str, str, str, datetime | None]]:
     found = []
     for kind, key in INFON_KEYS.items():
         value = infons.get(key)
-        if value in (None, "", False):
+        if kind == NOTE:
+            if value in (None, ""):
+                continue
+            value = str(value)
+        elif str(value).strip().lower() in ("true", "1", "yes"):
+            value = SET
+        else:  # "false", "", a JSON false: not set
             continue
-        value = str(value) if kind == NOTE else SET
         when = None
         stamp = infons.get(f"{key}_at")
         if isinstance(stamp, str):
