@@ -25,6 +25,7 @@ from app.gui.concept_pane import ConceptPane
 from app.gui.desk_curation import CurationMixin
 from app.gui.desk_files import ProjectFilesMixin
 from app.gui.desk_linking import BackgroundLinkingMixin
+from app.gui.desk_retrain import BackgroundRetrainMixin
 from app.gui.desk_saving import SavingMixin
 from app.gui.dialogs import KeyHelpOverlay, show_error
 from app.gui.document_queue import DocumentQueue
@@ -61,7 +62,9 @@ def legend_html() -> str:
     return " &nbsp; ".join(chips)
 
 
-class MainWindow(QMainWindow, CurationMixin, SavingMixin, BackgroundLinkingMixin, ProjectFilesMixin):
+class MainWindow(
+    QMainWindow, CurationMixin, SavingMixin, BackgroundLinkingMixin, BackgroundRetrainMixin, ProjectFilesMixin
+):
     """The window and its reading side (queue, abstract, candidates); the curation keys live in
     `CurationMixin`, writes in `SavingMixin`, background linking in `BackgroundLinkingMixin`, the menus in
     `ProjectFilesMixin`."""
@@ -484,6 +487,7 @@ class MainWindow(QMainWindow, CurationMixin, SavingMixin, BackgroundLinkingMixin
     def closeEvent(self, event: QCloseEvent) -> None:
         if not self._close_guard(event):
             return
+        self.stop_retrain()
         self.service.shutdown()
         if self in OPEN_WINDOWS:
             QTimer.singleShot(0, lambda: OPEN_WINDOWS.remove(self) if self in OPEN_WINDOWS else None)

@@ -210,6 +210,34 @@ class LinkService(QObject):
         job.signals.errored.connect(self.failed.emit)
         return self.submit(job, priority=1)
 
+    def change_models(self, change: Callable[[], object] | None, *, first: Sequence[str] = ()) -> Job:
+        """Put other models in force and relink the unreviewed mentions with them (the core jobs the CLI
+        runs too): `change` (a promotion or a rollback) runs in the worker, after any link job already
+        queued; then the models load again and each document is shown as it is stored, `first` (the open
+        document) first. Edited mentions waiting for suggestions are served between documents."""
+        from core.learn.promotion import relink_unreviewed
+
+        def work(progress, cancel: CancelToken):
+            changed = change() if change is not None else None
+            self.reset()
+            linker = self.linker(progress, cancel)
+            summary = relink_unreviewed(
+                self.project,
+                linker,
+                first=first,
+                batch_documents=1,
+                on_linked=lambda doc_ids: job.signals.partial.emit(self.chunk(doc_ids)),
+                between=lambda: self._resuggest_waiting(linker, job, cancel),
+                progress=progress,
+                cancel=cancel,
+            )
+            return changed, summary
+
+        job = Job(work, "relinking the unreviewed documents")
+        job.signals.partial.connect(self.chunkLinked.emit)
+        job.signals.errored.connect(self.failed.emit)
+        return self.submit(job)
+
     def _resuggest_waiting(self, linker, job: Job, cancel: CancelToken) -> None:
         """Re-suggest every mention waiting for it (in the worker), handing each stage to the window."""
         while True:
