@@ -18,6 +18,7 @@ from core.progress import PhasedProgress
 
 log = logging.getLogger(__name__)
 
+MESSAGE_CHARS = 36  # of the current step, beside the bar (the whole of it in the tooltip)
 RETRAIN_STOP_WAIT_S = 60.0  # closing the window waits this long for a cancelled retrain to clean up
 
 
@@ -37,7 +38,7 @@ class RetrainStatus(QWidget):
         super().__init__(parent)
         self.bar = QProgressBar()
         self.bar.setRange(0, PhasedProgress.SCALE)
-        self.bar.setMinimumWidth(360)
+        self.bar.setFixedWidth(200)
         self.bar.setTextVisible(True)
         self.left = QLabel()
         self.cancel_button = QPushButton("Cancel retrain")
@@ -76,8 +77,12 @@ class RetrainStatus(QWidget):
         return elapsed * (1 - self.fraction) / self.fraction
 
     def refresh(self) -> None:
-        self.bar.setFormat(f"Retraining %p% · {self.message}")
-        self.left.setText(time_left_text(self.remaining_seconds()))
+        self.bar.setFormat("Retraining %p%")
+        shown = (
+            self.message if len(self.message) <= MESSAGE_CHARS else self.message[: MESSAGE_CHARS - 1] + "…"
+        )
+        self.left.setText(f"{time_left_text(self.remaining_seconds())} · {shown}")
+        self.left.setToolTip(self.message)
 
     def cancelling(self) -> None:
         self.cancel_button.setEnabled(False)
