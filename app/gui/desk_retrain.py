@@ -145,7 +145,8 @@ class BackgroundRetrainMixin:
         job = self.retrain_job
         if job is not None:
             job.cancel()
-            job.done.wait(RETRAIN_STOP_WAIT_S)
+            if job.is_running:  # one not started yet sees the token first thing
+                job.done.wait(RETRAIN_STOP_WAIT_S)
 
     def _retrain_ended(self, job: Job) -> None:
         if self.retrain_job is job:

@@ -7,7 +7,10 @@ raises, `finished()` after either and after a cancel. This module adds `progress
 the result while the job goes on) and `cancelled`. Two things stay ours: cancellation is the core's
 CancelToken (superqt's `quit()` only sets a flag the core cannot see, so it is routed to the token), and
 the link service starts its jobs on its own one-thread pool with priorities (superqt's `start()` always
-uses the global pool, in order)."""
+uses the global pool, in order). One superqt habit does not fit jobs that overlap (a retrain beside the
+link service): its `run` wraps the work in `warnings.catch_warnings`, which is process-wide in Python
+3.11, so the job that ends last can leave its own `showwarning` in place; every job routes `warned` to
+the log, so a warning still reaches logs/curalink.log whichever job catches it."""
 
 from __future__ import annotations
 

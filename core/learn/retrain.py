@@ -95,6 +95,7 @@ def retrain(
     the learned ranker (seconds) goes last, on the candidates of the models then in force.
     `base_model` (any local BERT-family folder) is used only for a kind with no version yet.
     """
+    cancel.raise_if_cancelled()  # cancelled before it started (the desk closing meanwhile)
     if promote not in PROMOTION_RULES:
         raise CuralinkError(f"unknown promotion rule {promote!r}; use one of {', '.join(PROMOTION_RULES)}")
     unknown = [k for k in kinds if k not in KINDS]
