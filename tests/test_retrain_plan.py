@@ -77,3 +77,30 @@ def test_retrain_reports_one_monotone_bar(demo):
     assert values == sorted(values) and values[-1] == 1000 and len(set(values)) > 3
     phases = [message.split(":")[0] for _, _, message in seen]
     assert {"preparing", "retriever", "ranker"} <= set(phases)
+
+
+def test_retriever_without_epoch_evaluation_still_records_every_epoch(demo, monkeypatch):
+    """On a large KB the retriever is not evaluated per epoch (too slow): its mean training loss per
+    epoch is recorded instead, so the summary still plots every epoch."""
+    import math
+
+    import core.learn.compare as compare
+    from core.learn.retrain import retrain
+
+    monkeypatch.setattr(compare, "SMALL_KB_NAMES", 0)  # the demo KB now counts as large
+    for document, ids in demo.documents_with_mention_ids():
+        for mention, mention_id in zip(document.mentions, ids, strict=True):
+            if len(mention.concept_ids) == 1:
+                demo.record_decision(mention_id, "accept", concept_id=mention.concept_id, curator="ann")
+    report = retrain(
+        demo,
+        kinds=("retriever",),
+        promote="never",
+        max_seconds=120.0,
+        epochs=3,
+        held_out_fraction=0.34,
+        device="cpu",
+    )
+    history = report.kinds["retriever"].history
+    assert [h["epoch"] for h in history] == [1.0, 2.0, 3.0]
+    assert all(set(h) == {"epoch", "loss"} and math.isfinite(h["loss"]) and h["loss"] > 0 for h in history)

@@ -24,12 +24,13 @@ def _fmt(value) -> str:
     return "—" if value is None else f"{value:.2f}"
 
 
-def history_series(report: RetrainReport) -> dict[str, tuple[list[float], list[float]]]:
-    """Per model, every evaluated epoch and its accuracy (the retriever's held-out acc@1 from epoch 0,
-    the reranker's accuracy on its training documents); models without a history are left out."""
+def history_series(report: RetrainReport, keys=("acc@1", "train acc@1")) -> dict[str, tuple[list, list]]:
+    """Per model, every recorded epoch and its value for the first of `keys` it has (the retriever's
+    held-out acc@1 from epoch 0, the reranker's accuracy on its training documents, or the training
+    loss); models without one are left out."""
     series = {}
     for kind, r in report.kinds.items():
-        key = next((k for k in ("acc@1", "train acc@1") if r.history and k in r.history[0]), None)
+        key = next((k for k in keys if any(k in h for h in r.history)), None)
         if key:
             points = [(h["epoch"], h[key]) for h in r.history if key in h]
             series[f"{kind} {key}"] = ([p[0] for p in points], [p[1] for p in points])
@@ -103,16 +104,29 @@ class RetrainSummary(QDialog):
         self.plot()
 
     def plot(self) -> None:
-        """Accuracy over every evaluated epoch; old vs new acc@1 bars when no model has a history
-        (a retriever on a large KB is evaluated once, at the end)."""
+        """Accuracy over every evaluated epoch; for a model evaluated only at the end (a retriever on a
+        large KB) its training loss per epoch on a second axis; old vs new acc@1 bars with neither."""
         self.figure.clear()
         axes = self.figure.add_subplot()
-        series = history_series(self.report)
-        for label, (epochs, values) in series.items():
+        accuracy = history_series(self.report)
+        losses = {
+            label: points
+            for label, points in history_series(self.report, ("loss",)).items()
+            if label.split()[0] not in {a.split()[0] for a in accuracy}
+        }
+        for label, (epochs, values) in accuracy.items():
             axes.plot(epochs, values, marker="o", label=label)
-        if series:
-            axes.set_xlabel("epoch")
+        if accuracy:
             axes.set_ylabel("accuracy (%)")
+        if losses:
+            loss_axes = axes.twinx() if accuracy else axes
+            for label, (epochs, values) in losses.items():
+                loss_axes.plot(epochs, values, marker="s", linestyle="--", color="tab:red", label=label)
+            loss_axes.set_ylabel("training loss")
+            if loss_axes is not axes:
+                loss_axes.legend(fontsize=7, loc="lower right")
+        if accuracy or losses:
+            axes.set_xlabel("epoch")
         else:
             kinds = list(self.report.kinds)
             olds = [self.report.kinds[k].old.get("acc@1", 0.0) for k in kinds]

@@ -77,3 +77,27 @@ def test_curate_menu_opens_retrain_and_adjudication(qtbot, window):
     assert isinstance(window.menu_dialog, AdjudicationDialog)
     assert window.menu_dialog.adjudicator == "tester"
     window.menu_dialog.close()
+
+
+def test_summary_plots_every_epoch_of_each_model(qtbot):
+    from app.gui.retrain_summary import RetrainSummary
+    from core.learn.retrain import KindReport, RetrainReport
+
+    retriever = KindReport("retriever", "v2", "v1", "", old={"acc@1": 50.0}, new={"acc@1": 60.0})
+    retriever.history = [
+        {"epoch": 1.0, "loss": 0.9},
+        {"epoch": 2.0, "loss": 0.7},
+        {"epoch": 2.5, "loss": 0.6},
+    ]
+    reranker = KindReport("reranker", "v1", "", "", old={"acc@1": 55.0}, new={"acc@1": 58.0})
+    reranker.history = [{"epoch": e, "train acc@1": a} for e, a in ((0.5, 40.0), (1.0, 52.0), (1.5, 57.0))]
+    summary = RetrainSummary(RetrainReport(kinds={"retriever": retriever, "reranker": reranker}))
+    qtbot.addWidget(summary)
+    lines = [line for axes in summary.figure.axes for line in axes.lines]
+    plotted = {line.get_label(): list(line.get_xdata()) for line in lines}
+    assert plotted == {"reranker train acc@1": [0.5, 1.0, 1.5], "retriever loss": [1.0, 2.0, 2.5]}
+    assert summary.promote_button.isEnabled() and not summary.rollback_button.isEnabled()
+    with qtbot.waitSignal(summary.promoteRequested, timeout=1000) as blocker:
+        summary.promote_button.click()
+    assert blocker.args[0] == {"retriever": "v2", "reranker": "v1"}
+    assert not summary.promote_button.isEnabled() and summary.rollback_button.isEnabled()
