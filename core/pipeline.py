@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -269,15 +269,22 @@ class Linker:
         *,
         split: str | None = None,
         ids: Sequence[str] | None = None,
+        mentions: Collection[int] | None = None,
         batch_documents: int = 32,
         progress: ProgressCallback = no_progress,
         cancel: CancelToken = NEVER_CANCELLED,
     ) -> LinkSummary:
-        """Suggest for every mention of the selected documents and store the suggestions."""
+        """Suggest for every mention of the selected documents and store the suggestions.
+
+        `mentions`: only these mention ids get new suggestions (the others keep what is stored), e.g.
+        the unreviewed ones after a promotion; documents left without any are skipped."""
         summary = LinkSummary()
         started = time.perf_counter()
         unrouted_before = dict(self.router.unrouted) if self.router is not None else {}
         selected = list(project.documents_with_mention_ids(split, ids=ids))
+        if mentions is not None:
+            selected = [_only(document, mention_ids, mentions) for document, mention_ids in selected]
+            selected = [pair for pair in selected if pair[1]]
         for first in range(0, len(selected), batch_documents):
             cancel.raise_if_cancelled()
             batch = selected[first : first + batch_documents]
@@ -302,6 +309,12 @@ class Linker:
             }
             summary.routing_warnings = list(self.router.warnings)
         return summary
+
+
+def _only(document: Document, mention_ids: list[int], wanted: Collection[int]) -> tuple[Document, list[int]]:
+    """The document with only the wanted mentions (as `Linker.resuggest` links single mentions)."""
+    keep = [(m, i) for m, i in zip(document.mentions, mention_ids, strict=True) if i in wanted]
+    return document.with_mentions([m for m, _ in keep]), [i for _, i in keep]
 
 
 def _prune_curator_synonyms(project, kb: KnowledgeBase) -> int:

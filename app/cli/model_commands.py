@@ -243,8 +243,8 @@ def cmd_evaluate_reranker(args) -> int:
 
 
 def cmd_retrain(args) -> int:
+    from core.learn.promotion import relink_after_change
     from core.learn.retrain import retrain
-    from core.pipeline import Linker
 
     kinds = tuple(args.kind) if args.kind else ("retriever", "reranker", "ranker")
     with open_project(args) as project, cancellable() as cancel, progress_bar("retraining") as bar:
@@ -257,10 +257,9 @@ def cmd_retrain(args) -> int:
             progress=bar,
             cancel=cancel,
         )
+        relinked = None
         if any(kind.promoted for kind in report.kinds.values()) and args.relink:
-            Linker.for_project(project, device=args.device, cancel=cancel).link_project(
-                project, progress=bar, cancel=cancel
-            )
+            relinked = relink_after_change(project, device=args.device, progress=bar, cancel=cancel)
     if args.json:
         print_json(report.to_json())
         return 0
@@ -275,15 +274,48 @@ def cmd_retrain(args) -> int:
     for kind in report.kinds.values():
         verdict = "promoted" if kind.promoted else "kept as a candidate"
         stdout.print(f"{kind.kind} {kind.version}: {verdict} ({kind.reason}); {kind.seconds:.0f} s")
+    _print_relinked(relinked)
+    return 0
+
+
+def _print_relinked(summary) -> None:
+    if summary is not None:
+        stdout.print(
+            f"relinked {summary.mentions} unreviewed mentions in {summary.documents} documents "
+            "with the models now in force (reviewed mentions keep their decisions)"
+        )
+
+
+def cmd_promote(args) -> int:
+    from core.learn.promotion import promote_and_relink
+
+    with open_project(args) as project, cancellable() as cancel, progress_bar("relinking") as bar:
+        changed, relinked = promote_and_relink(
+            project,
+            {args.kind: args.version},
+            relink=args.relink,
+            device=args.device,
+            progress=bar,
+            cancel=cancel,
+        )
+    stdout.print(f"{args.kind} {args.version} is in force" + ("" if changed else " (it already was)"))
+    _print_relinked(relinked)
     return 0
 
 
 def cmd_rollback(args) -> int:
+    from core.learn.promotion import relink_after_change
     from core.learn.retrain import rollback
 
-    with open_project(args) as project:
+    with open_project(args) as project, cancellable() as cancel, progress_bar("relinking") as bar:
         version = rollback(project, args.kind)
+        relinked = (
+            relink_after_change(project, device=args.device, progress=bar, cancel=cancel)
+            if args.relink
+            else None
+        )
     stdout.print(f"{args.kind} {version} is in force again")
+    _print_relinked(relinked)
     return 0
 
 
@@ -439,4 +471,15 @@ def register(commands) -> None:
 
     rollback = commands.add_parser("rollback", help="put the previous model version back in force")
     rollback.add_argument("kind", choices=["retriever", "reranker", "ranker"])
+    promote = commands.add_parser(
+        "promote", help="put a registered model version in force and relink the unreviewed mentions"
+    )
+    promote.add_argument("kind", choices=["retriever", "reranker", "ranker"])
+    promote.add_argument("version", help="e.g. v3 (named by the retrain report)")
+    for parser in (rollback, promote):
+        parser.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
+        parser.add_argument(
+            "--no-relink", dest="relink", action="store_false", help="keep the old models' suggestions"
+        )
     rollback.set_defaults(handler=cmd_rollback)
+    promote.set_defaults(handler=cmd_promote)

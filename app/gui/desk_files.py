@@ -24,8 +24,8 @@ class ProjectFilesMixin:
     def _run_dialog_job(self, title: str, work, on_done) -> Job:
         job = run_in_thread(work, title)
         dialog = progress_for(self, job, title)
-        job.signals.finished.connect(on_done)
-        job.signals.failed.connect(lambda exc: show_error(self, exc, context=title))
+        job.signals.returned.connect(on_done)
+        job.signals.errored.connect(lambda exc: show_error(self, exc, context=title))
         dialog.show()
         self.menu_job = job  # kept alive (and visible to tests) until the next menu job
         return job

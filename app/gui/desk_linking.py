@@ -30,7 +30,8 @@ class BackgroundLinkingMixin:
         self.linking.update(doc_ids)
         job = self.service.link(doc_ids, name=f"linking {len(doc_ids)} document(s)")
         self._track(job, f"linking {len(doc_ids)} document(s)")
-        for signal in (job.signals.finished, job.signals.failed, job.signals.cancelled):
+        for signal in (job.signals.returned, job.signals.errored, job.signals.cancelled):  # not `finished`:
+            # these come first, so whoever waits for one of them sees the window already updated
             signal.connect(lambda *_args, ids=tuple(doc_ids): self.linking.difference_update(ids))
         return job
 
@@ -91,7 +92,7 @@ class BackgroundLinkingMixin:
                 self.active_job = None
 
         job.signals.progress.connect(on_progress)
-        for signal in (job.signals.finished, job.signals.failed, job.signals.cancelled):
+        for signal in (job.signals.returned, job.signals.errored, job.signals.cancelled):
             signal.connect(on_end)
 
     def cancel_job(self) -> None:

@@ -94,8 +94,7 @@ def progress_for(parent: QWidget | None, job: Job, title: str) -> QProgressDialo
 
     job.signals.progress.connect(on_progress)
     dialog.canceled.connect(job.cancel)
-    for signal in (job.signals.finished, job.signals.failed, job.signals.cancelled):
-        signal.connect(dialog.close)
+    job.signals.finished.connect(dialog.close)  # superqt's: after a result, an error or a cancel
     return dialog
 
 

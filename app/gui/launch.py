@@ -87,8 +87,8 @@ def start_with_demo(settings=None, *, path: Path | None = None, train_seconds: f
         finally:
             app.setQuitOnLastWindowClosed(True)
 
-    job.signals.finished.connect(opened)
-    job.signals.failed.connect(lambda exc: _fatal(exc, "building the demo project"))
+    job.signals.returned.connect(opened)
+    job.signals.errored.connect(lambda exc: _fatal(exc, "building the demo project"))
     job.signals.cancelled.connect(app.quit)
     dialog.show()
     start_with_demo.job = job  # keep the job (and its signals) alive until it finishes

@@ -25,6 +25,7 @@ from app.gui.concept_pane import ConceptPane
 from app.gui.desk_curation import CurationMixin
 from app.gui.desk_files import ProjectFilesMixin
 from app.gui.desk_linking import BackgroundLinkingMixin
+from app.gui.desk_retrain import BackgroundRetrainMixin
 from app.gui.desk_saving import SavingMixin
 from app.gui.desk_watch import ProjectWatchMixin
 from app.gui.dialogs import KeyHelpOverlay, show_error
@@ -63,7 +64,13 @@ def legend_html() -> str:
 
 
 class MainWindow(
-    QMainWindow, CurationMixin, SavingMixin, BackgroundLinkingMixin, ProjectFilesMixin, ProjectWatchMixin
+    QMainWindow,
+    CurationMixin,
+    SavingMixin,
+    BackgroundLinkingMixin,
+    BackgroundRetrainMixin,
+    ProjectFilesMixin,
+    ProjectWatchMixin,
 ):
     """The window and its reading side (queue, abstract, candidates); the curation keys live in
     `CurationMixin`, writes in `SavingMixin`, background linking in `BackgroundLinkingMixin`, the menus in
@@ -491,6 +498,7 @@ class MainWindow(
     def closeEvent(self, event: QCloseEvent) -> None:
         if not self._close_guard(event):
             return
+        self.stop_retrain()
         self.service.shutdown()
         if self in OPEN_WINDOWS:
             QTimer.singleShot(0, lambda: OPEN_WINDOWS.remove(self) if self in OPEN_WINDOWS else None)

@@ -1,5 +1,6 @@
 """Open a project in the real window, grab it from the screen and save a PNG (for the README and the
-Xvfb test): `python -m app.gui.screenshot PROJECT OUT.png`."""
+Xvfb test): `python -m app.gui.screenshot PROJECT OUT.png`. With `--retrain`, a retrain runs in the
+background (status-bar progress) when the window is grabbed; it is cancelled before the window closes."""
 
 from __future__ import annotations
 
@@ -18,6 +19,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("out", type=Path)
     parser.add_argument("--delay-ms", type=int, default=1500)
     parser.add_argument("--models-timeout-ms", type=int, default=30000, help="wait this long for the models")
+    parser.add_argument(
+        "--retrain", action="store_true", help="grab while a retrain runs (once its bar is past 15 %%)"
+    )
     args = parser.parse_args(argv)
     app = application()
     window = open_project_window(args.project)
@@ -31,12 +35,16 @@ def main(argv: list[str] | None = None) -> int:
     status = {"code": 1}
 
     def grab() -> None:
+        if args.retrain and window.retrain_job is not None and window.retrain_status.fraction < 0.15:
+            QTimer.singleShot(500, grab)  # until the bar shows the retrain well under way
+            return
         screen = window.screen()
         pixmap = screen.grabWindow(window.winId()) if screen is not None else window.grab()
         if pixmap.isNull() or pixmap.width() < 100:
             pixmap = window.grab()
         args.out.parent.mkdir(parents=True, exist_ok=True)
         status["code"] = 0 if pixmap.save(str(args.out)) else 1
+        window.cancel_retrain()
         window.close()
         app.quit()
 
@@ -48,6 +56,10 @@ def main(argv: list[str] | None = None) -> int:
             waited["done"] = True
             QTimer.singleShot(args.delay_ms, grab)
 
+    if args.retrain:
+        window.start_retrain(
+            {"kinds": ("retriever", "ranker"), "max_seconds": 120.0, "epochs": 50, "promote": "never"}
+        )
     if window.service.busy():
         window.service.linkerReady.connect(lambda _description: grab_later())
         QTimer.singleShot(args.models_timeout_ms, grab_later)

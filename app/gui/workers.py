@@ -1,5 +1,16 @@
-"""Background work off the UI thread: a QRunnable calls one `core` function and turns its progress
-callback into Qt signals; cancelling sets the CancelToken the core function checks between batches."""
+"""Background work off the UI thread on superqt's worker API (`superqt.utils.FunctionWorker`, as napari
+uses): a job calls one `core` function, turns its progress callback into Qt signals, and cancelling sets
+the CancelToken the core function checks between batches.
+
+superqt's signals keep their meaning: `returned(result)` when the work completes, `errored(exc)` when it
+raises, `finished()` after either and after a cancel. This module adds `progress`, `partial` (a piece of
+the result while the job goes on) and `cancelled`. Two things stay ours: cancellation is the core's
+CancelToken (superqt's `quit()` only sets a flag the core cannot see, so it is routed to the token), and
+the link service starts its jobs on its own one-thread pool with priorities (superqt's `start()` always
+uses the global pool, in order). One superqt habit does not fit jobs that overlap (a retrain beside the
+link service): its `run` wraps the work in `warnings.catch_warnings`, which is process-wide in Python
+3.11, so the job that ends last can leave its own `showwarning` in place; every job routes `warned` to
+the log, so a warning still reaches logs/curalink.log whichever job catches it."""
 
 from __future__ import annotations
 
@@ -8,7 +19,9 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
+from PySide6.QtCore import QObject, QThreadPool, Signal
+from superqt.utils import FunctionWorker, create_worker
+from superqt.utils._qthreading import WorkerBaseSignals  # not re-exported; extended, not copied
 
 from core.errors import Cancelled
 from core.kb.concept import Concept
@@ -37,43 +50,57 @@ class LinkedChunk:
     concepts: dict[str, Concept | None] = field(default_factory=dict)
 
 
-class JobSignals(QObject):
+class JobSignals(WorkerBaseSignals):
     progress = Signal(int, int, str)  # done, total (-1 when unknown), message
     partial = Signal(object)  # a piece of the result, delivered while the job goes on
-    finished = Signal(object)
-    failed = Signal(object)
     cancelled = Signal()
 
 
-class Job(QRunnable):
-    """One unit of background work; signals arrive on the UI thread (queued connections)."""
+def _log_warning(args: tuple) -> None:
+    """Warnings raised inside a job reach the log (superqt routes them to `warned`)."""
+    message, category, filename, lineno, *_rest = args
+    log.warning("%s: %s (%s:%s)", category.__name__, message, filename, lineno)
+
+
+class Job(FunctionWorker):
+    """One unit of background work; signals arrive on the UI thread (queued connections).
+
+    `work(progress, cancel)` is called in the worker; `Cancelled` raised by it becomes `cancelled`."""
 
     def __init__(self, work: Work, name: str = "job"):
-        super().__init__()
-        self.setAutoDelete(False)
-        self.work = work
+        super().__init__(work)
+        self.signals = JobSignals()  # superqt's FunctionWorker takes no SignalsClass
+        self.setAutoDelete(False)  # the service and the window hold it; `done` is read after it ran
         self.name = name
         self.cancel_token = CancelToken()
-        self.signals = JobSignals()
         self.done = threading.Event()
+        self.signals.warned.connect(_log_warning)
 
     def cancel(self) -> None:
         self.cancel_token.cancel()
 
+    def quit(self) -> None:
+        """superqt's way to ask a worker to stop: the core work sees it through the token."""
+        self.cancel()
+
     def _progress(self, done: int, total: int | None, message: str = "") -> None:
         self.signals.progress.emit(int(done), -1 if total is None else int(total), message)
 
-    def run(self) -> None:
+    def work(self):
         try:
-            result = self.work(self._progress, self.cancel_token)
+            return self._func(self._progress, self.cancel_token)
         except Cancelled:
             log.info("%s cancelled", self.name)
+            self._abort_requested = True  # superqt then emits no `returned`
             self.signals.cancelled.emit()
-        except Exception as exc:  # noqa: BLE001 - every failure must reach the UI as a dialog
-            log.exception("%s failed", self.name)
-            self.signals.failed.emit(exc)
-        else:
-            self.signals.finished.emit(result)
+            return None
+        except Exception:
+            log.exception("%s failed", self.name)  # `errored` takes it to the window as a dialog
+            raise
+
+    def run(self) -> None:
+        try:
+            super().run()
         finally:
             self.done.set()
 
@@ -148,7 +175,7 @@ class LinkService(QObject):
             self.linker(progress, cancel)
 
         job = Job(work, "loading models")
-        job.signals.failed.connect(self.failed.emit)
+        job.signals.errored.connect(self.failed.emit)
         return self.submit(job)
 
     def link(self, doc_ids: Sequence[str], *, name: str = "linking") -> Job:
@@ -168,8 +195,8 @@ class LinkService(QObject):
 
         job = Job(work, name)
         job.signals.partial.connect(self.chunkLinked.emit)
-        job.signals.finished.connect(self.suggestionsReady.emit)
-        job.signals.failed.connect(self.failed.emit)
+        job.signals.returned.connect(self.suggestionsReady.emit)
+        job.signals.errored.connect(self.failed.emit)
         return self.submit(job)
 
     def resuggest(self, mention_ids: Sequence[int]) -> Job:
@@ -183,8 +210,36 @@ class LinkService(QObject):
 
         job = Job(work, "re-suggesting edited mentions")
         job.signals.partial.connect(self.chunkLinked.emit)
-        job.signals.failed.connect(self.failed.emit)
+        job.signals.errored.connect(self.failed.emit)
         return self.submit(job, priority=1)
+
+    def change_models(self, change: Callable[[], object] | None, *, first: Sequence[str] = ()) -> Job:
+        """Put other models in force and relink the unreviewed mentions with them (the core jobs the CLI
+        runs too): `change` (a promotion or a rollback) runs in the worker, after any link job already
+        queued; then the models load again and each document is shown as it is stored, `first` (the open
+        document) first. Edited mentions waiting for suggestions are served between documents."""
+        from core.learn.promotion import relink_unreviewed
+
+        def work(progress, cancel: CancelToken):
+            changed = change() if change is not None else None
+            self.reset()
+            linker = self.linker(progress, cancel)
+            summary = relink_unreviewed(
+                self.project,
+                linker,
+                first=first,
+                batch_documents=1,
+                on_linked=lambda doc_ids: job.signals.partial.emit(self.chunk(doc_ids)),
+                between=lambda: self._resuggest_waiting(linker, job, cancel),
+                progress=progress,
+                cancel=cancel,
+            )
+            return changed, summary
+
+        job = Job(work, "relinking the unreviewed documents")
+        job.signals.partial.connect(self.chunkLinked.emit)
+        job.signals.errored.connect(self.failed.emit)
+        return self.submit(job)
 
     def _resuggest_waiting(self, linker, job: Job, cancel: CancelToken) -> None:
         """Re-suggest every mention waiting for it (in the worker), handing each stage to the window."""
@@ -233,7 +288,9 @@ def warm_imports() -> None:
 
 
 def run_in_thread(work: Work, name: str, pool: QThreadPool | None = None) -> Job:
-    """One-off background job on the global pool (imports, exports, building the demo)."""
-    job = Job(work, name)
-    (pool or QThreadPool.globalInstance()).start(job)
+    """One-off background job (imports, exports, building the demo, retraining): superqt's
+    `create_worker` builds it and starts it on the global pool; errors go to `errored`, not re-raised."""
+    job = create_worker(work, name, _worker_class=Job, _start_thread=pool is None, _ignore_errors=True)
+    if pool is not None:
+        pool.start(job)
     return job

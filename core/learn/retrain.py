@@ -22,7 +22,7 @@ from core.kb.knowledge_base import KnowledgeBase
 from core.learn.compare import epoch_evaluator, not_worse, ranked_metrics, retriever_metrics
 from core.learn.jobs import next_version, prune_project_indexes, scratch_folder
 from core.learn.training_data import HELD_OUT_FRACTION, TrainingSet, training_set
-from core.progress import NEVER_CANCELLED, CancelToken, ProgressCallback, no_progress
+from core.progress import NEVER_CANCELLED, CancelToken, PhasedProgress, ProgressCallback, no_progress
 from core.retrieve.query_plan import plan_document
 from core.text.normalize import normalize_name
 
@@ -95,13 +95,19 @@ def retrain(
     the learned ranker (seconds) goes last, on the candidates of the models then in force.
     `base_model` (any local BERT-family folder) is used only for a kind with no version yet.
     """
+    cancel.raise_if_cancelled()  # cancelled before it started (the desk closing meanwhile)
     if promote not in PROMOTION_RULES:
         raise CuralinkError(f"unknown promotion rule {promote!r}; use one of {', '.join(PROMOTION_RULES)}")
     unknown = [k for k in kinds if k not in KINDS]
     if unknown:
         raise CuralinkError(f"cannot retrain {unknown[0]!r}; kinds are {', '.join(KINDS)}")
     started = time.perf_counter()
+    from core.learn.retrain_plan import retrain_phases
     from core.learn.synonyms import index_curator_synonyms, prune_synonyms
+
+    # one bar across every phase of every model, never restarting
+    progress = PhasedProgress(progress, retrain_phases(kinds, max_seconds))
+    progress.enter("preparing", message="reading decisions and the knowledge base")
 
     kb = project.knowledge_base()
     if prune_synonyms(project, kb):  # names taught by decisions that no longer stand go first
@@ -130,6 +136,7 @@ def retrain(
         if kind == "ranker":  # last: it learns on the candidates of the models now in force
             from core.rank.project_jobs import retrain_ranker
 
+            progress.enter("ranker")
             report.kinds[kind] = retrain_ranker(
                 project,
                 kb,
@@ -159,6 +166,7 @@ def retrain(
     report.seconds = round(time.perf_counter() - started, 1)
     if "retriever" in report.kinds:
         prune_project_indexes(project, kb.fingerprint())
+    progress.finish(f"retrained in {report.seconds:.0f} s")
     return report
 
 
@@ -245,6 +253,7 @@ def _retrain_retriever(
     report = KindReport("retriever", version, active.version if active else "", "")
     with scratch_folder(project, "retriever") as scratch:
         started = time.perf_counter()
+        progress.enter("retriever: training", budget_seconds=max_seconds)
         if active is None:
             _train_from_scratch(
                 kb, data, scratch, version, base_model, epochs, max_seconds, seed, progress, cancel
@@ -267,7 +276,8 @@ def _retrain_retriever(
             report.mentions_per_s = round(result.strings / result.seconds, 1) if result.seconds else 0.0
         report.seconds = time.perf_counter() - started
         cancel.raise_if_cancelled()
-        progress(0, 2, "evaluating the retrievers on the held-out slice")
+        progress.enter("retriever: evaluating")
+        progress(0, 2, "the retrievers on the held-out slice")
         if active is not None:
             report.old = retriever_metrics(
                 active.path, data.held_out_documents, kb, index_dir=project.index_dir, cancel=cancel
@@ -327,6 +337,7 @@ def _retrain_reranker(
         raise CuralinkError(
             "no curated or gold documents outside the held-out slice to train the reranker on"
         )
+    progress.enter("reranker: candidates")
     linker = Linker.for_project(
         project,
         kb=kb,
@@ -341,6 +352,7 @@ def _retrain_reranker(
     cancel.raise_if_cancelled()
     with scratch_folder(project, "reranker") as scratch:
         started = time.perf_counter()
+        progress.enter("reranker: training", budget_seconds=max_seconds)
         encoder = CrossEncoder.load(active.path) if active else CrossEncoder.from_base(base_model, seed=seed)
         dev = data.train_documents[:RERANK_DEV_DOCUMENTS]  # early stopping never sees the held-out slice
         result = train(
@@ -363,7 +375,8 @@ def _retrain_reranker(
         ]
         cancel.raise_if_cancelled()
         encoder.save(scratch)
-        progress(0, 2, "evaluating the rerankers on the held-out slice")
+        progress.enter("reranker: evaluating")
+        progress(0, 2, "the rerankers on the held-out slice")
         old_order = (
             CrossEncoderReranker(CrossEncoder.load(active.path), device=device).rerank(
                 data.held_out_documents, held_out_candidates, cancel=cancel

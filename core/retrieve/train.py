@@ -265,11 +265,18 @@ def train_rescnn(
 
     best: dict = {"acc": None, "epoch": None, "state": None, "bad": 0}
 
+    epoch_loss = {"sum": 0.0, "steps": 0}  # the mean training loss of the epoch just run
+
     def evaluate_epoch(at: float) -> bool:
-        """Record the dev metrics; True when patience ran out."""
+        """Record the dev metrics and the epoch's mean loss; True when patience ran out. Without an
+        evaluator (a large KB) the loss alone is recorded, so every epoch still has a point to plot."""
+        loss = {"loss": round(epoch_loss["sum"] / epoch_loss["steps"], 4)} if epoch_loss["steps"] else {}
+        epoch_loss.update(sum=0.0, steps=0)
         if epoch_eval is None:
+            if loss:
+                history.append({"epoch": at, **loss})
             return False
-        history.append({"epoch": at, **on_cpu(lambda: epoch_eval(model))})
+        history.append({"epoch": at, **on_cpu(lambda: epoch_eval(model)), **loss})
         if not patience:
             return False
         accuracy = history[-1].get("acc@1")
@@ -324,6 +331,8 @@ def train_rescnn(
                 step += 1
                 seen += len(anchors)
                 loss_value = float(loss.detach())
+                epoch_loss["sum"] += loss_value
+                epoch_loss["steps"] += 1
                 progress(step, total_steps, f"retriever epoch {epoch + 1}/{epochs} loss {loss_value:.4f}")
             if evaluate_epoch(round(step / steps_per_epoch, 3)) and not stopped_early:
                 stopped_early, stopped_by = True, "patience"

@@ -1,6 +1,6 @@
-"""The Retrain dialog drives `retrain` in a worker on the demo project (tiny budgets): progress, the
-before/after table, the plot, promote and roll back; a cancel keeps the models in force. And the
-adjudication view writes the adjudicator's decision."""
+"""The Retrain dialog: the reranker proposed only with a GPU, its options handed to the desk (which runs
+the retrain in the background: tests/gui/test_desk_retrain.py). And the adjudication view writes the
+adjudicator's decision."""
 
 from __future__ import annotations
 
@@ -10,59 +10,41 @@ from app.gui.adjudication import AdjudicationDialog
 from app.gui.retrain_dialog import RetrainDialog
 
 
-def _accept_gold(project, curator="tester"):
-    for document, ids in project.documents_with_mention_ids():
-        for mention, mention_id in zip(document.mentions, ids, strict=True):
-            if len(mention.concept_ids) == 1:
-                project.record_decision(mention_id, "accept", concept_id=mention.concept_id, curator=curator)
+def test_retrain_dialog_proposes_the_reranker_only_with_a_gpu(qtbot, demo_project):
+    import torch
 
+    from core.learn.retrain_plan import reranker_advice
 
-def _dialog(qtbot, project):
-    dialog = RetrainDialog(project, max_seconds=2, epochs=1, held_out_fraction=0.34, device="cpu")
+    dialog = RetrainDialog(demo_project, device="auto")
     qtbot.addWidget(dialog)
-    dialog.kind_boxes["reranker"].setChecked(False)
-    dialog.rule.setCurrentText("never")
-    return dialog
+    gpu = torch.cuda.is_available()
+    assert dialog.kind_boxes["reranker"].isChecked() == gpu
+    assert dialog.kind_boxes["retriever"].isChecked() and dialog.kind_boxes["ranker"].isChecked()
+    assert dialog.reranker_note.text().lower().startswith(reranker_advice("auto").reason[:20].lower())
+    cpu = RetrainDialog(demo_project, device="cpu")
+    qtbot.addWidget(cpu)
+    assert not cpu.kind_boxes["reranker"].isChecked() and "CPU" in cpu.reranker_note.text()
 
 
-def test_retrain_dialog_runs_shows_table_promotes_and_rolls_back(qtbot, demo_project):
-    _accept_gold(demo_project)
-    before = demo_project.active_model("retriever").version
-    dialog = _dialog(qtbot, demo_project)
+def test_retrain_dialog_hands_its_options_to_the_desk(qtbot, demo_project):
+    dialog = RetrainDialog(demo_project, max_seconds=2, epochs=1, held_out_fraction=0.34, device="cpu")
+    qtbot.addWidget(dialog)
     dialog.show()
-    progress = []
-    job = dialog.start()
-    job.signals.progress.connect(lambda *args: progress.append(args))
-    with qtbot.waitSignal(job.signals.finished, timeout=180_000):
-        pass
-    qtbot.waitUntil(lambda: dialog.report is not None, timeout=5000)
-    assert progress
-    new = dialog.report.kinds["retriever"]
-    assert dialog.table.rowCount() >= 2
-    assert dialog.table.item(0, 0).text() == "retriever" and dialog.table.item(0, 1).text() == "acc@1"
-    assert dialog.table.item(0, 3).text() == f"{new.new['acc@1']:.2f}"
-    assert dialog.figure.axes and dialog.figure.axes[0].lines  # accuracy by epoch
-    assert demo_project.active_model("retriever").version == before  # rule "never": nothing changed
-    assert dialog.promote_button.isEnabled()
-
-    with qtbot.waitSignal(dialog.modelsChanged, timeout=2000):
-        dialog.promote_button.click()
-    assert demo_project.active_model("retriever").version == new.version
-    with qtbot.waitSignal(dialog.modelsChanged, timeout=2000):
-        dialog.rollback_button.click()
-    assert demo_project.active_model("retriever").version == before
-
-
-def test_retrain_dialog_cancel_keeps_models(qtbot, demo_project):
-    _accept_gold(demo_project)
-    versions = [(v.version, v.status) for v in demo_project.model_versions()]
-    dialog = _dialog(qtbot, demo_project)
-    job = dialog.start()
-    dialog.cancel()
-    with qtbot.waitSignal(job.signals.cancelled, timeout=60_000):
-        pass
-    assert [(v.version, v.status) for v in demo_project.model_versions()] == versions
-    assert "unchanged" in dialog.status.text()
+    for box in dialog.kind_boxes.values():
+        box.setChecked(False)
+    assert dialog.start() is None and "at least one" in dialog.status.text()
+    dialog.kind_boxes["retriever"].setChecked(True)
+    with qtbot.waitSignal(dialog.startRequested, timeout=1000) as blocker:
+        dialog.start_button.click()
+    assert blocker.args[0] == {
+        "kinds": ("retriever",),
+        "max_seconds": 2.0,
+        "epochs": 1,
+        "promote": "never",
+        "held_out_fraction": 0.34,
+        "device": "cpu",
+    }
+    assert not dialog.isVisible()
 
 
 def test_adjudication_dialog_writes_final_link(qtbot, demo_project):
@@ -95,3 +77,27 @@ def test_curate_menu_opens_retrain_and_adjudication(qtbot, window):
     assert isinstance(window.menu_dialog, AdjudicationDialog)
     assert window.menu_dialog.adjudicator == "tester"
     window.menu_dialog.close()
+
+
+def test_summary_plots_every_epoch_of_each_model(qtbot):
+    from app.gui.retrain_summary import RetrainSummary
+    from core.learn.retrain import KindReport, RetrainReport
+
+    retriever = KindReport("retriever", "v2", "v1", "", old={"acc@1": 50.0}, new={"acc@1": 60.0})
+    retriever.history = [
+        {"epoch": 1.0, "loss": 0.9},
+        {"epoch": 2.0, "loss": 0.7},
+        {"epoch": 2.5, "loss": 0.6},
+    ]
+    reranker = KindReport("reranker", "v1", "", "", old={"acc@1": 55.0}, new={"acc@1": 58.0})
+    reranker.history = [{"epoch": e, "train acc@1": a} for e, a in ((0.5, 40.0), (1.0, 52.0), (1.5, 57.0))]
+    summary = RetrainSummary(RetrainReport(kinds={"retriever": retriever, "reranker": reranker}))
+    qtbot.addWidget(summary)
+    lines = [line for axes in summary.figure.axes for line in axes.lines]
+    plotted = {line.get_label(): list(line.get_xdata()) for line in lines}
+    assert plotted == {"reranker train acc@1": [0.5, 1.0, 1.5], "retriever loss": [1.0, 2.0, 2.5]}
+    assert summary.promote_button.isEnabled() and not summary.rollback_button.isEnabled()
+    with qtbot.waitSignal(summary.promoteRequested, timeout=1000) as blocker:
+        summary.promote_button.click()
+    assert blocker.args[0] == {"retriever": "v2", "reranker": "v1"}
+    assert not summary.promote_button.isEnabled() and summary.rollback_button.isEnabled()

@@ -1,0 +1,185 @@
+"""Retraining in the background of the desk (issue 12): the curator goes on curating while the models
+learn; a status-bar job shows one bar across all phases, the time left and a cancel button; at the end
+a summary beside the desk offers promotion, and a promotion (or a rollback) relinks the unreviewed
+documents through the link service, the open document first, so no old suggestion is left behind."""
+
+from __future__ import annotations
+
+import logging
+
+from PySide6.QtCore import QElapsedTimer, QTimer
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QWidget
+
+from app.gui.dialogs import show_error
+from app.gui.retrain_summary import RetrainSummary
+from app.gui.workers import Job, run_in_thread
+from core.learn.retrain import RetrainReport
+from core.progress import PhasedProgress
+
+log = logging.getLogger(__name__)
+
+MESSAGE_CHARS = 36  # of the current step, beside the bar (the whole of it in the tooltip)
+RETRAIN_STOP_WAIT_S = 60.0  # closing the window waits this long for a cancelled retrain to clean up
+
+
+def time_left_text(seconds: float | None) -> str:
+    if seconds is None:
+        return "estimating the time left…"
+    if seconds >= 90:
+        return f"about {round(seconds / 60)} min left"
+    return f"about {max(5, round(seconds / 5) * 5)} s left"
+
+
+class RetrainStatus(QWidget):
+    """The status-bar job of a retrain: one bar (0 to PhasedProgress.SCALE), the phase, the time left
+    (from the share done and the time gone, refreshed every second) and Cancel."""
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.bar = QProgressBar()
+        self.bar.setRange(0, PhasedProgress.SCALE)
+        self.bar.setFixedWidth(200)
+        self.bar.setTextVisible(True)
+        self.left = QLabel()
+        self.cancel_button = QPushButton("Cancel retrain")
+        self.cancel_button.setFlat(True)
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        for widget in (self.bar, self.left, self.cancel_button):
+            layout.addWidget(widget)
+        self.clock = QElapsedTimer()
+        self.ticker = QTimer(self)
+        self.ticker.setInterval(1000)
+        self.ticker.timeout.connect(self.refresh)
+        self.fraction = 0.0
+        self.message = "starting"
+
+    def begin(self) -> None:
+        self.fraction, self.message = 0.0, "starting"
+        self.bar.setValue(0)
+        self.cancel_button.setEnabled(True)
+        self.clock.start()
+        self.ticker.start()
+        self.refresh()
+        self.show()
+
+    def on_progress(self, done: int, total: int, message: str) -> None:
+        if total > 0:
+            self.fraction = min(1.0, done / total)
+            self.bar.setValue(round(self.fraction * self.bar.maximum()))
+        self.message = message or self.message
+        self.refresh()
+
+    def remaining_seconds(self) -> float | None:
+        elapsed = self.clock.elapsed() / 1000 if self.clock.isValid() else 0.0
+        if self.fraction < 0.01 or elapsed < 2:
+            return None
+        return elapsed * (1 - self.fraction) / self.fraction
+
+    def refresh(self) -> None:
+        self.bar.setFormat("Retraining %p%")
+        shown = (
+            self.message if len(self.message) <= MESSAGE_CHARS else self.message[: MESSAGE_CHARS - 1] + "…"
+        )
+        self.left.setText(f"{time_left_text(self.remaining_seconds())} · {shown}")
+        self.left.setToolTip(self.message)
+
+    def cancelling(self) -> None:
+        self.cancel_button.setEnabled(False)
+        self.message = "cancelling; the models in force stay as they are"
+        self.refresh()
+
+    def end(self) -> None:
+        self.ticker.stop()
+        self.hide()
+
+
+class BackgroundRetrainMixin:
+    """Mixed into `MainWindow`: needs its project, link service, status bar and `_track`."""
+
+    retrain_job: Job | None = None
+    retrain_status: RetrainStatus | None = None
+    retrain_summary: RetrainSummary | None = None
+    relink_job: Job | None = None
+
+    def start_retrain(self, options: dict) -> Job | None:
+        """Run `core.learn.retrain.retrain(**options)` in the background; one retrain at a time."""
+        from core.learn.retrain import retrain
+
+        if self.retrain_job is not None:
+            self.statusBar().showMessage("a retrain is already running", 4000)
+            return None
+        if self.retrain_status is None:
+            self.retrain_status = RetrainStatus(self)
+            self.retrain_status.cancel_button.clicked.connect(self.cancel_retrain)
+            self.statusBar().addWidget(self.retrain_status)
+        status = self.retrain_status
+
+        def work(progress, cancel) -> RetrainReport:
+            return retrain(self.project, progress=progress, cancel=cancel, **options)
+
+        job = run_in_thread(work, "retraining")
+        self.retrain_job = job
+        status.begin()
+        job.signals.progress.connect(status.on_progress)
+        job.signals.returned.connect(self._on_retrained)
+        job.signals.errored.connect(lambda exc: show_error(self, exc, context="retraining"))
+        job.signals.cancelled.connect(
+            lambda: self.statusBar().showMessage(
+                "Retraining cancelled: the models in force are unchanged.", 10000
+            )
+        )
+        job.signals.finished.connect(lambda: self._retrain_ended(job))
+        log.info("retraining in the background: %s", options)
+        return job
+
+    def cancel_retrain(self) -> None:
+        if self.retrain_job is not None:
+            self.retrain_job.cancel()
+            if self.retrain_status is not None:
+                self.retrain_status.cancelling()
+
+    def stop_retrain(self) -> None:
+        """On close: cancel a running retrain and let it remove its scratch folder before the project
+        closes (the models in force are untouched either way)."""
+        job = self.retrain_job
+        if job is not None:
+            job.cancel()
+            if job.is_running:  # one not started yet sees the token first thing
+                job.done.wait(RETRAIN_STOP_WAIT_S)
+
+    def _retrain_ended(self, job: Job) -> None:
+        if self.retrain_job is job:
+            self.retrain_job = None
+            if self.retrain_status is not None:
+                self.retrain_status.end()
+
+    def _on_retrained(self, report: RetrainReport) -> None:
+        summary = RetrainSummary(report, self)
+        summary.promoteRequested.connect(self.promote_versions)
+        summary.rollbackRequested.connect(self.roll_back_models)
+        self.retrain_summary = summary
+        summary.show()
+        if any(r.promoted for r in report.kinds.values()):  # the promotion rule put some in force
+            self._relink(None, "relinking with the retrained models")
+
+    def promote_versions(self, versions: dict) -> Job:
+        from core.learn.promotion import promote_versions
+
+        return self._relink(lambda: promote_versions(self.project, versions), "relinking after the promotion")
+
+    def roll_back_models(self, kinds: list) -> Job:
+        from core.learn.retrain import rollback
+
+        return self._relink(
+            lambda: {kind: rollback(self.project, kind) for kind in kinds}, "relinking after the rollback"
+        )
+
+    def _relink(self, change, title: str) -> Job:
+        """The change (in the link service's worker), then the unreviewed documents relinked."""
+        first = [self.doc.doc_id] if self.doc is not None else []
+        job = self.service.change_models(change, first=first)
+        self.relink_job = job
+        self._track(job, title)
+        job.signals.returned.connect(lambda _result: self._update_models_label())
+        return job

@@ -1,0 +1,63 @@
+"""What a retrain will do on this machine, decided before it starts: which models are worth training
+here, and the phases its one progress bar runs through.
+
+The cross-encoder reranker is a BERT-sized model: on a GPU a few minutes of fine-tuning cover several
+epochs, on a CPU the same budget covers a small fraction of one epoch (issue 12 reports 0.06 of an
+epoch in the default 240 s), which cannot improve it. So it is proposed only where a GPU is
+there; the curator may still tick it.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+log = logging.getLogger(__name__)
+
+# Shares of one model's training budget that the steps around training are expected to take.
+PREPARE_SHARE = 0.05  # pruning and indexing curator synonyms, building the training set
+RETRIEVER_EVAL_SHARE = 0.25  # indexing the KB with the new retriever, scoring the held-out slice
+RERANKER_CANDIDATES_SHARE = 0.15  # the retriever's candidates for the training documents
+RERANKER_EVAL_SHARE = 0.15
+RANKER_SHARE = 0.10  # the learned ranker fits in seconds
+
+
+@dataclass(frozen=True)
+class RerankerAdvice:
+    """Whether to train the reranker by default here, and the sentence that says why."""
+
+    worthwhile: bool
+    reason: str
+
+
+def reranker_advice(device: str = "auto") -> RerankerAdvice:
+    """Train the reranker by default only when it would run on a GPU."""
+    import torch
+
+    if device != "cpu" and torch.cuda.is_available():
+        name = torch.cuda.get_device_name(0)
+        return RerankerAdvice(True, f"the reranker trains on the GPU ({name})")
+    why = "no GPU is available" if device != "cpu" else "the device setting is CPU"
+    return RerankerAdvice(
+        False,
+        f"reranker off by default: {why}, and on a CPU the training budget covers only a small "
+        "fraction of an epoch, too little to improve it",
+    )
+
+
+def retrain_phases(kinds: Sequence[str], max_seconds: float) -> list[tuple[str, float]]:
+    """(phase, expected seconds) in the order `retrain` runs them, for `core.progress.PhasedProgress`."""
+    budget = max(1.0, float(max_seconds))
+    phases = [("preparing", PREPARE_SHARE * budget)]
+    if "retriever" in kinds:
+        phases += [("retriever: training", budget), ("retriever: evaluating", RETRIEVER_EVAL_SHARE * budget)]
+    if "reranker" in kinds:
+        phases += [
+            ("reranker: candidates", RERANKER_CANDIDATES_SHARE * budget),
+            ("reranker: training", budget),
+            ("reranker: evaluating", RERANKER_EVAL_SHARE * budget),
+        ]
+    if "ranker" in kinds:
+        phases.append(("ranker", RANKER_SHARE * budget))
+    return phases

@@ -1,0 +1,108 @@
+"""Retraining in the background of the real desk window on the demo project (tiny budgets): a decision
+is stored while the retrain runs, Cancel keeps the models in force, and promoting from the summary
+relinks the unreviewed documents (the open one first) while reviewed mentions keep their decisions."""
+
+from __future__ import annotations
+
+from sqlalchemy import select
+
+from core.housekeeping import SCRATCH_PREFIX
+from core.store.schema import SuggestionRow
+
+TINY = {"kinds": ("retriever",), "promote": "never", "held_out_fraction": 0.34, "device": "cpu"}
+
+
+def decide_all_but_open(window, project) -> dict[int, tuple[str, str]]:
+    """Accept the gold link of every mention outside the open document; returns the decisions."""
+    for document, ids in project.documents_with_mention_ids():
+        if document.doc_id == window.doc.doc_id:
+            continue
+        for mention, mention_id in zip(document.mentions, ids, strict=True):
+            if len(mention.concept_ids) == 1:
+                project.record_decision(mention_id, "accept", concept_id=mention.concept_id, curator="ann")
+    return {m: (d.action, d.concept_id) for m, d in project.current_decisions().items()}
+
+
+def stored_versions(project) -> dict[int, set[str]]:
+    """mention id -> retriever versions of its stored suggestion rows, read straight from the table."""
+    with project.session() as session:
+        rows = session.execute(select(SuggestionRow.mention_id, SuggestionRow.retriever_version)).all()
+    found: dict[int, set[str]] = {}
+    for mention_id, version in rows:
+        found.setdefault(mention_id, set()).add(version)
+    return found
+
+
+def test_curation_goes_on_while_retraining_and_cancel_keeps_models(window, demo_project, qtbot):
+    decide_all_but_open(window, demo_project)
+    versions = [(v.kind, v.version, v.status) for v in demo_project.model_versions()]
+    folders = sorted(p.name for p in (demo_project.models_dir / "retriever").iterdir())
+    job = window.start_retrain({**TINY, "max_seconds": 60.0, "epochs": 50})
+    status = window.retrain_status
+    assert status.isVisible() and window.isEnabled()
+    qtbot.waitUntil(lambda: status.message.startswith("retriever: training"), timeout=120_000)
+
+    mention_id = window.current_mention_id()
+    assert mention_id not in demo_project.current_decisions()
+    assert window.accept_rank(1)
+    qtbot.waitUntil(lambda: mention_id in demo_project.current_decisions(), timeout=20_000)
+    assert not job.done.is_set()  # the decision was stored while the retrain ran
+    assert demo_project.current_decisions()[mention_id].curator == "tester"
+    qtbot.waitUntil(lambda: "left" in status.left.text(), timeout=20_000)  # a time estimate
+    assert 0 < status.bar.value() < status.bar.maximum()
+
+    with qtbot.waitSignal(job.signals.finished, timeout=120_000):
+        status.cancel_button.click()
+    assert [(v.kind, v.version, v.status) for v in demo_project.model_versions()] == versions
+    assert sorted(p.name for p in (demo_project.models_dir / "retriever").iterdir()) == folders
+    assert not any(
+        p.name.startswith(SCRATCH_PREFIX) for p in (demo_project.models_dir / "retriever").iterdir()
+    )
+    assert window.retrain_job is None and not status.isVisible() and window.retrain_summary is None
+    assert "unchanged" in window.statusBar().currentMessage()
+
+
+def test_promotion_from_the_summary_relinks_unreviewed_documents(window, demo_project, qtbot):
+    decisions = decide_all_but_open(window, demo_project)
+    old = demo_project.active_model("retriever").version
+    open_doc = window.doc.doc_id
+    job = window.start_retrain({**TINY, "max_seconds": 2.0, "epochs": 1})
+    progress: list[int] = []
+    job.signals.progress.connect(lambda done, _total, _message: progress.append(done))
+    qtbot.waitUntil(lambda: window.retrain_summary is not None, timeout=180_000)
+    summary = window.retrain_summary
+    report = summary.report
+    new = report.kinds["retriever"].version
+    assert progress == sorted(progress) and progress[-1] == 1000  # one bar, never restarting
+    assert summary.isVisible() and not summary.isModal()
+    assert summary.table.item(0, 0).text() == "retriever" and summary.table.item(0, 1).text() == "acc@1"
+    assert summary.table.item(0, 3).text() == f"{report.kinds['retriever'].new['acc@1']:.2f}"
+    history = report.kinds["retriever"].history
+    line = summary.figure.axes[0].lines[0]
+    assert len(history) >= 2 and list(line.get_xdata()) == [h["epoch"] for h in history]  # every epoch
+    assert demo_project.active_model("retriever").version == old  # nothing in force before the click
+
+    unreviewed = {m for _, ids in demo_project.documents_with_mention_ids() for m in ids} - set(decisions)
+    assert unreviewed and all(stored_versions(demo_project)[m] == {old} for m in unreviewed)
+    chunks: list[list[str]] = []
+    window.service.chunkLinked.connect(lambda chunk: chunks.append(chunk.doc_ids))
+    summary.promote_button.click()
+    relink = window.relink_job
+    qtbot.waitUntil(relink.done.is_set, timeout=120_000)
+    qtbot.waitUntil(lambda: new in window.models_label.text(), timeout=10_000)
+
+    assert demo_project.active_model("retriever").version == new
+    assert chunks and chunks[0] == [open_doc]  # the open document first
+    after = stored_versions(demo_project)
+    assert all(after[m] == {new} for m in unreviewed)
+    assert all(after[m] == {old} for m in decisions if m in after)  # reviewed: left as decided on
+    assert {m: (d.action, d.concept_id) for m, d in demo_project.current_decisions().items()} == decisions
+    stored = demo_project.suggestions_for(window.mention_ids)
+    assert all(window.suggestions[m] == stored[m] for m in window.mention_ids)  # the open document refreshed
+
+    summary.rollback_button.click()  # back to the old version: relinked again
+    qtbot.waitUntil(
+        lambda: window.relink_job is not relink and window.relink_job.done.is_set(), timeout=120_000
+    )
+    assert demo_project.active_model("retriever").version == old
+    assert all(stored_versions(demo_project)[m] == {old} for m in unreviewed)

@@ -1,0 +1,87 @@
+"""Promotion relinks: after a new retriever version is put in force, every unreviewed mention's stored
+suggestions come from it, while reviewed mentions keep their decisions and the suggestions they were
+decided on (core job shared by `curalink promote` / `retrain` and the desk)."""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+from sqlalchemy import select  # noqa: E402
+
+from app.cli import main  # noqa: E402
+from core.learn.promotion import promote_and_relink, unreviewed  # noqa: E402
+from core.learn.retrain import retrain  # noqa: E402
+from core.store.schema import SuggestionRow  # noqa: E402
+
+TINY = {"max_seconds": 2.0, "epochs": 1, "held_out_fraction": 0.34, "device": "cpu"}
+
+
+def stored_versions(project) -> dict[int, set[str]]:
+    """mention id -> retriever versions of its stored suggestion rows, read straight from the table."""
+    with project.session() as session:
+        rows = session.execute(select(SuggestionRow.mention_id, SuggestionRow.retriever_version)).all()
+    found: dict[int, set[str]] = {}
+    for mention_id, version in rows:
+        found.setdefault(mention_id, set()).add(version)
+    return found
+
+
+def review_first_document(project) -> list[int]:
+    """Accept the gold link of every mention of the first document (curator 'ann')."""
+    document, ids = next(project.documents_with_mention_ids())
+    for mention, mention_id in zip(document.mentions, ids, strict=True):
+        project.record_decision(mention_id, "accept", concept_id=mention.concept_id, curator="ann")
+    return ids
+
+
+def trained_candidate(project) -> str:
+    """A retriever version registered but not in force (rule 'never'), learnt from every other mention
+    still open (curator 'bob'); the rest stay unreviewed."""
+    decided = set(project.current_decisions())
+    for document, ids in project.documents_with_mention_ids():
+        for index, (mention, mention_id) in enumerate(zip(document.mentions, ids, strict=True)):
+            if index % 2 == 0 and len(mention.concept_ids) == 1 and mention_id not in decided:
+                project.record_decision(mention_id, "accept", concept_id=mention.concept_id, curator="bob")
+    report = retrain(project, kinds=("retriever",), promote="never", **TINY)
+    return report.kinds["retriever"].version
+
+
+def test_promotion_relinks_unreviewed_mentions_only(demo):
+    old = demo.active_model("retriever").version
+    reviewed = review_first_document(demo)
+    before_versions = stored_versions(demo)
+    before_reviewed = {m: demo.suggestions_for([m])[m] for m in reviewed}
+    new = trained_candidate(demo)
+    assert new != old and demo.active_model("retriever").version == old
+    decisions_before = {m: (d.action, d.concept_id) for m, d in demo.current_decisions().items()}
+    work = unreviewed(demo)
+    assert work.mention_ids and not work.mention_ids & set(reviewed)
+    assert all(before_versions[m] == {old} for m in work.mention_ids)
+
+    changed, summary = promote_and_relink(demo, {"retriever": new}, device="cpu")
+
+    assert changed == {"retriever": new} and demo.active_model("retriever").version == new
+    assert summary.mentions == len(work.mention_ids)
+    after = stored_versions(demo)
+    assert all(after[m] == {new} for m in work.mention_ids)
+    assert all(after[m] == {old} for m in decisions_before)  # decided on the old suggestions: kept
+    assert {m: demo.suggestions_for([m])[m] for m in reviewed} == before_reviewed
+    assert {m: (d.action, d.concept_id) for m, d in demo.current_decisions().items()} == decisions_before
+
+
+def test_cli_promote_relinks(demo, capsys):
+    old = demo.active_model("retriever").version
+    new = trained_candidate(demo)
+    open_ids = unreviewed(demo).mention_ids
+    demo.close()
+    assert main(["-p", str(demo.path), "promote", "retriever", new, "--device", "cpu"]) == 0
+    assert "relinked" in capsys.readouterr().out
+    from core.store import Project
+
+    with Project.open(demo.path) as project:
+        after = stored_versions(project)
+        assert project.active_model("retriever").version == new
+        assert open_ids and all(after[m] == {new} for m in open_ids)
+        assert old != new
