@@ -4,7 +4,7 @@
 #  2. the packaged desk starts under Xvfb on it: xdotool sees the "Curalink" window, and the app's own
 #     `--smoke` check says the window, the first suggestions and the models were up (time-boxed);
 #  3. projects cross over: the venv links a project the package made, and the package one the venv made,
-#     each giving exactly the stored suggestions (read with sqlite3, not with Curalink);
+#     each writing anew exactly the stored suggestions (read with sqlite3, not with Curalink);
 #  4. with no writable home the packaged app prints one line and no traceback.
 # X: Xvfb and xdotool are installed with apt-get when missing and this runs as root (CI); otherwise the
 # desk check is skipped with the reason (SMOKE_REQUIRE_X=1 makes that a failure). Step 3 is skipped when
@@ -90,6 +90,10 @@ suggestions() {  # mention, rank, concept of every stored suggestion, read with 
 rows = sqlite3.connect(sys.argv[1]).execute("select mention_id, rank, concept_id from suggestions order by 1, 2")
 print("\n".join(" ".join(map(str, row)) for row in rows))' "$1/curalink.db"
 }
+stamp() {  # when the newest suggestion was stored: a relink must write them anew
+    "$PY" -c 'import sqlite3, sys
+print(sqlite3.connect(sys.argv[1]).execute("select max(created_at) from suggestions").fetchone()[0])' "$1/curalink.db"
+}
 if [ -x "$PY" ]; then
     say "3. the venv and the package open each other's projects"
     "$PY" -m app.cli demo --out "$work/demo-venv" --train-seconds "$TRAIN" > "$work/demo-venv.log" 2>&1 \
@@ -97,11 +101,13 @@ if [ -x "$PY" ]; then
     for pair in "demo-venv:$APP" "demo-pkg:$PY -m app.cli"; do
         project=$work/${pair%%:*}
         suggestions "$project" > "$work/before.txt"
+        before_stamp=$(stamp "$project")
         [ -s "$work/before.txt" ] || fail "${pair%%:*} holds no suggestions"
         ${pair#*:} -p "$project" stats --json > "$work/stats.json" || fail "${pair#*:} stats on ${pair%%:*}"
         ${pair#*:} -p "$project" link > "$work/link.log" 2>&1 \
             || { tail -20 "$work/link.log" >&2; fail "${pair#*:} link on ${pair%%:*}"; }
         suggestions "$project" > "$work/after.txt"
+        [ "$(stamp "$project")" != "$before_stamp" ] || fail "${pair#*:} link rewrote no suggestion"
         cmp -s "$work/before.txt" "$work/after.txt" || fail "${pair#*:} relinked ${pair%%:*} differently"
         say "${pair%%:*} opened and relinked by ${pair#*:}: $(wc -l < "$work/after.txt") suggestions, identical"
     done
