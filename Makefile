@@ -26,8 +26,9 @@ demo: $(STAMP)
 	@if [ -n "$$DISPLAY$$WAYLAND_DISPLAY" ]; then $(BIN)/curalink; \
 	else echo "No display here: open the desk later with $(BIN)/curalink"; fi
 
+# Installs only the `package` extra (PyInstaller) into the venv: `-e '.[package]'` would reinstall Curalink.
 package: $(STAMP)
-	$(BIN)/pip install --quiet -c $(TORCH_CONSTRAINTS) -e '.[package]'
+	$(BIN)/pip install --quiet -c $(TORCH_CONSTRAINTS) 'curalink[package]'
 	$(BIN)/pyinstaller --noconfirm --distpath dist --workpath build/pyinstaller packaging/curalink.spec
 
 test: $(STAMP)

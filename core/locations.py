@@ -149,7 +149,7 @@ def packaged_model_folder(name: str = DEFAULT_PACKAGED_MODEL) -> Path:
         if (folder / "config.json").is_file():
             return folder
         looked.append(str(folder))
-    except ImportError:
+    except (ImportError, AttributeError):  # AttributeError: a bare folder of that name, not the package
         looked.append(f"the Python package {module_name} (not installed)")
     frozen = getattr(sys, "_MEIPASS", None)
     if frozen:

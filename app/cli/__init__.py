@@ -28,6 +28,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="curalink", description="Biomedical entity linking assistant.")
     parser.add_argument("-p", "--project", help="project folder")
     parser.add_argument("--log-level", default="INFO", help="DEBUG, INFO, WARNING or ERROR")
+    parser.add_argument(
+        "--smoke",
+        type=float,
+        metavar="SECONDS",
+        help="open the desk, print its start-up times as JSON once it is usable, quit (fail after SECONDS)",
+    )
     commands = parser.add_subparsers(dest="command")
     for module in (project_commands, model_commands, bench_commands):
         module.register(commands)
@@ -38,15 +44,14 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     configure_logging(args.log_level)
-    if not getattr(args, "handler", None):
-        if args.command is None and importlib.util.find_spec("app.gui.launch") is not None:
-            from app.gui.launch import launch_gui
-
-            return launch_gui(Path(args.project) if args.project else None)
-        parser.print_help()
-        return EXIT_ERROR
+    handler = getattr(args, "handler", None)
+    if handler is None:
+        if args.command is not None or importlib.util.find_spec("app.gui.launch") is None:
+            parser.print_help()
+            return EXIT_ERROR
+        handler = _launch_desk
     try:
-        return args.handler(args)
+        return handler(args)
     except Cancelled:
         stderr.print(Text("cancelled: the project is as it was before this command", style="yellow"))
         return EXIT_CANCELLED
@@ -56,6 +61,13 @@ def main(argv: list[str] | None = None) -> int:
     except CuralinkError as exc:
         stderr.print(Text("error: ", style="red") + Text(escape_controls(str(exc))))
         return EXIT_ERROR
+
+
+def _launch_desk(args) -> int:
+    """No subcommand: the desktop app (its start-up errors print like any command's)."""
+    from app.gui.launch import launch_gui
+
+    return launch_gui(Path(args.project) if args.project else None, smoke_seconds=args.smoke)
 
 
 if __name__ == "__main__":

@@ -129,19 +129,34 @@ def _fatal(exc: BaseException, context: str) -> None:
     box.finished.connect(QApplication.quit)
 
 
-def launch_gui(project_path: Path | None, *, demo_train_seconds: float | None = None) -> int:
+def launch_gui(
+    project_path: Path | None, *, demo_train_seconds: float | None = None, smoke_seconds: float | None = None
+) -> int:
     """Run the application until its last window closes; the exit status for the CLI.
 
     Without a project (and no last one), the demo is built first with `demo_train_seconds` of
-    retriever training (the demo's default when None)."""
+    retriever training (the demo's default when None). With `smoke_seconds`, quit once the desk is
+    usable and print its start-up times (app.gui.smoke). No writable settings folder (or, for the demo,
+    data folder) raises NoWritableHome before any window: the CLI prints it as one line."""
     from app.gui.dialogs import show_error
-    from app.gui.settings import AppSettings
+    from app.gui.settings import AppSettings, require_writable, settings_folder
 
-    app = application()
+    require_writable(settings_folder(), "settings")
     settings = AppSettings()
     target = project_path or settings.last_project
+    opening = target is not None and (Path(target) / "curalink.db").is_file()
+    if not opening and project_path is None:
+        from app.demo import default_demo_path
+
+        require_writable(default_demo_path().parent, "demo project")
+    app = application()
+    watcher = None
+    if smoke_seconds is not None:
+        from app.gui.smoke import watch
+
+        watcher = watch(app, smoke_seconds)
     try:
-        if target is not None and (Path(target) / "curalink.db").is_file():
+        if opening:
             open_project_window(Path(target), settings)
         elif project_path is not None:
             from core.errors import ProjectError
@@ -151,6 +166,9 @@ def launch_gui(project_path: Path | None, *, demo_train_seconds: float | None = 
             start_with_demo(settings, train_seconds=demo_train_seconds)
     except Exception as exc:  # noqa: BLE001 - the curator sees a dialog, the log gets the trace
         log.exception("could not start")
+        if watcher is not None:
+            watcher.finish(1, f"could not start: {exc}")
+            return 1
         box = show_error(None, exc, context="starting Curalink")
         box.finished.connect(app.quit)
     return app.exec()

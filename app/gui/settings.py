@@ -3,11 +3,46 @@
 from __future__ import annotations
 
 import getpass
+import os
+import tempfile
 from pathlib import Path
 
-from PySide6.QtCore import QSettings
+from PySide6.QtCore import QSettings, QStandardPaths
+
+from core.errors import CuralinkError
 
 DEVICES = ("auto", "cpu", "cuda")
+
+
+class NoWritableHome(CuralinkError):
+    """The desk has nowhere to keep its settings (or to build the demo project)."""
+
+
+def require_writable(folder: Path | None, what: str) -> Path:
+    """`folder`, created if need be, once a file could be made in it; else NoWritableHome in one line.
+
+    Checked before the first window: without it Qt drops every setting silently, and a first start
+    fails deep inside the demo build with a traceback."""
+    home = os.environ.get("HOME") or "(unset)"
+    remedy = "set HOME (or the XDG_* folders) to a writable folder"
+    if folder is None:
+        raise NoWritableHome(f"no folder for the {what} (HOME={home}); {remedy}")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        raise NoWritableHome(
+            f"cannot write the {what} folder {folder}: {reason} (HOME={home}); {remedy}"
+        ) from None
+    return folder
+
+
+def settings_folder() -> Path | None:
+    """Where QSettings("Curalink", "Curalink") keeps its file on this system (None: Qt knows none)."""
+    base = QStandardPaths.writableLocation(QStandardPaths.StandardLocation.GenericConfigLocation)
+    return Path(base) / "Curalink" if base else None
 
 
 class AppSettings:
