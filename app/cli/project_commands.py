@@ -14,7 +14,8 @@ from app.cli.output import open_project, print_json, stdout
 from app.console import cancellable, progress_bar
 from core.errors import CuralinkError
 
-CORPUS_FORMATS = ("pubtator", "bioc-xml", "bioc-json", "brat", "jsonl", "text")
+CORPUS_FORMATS = ("pubtator", "bioc-xml", "bioc-json", "brat", "jsonl", "text", "pubmed-xml", "jats")
+EXPORT_FORMATS = ("pubtator", "bioc-xml", "bioc-json", "brat", "jsonl", "text")  # the others are read-only
 
 
 def cmd_init(args) -> int:
@@ -222,7 +223,7 @@ def cmd_export(args) -> int:
     from core.formats import FormatReport, get_format, write_corpus
     from core.store.curation import curated_documents
 
-    get_format(args.format)
+    get_format(args.format, args.out, writing=True)
     report = FormatReport()
     with open_project(args) as project:
         documents = curated_documents(
@@ -330,7 +331,7 @@ def register(commands) -> None:
         description=EXPORT_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    export.add_argument("--format", required=True, metavar="{" + ",".join(CORPUS_FORMATS) + "}")
+    export.add_argument("--format", required=True, metavar="{" + ",".join(EXPORT_FORMATS) + "}")
     export.add_argument("--out", required=True)
     export.add_argument(
         "--accepted-only",
