@@ -187,6 +187,14 @@ def cmd_corpus_import(args) -> int:
         )
     for line in report.loss_lines():
         stdout.print(f"  not kept: {line}")
+    if report.deletion_count:
+        held = [d.doc_id for d in report.deletions if d.in_file]
+        stdout.print(
+            f"  {report.deletion_count} citation(s) deleted by the file (DeleteCitation): "
+            + _ids([d.doc_id for d in report.deletions])
+            + f"; {len(held)} of them were in the file and were not imported; documents with these ids "
+            f"already in the project are kept (never deleted by an import), each listed in {written}"
+        )
     return 0
 
 
@@ -212,7 +220,7 @@ def _problem_report(project, path: Path, report) -> Path | None:
     """Write the list of skipped items next to the project's logs; returns its path (None if none)."""
     from core.formats import write_problem_report
 
-    if not report.problem_count and not report.duplicates:
+    if not report.problem_count and not report.duplicates and not report.deletions:
         return None
     stamp = time.strftime("%Y%m%d-%H%M%S")
     name = re.sub(r"[^A-Za-z0-9._-]", "_", path.name)

@@ -43,6 +43,7 @@ FORMAT = "pubmed-xml"
 _ITEMS = ("PubmedArticle", "PubmedBookArticle", "DeleteCitation")
 _YEAR = re.compile(r"\b(1[6-9]\d\d|2\d\d\d)\b")
 _CHUNK = 1 << 20
+_MAX_PARTIAL = 1 << 16  # an unfinished <PMID> carried to the next chunk; beyond this it is not a PMID
 _OPEN = b"<DeleteCitation"
 _CLOSE = b"</DeleteCitation>"
 _PMID = re.compile(rb"<PMID\b[^>]*>\s*([^<\s]*)\s*</PMID>")
@@ -167,7 +168,7 @@ def prescan_deletions(path: Path) -> set[str]:
                     cut = last if last >= 0 else max(0, len(region) - len(_CLOSE))
                 found.update(m.group(1).decode("ascii", "replace") for m in _PMID.finditer(region, 0, cut))
                 if end < 0:
-                    carry = region[cut:] if len(region) - cut < _CHUNK else b""
+                    carry = region[cut:] if len(region) - cut < _MAX_PARTIAL else b""
                     break
                 inside, position = False, end + len(_CLOSE)
     return found
