@@ -8,7 +8,6 @@ libxml2 refuses an expansion that amplifies the input (a "billion laughs" file).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -20,8 +19,6 @@ from core.formats.bioc_xml import PARSER_OPTIONS, xml_error
 from core.formats.sniff import looks_like_hint, read_head, xml_root
 
 __all__ = ["PARSER_OPTIONS", "check_root", "flat_text", "lay_out", "syntax_error"]
-
-_SPACE = re.compile(r"\s+")
 
 
 def check_root(path: Path, expected: tuple[str, ...], fmt: str) -> str:
@@ -44,11 +41,13 @@ def flat_text(element: etree._Element | None, skip: frozenset[str] = frozenset()
     whitespace (pretty-printing indentation included) made one space; subtrees tagged `skip` left out."""
     if element is None:
         return ""
+    if not len(element):  # no markup inside: most names and titles
+        return " ".join((element.text or "").split())
     if not skip:
-        return _SPACE.sub(" ", "".join(element.itertext())).strip()
+        return " ".join("".join(element.itertext()).split())
     pieces: list[str] = []
     _collect(element, skip, pieces)
-    return _SPACE.sub(" ", "".join(pieces)).strip()
+    return " ".join("".join(pieces).split())
 
 
 def _collect(element: etree._Element, skip: frozenset[str], pieces: list[str]) -> None:
