@@ -300,3 +300,18 @@ def test_import_without_mentions_and_cli(tmp_path: Path, capsys) -> None:
     assert main([*p, "export", "--format", "pubmed-xml", "--out", str(tmp_path / "x.xml")]) == EXIT_ERROR
     assert "pubmed-xml is read-only" in capsys.readouterr().err
     assert not (tmp_path / "x.xml").exists()
+
+
+def test_real_files_round_trip_through_jsonl_and_the_store(realworld: Path, tmp_path: Path) -> None:
+    from core.formats import write_corpus
+    from core.formats.jsonl import to_json
+
+    docs = [
+        *read_corpus(realworld / "pubmed-29768149.xml", "pubmed-xml"),
+        *read_corpus(realworld, "jats"),
+    ]
+    write_corpus(docs, tmp_path / "all.jsonl", "jsonl")
+    assert [to_json(d) for d in read_corpus(tmp_path / "all.jsonl", "jsonl")] == [to_json(d) for d in docs]
+    with Project.create(tmp_path / "p") as project:
+        project.import_documents(iter(docs))
+        assert [to_json(project.document(d.doc_id)) for d in docs] == [to_json(d) for d in docs]
