@@ -241,6 +241,11 @@ def test_bad_citations_and_broken_xml(tmp_path: Path) -> None:
     report = FormatReport()
     assert [d.doc_id for d in read_corpus(truncated, "pubmed-xml", report=report)] == ["1"]
     assert "the rest of the file could not be read" in str(report.problems[0])
+    # a gzip stream cut short: refused by the DeleteCitation pre-scan, before any citation is read
+    packed = gzip.compress((HEAD + _citation("1", "Good.") * 200 + "</PubmedArticleSet>\n").encode())
+    (tmp_path / "cut.gz").write_bytes(packed[: len(packed) // 2])
+    with pytest.raises(InputError, match=r"cut.gz: damaged or truncated gzip data"):
+        list(read_corpus(tmp_path / "cut.gz", "pubmed-xml", report=FormatReport()))
 
 
 def test_hostile_xml_is_refused(tmp_path: Path) -> None:

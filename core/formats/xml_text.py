@@ -16,7 +16,8 @@ from lxml import etree
 from core.documents import Infons, Passage
 from core.errors import InputError
 from core.formats.bioc_xml import PARSER_OPTIONS, xml_error
-from core.formats.sniff import looks_like_hint, read_head, xml_root
+from core.formats.files import open_bytes
+from core.formats.sniff import SNIFF_BYTES, looks_like_hint, xml_root
 
 __all__ = ["PARSER_OPTIONS", "check_root", "flat_text", "lay_out", "syntax_error"]
 
@@ -25,14 +26,13 @@ def check_root(path: Path, expected: tuple[str, ...], fmt: str) -> str:
     """The root element's name from the file's first bytes; an InputError when it is not one of
     `expected`. Checked before streaming: an element-filtered iterparse of another kind of XML would
     build the whole tree and report nothing."""
-    root = xml_root(read_head(path))
+    with open_bytes(path) as stream:  # a damaged gzip stream is its own one-line error
+        root = xml_root(stream.read(SNIFF_BYTES))
     if root in expected:
         return root
-    found = f"<{root}>" if root else "no XML root element in the first 8 KB"
+    found = f"the root element is <{root}>" if root else "no XML root element in the first 8 KB"
     raise InputError(
-        path,
-        f"not {fmt}: the root element is {found}, expected <{'> or <'.join(expected)}>"
-        + looks_like_hint(path, fmt),
+        path, f"not {fmt}: {found}, expected <{'> or <'.join(expected)}>" + looks_like_hint(path, fmt)
     )
 
 
