@@ -13,7 +13,7 @@ import pytest
 
 from app.cli import main
 from core.documents import Document, Mention, Passage, Relation, document_from_title_abstract
-from core.formats import FORMATS, bioc_json, bioc_xml, brat, pubtator, read_corpus, write_corpus
+from core.formats import WRITABLE_FORMATS, bioc_json, bioc_xml, brat, pubtator, read_corpus, write_corpus
 from core.store import Project
 
 
@@ -269,7 +269,7 @@ def _detected() -> Document:
     )
 
 
-@pytest.mark.parametrize("fmt", sorted(FORMATS))
+@pytest.mark.parametrize("fmt", sorted(WRITABLE_FORMATS))
 def test_every_writer_output_reads_back(tmp_path: Path, fmt: str) -> None:
     out = tmp_path / ("out.txt" if fmt == "pubtator" else "out")
     document = _detected()

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from core.errors import InputError
-from core.formats import read_corpus, write_corpus
+from core.formats import FORMATS, read_corpus, write_corpus
 from core.formats.jsonl import to_json
 from core.formats.report import FormatReport
 from core.store import Project
@@ -128,10 +128,10 @@ def test_realworld_file(
 @pytest.mark.parametrize(
     ("name", "fmt"), [("pubmed/pubmed-29768149.xml", "pubmed-xml"), ("pubmed/pone.0046493.nxml", "jats")]
 )
-def test_pubmed_and_jats_are_refused_as_unknown_formats(realworld: Path, name: str, fmt: str) -> None:
-    with pytest.raises(InputError, match=f"unknown corpus format '{fmt}': .* not supported yet"):
-        read_corpus(realworld / name, fmt)
-    with pytest.raises(
-        InputError, match="not BioC XML: the root element is .* not supported yet; unknown format"
-    ):
-        list(read_corpus(realworld / name, "bioc-xml"))
+def test_pubmed_and_jats_read_and_point_away_from_bioc(realworld: Path, name: str, fmt: str) -> None:
+    (document,) = read_corpus(realworld / name, fmt)  # details: tests/test_formats_pubmed.py
+    assert document.mentions == ()
+    with pytest.raises(InputError, match=f"given as bioc-xml, but the file looks like {fmt}"):
+        read_corpus(realworld / name, "bioc-xml")
+    with pytest.raises(InputError, match=f"not BioC XML: the root element is .*try --format {fmt}"):
+        list(FORMATS["bioc-xml"].read(realworld / name))

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from core.errors import InputError
-from core.formats import FORMATS, guess_format, read_corpus, write_corpus
+from core.formats import FORMATS, WRITABLE_FORMATS, guess_format, read_corpus, write_corpus
 
 
 @pytest.fixture
@@ -28,8 +28,26 @@ SAMPLES = {
 
 
 def test_registry_names() -> None:
-    assert set(FORMATS) == {"pubtator", "bioc-xml", "bioc-json", "brat", "jsonl", "text"}
+    assert set(FORMATS) == {
+        "pubtator",
+        "bioc-xml",
+        "bioc-json",
+        "brat",
+        "jsonl",
+        "text",
+        "pubmed-xml",
+        "jats",
+    }
+    assert set(WRITABLE_FORMATS) == set(FORMATS) - {"pubmed-xml", "jats"}
     assert FORMATS["brat"].folder and not FORMATS["pubtator"].folder
+
+
+@pytest.mark.parametrize("fmt", ["pubmed-xml", "jats"])
+def test_read_only_formats_refuse_export(formats_dir: Path, tmp_path: Path, fmt: str) -> None:
+    docs = list(read_corpus(formats_dir / "sample.bioc.xml", "bioc-xml"))
+    with pytest.raises(InputError, match=f"{fmt} is read-only in Curalink .*; export formats: pubtator, "):
+        write_corpus(docs, tmp_path / "out.xml", fmt)
+    assert not (tmp_path / "out.xml").exists()
 
 
 @pytest.mark.parametrize(("name", "expected"), list(SAMPLES.items()))
@@ -93,7 +111,7 @@ def test_read_with_guessing_and_compatible_pairs(formats_dir: Path, tmp_path: Pa
         read_corpus(tmp_path / "mystery")
 
 
-@pytest.mark.parametrize("fmt", sorted(FORMATS))
+@pytest.mark.parametrize("fmt", sorted(WRITABLE_FORMATS))
 def test_write_corpus_every_format(formats_dir: Path, tmp_path: Path, fmt: str) -> None:
     docs = list(read_corpus(formats_dir / "sample.bioc.xml", "bioc-xml"))
     out = tmp_path / ("out.txt" if fmt == "pubtator" else "out")

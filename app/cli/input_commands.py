@@ -1,4 +1,5 @@
-"""`curalink bench bad-inputs` and `curalink bench fuzz`: the bad-input figures of issue 11."""
+"""`curalink bench bad-inputs` and `curalink bench fuzz`: the bad-input figures of issue 11; `curalink
+bench pubmed`: the PubMed reader's speed and memory (issue 15)."""
 
 from __future__ import annotations
 
@@ -76,6 +77,27 @@ def cmd_bench_fuzz(args) -> int:
     return 1 if figures["crashes"] else 0
 
 
+def cmd_bench_pubmed(args) -> int:
+    """Read speed and memory of the PubMed citation reader on a generated gzipped shard."""
+    from core.evaluate.bench_pubmed import bench_pubmed
+
+    with progress_bar("PubMed reader benchmark", quiet=args.json) as bar:
+        result = bench_pubmed(megabytes=args.mb, shard=Path(args.shard) if args.shard else None, progress=bar)
+    if args.json:
+        print_json(result)
+        return 0
+    read, prescan = result["read"], result["prescan"]
+    stdout.print(
+        f"{result['shard']}: {result['uncompressed_mb']} MB of XML ({result['gzip_mb']} MB gzipped)\n"
+        f"read {read['citations']:,} citations in {read['seconds']:.1f} s: {read['citations_per_second']:,} "
+        f"citations/s, {read['uncompressed_mb_per_second']} MB/s; peak memory {read['peak_mb']} MB\n"
+        f"resident memory every tenth of the citations (MB): {read['rss_samples_mb']}\n"
+        f"of which the DeleteCitation pre-scan: {prescan['seconds']:.1f} s, peak {prescan['peak_mb']} MB",
+        markup=False,
+    )
+    return 0
+
+
 def register_bench(bench) -> None:
     """Add the commands under `curalink bench`."""
     bad = bench.add_parser("bad-inputs", help="crafted bad files: one-line errors, store unchanged")
@@ -89,3 +111,10 @@ def register_bench(bench) -> None:
     fuzz.add_argument("--out", help="also write the figures to this JSON file")
     fuzz.add_argument("--json", action="store_true")
     fuzz.set_defaults(handler=cmd_bench_fuzz)
+    pubmed = bench.add_parser("pubmed", help="PubMed citation XML read speed and memory on a generated shard")
+    pubmed.add_argument(
+        "--mb", type=float, default=1000.0, help="uncompressed size of the shard (default 1000)"
+    )
+    pubmed.add_argument("--shard", help="keep the shard here (read it again when it exists)")
+    pubmed.add_argument("--json", action="store_true")
+    pubmed.set_defaults(handler=cmd_bench_pubmed)

@@ -15,7 +15,8 @@ from app.cli.output import open_project, print_json, stdout
 from app.console import cancellable, progress_bar
 from core.errors import CuralinkError
 
-CORPUS_FORMATS = ("pubtator", "bioc-xml", "bioc-json", "brat", "jsonl", "text")
+CORPUS_FORMATS = ("pubtator", "bioc-xml", "bioc-json", "brat", "jsonl", "text", "pubmed-xml", "jats")
+EXPORT_FORMATS = ("pubtator", "bioc-xml", "bioc-json", "brat", "jsonl", "text")  # the others are read-only
 
 
 def cmd_init(args) -> int:
@@ -187,6 +188,14 @@ def cmd_corpus_import(args) -> int:
         )
     for line in report.loss_lines():
         stdout.print(f"  not kept: {line}")
+    if report.deletion_count:
+        held = [d.doc_id for d in report.deletions if d.in_file]
+        stdout.print(
+            f"  {report.deletion_count} citation(s) deleted by the file (DeleteCitation): "
+            + _ids([d.doc_id for d in report.deletions])
+            + f"; {len(held)} of them were in the file and were not imported; documents with these ids "
+            f"already in the project are kept (never deleted by an import), each listed in {written}"
+        )
     return 0
 
 
@@ -212,7 +221,7 @@ def _problem_report(project, path: Path, report) -> Path | None:
     """Write the list of skipped items next to the project's logs; returns its path (None if none)."""
     from core.formats import write_problem_report
 
-    if not report.problem_count and not report.duplicates:
+    if not report.problem_count and not report.duplicates and not report.deletions:
         return None
     stamp = time.strftime("%Y%m%d-%H%M%S")
     name = re.sub(r"[^A-Za-z0-9._-]", "_", path.name)
@@ -223,7 +232,7 @@ def cmd_export(args) -> int:
     from core.formats import FormatReport, get_format, write_corpus
     from core.store.curation import curated_documents
 
-    get_format(args.format)
+    get_format(args.format, args.out, writing=True)
     report = FormatReport()
     with open_project(args) as project:
         documents = curated_documents(
@@ -365,7 +374,7 @@ def register(commands) -> None:
         description=EXPORT_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    export.add_argument("--format", required=True, metavar="{" + ",".join(CORPUS_FORMATS) + "}")
+    export.add_argument("--format", required=True, metavar="{" + ",".join(EXPORT_FORMATS) + "}")
     export.add_argument("--out", required=True)
     export.add_argument(
         "--accepted-only",

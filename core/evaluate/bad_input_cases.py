@@ -255,8 +255,41 @@ _case(
 _case(
     "bioc-xml-control-character", "ctl.xml", "bioc-xml", _bioc_xml(_xml_document(text="a &#1; b")), "line 3"
 )
+# refused before parsing with "looks like pubmed-xml: try --format pubmed-xml" (the file as a whole)
+_case("bioc-xml-pubmed-root", "pubmed.xml", "bioc-xml", '<?xml version="1.0"?>\n<PubmedArticleSet/>\n', None)
+
+# --- PubMed citation XML ------------------------------------------------------------------------
+_PUBMED_HEAD = '<?xml version="1.0"?>\n<PubmedArticleSet>\n'
+_PUBMED_ARTICLE = (
+    "<PubmedArticle><MedlineCitation><PMID>{pmid}</PMID><Article><ArticleTitle>{title}</ArticleTitle>"
+    "</Article></MedlineCitation></PubmedArticle>\n"
+)
 _case(
-    "bioc-xml-pubmed-root", "pubmed.xml", "bioc-xml", '<?xml version="1.0"?>\n<PubmedArticleSet/>\n', "line 2"
+    "pubmed-xml-no-pmid",
+    "nopmid.xml",
+    "pubmed-xml",
+    _PUBMED_HEAD
+    + _PUBMED_ARTICLE.format(pmid="1", title="A.")
+    + _PUBMED_ARTICLE.format(pmid="", title="B.")
+    + "</PubmedArticleSet>\n",
+    "line 4",
+)
+_case(
+    "pubmed-xml-cut-short",
+    "cut.xml",
+    "pubmed-xml",
+    _PUBMED_HEAD
+    + _PUBMED_ARTICLE.format(pmid="1", title="A.")
+    + _PUBMED_ARTICLE.format(pmid="2", title="B")[:90],
+    "line 4",
+)
+_case(
+    "pubmed-xml-external-entity",
+    "entity.xml",
+    "pubmed-xml",
+    '<?xml version="1.0"?>\n<!DOCTYPE PubmedArticleSet [<!ENTITY x SYSTEM "file:///etc/passwd">]>\n'
+    "<PubmedArticleSet>\n" + _PUBMED_ARTICLE.format(pmid="1", title="&x;") + "</PubmedArticleSet>\n",
+    "line 4",
 )
 
 # --- BioC JSON ----------------------------------------------------------------------------------

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-CORPUS_FORMATS = ("pubtator", "bioc-xml", "bioc-json", "brat", "jsonl", "text")
+CORPUS_FORMATS = ("pubtator", "bioc-xml", "bioc-json", "brat", "jsonl", "text", "pubmed-xml", "jats")
 KB_FORMATS = ("mesh-xml", "umls-rrf", "ctd", "medic", "obo", "tsv")
 
 _PUBTATOR = (
@@ -164,6 +164,24 @@ name: part of
 """
 _TSV = "mesh_id\tmesh_name\tsynonyms\ttree_number\nD000001\tCalcimycin\tA-23187|A23187\tD03.633\nD000002\tTemefos\t\tD02\n"
 
+_PUBMED = (
+    '<?xml version="1.0"?>\n<PubmedArticleSet>\n<PubmedArticle><MedlineCitation><PMID Version="1">101</PMID>'
+    "<Article><Journal><JournalIssue><PubDate><Year>2001</Year></PubDate></JournalIssue></Journal>"
+    '<ArticleTitle>Fever in <i>sheep</i>.</ArticleTitle><Abstract><AbstractText Label="AIM">To look.'
+    '</AbstractText><AbstractText Label="RESULTS">H<sub>2</sub>O &#946;.</AbstractText></Abstract></Article>'
+    '<MeshHeadingList><MeshHeading><DescriptorName UI="D1" MajorTopicYN="Y">Fever</DescriptorName>'
+    "</MeshHeading></MeshHeadingList></MedlineCitation></PubmedArticle>\n"
+    "<DeleteCitation><PMID>7</PMID></DeleteCitation>\n</PubmedArticleSet>\n"
+)
+_JATS = (
+    '<article><front><article-meta><article-id pub-id-type="pmc">42</article-id><title-group>'
+    "<article-title>Rift <italic>Valley</italic> fever</article-title></title-group><abstract><sec><title>Aim"
+    '</title><p>To look.</p></sec></abstract></article-meta></front><body><p>Intro.</p><sec sec-type="methods">'
+    '<title>Methods</title><p>Sheep <xref ref-type="bibr">[1]</xref>.<fig><label>Figure 1</label><caption>'
+    "<title>Map.</title><p>Sites.</p></caption></fig></p><table-wrap><caption><p>Counts.</p></caption><table>"
+    "<tr><td>1</td></tr></table></table-wrap></sec></body></article>\n"
+)
+
 # format -> (file name, seed bytes); brat and umls-rrf inputs are folders holding that file
 SEEDS: dict[str, tuple[str, bytes]] = {
     "pubtator": ("corpus.pubtator", _PUBTATOR.encode()),
@@ -172,6 +190,8 @@ SEEDS: dict[str, tuple[str, bytes]] = {
     "brat": ("doc.ann", _BRAT_ANN.encode()),
     "jsonl": ("corpus.jsonl", (json.dumps(_JSONL) + "\n").encode()),
     "text": ("abstract.txt", b"Breast cancer.\n\nA second paragraph\nwith two lines.\n"),
+    "pubmed-xml": ("pubmed.xml", _PUBMED.encode()),
+    "jats": ("article.nxml", _JATS.encode()),
     "mesh-xml": ("desc.xml", _MESH_XML.encode()),
     "umls-rrf": ("MRCONSO.RRF", _MRCONSO.encode()),
     "ctd": ("CTD_diseases.tsv", _CTD.encode()),

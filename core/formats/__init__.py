@@ -1,6 +1,7 @@
 """Corpus formats: one module per format, each a `read(path, report=None) -> Iterator[Document]`
 generator and a `write(docs, path, report=None) -> int` pair; this registry is how the CLI, the store
-and the GUI pick one.
+and the GUI pick one. PubMed citation XML and JATS are read-only (`writable` False): asking to
+export in them is a one-line error before anything is opened.
 
 `read_corpus` checks the file against the requested format first (by extension and first
 bytes), so a wrong `--format` fails with "looks like X" before any parsing. With a `FormatReport`
@@ -16,15 +17,12 @@ from pathlib import Path
 
 from core.documents import Document
 from core.errors import InputError
-from core.formats import bioc_json, bioc_xml, brat, jsonl, pubtator, text
+from core.formats import bioc_json, bioc_xml, brat, jats, jsonl, pubmed_xml, pubtator, text
 from core.formats.report import FormatReport, InvalidItemsError, write_problem_report
 from core.formats.sniff import guess_format
 
 # Formats asked for often that Curalink does not read yet, with what to do instead.
-NOT_YET = {
-    "pubmed-xml": "PubMed citation XML is not supported yet: convert it to BioC (PubTator's BioC API)",
-    "jats": "JATS / PMC full-text XML is not supported yet: use the article's PMC BioC version",
-}
+NOT_YET: dict[str, str] = {}
 
 
 @dataclass(frozen=True)
@@ -34,6 +32,7 @@ class CorpusFormat:
     write: Callable[..., int]
     description: str
     folder: bool = False
+    writable: bool = True
 
 
 FORMATS: dict[str, CorpusFormat] = {
@@ -45,23 +44,42 @@ FORMATS: dict[str, CorpusFormat] = {
         CorpusFormat("brat", brat.read, brat.write, "brat standoff folder of .txt + .ann", folder=True),
         CorpusFormat("jsonl", jsonl.read, jsonl.write, "Curalink JSON lines, lossless"),
         CorpusFormat("text", text.read, text.write, "plain text files, no annotations"),
+        CorpusFormat(
+            "pubmed-xml",
+            pubmed_xml.read,
+            pubmed_xml.write,
+            "PubMed / MEDLINE citation XML (PubmedArticleSet), read-only",
+            writable=False,
+        ),
+        CorpusFormat(
+            "jats", jats.read, jats.write, "JATS / PMC full-text XML (.nxml), read-only", writable=False
+        ),
     )
 }
+WRITABLE_FORMATS = tuple(name for name, f in FORMATS.items() if f.writable)
 
 # Pairs (requested, guessed) that are not a mistake: a brat .txt read as plain text (annotations
 # ignored) and a folder of bare .txt files read as brat (documents without annotations).
 _COMPATIBLE = {("text", "brat"), ("brat", "text")}
 
 
-def get_format(fmt: str, source: Path | str | None = None) -> CorpusFormat:
-    """The registered format, or an InputError (naming `source`) listing the known names."""
+def get_format(fmt: str, source: Path | str | None = None, *, writing: bool = False) -> CorpusFormat:
+    """The registered format, or an InputError (naming `source`) listing the known names; `writing`
+    refuses a read-only format."""
     try:
-        return FORMATS[fmt]
+        found = FORMATS[fmt]
     except KeyError:
         hint = f": {NOT_YET[fmt]}" if fmt in NOT_YET else ""
         raise InputError(
             source, f"unknown corpus format {fmt!r}{hint}; known formats: {', '.join(FORMATS)}"
         ) from None
+    if writing and not found.writable:
+        raise InputError(
+            source,
+            f"{fmt} is read-only in Curalink (it is imported, never exported); export formats: "
+            + ", ".join(WRITABLE_FORMATS),
+        )
+    return found
 
 
 def check_format(path: Path | str, fmt: str) -> None:
@@ -95,11 +113,12 @@ def write_corpus(
     docs: Iterable[Document], path: Path | str, fmt: str, report: FormatReport | None = None
 ) -> int:
     """Write documents in `fmt`; returns how many were written. `report` counts what was not written."""
-    return get_format(fmt).write(docs, Path(path), report=report)
+    return get_format(fmt, path, writing=True).write(docs, Path(path), report=report)
 
 
 __all__ = [
     "FORMATS",
+    "WRITABLE_FORMATS",
     "CorpusFormat",
     "FormatReport",
     "InvalidItemsError",

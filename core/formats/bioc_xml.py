@@ -46,8 +46,9 @@ _COLLECTION_FIELDS = ("source", "date", "key", "version")
 # amplifies the input too much (a "billion laughs" file) without huge_tree.
 PARSER_OPTIONS = {"resolve_entities": "internal", "load_dtd": False, "no_network": True}
 _OTHER_XML = {
-    "PubmedArticleSet": "PubMed citation XML is not supported yet",
-    "article": "JATS / PMC full-text XML is not supported yet",
+    "PubmedArticleSet": "PubMed citation XML: try --format pubmed-xml",
+    "article": "JATS / PMC full-text XML: try --format jats",
+    "pmc-articleset": "JATS / PMC full-text XML: try --format jats",
 }
 
 
@@ -70,7 +71,7 @@ def read(path: Path | str, report: FormatReport | None = None) -> Iterator[Docum
                         raise InputError(
                             path,
                             f"not BioC XML: the root element is <{element.tag}>, expected <collection>"
-                            + (f" ({other}; unknown format)" if other else ""),
+                            + (f" ({other})" if other else ""),
                             line=element.sourceline,
                         )
                     continue

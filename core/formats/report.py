@@ -55,13 +55,27 @@ class Duplicate:
     line: int | None = None
 
 
+@dataclass(frozen=True)
+class Deletion:
+    """A document the file itself says is withdrawn (PubMed's `<DeleteCitation>`): never imported from
+    this file; `in_file` when the file also held it (then left out of the import)."""
+
+    doc_id: str
+    source: str
+    line: int | None = None
+    in_file: bool = False
+
+
 class FormatReport:
-    """Collects problems (items skipped), in-file duplicates and losses (what a format cannot hold)."""
+    """Collects problems (items skipped), in-file duplicates, deletions the file asks for and losses
+    (what a format cannot hold)."""
 
     def __init__(self) -> None:
         self.problems: list[Problem] = []
         self.problem_count = 0
         self.duplicates: list[Duplicate] = []
+        self.deletions: list[Deletion] = []
+        self.deletion_count = 0
         self.losses: Counter[str] = Counter()
 
     def invalid(self, error: InputError) -> None:
@@ -72,6 +86,12 @@ class FormatReport:
 
     def duplicate(self, doc_id: str, source: str | Path, line: int | None = None) -> None:
         self.duplicates.append(Duplicate(doc_id, str(source), line))
+
+    def deletion(self, deletion: Deletion) -> None:
+        """Record a deletion the file asks for (kept item by item up to MAX_KEPT, then counted)."""
+        self.deletion_count += 1
+        if len(self.deletions) < MAX_KEPT:
+            self.deletions.append(deletion)
 
     def lost(self, reason: str, count: int = 1) -> None:
         """Count `count` things not kept for `reason` (a short sentence naming what and why)."""
@@ -140,6 +160,17 @@ def write_problem_report(report: FormatReport, path: Path) -> Path:
                     "" if duplicate.line is None else duplicate.line,
                     f"document {duplicate.doc_id}",
                     "in-file duplicate: repeats an earlier block of the same document exactly; skipped",
+                ]
+            )
+        for deletion in report.deletions:
+            writer.writerow(
+                [
+                    deletion.source,
+                    "" if deletion.line is None else deletion.line,
+                    f"document {deletion.doc_id}",
+                    "deleted by the file (DeleteCitation): "
+                    + ("held in the file too, not imported" if deletion.in_file else "not in the file")
+                    + "; a document with this id already in the project is kept, not deleted",
                 ]
             )
         unlisted = report.problem_count - len(report.problems)

@@ -17,6 +17,12 @@ SNIFF_BYTES = 8192
 
 _PUBTATOR_TITLE = re.compile(r"^[^\t|\s]+\|[ta]\|")
 _PUBTATOR_ANNOTATION = re.compile(r"^[^\t]+\t\d+\t\d+\t[^\t]*\t[^\t]*(\t[^\t]*){0,2}$")
+# XML declarations, processing instructions, comments and a DOCTYPE (with its internal subset) before
+# the root element; then the root element's name.
+_XML_PROLOG = re.compile(rb"\s*(<\?.*?\?>|<!--.*?-->|<!DOCTYPE(\[.*?\]|[^>\[])*>)", re.DOTALL)
+_XML_ROOT = re.compile(rb"\s*<([A-Za-z_][\w.:-]*)")
+# Root elements that are not BioC: PubMed citations, JATS full text (one article, or efetch's set).
+XML_ROOTS = {"PubmedArticleSet": "pubmed-xml", "article": "jats", "pmc-articleset": "jats"}
 
 
 def sniff_bytes(head: bytes) -> str | None:
@@ -27,7 +33,7 @@ def sniff_bytes(head: bytes) -> str | None:
     if not stripped:
         return None
     if stripped.startswith(b"<"):
-        return "bioc-xml"
+        return XML_ROOTS.get(xml_root(stripped) or "", "bioc-xml")
     text = stripped.decode("utf-8", errors="ignore")
     if stripped[:1] in (b"{", b"["):
         return _sniff_json(text)
@@ -42,6 +48,17 @@ def sniff_bytes(head: bytes) -> str | None:
         if error.reason != "unexpected end of data":  # more than a character cut at the sniff boundary
             return None
     return "text"
+
+
+def xml_root(head: bytes) -> str | None:
+    """The root element's name (prefix kept) from a file's first bytes, None when it is not there."""
+    if head.startswith(b"\xef\xbb\xbf"):
+        head = head[3:]
+    position = 0
+    while match := _XML_PROLOG.match(head, position):
+        position = match.end()
+    root = _XML_ROOT.match(head, position)
+    return root.group(1).decode("ascii") if root else None
 
 
 def _sniff_json(text: str) -> str | None:
@@ -70,6 +87,8 @@ def guess_format(path: Path | str) -> str | None:
     """The likely format of a file or folder, or None when nothing fits."""
     path = Path(path)
     if path.is_dir():
+        if any(path.glob("*.nxml")) or any(path.glob("*.nxml.gz")):
+            return "jats"
         if any(path.glob("*.ann")):
             return "brat"
         if any(path.glob("*.txt")):
