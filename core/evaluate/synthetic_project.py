@@ -75,9 +75,7 @@ def write_kb(path: Path, concepts: int, seed: int = 0) -> list[tuple[str, list[s
     return kb
 
 
-def _abstract(
-    rng: random.Random, pmid: int, kb: list[tuple[str, list[str]]], mentions: int
-) -> list[str]:
+def _abstract(rng: random.Random, pmid: int, kb: list[tuple[str, list[str]]], mentions: int) -> list[str]:
     """One PubTator block: title, abstract, and one annotation line per mention (document offsets)."""
     focus = [kb[rng.randrange(len(kb))] for _ in range(3)]  # an abstract is about a few diseases
 
@@ -112,7 +110,9 @@ def _abstract(
             out += rest
         text += out
 
-    fill(rng.choice(("{M} in {cohort}: a cohort study.", "{gene} variants and {m}.", "Outcomes of {m}.")), True)
+    fill(
+        rng.choice(("{M} in {cohort}: a cohort study.", "{gene} variants and {m}.", "Outcomes of {m}.")), True
+    )
     title_length = len(text)
     text += " "
     while len(annotations) < mentions:
@@ -233,9 +233,7 @@ def build_synthetic_project(
         stored = 0
         for suggestions, keys in suggestion_batches(project, kb, seed=seed):
             cancel.raise_if_cancelled()
-            stored += project.store_suggestions(
-                suggestions, computed_for=keys, retriever_version="synthetic"
-            )
+            stored += project.store_suggestions(suggestions, computed_for=keys, retriever_version="synthetic")
             progress(stored, None, f"storing synthetic suggestions ({stored:,} rows)")
     marker.write_text("ok\n", encoding="utf-8")
     return root
