@@ -7,6 +7,7 @@ built once into `--work` and reused; every run measures a fresh copy (decisions 
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import time
@@ -171,6 +172,8 @@ def cmd_bench_desk(args) -> int:
             }
     result["load_end"] = _load()
     result["seconds"] = round(time.perf_counter() - started, 1)
+    if args.out:
+        Path(args.out).write_text(json.dumps(result, indent=2, default=str), encoding="utf-8")
     if args.json:
         print_json(result)
     else:
@@ -196,5 +199,6 @@ def register_bench(bench) -> None:
     desk.add_argument("--refresh-samples", type=int, default=20, help="store decisions timed per stage")
     desk.add_argument("--link-documents", type=int, default=300, help="abstracts linked for the stall")
     desk.add_argument("--cold-runs", type=int, default=3)
+    desk.add_argument("--out", help="also write the raw results to this JSON file")
     desk.add_argument("--json", action="store_true")
     desk.set_defaults(handler=cmd_bench_desk)

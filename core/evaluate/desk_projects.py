@@ -76,7 +76,7 @@ def build_ncbi_project(
         Linker.for_project(project, device="cpu", cancel=cancel).link_project(
             project, progress=progress, cancel=cancel
         )
-    marker.write_text(f"retriever trained for {train_seconds:.0f} s\n", encoding="utf-8")
+    marker.write_text(f"retriever trained with a {train_seconds:.0f} s budget\n", encoding="utf-8")
     return root
 
 
@@ -99,5 +99,5 @@ def build_synthetic_desk_project(
     if not marker.is_file():
         with Project.open(root) as project:
             _train(project, train_seconds, False, progress, cancel)
-        marker.write_text(f"retriever trained for {train_seconds:.0f} s\n", encoding="utf-8")
+        marker.write_text(f"retriever trained with a {train_seconds:.0f} s budget\n", encoding="utf-8")
     return root
