@@ -8,6 +8,7 @@ built once into `--work` and reused; every run measures a fresh copy (decisions 
 from __future__ import annotations
 
 import json
+import logging
 import os
 import shutil
 import time
@@ -18,6 +19,8 @@ from rich.table import Table
 from app.cli.output import print_json, stdout
 from app.console import cancellable, progress_bar
 from core.errors import CuralinkError
+
+log = logging.getLogger(__name__)
 
 PROJECTS = ("demo", "ncbi", "synthetic")
 # The issue's figures before the current-state table (ms): queue() by decisions, one decision + refresh.
@@ -91,6 +94,22 @@ def _measure(name: str, source: Path, args, work: Path, progress, cancel) -> dic
     return result
 
 
+def _with_lines(bar, every_s: float = 5.0):
+    """The progress bar, plus a log line per stage and every few seconds within one: the bar is drawn only
+    on a terminal, and generating the synthetic project takes minutes."""
+    last = {"stage": "", "at": 0.0}
+
+    def progress(done: int, total: int | None, message: str = "") -> None:
+        bar(done, total, message)
+        stage = message.split("(")[0].strip()
+        now = time.monotonic()
+        if stage != last["stage"] or now - last["at"] >= every_s:
+            last.update(stage=stage, at=now)
+            log.info("%s%s", message, f" [{done:,}/{total:,}]" if total else "")
+
+    return progress
+
+
 def _load() -> list[float]:
     """The 1, 5 and 15 minute load averages (the machine is shared: figures depend on them)."""
     return [round(x, 2) for x in os.getloadavg()]
@@ -160,7 +179,8 @@ def cmd_bench_desk(args) -> int:
     work.mkdir(parents=True, exist_ok=True)
     result: dict = {"load_start": _load(), "projects": {}}
     started = time.perf_counter()
-    with cancellable() as cancel, progress_bar("desk benchmark", quiet=args.json) as bar:
+    with cancellable() as cancel, progress_bar("desk benchmark", quiet=args.json) as shown:
+        bar = _with_lines(shown)
         for name in names:
             source, origin = _prepare(name, args, work, bar, cancel)
             if source is None:
@@ -170,6 +190,8 @@ def cmd_bench_desk(args) -> int:
                 "suggestions_from": origin,
                 **_measure(name, source, args, work, bar, cancel),
             }
+            if args.out:  # after each project: a later failure keeps what was measured
+                Path(args.out).write_text(json.dumps(result, indent=2, default=str), encoding="utf-8")
     result["load_end"] = _load()
     result["seconds"] = round(time.perf_counter() - started, 1)
     if args.out:
