@@ -4,27 +4,34 @@ figure, and the decisions it timed are really in the store of the project it mea
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 from sqlalchemy import select
 
-from app.cli import main
 from core.store import Project
 from core.store.schema import DecisionRow
 
+REPO_ROOT = Path(__file__).resolve().parents[2]
 FIGURES = ("n", "p50", "p95", "max")
 
 
-def test_bench_desk_on_the_demo(demo_template: Path, tmp_path: Path, capsys):
+def test_bench_desk_on_the_demo(demo_template: Path, tmp_path: Path):
+    """Run as the command, in its own process: the window it drives, the application style and its
+    settings stay out of this test session's Qt state."""
     work = tmp_path / "work"
-    code = main(
-        ["--log-level", "WARNING", "bench", "desk", "--projects", "demo", "--demo", str(demo_template),
-         "--work", str(work), "--samples", "3", "--queue-cycles", "1", "--refresh-samples", "2",
-         "--cold-runs", "0", "--link-documents", "2", "--json"]
+    done = subprocess.run(
+        [sys.executable, "-m", "app.cli", "--log-level", "WARNING", "bench", "desk", "--projects", "demo",
+         "--demo", str(demo_template), "--work", str(work), "--samples", "3", "--queue-cycles", "1",
+         "--refresh-samples", "2", "--cold-runs", "0", "--link-documents", "2", "--json"],
+        capture_output=True, text=True, timeout=600, cwd=REPO_ROOT,
+        env={**os.environ, "QT_QPA_PLATFORM": "offscreen", "OMP_WAIT_POLICY": "PASSIVE"},
     )  # fmt: skip
-    assert code == 0
-    result = json.loads(capsys.readouterr().out)
+    assert done.returncode == 0, done.stderr[-2000:]
+    result = json.loads(done.stdout)
     demo = result["projects"]["demo"]
     window = demo["window"]
     for figures in (window["key_accept"], window["open_document"], window["queue_change"]["all"]):
