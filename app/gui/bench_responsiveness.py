@@ -50,7 +50,8 @@ def _out(line: str) -> None:
     sys.stdout.flush()
 
 
-def _window(project, scratch: Path, background: bool):
+def make_window(project, scratch: Path, background: bool):
+    """The real main window on `project`, shown, with its settings in `scratch` (never the user's)."""
     from app.gui.main_window import MainWindow
     from app.gui.settings import AppSettings
 
@@ -60,8 +61,35 @@ def _window(project, scratch: Path, background: bool):
     return window
 
 
+def stall_while_linking(app, window, ids: list[str], interval_ms: int = 10) -> tuple[list[int], float]:
+    """Link `ids` in the window's worker while a timer ticks every `interval_ms`: the gaps between ticks
+    (ms; the longest is the worst event-loop stall) and the seconds the linking took."""
+    clock = QElapsedTimer()
+    gaps: list[int] = []
+    last = [0]
+
+    def tick() -> None:
+        now = clock.elapsed()
+        gaps.append(now - last[0])
+        last[0] = now
+
+    timer = QTimer()
+    timer.setInterval(interval_ms)
+    timer.timeout.connect(tick)
+    clock.start()
+    timer.start()
+    started = time.perf_counter()
+    job = window.link_documents(ids)
+    while not job.done.is_set():
+        app.processEvents()
+        time.sleep(0.001)
+    app.processEvents()
+    timer.stop()
+    return gaps, time.perf_counter() - started
+
+
 def bench_open(app, project, scratch: Path) -> None:
-    window = _window(project, scratch, background=False)
+    window = make_window(project, scratch, background=False)
     app.processEvents()
     doc_id = max(window.queue.model.entries, key=lambda e: e.mentions).doc_id
     other = next(e.doc_id for e in window.queue.model.entries if e.doc_id != doc_id)
@@ -90,29 +118,8 @@ def bench_stall(app, project, scratch: Path) -> None:
     ids = project.document_ids()
     pairs = list(project.documents_with_mention_ids())
     project.store_suggestions({m: [] for _, mention_ids in pairs for m in mention_ids})
-    window = _window(project, scratch, background=False)
-    clock = QElapsedTimer()
-    gaps: list[int] = []
-    last = [0]
-
-    def tick() -> None:
-        now = clock.elapsed()
-        gaps.append(now - last[0])
-        last[0] = now
-
-    timer = QTimer()
-    timer.setInterval(10)
-    timer.timeout.connect(tick)
-    clock.start()
-    timer.start()
-    started = time.perf_counter()
-    job = window.link_documents(ids)
-    while not job.done.is_set():
-        app.processEvents()
-        time.sleep(0.001)
-    app.processEvents()
-    timer.stop()
-    seconds = time.perf_counter() - started
+    window = make_window(project, scratch, background=False)
+    gaps, seconds = stall_while_linking(app, window, ids)
     _out(
         f"linking {len(ids)} documents in the worker (model load included): {seconds:.1f} s; "
         f"{len(gaps)} timer ticks, longest event-loop stall {max(gaps)} ms, "
