@@ -166,9 +166,9 @@ class ExportDialog(_FileForm):
     ALL_SPLITS = "all documents"
 
     def __init__(self, parent=None, *, splits: list[str] | None = None):
-        from core.formats import FORMATS
+        from core.formats import WRITABLE_FORMATS
 
-        super().__init__("Export curated corpus", list(FORMATS), parent, save=True)
+        super().__init__("Export curated corpus", list(WRITABLE_FORMATS), parent, save=True)
         self.split_box = QComboBox()
         self.split_box.addItems([self.ALL_SPLITS, *(splits or [])])
         self.form.addRow("Split", self.split_box)
