@@ -6,6 +6,7 @@ import html
 
 from PySide6.QtWidgets import QTextBrowser
 
+from app.gui.states import muted
 from core.kb.concept import Concept
 
 MAX_SYNONYMS = 40
@@ -22,13 +23,13 @@ class ConceptPane(QTextBrowser):
         self.concept = concept
         if concept is None:
             self.setHtml(
-                "<p style='color:#777'>Select a candidate to see its synonyms, definition and tree.</p>"
+                f"<p style='color:{muted()}'>Select a candidate to see its synonyms, definition and tree.</p>"
             )
             return
         esc = html.escape
         parts = [
             f"<h3 style='margin:0'>{esc(concept.preferred_name)}</h3>",
-            f"<p style='color:#555;margin-top:2px'>{esc(concept.concept_id)}"
+            f"<p style='color:{muted()};margin-top:2px'>{esc(concept.concept_id)}"
             + (f" &middot; {esc(concept.vocabulary)}" if concept.vocabulary else "")
             + "</p>",
         ]

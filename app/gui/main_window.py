@@ -30,35 +30,19 @@ from app.gui.dialogs import KeyHelpOverlay, show_error
 from app.gui.document_queue import DocumentQueue
 from app.gui.kb_search import KbSearchDialog
 from app.gui.settings import AppSettings
-from app.gui.states import STATE_COLOURS, STATE_LABELS, mention_state
+from app.gui.states import STATE_COLOURS, STATE_LABELS, legend_html, mention_state, muted
 from app.gui.workers import MODELS_LOADING, MODELS_NOT_LOADED, Job, LinkService, warm_imports
 from core.documents import Candidate, Document
 from core.errors import CuralinkError
 from core.kb.concept import Concept
 from core.store.curation_log import MentionKey, SuggestionSet, concept_parts, mention_key
+from core.store.desk_lookup import document_facets
 
 log = logging.getLogger(__name__)
 
 OPEN_WINDOWS: list[MainWindow] = []
-LEGEND_STATES = ("suggested", "accepted", "corrected", "rejected", "nil", "ambiguous", "unsuggested")
 # Splitter shares of the window width: queue, abstract, candidates.
 PANE_SHARES = (0.26, 0.31, 0.43)
-
-
-def legend_html() -> str:
-    """State chips as non-breaking coloured spans, so the label wraps between chips, not inside one."""
-    chips = []
-    for state in LEGEND_STATES:
-        fill, strong = STATE_COLOURS[state]
-        label = html.escape(STATE_LABELS[state]).replace(" ", "&nbsp;")
-        chips.append(
-            f"<span style='background-color:{fill}; color:#1d2430'>&nbsp;"
-            f"<span style='color:{strong}'>&#9632;</span>&nbsp;{label}&nbsp;</span>"
-        )
-    chips.append(
-        "<span style='color:#5f6b7a'><u>underlined</u>&nbsp;=&nbsp;nested&nbsp;/&nbsp;overlapping</span>"
-    )
-    return " &nbsp; ".join(chips)
 
 
 class MainWindow(QMainWindow, CurationMixin, SavingMixin, BackgroundLinkingMixin, ProjectFilesMixin):
@@ -309,7 +293,7 @@ class MainWindow(QMainWindow, CurationMixin, SavingMixin, BackgroundLinkingMixin
     # --- loading ---------------------------------------------------------------------------------
 
     def reload_queue(self) -> None:
-        self.queue.set_entries(self.project.queue())
+        self.queue.set_entries(self.project.queue(), document_facets(self.project))
 
     def open_document(self, doc_id: str, *, mention_id: int | None = None) -> None:
         found = list(self.project.documents_with_mention_ids(ids=[doc_id]))
@@ -387,7 +371,10 @@ class MainWindow(QMainWindow, CurationMixin, SavingMixin, BackgroundLinkingMixin
         else:
             touched = {self.doc.doc_id} if self.doc is not None else set()
             touched |= set(self.project.mention_documents(changed).values()) if changed else set()
-            if not self.queue.update_entries(self.project.queue(doc_ids=sorted(touched))):
+            ids = sorted(touched)
+            if not self.queue.update_entries(
+                self.project.queue(doc_ids=ids), document_facets(self.project, ids)
+            ):
                 self.reload_queue()
         if self.doc is not None:
             self.open_document(self.doc.doc_id, mention_id=keep)
@@ -434,7 +421,7 @@ class MainWindow(QMainWindow, CurationMixin, SavingMixin, BackgroundLinkingMixin
         concepts = {c.concept_id: self._concept(c.concept_id) for c in ranked}
         linked = self.linked_ids(mention_id)
         label = (
-            f"<b>{html.escape(mention.text)}</b> &nbsp;<span style='color:#666'>{html.escape(mention.type)}"
+            f"<b>{html.escape(mention.text)}</b> &nbsp;<span style='color:{muted()}'>{html.escape(mention.type)}"
             f" · mention {index + 1} of {len(self.mention_ids)} · "
             f"<span style='color:{STATE_COLOURS[state][1]}'>{STATE_LABELS[state]}</span>"
         )
