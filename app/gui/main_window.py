@@ -26,6 +26,7 @@ from app.gui.desk_curation import CurationMixin
 from app.gui.desk_files import ProjectFilesMixin
 from app.gui.desk_linking import BackgroundLinkingMixin
 from app.gui.desk_saving import SavingMixin
+from app.gui.desk_view import DeskViewMixin
 from app.gui.dialogs import KeyHelpOverlay, show_error
 from app.gui.document_queue import DocumentQueue
 from app.gui.kb_search import KbSearchDialog
@@ -45,10 +46,12 @@ OPEN_WINDOWS: list[MainWindow] = []
 PANE_SHARES = (0.26, 0.31, 0.43)
 
 
-class MainWindow(QMainWindow, CurationMixin, SavingMixin, BackgroundLinkingMixin, ProjectFilesMixin):
+class MainWindow(
+    QMainWindow, CurationMixin, SavingMixin, BackgroundLinkingMixin, ProjectFilesMixin, DeskViewMixin
+):
     """The window and its reading side (queue, abstract, candidates); the curation keys live in
     `CurationMixin`, writes in `SavingMixin`, background linking in `BackgroundLinkingMixin`, the menus in
-    `ProjectFilesMixin`."""
+    `ProjectFilesMixin`, the View menu and remembered view in `DeskViewMixin`."""
 
     def __init__(self, project, settings: AppSettings | None = None, *, background: bool = True):
         super().__init__()
@@ -93,9 +96,7 @@ class MainWindow(QMainWindow, CurationMixin, SavingMixin, BackgroundLinkingMixin
         self._build_menus()
         self._update_models_label()
         self.reload_queue()
-        first = self.queue.visible_ids()
-        if first:
-            self.open_document(first[0])
+        self.restore_view()  # the filters, order and document last left in this project
         self._import_reranker_code()
         if self.background and not self.service.busy():
             self.device_label.setText(MODELS_LOADING)
@@ -279,6 +280,7 @@ class MainWindow(QMainWindow, CurationMixin, SavingMixin, BackgroundLinkingMixin
         curate.addSeparator()
         curate.addAction(self._action("Retrain…", [], lambda: open_retrain(self)))
         curate.addAction(self._action("Adjudicate…", [], lambda: open_adjudication(self)))
+        self._build_view_menu(bar.addMenu("&View"))
         help_menu = bar.addMenu("&Help")
         help_menu.addAction(self.act_help)
 
