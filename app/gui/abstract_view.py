@@ -18,6 +18,7 @@ from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtGui import QColor, QFont, QTextBlockFormat, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import QTextEdit, QToolTip
 
+from app.gui.settings import ZOOM_RANGE
 from app.gui.states import STATE_LABELS, fill, strong
 from core.documents import Document
 
@@ -96,6 +97,38 @@ class AbstractView(QTextEdit):
         font.setPointSizeF(max(font.pointSizeF(), 10.0) * 1.25)
         self.document().setDefaultFont(font)
         self.document().setDocumentMargin(14)
+        self.base_size = font.pointSizeF()  # the size zoom 0 shows (the style sheet's, once it applies)
+        self.zoom = 0
+
+    # --- zoom ------------------------------------------------------------------------------------
+
+    def set_zoom(self, points: int) -> int:
+        """Show the text `points` larger (negative: smaller) than the base size, kept in ZOOM_RANGE;
+        returns the zoom set. Only the document's font changes, so the style sheet's size stays the
+        base and a theme switch (which re-polishes the widget) keeps the zoom."""
+        self.zoom = max(ZOOM_RANGE[0], min(ZOOM_RANGE[1], int(points)))
+        self._apply_zoom()
+        return self.zoom
+
+    def text_size(self) -> float:
+        return self.document().defaultFont().pointSizeF()
+
+    def _apply_zoom(self) -> None:
+        font = QFont(self.document().defaultFont())
+        font.setPointSizeF(max(4.0, self.base_size + self.zoom))
+        self.document().setDefaultFont(font)
+        self._paint_formats()  # the title's size is relative to the default font
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)  # a font change resets the document's font to the widget's
+        if event.type() == QEvent.Type.FontChange and hasattr(self, "zoom"):
+            self.base_size = self.font().pointSizeF()
+            self._apply_zoom()
+
+    def repaint_marks(self) -> None:
+        """Lay the state colours down again (after a theme switch changed them)."""
+        self._paint_formats()
+        self._paint_selection()
 
     # --- content ---------------------------------------------------------------------------------
 

@@ -10,6 +10,7 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelInd
 from PySide6.QtGui import QColor, QFont, QFontMetrics
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QLabel, QTableView, QVBoxLayout, QWidget
 
+from app.gui.states import fill, muted
 from core.documents import Candidate
 from core.kb.concept import Concept
 
@@ -130,15 +131,15 @@ class CandidateModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.ForegroundRole and column == 6 and candidate.reranker_score is None:
             return QColor("#8a8a8a")
         if role == Qt.ItemDataRole.ForegroundRole and column in (3, 4):
-            return QColor("#4a5566")
+            return QColor(muted())
         if role == Qt.ItemDataRole.FontRole and candidate.concept_id in self.linked:
             font = QFont()
             font.setBold(True)
             return font
         if role == Qt.ItemDataRole.BackgroundRole and candidate.concept_id in self.linked:
-            return QColor("#c8efc9")
+            return fill("accepted")
         if role == Qt.ItemDataRole.BackgroundRole and candidate.concept_id in self.marked:
-            return QColor("#fff3a8")
+            return fill("ambiguous")
         return None
 
 

@@ -16,6 +16,7 @@ from PySide6.QtCore import QUrl
 from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import QTextBrowser
 
+from app.gui.states import muted
 from core.kb.concept import Concept
 from core.kb.links import link_outs
 
@@ -49,13 +50,13 @@ class ConceptPane(QTextBrowser):
         self.concept = concept
         if concept is None:
             self.setHtml(
-                "<p style='color:#777'>Select a candidate to see its synonyms, definition and tree.</p>"
+                f"<p style='color:{muted()}'>Select a candidate to see its synonyms, definition and tree.</p>"
             )
             return
         esc = html.escape
         parts = [
             f"<h3 style='margin:0'>{esc(concept.preferred_name)}</h3>",
-            f"<p style='color:#555;margin-top:2px'>{esc(concept.concept_id)}"
+            f"<p style='color:{muted()};margin-top:2px'>{esc(concept.concept_id)}"
             + (f" &middot; {esc(concept.vocabulary)}" if concept.vocabulary else "")
             + "</p>",
         ]

@@ -286,6 +286,12 @@ KEY_HELP = (
     ("Ctrl+↓ / ↑,  PgDown / PgUp", "next / previous document"),
     ("Ctrl+Z / Ctrl+Shift+Z", "undo / redo"),
     ("Ctrl+B", "bulk-accept above a score"),
+    ("Ctrl+G", "go to a document by id"),
+    ("Ctrl+Shift+F", "search the documents' text: Enter lists, Enter again opens at the first match"),
+    ("Alt+1,  Alt+2,  Alt+3", "next status / split / mention-type filter of the queue (they combine)"),
+    ("Alt+4", "sort the queue by id / by uncertainty"),
+    ("Alt+0", "show every document (clear the queue's filters)"),
+    ("Ctrl+=  /  Ctrl+-  /  Ctrl+0", "larger / smaller / default text in the abstract"),
     ("F1  or  ?", "show / hide this help"),
 )
 

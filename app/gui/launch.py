@@ -33,9 +33,10 @@ def application() -> QApplication:
     icon = resources_dir() / "icons" / "curalink.svg"
     if icon.is_file():
         app.setWindowIcon(QIcon(str(icon)))
+    from app.gui.theme import follow_system
+
     style = resources_dir() / "style.qss"
-    if style.is_file():
-        app.setStyleSheet(style.read_text(encoding="utf-8"))
+    follow_system(app, style.read_text(encoding="utf-8") if style.is_file() else "")
     return app
 
 

@@ -27,40 +27,25 @@ from app.gui.desk_files import ProjectFilesMixin
 from app.gui.desk_linking import BackgroundLinkingMixin
 from app.gui.desk_retrain import BackgroundRetrainMixin
 from app.gui.desk_saving import SavingMixin
+from app.gui.desk_view import DeskViewMixin
 from app.gui.desk_watch import ProjectWatchMixin
 from app.gui.dialogs import KeyHelpOverlay, show_error
 from app.gui.document_queue import DocumentQueue
 from app.gui.kb_search import KbSearchDialog, warm_search_index
 from app.gui.settings import AppSettings
-from app.gui.states import STATE_COLOURS, STATE_LABELS, mention_state
+from app.gui.states import STATE_COLOURS, STATE_LABELS, legend_html, mention_state, muted
 from app.gui.workers import MODELS_LOADING, MODELS_NOT_LOADED, Job, LinkService, warm_imports
 from core.documents import Candidate, Document
 from core.errors import CuralinkError
 from core.kb.concept import Concept
 from core.store.curation_log import MentionKey, SuggestionSet, concept_parts, mention_key
+from core.store.desk_lookup import document_facets
 
 log = logging.getLogger(__name__)
 
 OPEN_WINDOWS: list[MainWindow] = []
-LEGEND_STATES = ("suggested", "accepted", "corrected", "rejected", "nil", "ambiguous", "unsuggested")
 # Splitter shares of the window width: queue, abstract, candidates.
 PANE_SHARES = (0.26, 0.31, 0.43)
-
-
-def legend_html() -> str:
-    """State chips as non-breaking coloured spans, so the label wraps between chips, not inside one."""
-    chips = []
-    for state in LEGEND_STATES:
-        fill, strong = STATE_COLOURS[state]
-        label = html.escape(STATE_LABELS[state]).replace(" ", "&nbsp;")
-        chips.append(
-            f"<span style='background-color:{fill}; color:#1d2430'>&nbsp;"
-            f"<span style='color:{strong}'>&#9632;</span>&nbsp;{label}&nbsp;</span>"
-        )
-    chips.append(
-        "<span style='color:#5f6b7a'><u>underlined</u>&nbsp;=&nbsp;nested&nbsp;/&nbsp;overlapping</span>"
-    )
-    return " &nbsp; ".join(chips)
 
 
 class MainWindow(
@@ -71,10 +56,12 @@ class MainWindow(
     BackgroundRetrainMixin,
     ProjectFilesMixin,
     ProjectWatchMixin,
+    DeskViewMixin,
 ):
     """The window and its reading side (queue, abstract, candidates); the curation keys live in
     `CurationMixin`, writes in `SavingMixin`, background linking in `BackgroundLinkingMixin`, the menus in
-    `ProjectFilesMixin`, re-reading what other processes wrote in `ProjectWatchMixin`."""
+    `ProjectFilesMixin`, re-reading what other processes wrote in `ProjectWatchMixin`, the View menu and
+    remembered view in `DeskViewMixin`."""
 
     def __init__(self, project, settings: AppSettings | None = None, *, background: bool = True):
         super().__init__()
@@ -119,9 +106,7 @@ class MainWindow(
         self._build_menus()
         self._update_models_label()
         self.reload_queue()
-        first = self.queue.visible_ids()
-        if first:
-            self.open_document(first[0])
+        self.restore_view()  # the filters, order and document last left in this project
         self._import_reranker_code()
         self.start_watching()
         if self.background and not self.service.busy():
@@ -308,6 +293,7 @@ class MainWindow(
         curate.addSeparator()
         curate.addAction(self._action("Retrain…", [], lambda: open_retrain(self)))
         curate.addAction(self._action("Adjudicate…", [], lambda: open_adjudication(self)))
+        self._build_view_menu(bar.addMenu("&View"))
         help_menu = bar.addMenu("&Help")
         help_menu.addAction(self.act_help)
 
@@ -322,7 +308,7 @@ class MainWindow(
     # --- loading ---------------------------------------------------------------------------------
 
     def reload_queue(self) -> None:
-        self.queue.set_entries(self.project.queue())
+        self.queue.set_entries(self.project.queue(), document_facets(self.project))
 
     def open_document(self, doc_id: str, *, mention_id: int | None = None) -> None:
         found = list(self.project.documents_with_mention_ids(ids=[doc_id]))
@@ -400,7 +386,10 @@ class MainWindow(
         else:
             touched = {self.doc.doc_id} if self.doc is not None else set()
             touched |= set(self.project.mention_documents(changed).values()) if changed else set()
-            if not self.queue.update_entries(self.project.queue(doc_ids=sorted(touched))):
+            ids = sorted(touched)
+            if not self.queue.update_entries(
+                self.project.queue(doc_ids=ids), document_facets(self.project, ids)
+            ):
                 self.reload_queue()
         if self.doc is not None:
             self.open_document(self.doc.doc_id, mention_id=keep)
@@ -448,7 +437,7 @@ class MainWindow(
         concepts = {c.concept_id: self._concept(c.concept_id) for c in ranked}
         linked = self.linked_ids(mention_id)
         label = (
-            f"<b>{html.escape(mention.text)}</b> &nbsp;<span style='color:#666'>{html.escape(mention.type)}"
+            f"<b>{html.escape(mention.text)}</b> &nbsp;<span style='color:{muted()}'>{html.escape(mention.type)}"
             f" · mention {index + 1} of {len(self.mention_ids)} · "
             f"<span style='color:{STATE_COLOURS[state][1]}'>{STATE_LABELS[state]}</span>"
         )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import getpass
+import json
 import os
 import tempfile
 from pathlib import Path
@@ -12,6 +13,7 @@ from PySide6.QtCore import QSettings, QStandardPaths
 from core.errors import CuralinkError
 
 DEVICES = ("auto", "cpu", "cuda")
+ZOOM_RANGE = (-6, 20)  # points below / above the abstract's base size
 
 
 class NoWritableHome(CuralinkError):
@@ -115,6 +117,28 @@ class AppSettings:
     def last_project(self, value: Path | None) -> None:
         """Absolute: the next start may run from another working directory."""
         self._settings.setValue("last_project", str(Path(value).absolute()) if value else "")
+
+    @property
+    def abstract_zoom(self) -> int:
+        """Points added to the abstract's text size (Ctrl+= / Ctrl+- / Ctrl+0), for every project."""
+        return max(ZOOM_RANGE[0], min(ZOOM_RANGE[1], self._get("abstract_zoom", 0, int)))
+
+    @abstract_zoom.setter
+    def abstract_zoom(self, value: int) -> None:
+        self._settings.setValue("abstract_zoom", int(value))
+
+    def view_state(self, project_key: str) -> dict:
+        """The queue's filters, order and current document as last left in one project ({} if none or
+        garbled). Keyed by the project's identity (core.store.desk_lookup.project_identity), not its
+        path: the state follows a moved folder and stays each curator's own."""
+        try:
+            value = json.loads(self._get(f"desk_view/{project_key}", "{}"))
+        except ValueError:
+            return {}
+        return value if isinstance(value, dict) else {}
+
+    def set_view_state(self, project_key: str, state: dict) -> None:
+        self._settings.setValue(f"desk_view/{project_key}", json.dumps(state))
 
     def sync(self) -> None:
         self._settings.sync()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import html
+
 from PySide6.QtGui import QColor
 
 ACTION_STATES = {
@@ -22,8 +24,8 @@ STATE_LABELS = {
     "ambiguous": "ambiguous",
 }
 
-# Pastel fills keep black text readable; the strong variants mark the selected mention.
-STATE_COLOURS = {
+# Pastel fills keep black text readable; the strong variants mark the selected mention (white text).
+LIGHT_STATE_COLOURS = {
     "unsuggested": ("#e3e3e3", "#707070"),
     "suggested": ("#cfe3ff", "#2f6fd0"),
     "accepted": ("#c8efc9", "#2e8b3a"),
@@ -32,6 +34,58 @@ STATE_COLOURS = {
     "nil": ("#ffe0b8", "#d9780f"),
     "ambiguous": ("#fff3a8", "#a88a00"),
 }
+# On a dark page: deep fills under light text (contrast 6:1 or more), strong colours that keep white
+# text of the selected mention at 4.8:1 or more (tests/gui/test_desk_view.py checks both).
+DARK_STATE_COLOURS = {
+    "unsuggested": ("#454a52", "#6b7280"),
+    "suggested": ("#1f4a85", "#2f6fd0"),
+    "accepted": ("#1d5e30", "#2a7d36"),
+    "rejected": ("#7d2a26", "#c8382c"),
+    "corrected": ("#553688", "#7b3fc4"),
+    "nil": ("#7a4a12", "#a85a0a"),
+    "ambiguous": ("#5e5200", "#857000"),
+}
+# Text on a fill, and secondary (muted) text on the page, per theme.
+TEXT_ON_FILL = {False: "#1d2430", True: "#e3e7ee"}
+MUTED = {False: "#5f6b7a", True: "#9aa5b4"}
+# The active table: updated in place by `use_dark`, so every `STATE_COLOURS[...]` reader follows.
+STATE_COLOURS = dict(LIGHT_STATE_COLOURS)
+_dark = {"on": False}
+LEGEND_STATES = ("suggested", "accepted", "corrected", "rejected", "nil", "ambiguous", "unsuggested")
+
+
+def use_dark(dark: bool) -> None:
+    """Switch the state colours (and the text colours that go with them) to the dark or light table."""
+    _dark["on"] = bool(dark)
+    STATE_COLOURS.update(DARK_STATE_COLOURS if dark else LIGHT_STATE_COLOURS)
+
+
+def is_dark() -> bool:
+    return _dark["on"]
+
+
+def text_on_fill() -> str:
+    return TEXT_ON_FILL[_dark["on"]]
+
+
+def muted() -> str:
+    return MUTED[_dark["on"]]
+
+
+def legend_html() -> str:
+    """State chips as non-breaking coloured spans, so the label wraps between chips, not inside one."""
+    chips = []
+    for state in LEGEND_STATES:
+        fill_colour, strong_colour = STATE_COLOURS[state]
+        label = html.escape(STATE_LABELS[state]).replace(" ", "&nbsp;")
+        chips.append(
+            f"<span style='background-color:{fill_colour}; color:{text_on_fill()}'>&nbsp;"
+            f"<span style='color:{strong_colour}'>&#9632;</span>&nbsp;{label}&nbsp;</span>"
+        )
+    chips.append(
+        f"<span style='color:{muted()}'><u>underlined</u>&nbsp;=&nbsp;nested&nbsp;/&nbsp;overlapping</span>"
+    )
+    return " &nbsp; ".join(chips)
 
 
 def mention_state(action: str | None, has_suggestions: bool) -> str:

@@ -1,0 +1,147 @@
+"""The desk's View menu: queue filters and order by key, go to a document, search the text, zoom, the
+theme hook; and the queue's filters, order and current document remembered per project.
+
+Where the view state lives: in the user's QSettings (app/gui/settings.py), keyed by a random project
+identity stored once in the project's settings table (core.store.desk_lookup.project_identity). The key
+moves with the folder (a path would not), and the state stays each curator's own: two curators on one
+shared project keep their own place, and moving between documents never writes to the project database
+(no contention with decisions for its lock).
+"""
+
+from __future__ import annotations
+
+import logging
+
+from sqlalchemy.exc import SQLAlchemyError
+
+from app.gui.navigation_dialogs import GoToDialog, TextSearchDialog
+from app.gui.queue_order import SORTS
+from app.gui.states import legend_html
+from core.errors import CuralinkError
+from core.store.desk_lookup import TextHit, project_identity, search_text
+
+log = logging.getLogger(__name__)
+
+
+class DeskViewMixin:
+    """Mixed into `MainWindow`: needs its project, settings, queue, abstract, legend and status bar."""
+
+    def _build_view_menu(self, menu) -> None:
+        self.act_goto = self._action("Go to document…", ["Ctrl+G"], self.open_go_to)
+        self.act_find_text = self._action("Search documents' text…", ["Ctrl+Shift+F"], self.open_text_search)
+        self.act_cycle = {
+            which: self._action(label, [keys], lambda which=which: self.cycle_queue(which))
+            for which, label, keys in (
+                ("status", "Next status filter", "Alt+1"),
+                ("split", "Next split filter", "Alt+2"),
+                ("type", "Next mention-type filter", "Alt+3"),
+                ("sort", "Other queue order", "Alt+4"),
+            )
+        }
+        self.act_clear_filters = self._action("Show every document", ["Alt+0"], self.clear_queue_filters)
+        self.act_zoom_in = self._action("Larger text", ["Ctrl+=", "Ctrl++"], lambda: self.zoom_abstract(1))
+        self.act_zoom_out = self._action("Smaller text", ["Ctrl+-"], lambda: self.zoom_abstract(-1))
+        self.act_zoom_reset = self._action("Default text size", ["Ctrl+0"], lambda: self.zoom_abstract(None))
+        menu.addActions([self.act_goto, self.act_find_text])
+        menu.addSeparator()
+        menu.addActions([*self.act_cycle.values(), self.act_clear_filters])
+        menu.addSeparator()
+        menu.addActions([self.act_zoom_in, self.act_zoom_out, self.act_zoom_reset])
+
+    # --- remembered view ---------------------------------------------------------------------------
+
+    def _view_key(self) -> str:
+        if getattr(self, "view_key", None) is None:
+            try:
+                self.view_key = project_identity(self.project)
+            except (CuralinkError, SQLAlchemyError, OSError) as exc:  # locked or read-only: this run only
+                log.warning("no project identity for the desk view (%s); using the folder path", exc)
+                self.view_key = "path:" + str(self.project.path.resolve())
+        return self.view_key
+
+    def restore_view(self) -> None:
+        """Filters, order and current document as left in this project (else all, by id, the first);
+        the abstract's zoom. Changes are remembered from here on."""
+        state = self.settings.view_state(self._view_key())
+        if state.get("sort") in SORTS:
+            self.queue.set_sort(state["sort"])
+        filters = state.get("filters")
+        if isinstance(filters, dict):
+            self.queue.set_filters(
+                **{k: str(v) for k, v in filters.items() if k in ("status", "split", "type")}
+            )
+        self.abstract.set_zoom(self.settings.abstract_zoom)
+        target = state.get("current")
+        if not isinstance(target, str) or self.queue.visible_row(target) is None:
+            target = next(iter(self.queue.visible_from(None, 1)), None)
+        if target is not None:
+            self.open_document(target)
+        elif self.queue.model.entries:
+            self.statusBar().showMessage("No document matches the queue's filters; Alt+0 shows every one.")
+        self.queue.viewChanged.connect(self.remember_view)
+        self.queue.view.selectionModel().currentRowChanged.connect(lambda *_: self.remember_view())
+
+    def remember_view(self) -> None:
+        current = self.queue.current_id() or (self.doc.doc_id if self.doc is not None else None)
+        state = {"sort": self.queue.sort_key(), "filters": self.queue.filters(), "current": current}
+        self.settings.set_view_state(self._view_key(), state)
+
+    # --- queue filters by key ---------------------------------------------------------------------
+
+    def cycle_queue(self, which: str) -> None:
+        label = self.queue.cycle(which)
+        names = {"status": "Show", "split": "Split", "type": "Type", "sort": "Sort"}
+        self.statusBar().showMessage(
+            f"{names[which]}: {label} · {self.queue.proxy.rowCount()} documents", 4000
+        )
+
+    def clear_queue_filters(self) -> None:
+        self.queue.set_filters()
+        self.statusBar().showMessage(f"All {self.queue.proxy.rowCount()} documents shown", 4000)
+
+    # --- go to, search ----------------------------------------------------------------------------
+
+    def go_to_document(self, doc_id: str) -> str | None:
+        """Open a document by id; None when done, else why not. A document the filters hide is shown
+        after clearing them (said in the status bar)."""
+        if self.queue.entry(doc_id) is None:
+            return f"No document with id “{doc_id}” in this project."
+        if self.queue.visible_row(doc_id) is None:
+            self.queue.set_filters()
+            self.statusBar().showMessage(f"Filters cleared to show {doc_id}", 6000)
+        self.open_document(doc_id)
+        return None
+
+    def open_go_to(self) -> GoToDialog:
+        dialog = GoToDialog(self.go_to_document, self)
+        self.menu_dialog = dialog
+        dialog.open()
+        return dialog
+
+    def open_text_search(self) -> TextSearchDialog:
+        dialog = TextSearchDialog(lambda query: search_text(self.project, query), self.open_at_match, self)
+        self.menu_dialog = dialog
+        dialog.open()
+        return dialog
+
+    def open_at_match(self, hit: TextHit) -> None:
+        """Open the hit's document and select (and scroll to) the first match in the abstract."""
+        if self.go_to_document(hit.doc_id) is None:
+            self.abstract.select_text(hit.offset, hit.offset + hit.length)
+            self.abstract.ensureCursorVisible()
+
+    # --- zoom, theme ------------------------------------------------------------------------------
+
+    def zoom_abstract(self, step: int | None) -> None:
+        """One point larger or smaller (None: back to the default); remembered for every project."""
+        zoom = self.abstract.set_zoom(0 if step is None else self.abstract.zoom + step)
+        self.settings.abstract_zoom = zoom
+        self.statusBar().showMessage(f"Abstract text {self.abstract.text_size():.0f} pt", 3000)
+
+    def theme_changed(self) -> None:
+        """Redraw what was painted with the previous theme's colours."""
+        self.legend.setText(legend_html())
+        self.abstract.repaint_marks()
+        if self.doc is not None:
+            self.select_mention(self.current)
+        self.candidates.update()
