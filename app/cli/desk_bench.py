@@ -191,16 +191,22 @@ def cmd_bench_desk(args) -> int:
                 **_measure(name, source, args, work, bar, cancel),
             }
             if args.out:  # after each project: a later failure keeps what was measured
-                Path(args.out).write_text(json.dumps(result, indent=2, default=str), encoding="utf-8")
+                _save(args.out, result)
     result["load_end"] = _load()
     result["seconds"] = round(time.perf_counter() - started, 1)
     if args.out:
-        Path(args.out).write_text(json.dumps(result, indent=2, default=str), encoding="utf-8")
+        _save(args.out, result)
     if args.json:
         print_json(result)
     else:
         render(result)
     return 0
+
+
+def _save(out: str, result: dict) -> None:
+    """Write the raw results, creating the folder (a missing `bench-out/` lost a whole run's figures)."""
+    Path(out).parent.mkdir(parents=True, exist_ok=True)
+    Path(out).write_text(json.dumps(result, indent=2, default=str), encoding="utf-8")
 
 
 def register_bench(bench) -> None:
