@@ -28,11 +28,9 @@ IMPORTED_ID = "imported_id"
 DECIDED_ID = "decided_id"
 
 
-def replay(decisions: Iterable) -> dict[int, object]:
-    """Mention id -> its effective latest decision row, given rows in chronological order.
-
-    Span edits (EDIT_ACTIONS) are skipped: they are undone by a counter-edit, never by a `revert`.
-    """
+def replay_stacks(decisions: Iterable) -> dict[int, list]:
+    """Mention id -> its decisions still standing, oldest first, given rows in chronological order
+    (a `revert` pops the top; span edits, EDIT_ACTIONS, are skipped: a counter-edit undoes them)."""
     stacks: dict[int, list] = {}
     for row in decisions:
         if row.action in EDIT_ACTIONS:
@@ -43,7 +41,12 @@ def replay(decisions: Iterable) -> dict[int, object]:
                 stack.pop()
         else:
             stack.append(row)
-    return {mention_id: stack[-1] for mention_id, stack in stacks.items() if stack}
+    return stacks
+
+
+def replay(decisions: Iterable) -> dict[int, object]:
+    """Mention id -> its effective latest decision row, given rows in chronological order."""
+    return {mention_id: stack[-1] for mention_id, stack in replay_stacks(decisions).items() if stack}
 
 
 def curated_documents(

@@ -21,7 +21,7 @@ from datetime import UTC, date, datetime, timedelta, tzinfo
 
 from sqlalchemy import select
 
-from core.store.curation import EDIT_ACTIONS
+from core.store.curation import replay_stacks
 from core.store.schema import DecisionRow
 
 IDLE = timedelta(minutes=5)
@@ -96,17 +96,7 @@ def day_stats(
         rows = list(session.scalars(query))
     if not rows:
         return DayStats(day, curator)
-    stacks: dict[int, list[DecisionRow]] = {}
-    for row in rows:
-        if row.action in EDIT_ACTIONS:
-            continue
-        stack = stacks.setdefault(row.mention_id, [])
-        if row.action == "revert":
-            if stack:
-                stack.pop()
-        else:
-            stack.append(row)
-    standing = [row for stack in stacks.values() for row in stack]
+    standing = [row for stack in replay_stacks(rows).values() for row in stack]
     times = sorted(row.created_at for row in rows)
     active = sum(
         (gap for gap in (b - a for a, b in zip(times, times[1:], strict=False)) if gap <= idle),
