@@ -9,7 +9,6 @@ figure then starts the desk's own link service on documents whose suggestions we
 
 from __future__ import annotations
 
-import ctypes
 import os
 import random
 import subprocess
@@ -27,18 +26,6 @@ from PySide6.QtTest import QTest  # noqa: E402
 from app.gui.bench_responsiveness import make_window, stall_while_linking  # noqa: E402
 from core.evaluate.bench_desk_store import summary  # noqa: E402
 
-
-def shield_none_refcount() -> None:
-    """PySide6 6.12.0 on CPython 3.11 drops one reference to None on every call of a Qt method that
-    returns void (QLabel.setText, QApplication.processEvents, ...): a process ends with "deallocating
-    None" after about as many calls as None has references (~82,000 once the desk is imported; CPython
-    3.12 made None immortal). The benchmark spins the event loop tens of thousands of times, so it adds
-    2**40 references to None first: nothing else changes, and the run cannot die of the library's bug."""
-    if sys.version_info < (3, 12):
-        ctypes.c_ssize_t.from_address(id(None)).value += 1 << 40
-
-
-shield_none_refcount()
 KEY_TARGET_MS = 50.0
 OPEN_TARGET_MS = 100.0
 QUEUE_TARGET_MS = 100.0
