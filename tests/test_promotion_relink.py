@@ -8,24 +8,12 @@ import os
 
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
-from sqlalchemy import select  # noqa: E402
 
 from app.cli import main  # noqa: E402
 from core.learn.promotion import promote_and_relink, unreviewed  # noqa: E402
 from core.learn.retrain import retrain  # noqa: E402
-from core.store.schema import SuggestionRow  # noqa: E402
 
 TINY = {"max_seconds": 2.0, "epochs": 1, "held_out_fraction": 0.34, "device": "cpu"}
-
-
-def stored_versions(project) -> dict[int, set[str]]:
-    """mention id -> retriever versions of its stored suggestion rows, read straight from the table."""
-    with project.session() as session:
-        rows = session.execute(select(SuggestionRow.mention_id, SuggestionRow.retriever_version)).all()
-    found: dict[int, set[str]] = {}
-    for mention_id, version in rows:
-        found.setdefault(mention_id, set()).add(version)
-    return found
 
 
 def review_first_document(project) -> list[int]:
@@ -48,7 +36,7 @@ def trained_candidate(project) -> str:
     return report.kinds["retriever"].version
 
 
-def test_promotion_relinks_unreviewed_mentions_only(demo):
+def test_promotion_relinks_unreviewed_mentions_only(demo, stored_versions):
     old = demo.active_model("retriever").version
     reviewed = review_first_document(demo)
     before_versions = stored_versions(demo)
@@ -71,7 +59,7 @@ def test_promotion_relinks_unreviewed_mentions_only(demo):
     assert {m: (d.action, d.concept_id) for m, d in demo.current_decisions().items()} == decisions_before
 
 
-def test_cli_promote_relinks(demo, capsys):
+def test_cli_promote_relinks(demo, capsys, stored_versions):
     old = demo.active_model("retriever").version
     new = trained_candidate(demo)
     open_ids = unreviewed(demo).mention_ids

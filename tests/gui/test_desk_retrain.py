@@ -4,10 +4,7 @@ relinks the unreviewed documents (the open one first) while reviewed mentions ke
 
 from __future__ import annotations
 
-from sqlalchemy import select
-
 from core.housekeeping import SCRATCH_PREFIX
-from core.store.schema import SuggestionRow
 
 TINY = {"kinds": ("retriever",), "promote": "never", "held_out_fraction": 0.34, "device": "cpu"}
 
@@ -21,16 +18,6 @@ def decide_all_but_open(window, project) -> dict[int, tuple[str, str]]:
             if len(mention.concept_ids) == 1:
                 project.record_decision(mention_id, "accept", concept_id=mention.concept_id, curator="ann")
     return {m: (d.action, d.concept_id) for m, d in project.current_decisions().items()}
-
-
-def stored_versions(project) -> dict[int, set[str]]:
-    """mention id -> retriever versions of its stored suggestion rows, read straight from the table."""
-    with project.session() as session:
-        rows = session.execute(select(SuggestionRow.mention_id, SuggestionRow.retriever_version)).all()
-    found: dict[int, set[str]] = {}
-    for mention_id, version in rows:
-        found.setdefault(mention_id, set()).add(version)
-    return found
 
 
 def test_curation_goes_on_while_retraining_and_cancel_keeps_models(window, demo_project, qtbot):
@@ -62,7 +49,9 @@ def test_curation_goes_on_while_retraining_and_cancel_keeps_models(window, demo_
     assert "unchanged" in window.statusBar().currentMessage()
 
 
-def test_promotion_from_the_summary_relinks_unreviewed_documents(window, demo_project, qtbot):
+def test_promotion_from_the_summary_relinks_unreviewed_documents(
+    window, demo_project, qtbot, stored_versions
+):
     decisions = decide_all_but_open(window, demo_project)
     old = demo_project.active_model("retriever").version
     open_doc = window.doc.doc_id
