@@ -8,7 +8,7 @@ import re
 import signal
 import sys
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from rich.console import Console
@@ -84,12 +84,23 @@ class ProjectLogHandler(logging.FileHandler):
     """The project's log file; when the disk is full (or the file cannot be written) it says so once on
     the console and stops, instead of printing a logging traceback for every later record."""
 
+    stopped = False
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if not self.stopped:
+            super().emit(record)
+
     def handleError(self, record: logging.LogRecord) -> None:
         error = sys.exc_info()[1]
         if not isinstance(error, OSError):
             super().handleError(record)
             return
-        logging.getLogger().removeHandler(self)  # not closed: closing flushes, which fails again
+        self.stopped = True
+        # Not removeHandler: the logger is iterating its handler list right now, and removing from it
+        # in place skips the next handler (the console, or a test's log capture) for this record.
+        # A new list leaves that iteration whole. Not closed: closing flushes, which fails again.
+        root = logging.getLogger()
+        root.handlers = [h for h in root.handlers if h is not self]
         stderr.print(
             f"not logging to {self.baseFilename} any more: {error.strerror or error}",
             style="yellow",
@@ -109,7 +120,13 @@ def log_to_project(project_path: Path) -> None:
         raise ProjectError(f"{path}: is not a regular file; the project's log is written nowhere else")
     handler = ProjectLogHandler(path, encoding="utf-8")
     handler.setFormatter(OneLineFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-    logging.getLogger().addHandler(handler)
+    root = logging.getLogger()
+    # One project at a time: the desk that opens another project stops writing into the first one's log.
+    for previous in [h for h in root.handlers if isinstance(h, ProjectLogHandler)]:
+        root.removeHandler(previous)
+        with suppress(OSError):  # a log that already failed (full disk) fails again on its last flush
+            previous.close()
+    root.addHandler(handler)
 
 
 @contextmanager
