@@ -172,3 +172,18 @@ def test_queue_rows_of_some_documents_match_the_full_queue(tmp_path):
         some = project.queue(doc_ids=["2", "4", "missing"])
     assert [entry.doc_id for entry in some] == ["2", "4"]
     assert some == [full["2"], full["4"]] and full["2"].reviewed == 1 and full["4"].reviewed == 0
+
+
+def test_concepts_in_one_read_answer_as_concept_does_one_by_one(demo):
+    """The candidate pane loads a mention's concepts together; each answer is what `concept` gives alone
+    (primary ids, an alternative id, a canonical spelling, an unknown id)."""
+    concepts = list(demo.knowledge_base())
+    some = [c.concept_id for c in concepts][:40]
+    alternative = next((alt for c in concepts for alt in c.alt_ids), None)
+    asked = [*some, "MESH:" + some[0], "NOT-A-CONCEPT", *([alternative] if alternative else [])]
+    together = demo.concepts(asked)
+    assert list(together) == list(dict.fromkeys(asked))
+    for concept_id in asked:
+        assert together[concept_id] == demo.concept(concept_id), concept_id
+    assert together["NOT-A-CONCEPT"] is None
+    assert sum(c is not None for c in together.values()) >= 41

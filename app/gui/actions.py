@@ -45,6 +45,10 @@ class StoreCommand(QUndoCommand):
     so showing it does not pull the selection back from where the curator has moved on to.
     """
 
+    # A change of decisions only (the document's text, mentions and suggestions stay as shown): the
+    # window then re-reads just those decisions.
+    decisions_only = False
+
     def __init__(self, context: DeskContext, text: str):
         super().__init__(text)
         self.context = context
@@ -62,7 +66,7 @@ class StoreCommand(QUndoCommand):
         return [] if mention_id is None else [mention_id]
 
     def display(self, select: int | None) -> None:
-        self.context.refresh(select, changed=self.changed())
+        self.context.refresh(select, changed=self.changed(), decisions_only=self.decisions_only)
 
     def show_redo(self) -> None:
         self.display(None)
@@ -81,6 +85,8 @@ class StoreCommand(QUndoCommand):
 
 class DecisionCommand(StoreCommand):
     """One decision; `concept_id` may name several concepts (`A|B|C`) and is undone as one step."""
+
+    decisions_only = True
 
     def __init__(
         self,
@@ -129,6 +135,8 @@ class BulkAcceptCommand(StoreCommand):
     """Accept many top suggestions as one undo step: one decision row per mention, all written in one
     transaction (and undone by one transaction of reverts), so a crash never leaves half a bulk.
     Each accept is `(mention id, concept id, model version, score, span and type of its suggestions)`."""
+
+    decisions_only = True
 
     def __init__(
         self,

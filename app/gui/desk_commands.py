@@ -16,6 +16,8 @@ class IdenticalCommand(StoreCommand):
     """The source mention's decision copied to identical undecided mentions: one transaction, undone by
     one transaction of reverts of exactly the mentions it decided."""
 
+    decisions_only = True
+
     def __init__(self, context: DeskContext, source: int, targets: list[int], label: str):
         super().__init__(context, label)
         self.source = source
@@ -104,6 +106,8 @@ class RestoredBatchCommand(StoreCommand):
     """Decisions written together (a copy to identical mentions, a bulk accept), read back from the log:
     one undo step of reverts, one redo writing them again, as before the restart. `decisions` are
     (mention id, action, concept id, detail)."""
+
+    decisions_only = True
 
     def __init__(self, context: DeskContext, decisions: list[tuple[int, str, str, dict]], label: str):
         super().__init__(context, label)

@@ -376,10 +376,15 @@ class MainWindow(
             marks.append(MentionMark(mention.start, mention.end, mention.text, mention.type, state, concept))
         return self._with_curation_marks(marks)
 
-    def refresh(self, mention_id: int | None = None, *, changed: list[int] | None = None) -> None:
+    def refresh(
+        self, mention_id: int | None = None, *, changed: list[int] | None = None, decisions_only: bool = False
+    ) -> None:
         """Re-read the current document's state after a write; keep (or move to) the given mention. With
         `changed` (the mentions written) only their documents' queue rows are re-read: reloading the
-        whole queue after each decision froze the desk for seconds with 20,000 documents."""
+        whole queue after each decision froze the desk for seconds with 20,000 documents. With
+        `decisions_only` (a decision, a bulk accept, their undo: text, mentions and suggestions are as
+        shown), the open document re-reads only the changed mentions' decisions instead of itself
+        whole (half of a key press's time on NCBI-disease)."""
         keep = mention_id if mention_id is not None else self.current_mention_id()
         if changed is None:
             self.reload_queue()
@@ -391,8 +396,25 @@ class MainWindow(
                 self.project.queue(doc_ids=ids), document_facets(self.project, ids)
             ):
                 self.reload_queue()
-        if self.doc is not None:
+        if self.doc is None:
+            return
+        if decisions_only and changed is not None and set(changed) <= set(self.mention_ids):
+            self._refresh_decisions(changed, keep)
+        else:
             self.open_document(self.doc.doc_id, mention_id=keep)
+
+    def _refresh_decisions(self, changed: list[int], keep: int | None) -> None:
+        """The open document after decisions on some of its mentions: their decisions re-read, the
+        highlights and the counts redrawn, the selection kept (the store's answer, never a guess)."""
+        fresh = self.project.current_decisions(mention_ids=changed)
+        for mention_id in changed:
+            if mention_id in fresh:
+                self.decisions[mention_id] = fresh[mention_id]
+            else:
+                self.decisions.pop(mention_id, None)
+        self.abstract.set_marks(self._marks())
+        self._update_doc_meta(self.queue.entry(self.doc.doc_id))
+        self.select_mention(self.mention_ids.index(keep) if keep in self.mention_ids else self.current)
 
     def _concept(self, concept_id: str) -> Concept | None:
         if concept_id not in self.concepts:
@@ -434,6 +456,9 @@ class MainWindow(
         self.marked = [c for c in self.marked if any(r.concept_id == c for r in ranked)]
         decision = self.decisions.get(mention_id)
         state = mention_state(decision.action if decision else None, bool(ranked))
+        missing = [c.concept_id for c in ranked if c.concept_id not in self.concepts]
+        if missing:
+            self.concepts.update(self.project.concepts(missing))
         concepts = {c.concept_id: self._concept(c.concept_id) for c in ranked}
         linked = self.linked_ids(mention_id)
         label = (
