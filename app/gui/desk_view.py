@@ -92,12 +92,12 @@ class DeskViewMixin:
         label = self.queue.cycle(which)
         names = {"status": "Show", "split": "Split", "type": "Type", "sort": "Sort"}
         self.statusBar().showMessage(
-            f"{names[which]}: {label} · {self.queue.proxy.rowCount()} documents", 4000
+            f"{names[which]}: {label} · {self.queue.shown_count()} documents", 4000
         )
 
     def clear_queue_filters(self) -> None:
         self.queue.set_filters()
-        self.statusBar().showMessage(f"All {self.queue.proxy.rowCount()} documents shown", 4000)
+        self.statusBar().showMessage(f"All {self.queue.shown_count()} documents shown", 4000)
 
     # --- go to, search ----------------------------------------------------------------------------
 

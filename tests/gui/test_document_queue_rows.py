@@ -44,3 +44,72 @@ def test_one_changed_row_is_updated_in_place_and_keeps_the_selection(qtbot):
     assert queue.visible_ids()[-1] == "0010"  # re-sorted: nothing uncertain is left in it
     assert "documents done" in queue.summary.text()
     assert not queue.update_entries([QueueEntry("new", "a document the queue has not seen")])
+
+
+def test_progress_and_done_count_follow_row_updates(qtbot):
+    """The overall bar and "N of M documents done" are kept up to date row by row; after a run of
+    changes they say what counting every row afresh says."""
+    queue = _queue(qtbot)
+    changes = [
+        QueueEntry("0003", "title 3", mentions=4, reviewed=4),
+        QueueEntry("0004", "title 4", mentions=6, reviewed=1),  # a mention added, a decision undone
+        QueueEntry("0010", "title 10", mentions=4, reviewed=4),
+        QueueEntry("0003", "title 3", mentions=4, reviewed=3),  # undone again
+    ]
+    for entry in changes:
+        assert queue.update_entries([entry])
+    entries = queue.model.entries
+    done = sum(1 for e in entries if e.mentions and e.reviewed >= e.mentions)
+    assert queue.overall.maximum() == sum(e.mentions for e in entries) == 60 * 4 + 2
+    assert queue.overall.value() == sum(e.reviewed for e in entries)
+    assert queue.summary.text() == f"{done} of 60 documents done"
+    # Rows 0004, 0009, ... were done (12); 0004 reopened, 0010 finished, 0003 finished and reopened.
+    assert done == 12 and queue.entry("0010").status == "done" and queue.entry("0004").status != "done"
+
+
+def test_shown_rows_match_an_independent_filter_and_sort_after_many_changes(qtbot):
+    """Random decisions, filter and order changes: the table's rows are always the documents an
+    independent filter and sort give, and the current document stays selected while it is shown."""
+    import random
+
+    rng = random.Random(7)
+    queue = _queue(qtbot)
+    truth = {e.doc_id: e for e in queue.model.entries}
+
+    def status(e: QueueEntry) -> str:
+        return (
+            "done"
+            if e.mentions and e.reviewed >= e.mentions
+            else ("in progress" if e.reviewed else "unreviewed")
+        )
+
+    def expected(sort: str, shown_status: str) -> list[str]:
+        rows = [e for e in truth.values() if shown_status == "all" or status(e) == shown_status]
+        if sort == "id":
+            rows.sort(key=lambda e: int(e.doc_id))
+        else:
+            rows.sort(key=lambda e: (round(e.margin, 2), -(e.mentions - e.reviewed), int(e.doc_id)))
+        return [e.doc_id for e in rows]
+
+    sort, shown_status = "id", "all"
+    for step in range(200):
+        if step % 17 == 0:
+            sort = rng.choice(["id", "uncertainty"])
+            queue.set_sort(sort)
+        if step % 11 == 0:
+            shown_status = rng.choice(["all", "unreviewed", "in progress", "done"])
+            queue.set_filter(shown_status)
+        doc_id = f"{rng.randrange(60):04d}"
+        old = truth[doc_id]
+        new = QueueEntry(
+            doc_id, old.title, mentions=4, reviewed=rng.randrange(5), margin=rng.choice([0.1, 0.5, 1.0, 0.55])
+        )
+        truth[doc_id] = new
+        current = queue.current_id()
+        assert queue.update_entries([new])
+        assert queue.visible_ids() == expected(sort, shown_status), step
+        if current is not None and current in queue.visible_ids():
+            assert queue.current_id() == current
+        shown = queue.visible_ids()
+        if shown and queue.current_id() is None:
+            queue.select(rng.choice(shown), emit=False)
