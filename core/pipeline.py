@@ -12,7 +12,6 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Collection, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -20,6 +19,7 @@ from core.documents import Candidate, Document
 from core.errors import CuralinkError
 from core.kb.knowledge_base import KnowledgeBase
 from core.kb.routing import TypeRouter
+from core.link_summary import LinkSummary
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressCallback, no_progress
 from core.rank.query import MentionQuery
 from core.rerank.base import Reranker
@@ -34,21 +34,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 DEFAULT_CANDIDATES = 16
-
-
-@dataclass
-class LinkSummary:
-    documents: int = 0
-    mentions: int = 0
-    suggestions: int = 0
-    seconds: float = 0.0
-    unrouted: dict[str, int] = field(default_factory=dict)
-    """Mentions per type that no route names (matched against all concepts)."""
-    routing_warnings: list[str] = field(default_factory=list)
-
-    @property
-    def mentions_per_s(self) -> float:
-        return self.mentions / self.seconds if self.seconds else 0.0
 
 
 class Linker:

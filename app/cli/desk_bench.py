@@ -91,6 +91,11 @@ def _measure(name: str, source: Path, args, work: Path, progress, cancel) -> dic
     with Project.open(copy) as project:
         progress(0, None, f"{name}: background linking of {args.link_documents} documents")
         result["stall"] = bench_desk.measure_stall(app, project, run, args.link_documents)
+        if args.retrain_seconds > 0:
+            progress(0, None, f"{name}: background retraining, cancelled after {args.retrain_seconds:g} s")
+            result["retrain_stall"] = bench_desk.measure_retrain_stall(
+                app, project, run, args.retrain_seconds
+            )
     return result
 
 
@@ -135,6 +140,13 @@ def _rows(name: str, result: dict) -> list[tuple]:
     note = f"{stall['documents']} docs, {stall['mentions']} mentions, {stall['seconds']} s; p99 {stall['p99']} ms"
     rows.append(("stall while linking", {"n": stall["ticks"], "max": stall["max"]}, "max",
                  b.STALL_TARGET_MS, note))  # fmt: skip
+    if "retrain_stall" in result:
+        stall = result["retrain_stall"]
+        note = (
+            f"retriever, cancelled after {stall['seconds']} s; p99 {stall['p99']} ms; in a {stall['linker']}"
+        )
+        rows.append(("stall while retraining", {"n": stall["ticks"], "max": stall["max"]}, "max",
+                     b.STALL_TARGET_MS, note))  # fmt: skip
     rows.append(("cold start → window", result["cold_start"], "p50", None, "median of fresh processes"))
     for stage in result["store"]:
         count = stage["decisions"]
@@ -226,6 +238,12 @@ def register_bench(bench) -> None:
     desk.add_argument("--queue-cycles", type=int, default=5, help="rounds of every sort and filter")
     desk.add_argument("--refresh-samples", type=int, default=20, help="store decisions timed per stage")
     desk.add_argument("--link-documents", type=int, default=300, help="abstracts linked for the stall")
+    desk.add_argument(
+        "--retrain-seconds",
+        type=float,
+        default=60.0,
+        help="a background retrain runs this long (then cancelled) for the retraining stall; 0 skips it",
+    )
     desk.add_argument("--cold-runs", type=int, default=3)
     desk.add_argument("--out", help="also write the raw results to this JSON file")
     desk.add_argument("--json", action="store_true")

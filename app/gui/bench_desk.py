@@ -20,7 +20,7 @@ from pathlib import Path
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
-from PySide6.QtCore import QEvent, QEventLoop, QObject, Qt  # noqa: E402
+from PySide6.QtCore import QElapsedTimer, QEvent, QEventLoop, QObject, Qt, QTimer  # noqa: E402
 from PySide6.QtTest import QTest  # noqa: E402
 
 from app.gui.bench_responsiveness import make_window, stall_while_linking  # noqa: E402
@@ -218,6 +218,43 @@ def bench_stall(app, window, documents: int) -> dict:
     }
 
 
+def bench_retrain_stall(app, window, seconds: float) -> dict:
+    """Start the desk's background retrain (retriever only, registered, not promoted) while a 5 ms timer
+    ticks; cancel it after `seconds` (a retrain on a real project takes minutes) and wait for it to stop:
+    the longest gap is the worst freeze while retraining, start-up and cancelling included."""
+    clock = QElapsedTimer()
+    gaps: list[int] = []
+    last = [0]
+
+    def tick() -> None:
+        now = clock.elapsed()
+        gaps.append(now - last[0])
+        last[0] = now
+
+    timer = QTimer()
+    timer.setInterval(5)
+    timer.timeout.connect(tick)
+    clock.start()
+    timer.start()
+    started = time.perf_counter()
+    job = window.start_retrain({"kinds": ("retriever",), "epochs": 1, "promote": "never"})
+    while not job.done.is_set():
+        app.processEvents()
+        time.sleep(0.001)
+        if window.retrain_job is job and time.perf_counter() - started > seconds:
+            window.cancel_retrain()
+    app.processEvents()
+    timer.stop()
+    ordered = sorted(gaps)
+    return {
+        "seconds": round(time.perf_counter() - started, 1),
+        "ticks": len(gaps),
+        "max": max(gaps) if gaps else None,
+        "p99": ordered[int(len(ordered) * 0.99)] if gaps else None,
+        "linker": "thread" if window.service.in_thread else "process",
+    }
+
+
 def cold_start(project_path: Path, scratch: Path, runs: int = 3) -> dict:
     """A fresh process opens the project the way `curalink -p DIR` does; the clock stops when the
     window's first show event fires (the child prints the moment)."""
@@ -282,7 +319,19 @@ def measure_window(app, project, scratch: Path, samples: int, queue_cycles: int)
 def measure_stall(app, project, scratch: Path, documents: int) -> dict:
     window = make_window(project, scratch, background=False)
     try:
-        return bench_stall(app, window, documents)
+        return {
+            **bench_stall(app, window, documents),
+            "linker": "thread" if window.service.in_thread else "process",
+        }
+    finally:
+        window.close()
+        app.processEvents()
+
+
+def measure_retrain_stall(app, project, scratch: Path, seconds: float) -> dict:
+    window = make_window(project, scratch, background=False)
+    try:
+        return bench_retrain_stall(app, window, seconds)
     finally:
         window.close()
         app.processEvents()

@@ -13,6 +13,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QW
 from app.gui.dialogs import show_error
 from app.gui.retrain_summary import RetrainSummary
 from app.gui.workers import Job, run_in_thread
+from core.child_process import run_job_in_child
 from core.learn.retrain import RetrainReport
 from core.progress import PhasedProgress
 
@@ -116,7 +117,18 @@ class BackgroundRetrainMixin:
         status = self.retrain_status
 
         def work(progress, cancel) -> RetrainReport:
-            return retrain(self.project, progress=progress, cancel=cancel, **options)
+            if self.service.in_thread:
+                return retrain(self.project, progress=progress, cancel=cancel, **options)
+            # In a child process, as the linker: training in a thread of the desk shares its interpreter
+            # lock (torch's import alone froze the window for seconds).
+            return run_job_in_child(
+                "core.learn.retrain:retrain",
+                self.project.path,
+                options,
+                what="retraining",
+                progress=progress,
+                cancel=cancel,
+            )
 
         job = run_in_thread(work, "retraining")
         self.retrain_job = job

@@ -91,9 +91,7 @@ class DeskViewMixin:
     def cycle_queue(self, which: str) -> None:
         label = self.queue.cycle(which)
         names = {"status": "Show", "split": "Split", "type": "Type", "sort": "Sort"}
-        self.statusBar().showMessage(
-            f"{names[which]}: {label} · {self.queue.shown_count()} documents", 4000
-        )
+        self.statusBar().showMessage(f"{names[which]}: {label} · {self.queue.shown_count()} documents", 4000)
 
     def clear_queue_filters(self) -> None:
         self.queue.set_filters()

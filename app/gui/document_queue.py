@@ -265,6 +265,7 @@ class DocumentQueue(QWidget):
     def __init__(self, parent=None):
         super().__init__(parent)
         self.model = QueueModel(self)
+        self._changed: set[str] = set()
         self.filter_box = QComboBox()
         self.filter_box.addItems(FILTERS)
         self.split_box = QComboBox()
@@ -441,6 +442,7 @@ class DocumentQueue(QWidget):
     ) -> bool:
         """Refresh the rows of a few documents (what one decision changes); False when one is new to the
         queue (the caller then reloads it whole)."""
+        self._changed.update(entry.doc_id for entry in entries)
         current = self.current_id()
         self._quiet = True
         new_facets = bool(facets) and any(self.model.facets.get(k) != v for k, v in (facets or {}).items())
@@ -454,6 +456,12 @@ class DocumentQueue(QWidget):
             self._widen_for(entries)
             self._summarise()
         return updated
+
+    def take_changed(self) -> set[str]:
+        """The documents whose rows were updated since the last call (a background re-read of the whole
+        queue started before them must not undo them)."""
+        changed, self._changed = self._changed, set()
+        return changed
 
     def _summarise(self) -> None:
         total, reviewed, done = self.model.totals

@@ -65,7 +65,6 @@ class MainWindow(
 
     def __init__(self, project, settings: AppSettings | None = None, *, background: bool = True):
         super().__init__()
-        warm_imports()
         self.project = project
         self.settings = settings or AppSettings()
         self.background = background
@@ -79,6 +78,8 @@ class MainWindow(
             candidates=self.settings.candidates,
             use_reranker=self.settings.use_reranker,
         )
+        if self.service.in_thread:  # the linker shares this process: import its stack before input
+            warm_imports()
         self.service.chunkLinked.connect(self._on_chunk)
         self.service.linkerReady.connect(self._on_linker_ready)
         self.service.failed.connect(lambda exc: show_error(self, exc, context="background linking"))
@@ -120,7 +121,7 @@ class MainWindow(
         import froze the event loop for 266-314 ms (it holds the GIL); the weights then load in the
         background with stalls under 10 ms. Costs ~2 s of start-up, once per process and architecture."""
         ranked = self.project.active_model("reranker") if self.settings.use_reranker else None
-        if ranked is None:
+        if ranked is None or not self.service.in_thread:  # a linking process imports it there
             return
         from core.rerank.cross_encoder import preload_architecture
 
@@ -514,6 +515,7 @@ class MainWindow(
             return
         self.stop_retrain()
         self.service.shutdown()
+        self.queue_generation = getattr(self, "queue_generation", 0) + 1  # a queue read under way is dropped
         if self in OPEN_WINDOWS:
             QTimer.singleShot(0, lambda: OPEN_WINDOWS.remove(self) if self in OPEN_WINDOWS else None)
         super().closeEvent(event)

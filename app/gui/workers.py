@@ -15,6 +15,7 @@ the log, so a warning still reaches logs/curalink.log whichever job catches it."
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -106,11 +107,15 @@ class Job(FunctionWorker):
 
 
 class LinkService(QObject):
-    """Runs the project's Linker in one background thread, loading it once and keeping it warm.
+    """Runs the project's Linker in the background, loading it once and keeping it warm.
 
+    By default the linker lives in a child process (core.linker_process): a linker loading or running in
+    a thread of the desk held the interpreter lock in long stretches and froze the window for up to
+    seconds. One worker thread drives it, so jobs run one at a time, in the order they were asked for,
+    except re-suggesting edited mentions: it jumps the queue, and a long linking job serves it between
+    two documents. `in_thread=True` (or CURALINK_LINK_IN_THREAD=1) keeps the old in-thread linker.
     The retriever runs on the CPU; the reranker goes where `device` says (auto picks the GPU when there
-    is one). Jobs run one at a time, in the order they were asked for, except re-suggesting edited
-    mentions: it jumps the queue, and a long linking job serves it between two documents.
+    is one).
     """
 
     suggestionsReady = Signal(list)  # every document of a finished job
@@ -118,54 +123,96 @@ class LinkService(QObject):
     linkerReady = Signal(str)
     failed = Signal(object)
 
-    def __init__(self, project, *, device: str = "auto", candidates: int = 16, use_reranker: bool = True):
+    def __init__(
+        self,
+        project,
+        *,
+        device: str = "auto",
+        candidates: int = 16,
+        use_reranker: bool = True,
+        in_thread: bool | None = None,
+    ):
         super().__init__()
         self.project = project
         self.device = device
         self.candidates = candidates
         self.use_reranker = use_reranker
+        self.in_thread = os.environ.get("CURALINK_LINK_IN_THREAD") == "1" if in_thread is None else in_thread
         self.pool = QThreadPool(self)
         self.pool.setMaxThreadCount(1)
         self._linker = None
+        self._spare = None  # a linking process whose models are out of date: reloaded, not restarted
         self._lock = threading.Lock()
         self._urgent: dict[int, None] = {}  # mention ids to re-suggest, in the order asked
         self._urgent_lock = threading.Lock()
         self.jobs: list[Job] = []
 
+    def _options(self) -> tuple:
+        return (self.device, self.candidates, self.use_reranker)
+
     def configure(self, *, device: str, candidates: int, use_reranker: bool) -> None:
         """New settings: the next job reloads the models with them."""
         with self._lock:
-            if (device, candidates, use_reranker) != (self.device, self.candidates, self.use_reranker):
+            if (device, candidates, use_reranker) != self._options():
                 self.device, self.candidates, self.use_reranker = device, candidates, use_reranker
-                self._linker = None
+                self._retire()
 
     def reset(self) -> None:
         """Forget the loaded models (after a KB import or a retrain)."""
         with self._lock:
-            self._linker = None
+            self._retire()
+
+    def _retire(self) -> None:
+        """Drop the linker in force (under `_lock`); a linking process is kept to reload its models."""
+        if self._linker is not None and not self.in_thread:
+            if self._spare is not None:
+                self._spare.close()
+            self._spare = self._linker
+        self._linker = None
 
     def linker(self, progress=None, cancel: CancelToken | None = None):
-        import torch
-
-        from core.pipeline import Linker
-
         with self._lock:
+            if self._linker is not None and not self.in_thread and not self._linker.alive():
+                log.warning("the linking process has stopped; starting a new one")
+                self._linker = None
             if self._linker is None:
-                # One intra-op thread: the UI thread keeps a core, and a 2-core laptop stays responsive
-                # (the retriever's per-document batches are too small to gain from more threads).
-                torch.set_num_threads(1)
-                kwargs = {"progress": progress} if progress else {}
-                if cancel is not None:
-                    kwargs["cancel"] = cancel
-                self._linker = Linker.for_project(
-                    self.project,
-                    device=self.device,
-                    candidates=self.candidates,
-                    use_reranker=self.use_reranker,
-                    **kwargs,
-                )
+                self._linker = self._load(progress or (lambda *_args: None), cancel or CancelToken())
                 self.linkerReady.emit(self._linker.device_description)
             return self._linker
+
+    def _load(self, progress, cancel: CancelToken):
+        if self.in_thread:
+            import torch
+
+            from core.pipeline import Linker
+
+            # One intra-op thread: the UI thread keeps a core, and a 2-core laptop stays responsive
+            # (the retriever's per-document batches are too small to gain from more threads).
+            torch.set_num_threads(1)
+            return Linker.for_project(
+                self.project,
+                device=self.device,
+                candidates=self.candidates,
+                use_reranker=self.use_reranker,
+                progress=progress,
+                cancel=cancel,
+            )
+        from core.linker_process import LinkerProcess
+
+        spare, self._spare = self._spare, None
+        if spare is not None and spare.alive() and spare.options == self._options():
+            spare.reload(progress=progress, cancel=cancel)
+            return spare
+        if spare is not None:
+            spare.close()
+        return LinkerProcess(
+            self.project.path,
+            device=self.device,
+            candidates=self.candidates,
+            use_reranker=self.use_reranker,
+            progress=progress,
+            cancel=cancel,
+        )
 
     def preload(self) -> Job:
         """Load the models in the background before the first link is asked for (the status bar then
@@ -261,7 +308,7 @@ class LinkService(QObject):
         mention_ids = [m for _, ids in self.project.documents_with_mention_ids(ids=doc_ids) for m in ids]
         suggestions = self.project.suggestion_sets(mention_ids)
         wanted = {c.concept_id for found in suggestions.values() for c in found.candidates}
-        concepts = {concept_id: self.project.concept(concept_id) for concept_id in wanted}
+        concepts = self.project.concepts(sorted(wanted))
         return LinkedChunk(list(doc_ids), self.project.queue(doc_ids=doc_ids), suggestions, concepts)
 
     def submit(self, job: Job, *, priority: int = 0) -> Job:
@@ -276,6 +323,11 @@ class LinkService(QObject):
         for job in self.jobs:
             job.cancel()
         self.pool.waitForDone(timeout_ms)
+        with self._lock:
+            for process in (self._linker, self._spare):
+                if process is not None and not self.in_thread:
+                    process.close()
+            self._linker = self._spare = None
 
 
 def warm_imports() -> None:

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from core.errors import CuralinkError
-from core.pipeline import LinkSummary
+from core.link_summary import LinkSummary
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressCallback, no_progress
 
 log = logging.getLogger(__name__)

@@ -84,3 +84,41 @@ def test_the_desks_own_decision_is_not_shown_twice(qtbot, window) -> None:
     shown.clear()
     assert window.check_project_changes(), "the marks moved (the desk's own write)"
     assert shown == []
+
+
+def test_a_wide_change_is_read_in_the_background_and_keeps_the_desks_newer_rows(qtbot, window) -> None:
+    """Documents imported by another process make the desk re-read its whole queue, off the UI thread
+    (it took ~1 s at 20,000 documents); a decision the curator makes while that read is under way is not
+    undone by the read's older rows."""
+    import threading
+
+    window.watch_timer.stop()
+    read_done, may_return = threading.Event(), threading.Event()
+    whole_queue = window.project.queue
+
+    def slow_queue(doc_ids=None):
+        rows = whole_queue(doc_ids)
+        if doc_ids is None:  # the background read: it has its rows, now it waits
+            read_done.set()
+            may_return.wait(30)
+        return rows
+
+    window.project.queue = slow_queue
+    _other_process(
+        window.project.path,
+        """
+        from core.documents import document_from_title_abstract
+        project.import_documents([document_from_title_abstract("77777777", "Imported elsewhere", "Text.")])
+        """,
+    )
+    assert window.check_project_changes()
+    assert read_done.wait(30), "the whole queue is read in the background"
+    assert window.queue.entry("77777777") is None, "not shown before the read lands"
+    doc_id = window.doc.doc_id
+    before = window.queue.entry(doc_id).reviewed
+    qtbot.keyClick(window, Qt.Key.Key_Return)  # a decision while the read waits: its row is newer
+    assert window.queue.entry(doc_id).reviewed == before + 1
+    may_return.set()
+    qtbot.waitUntil(lambda: window.queue.entry("77777777") is not None, timeout=30_000)
+    assert window.queue.entry(doc_id).reviewed == before + 1, "the older read did not undo the decision"
+    window.project.queue = whole_queue
