@@ -20,10 +20,10 @@ from pathlib import Path
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
-from PySide6.QtCore import QElapsedTimer, QEvent, QEventLoop, QObject, Qt, QTimer  # noqa: E402
+from PySide6.QtCore import QEvent, QEventLoop, QObject, Qt  # noqa: E402
 from PySide6.QtTest import QTest  # noqa: E402
 
-from app.gui.bench_responsiveness import make_window, stall_while_linking  # noqa: E402
+from app.gui.bench_responsiveness import make_window, stall_while, stall_while_linking  # noqa: E402
 from core.evaluate.bench_desk_store import summary  # noqa: E402
 
 KEY_TARGET_MS = 50.0
@@ -207,14 +207,11 @@ def bench_stall(app, window, documents: int) -> dict:
     project.store_suggestions({m: [] for _, mention_ids in pairs for m in mention_ids})
     window.reload_queue()
     gaps, seconds = stall_while_linking(app, window, ids, interval_ms=5)
-    ordered = sorted(gaps)
     return {
         "documents": len(ids),
         "mentions": sum(len(m) for _, m in pairs),
         "seconds": round(seconds, 1),
-        "ticks": len(gaps),
-        "max": max(gaps) if gaps else None,
-        "p99": ordered[int(len(ordered) * 0.99)] if gaps else None,
+        **_gaps(gaps),
     }
 
 
@@ -222,37 +219,32 @@ def bench_retrain_stall(app, window, seconds: float) -> dict:
     """Start the desk's background retrain (retriever only, registered, not promoted) while a 5 ms timer
     ticks; cancel it after `seconds` (a retrain on a real project takes minutes) and wait for it to stop:
     the longest gap is the worst freeze while retraining, start-up and cancelling included."""
-    clock = QElapsedTimer()
-    gaps: list[int] = []
-    last = [0]
-
-    def tick() -> None:
-        now = clock.elapsed()
-        gaps.append(now - last[0])
-        last[0] = now
-
-    timer = QTimer()
-    timer.setInterval(5)
-    timer.timeout.connect(tick)
-    clock.start()
-    timer.start()
     started = time.perf_counter()
-    job = window.start_retrain({"kinds": ("retriever",), "epochs": 1, "promote": "never"})
-    while not job.done.is_set():
-        app.processEvents()
-        time.sleep(0.001)
-        if window.retrain_job is job and time.perf_counter() - started > seconds:
+
+    def cancel_when_due() -> None:
+        if window.retrain_job is not None and time.perf_counter() - started > seconds:
             window.cancel_retrain()
-    app.processEvents()
-    timer.stop()
+
+    gaps, took = stall_while(
+        app,
+        lambda: window.start_retrain({"kinds": ("retriever",), "epochs": 1, "promote": "never"}),
+        interval_ms=5,
+        each=cancel_when_due,
+    )
+    return {**_gaps(gaps), "seconds": round(took, 1), "linker": _linker(window)}
+
+
+def _gaps(gaps: list[int]) -> dict:
     ordered = sorted(gaps)
     return {
-        "seconds": round(time.perf_counter() - started, 1),
         "ticks": len(gaps),
         "max": max(gaps) if gaps else None,
         "p99": ordered[int(len(ordered) * 0.99)] if gaps else None,
-        "linker": "thread" if window.service.in_thread else "process",
     }
+
+
+def _linker(window) -> str:
+    return "thread" if window.service.in_thread else "process"
 
 
 def cold_start(project_path: Path, scratch: Path, runs: int = 3) -> dict:
@@ -316,25 +308,23 @@ def measure_window(app, project, scratch: Path, samples: int, queue_cycles: int)
         app.processEvents()
 
 
-def measure_stall(app, project, scratch: Path, documents: int) -> dict:
+def _on_window(app, project, scratch: Path, measure) -> dict:
     window = make_window(project, scratch, background=False)
     try:
-        return {
-            **bench_stall(app, window, documents),
-            "linker": "thread" if window.service.in_thread else "process",
-        }
+        return measure(window)
     finally:
         window.close()
         app.processEvents()
+
+
+def measure_stall(app, project, scratch: Path, documents: int) -> dict:
+    return _on_window(
+        app, project, scratch, lambda w: {**bench_stall(app, w, documents), "linker": _linker(w)}
+    )
 
 
 def measure_retrain_stall(app, project, scratch: Path, seconds: float) -> dict:
-    window = make_window(project, scratch, background=False)
-    try:
-        return bench_retrain_stall(app, window, seconds)
-    finally:
-        window.close()
-        app.processEvents()
+    return _on_window(app, project, scratch, lambda w: bench_retrain_stall(app, w, seconds))
 
 
 if __name__ == "__main__":

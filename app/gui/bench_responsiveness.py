@@ -61,9 +61,10 @@ def make_window(project, scratch: Path, background: bool):
     return window
 
 
-def stall_while_linking(app, window, ids: list[str], interval_ms: int = 10) -> tuple[list[int], float]:
-    """Link `ids` in the window's worker while a timer ticks every `interval_ms`: the gaps between ticks
-    (ms; the longest is the worst event-loop stall) and the seconds the linking took."""
+def stall_while(app, start, interval_ms: int = 10, each=None) -> tuple[list[int], float]:
+    """Run the job `start()` returns while a timer ticks every `interval_ms` (calling `each()` between
+    event-loop turns): the gaps between ticks (ms; the longest is the worst event-loop stall) and the
+    seconds the job took."""
     clock = QElapsedTimer()
     gaps: list[int] = []
     last = [0]
@@ -79,13 +80,20 @@ def stall_while_linking(app, window, ids: list[str], interval_ms: int = 10) -> t
     clock.start()
     timer.start()
     started = time.perf_counter()
-    job = window.link_documents(ids)
+    job = start()
     while not job.done.is_set():
         app.processEvents()
         time.sleep(0.001)
+        if each is not None:
+            each()
     app.processEvents()
     timer.stop()
     return gaps, time.perf_counter() - started
+
+
+def stall_while_linking(app, window, ids: list[str], interval_ms: int = 10) -> tuple[list[int], float]:
+    """Link `ids` in the window's worker while the event loop's gaps are measured (`stall_while`)."""
+    return stall_while(app, lambda: window.link_documents(ids), interval_ms)
 
 
 def bench_open(app, project, scratch: Path) -> None:
