@@ -9,7 +9,8 @@ output is written by temp-and-rename, so a retry never meets half a file. Ray is
 same paths from every node (a shared file system) and Curalink installed on each.
 
 A cluster address is checked with a plain TCP connection first (a few seconds), so an unreachable
-address is one clear error naming it instead of `ray.init` retrying for minutes.
+address is one clear error naming it; an address that answers but is no Ray head (a proxy, another
+service) fails in `ray.init` after its own ~20 s of retries, reported the same way.
 """
 
 from __future__ import annotations
@@ -101,13 +102,18 @@ def run_ray(
             check_reachable(address)
         for name in ("ray", "ray.data"):
             logging.getLogger(name).setLevel(logging.WARNING)
-        ray.init(
-            address=address or None,
-            num_cpus=None if address else workers,
-            include_dashboard=False,
-            log_to_driver=False,
-            configure_logging=False,
-        )
+        try:
+            ray.init(
+                address=address or None,
+                num_cpus=None if address else workers,
+                include_dashboard=False,
+                log_to_driver=False,
+                configure_logging=False,
+            )
+        except (ConnectionError, RuntimeError, TimeoutError) as error:  # Ray gives up after ~20 s
+            where = f"the Ray cluster at {address}" if address else "a local Ray"
+            reason = str(error).strip().splitlines()[-1] if str(error).strip() else type(error).__name__
+            raise CuralinkError(f"cannot connect to {where}: {reason}") from None
         started_here = True
     try:
         gpus = ray.cluster_resources().get("GPU", 0) if uses_reranker and spec.device != "cpu" else 0
