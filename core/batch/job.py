@@ -124,6 +124,7 @@ def run_batch(
                 summary.mentions += entry["mentions"]
                 summary.detected += entry["detected"]
             else:
+                (out_dir / entry["name"]).unlink(missing_ok=True)  # an earlier output of another input
                 summary.malformed.append(entry)
             finished = summary.already_done + summary.linked + len(summary.malformed)
             progress(finished, len(tasks), f"{entry['name']}: {entry['status']}")
