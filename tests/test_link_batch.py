@@ -33,7 +33,7 @@ def project(demo_template: Path, tmp_path: Path) -> Path:
 def _linked(folder: Path) -> dict[str, list]:
     """doc id -> [(mention start, end, [candidate ids])] read from every linked shard of a folder."""
     found = {}
-    for path in sorted(folder.glob("*.linked.*")):
+    for path in sorted(p for p in folder.glob("*.linked.*") if not p.name.startswith(".")):
         for document in read_corpus(path):
             found[document.doc_id] = [
                 (m.start, m.end, [c.concept_id for c in candidates_of(m)]) for m in document.mentions
