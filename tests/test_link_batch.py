@@ -160,3 +160,23 @@ def test_ray_missing_and_unreachable_addresses_are_one_clear_error(
     with pytest.raises(CuralinkError, match=r"pip install 'curalink\[cluster\]'"):
         run_batch([tmp_path / "in"], tmp_path / "out", project, engine="ray")
     assert not (tmp_path / "out" / "manifest.json").exists()
+
+
+def test_a_cancel_stops_at_a_shard_boundary(project: Path, tmp_path: Path) -> None:
+    from core.progress import CancelToken
+
+    write_shards(DEMO_DOCUMENTS, tmp_path / "in", total=12, per_shard=3, formats=["pubtator"])
+    cancel = CancelToken()
+
+    def first_shard_then_cancel(done: int, total: int | None, message: str = "") -> None:
+        if done >= 1:
+            cancel.cancel()  # as Ctrl-C does, from the CLI's signal handler
+
+    stopped = run_batch(
+        [tmp_path / "in"], tmp_path / "out", project, progress=first_shard_then_cancel, cancel=cancel
+    )
+    assert stopped.cancelled and stopped.linked == 1
+    assert len(Manifest.load(tmp_path / "out").done()) == 1
+    assert len(_linked(tmp_path / "out")) == 3
+    resumed = run_batch([tmp_path / "in"], tmp_path / "out", project)
+    assert (resumed.already_done, resumed.linked, resumed.cancelled) == (1, 3, False)
