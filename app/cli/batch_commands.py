@@ -24,6 +24,8 @@ def cmd_link_batch(args) -> int:
             "link-batch needs a project whose KB and models in force it links with: "
             "curalink -p DIR link-batch ... (or --model-from DIR)"
         )
+    if args.type is not None and not args.detect:
+        raise CuralinkError("--type applies to detection: add --detect")
     with cancellable() as cancel, progress_bar("link-batch", quiet=args.json) as bar:
         shards = {"done": 0, "total": None}
 

@@ -2,9 +2,11 @@
 the pool loads the models and the name index once (in its constructor) and then links shard after
 shard (batch_size 1: one shard per call, as the output is one shard per input).
 
-The actor pool's size is the actor count (the CPU workers); on a cluster with GPUs and a reranker in force each
-actor asks for one GPU and reranks there. Ray restarts a dead actor and retries its shard: the shard's
-output is written by temp-and-rename, so a retry never meets half a file. Ray is an optional extra
+The actor pool's size is the actor count (the CPU workers); on a cluster with at least as many GPUs as
+actors and a reranker in force each actor asks for one GPU and reranks there (with fewer GPUs the
+reranker runs on the actors' CPUs: one stage, not yet a CPU retrieve stage feeding GPU rerank actors).
+Ray restarts a dead actor and retries its shard: the shard's output is written by temp-and-rename, so a
+retry never meets half a file. Ray is an optional extra
 (`pip install 'curalink[cluster]'`); the input, output and project folders must be reachable at the
 same paths from every node (a shared file system) and Curalink installed on each.
 
@@ -18,6 +20,7 @@ from __future__ import annotations
 import json
 import logging
 import socket
+from dataclasses import replace
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -116,8 +119,18 @@ def run_ray(
             raise CuralinkError(f"cannot connect to {where}: {reason}") from None
         started_here = True
     try:
-        gpus = ray.cluster_resources().get("GPU", 0) if uses_reranker and spec.device != "cpu" else 0
-        used = {"address": address or "local", "actors": workers, "gpus_per_actor": 1 if gpus >= 1 else 0}
+        gpus = int(ray.cluster_resources().get("GPU", 0)) if uses_reranker and spec.device != "cpu" else 0
+        on_gpus = gpus >= workers  # every actor gets one; fewer GPUs than actors would leave some unscheduled
+        if 0 < gpus < workers:
+            log.warning(
+                "%d GPU(s) for %d actors: reranking on the CPUs; --workers %d or fewer reranks on the GPUs",
+                gpus,
+                workers,
+                gpus,
+            )
+        if gpus and not on_gpus:
+            spec = replace(spec, device="cpu")  # an actor on a GPU node must not use a GPU it did not ask for
+        used = {"address": address or "local", "actors": workers, "gpus_per_actor": 1 if on_gpus else 0}
         if not tasks:
             return used
         context = ray.data.DataContext.get_current()
