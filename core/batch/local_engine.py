@@ -1,6 +1,7 @@
 """The embedded engine: shards linked in this process, or in N spawned worker processes that each load
 the models and the name index once (the pool's initializer) and then take shard after shard.
 
+Each of N workers gets cores // N threads (torch, FAISS, OpenMP), as Ray gives each 1-CPU actor one.
 At most one shard per worker is in flight, so a cancel (Ctrl-C) lets the running shards finish and
 starts no new one: the run stops at a shard boundary. Workers ignore SIGINT themselves (the terminal
 sends it to the whole process group); the driver decides when to stop. A worker that dies (killed,
@@ -10,10 +11,13 @@ out of memory) ends the run with a clear error; its shard left no output and is 
 from __future__ import annotations
 
 import multiprocessing
+import os
 import signal
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 
 from core.batch.models import BatchSpec
@@ -45,9 +49,13 @@ def run_local(
             on_result(linker.link(task, out_dir, progress=shard_progress))
         return
     context = multiprocessing.get_context("spawn")  # no fork of a parent holding torch threads
-    with ProcessPoolExecutor(
-        max_workers=workers, mp_context=context, initializer=_load_quietly, initargs=(spec.to_json(),)
-    ) as pool:
+    spec = replace(spec, threads=spec.threads or max(1, (os.cpu_count() or 1) // workers))
+    with (
+        _child_environment(OMP_NUM_THREADS=str(spec.threads), OMP_WAIT_POLICY="PASSIVE"),
+        ProcessPoolExecutor(
+            max_workers=workers, mp_context=context, initializer=_load_quietly, initargs=(spec.to_json(),)
+        ) as pool,
+    ):
         waiting = iter(tasks)
         running: dict[Future, ShardTask] = {}
 
@@ -72,6 +80,21 @@ def run_local(
                 on_result(entry)
                 if not cancel.cancelled:
                     submit()
+
+
+@contextmanager
+def _child_environment(**values: str) -> Iterator[None]:
+    """Environment the spawned workers start with (OpenMP reads its thread count once, at start)."""
+    saved = {key: os.environ.get(key) for key in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
 
 
 def _load_quietly(spec_json: dict) -> None:

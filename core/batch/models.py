@@ -36,6 +36,8 @@ class BatchSpec:
     mention_type: str | None = None
     device: str = "auto"
     batch_documents: int = 32
+    threads: int | None = None
+    """CPU threads per worker (torch, FAISS, OpenMP); None leaves the defaults (one worker)."""
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

@@ -130,6 +130,7 @@ def run_ray(
             )
         if gpus and not on_gpus:
             spec = replace(spec, device="cpu")  # an actor on a GPU node must not use a GPU it did not ask for
+        spec = replace(spec, threads=1)  # one CPU per actor (Ray sets OMP_NUM_THREADS=1 in it too)
         used = {"address": address or "local", "actors": workers, "gpus_per_actor": 1 if on_gpus else 0}
         if not tasks:
             return used
