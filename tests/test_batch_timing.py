@@ -16,6 +16,7 @@ def _shard(worker: str, loaded_at: float, start: float, end: float, documents: i
         "started_at": start,
         "finished_at": end,
         "seconds": end - start,
+        "cpu_seconds": (end - start) / 2,
         "documents": documents,
         "mentions": documents * 10,
         "peak_rss_mb": 100.0 if worker == "a" else 120.0,
@@ -35,6 +36,7 @@ def test_steady_state_counts_only_the_share_of_each_shard_after_the_last_load() 
     assert figures["abstracts_per_s"] == pytest.approx(140 / 8, abs=0.05)
     assert figures["mentions_per_s"] == pytest.approx(1400 / 8, abs=0.05)
     assert figures["abstracts_per_s_wall"] == pytest.approx(160 / 25, abs=0.05)
+    assert figures["cpu_seconds_per_abstract"] == pytest.approx(8 / 160, abs=1e-5)  # 4 shards x 2 CPU s
     assert (figures["workers"], figures["index_loads"]) == (2, 2)
     assert figures["load_s_per_worker"] == [10, 12]
     assert figures["peak_rss_mb_per_worker"] == [100.0, 120.0]

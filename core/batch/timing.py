@@ -4,7 +4,8 @@ Each entry carries its worker, when that worker finished loading (`loaded_at`), 
 took (`load_seconds`), and when the shard started and finished. Start-up is the loading; the steady
 state is the window from the moment the *last* worker was loaded to the last shard's end; each shard
 counts with the share of its linking time inside that window (a shard half inside counts half), so
-index loads neither inflate nor dilute the rate.
+index loads neither inflate nor dilute the rate. CPU seconds per abstract (all threads of the worker)
+is what linking costs whatever else shares the machine: the figure to extrapolate from.
 """
 
 from __future__ import annotations
@@ -45,7 +46,9 @@ def throughput(entries: list[dict[str, Any]], wall_seconds: float) -> dict[str, 
         result["abstracts_per_s"] = round(sum(e["documents"] * share for e, share in shares) / window, 1)
         result["mentions_per_s"] = round(sum(e["mentions"] * share for e, share in shares) / window, 1)
         busy = sum(e["seconds"] for e in linked)
+        cpu = sum(e.get("cpu_seconds", 0.0) for e in linked)
         result["seconds_per_abstract_per_worker"] = round(busy / documents, 5) if documents else None
+        result["cpu_seconds_per_abstract"] = round(cpu / documents, 5) if documents else None
     return result
 
 

@@ -74,7 +74,7 @@ class ShardLinker:
     def link(self, task: ShardTask, out_dir: str | Path, progress: ProgressCallback = no_progress) -> dict:
         """Link one shard into `out_dir/task.name`; returns its manifest entry (status done or
         malformed)."""
-        started_at, started = time.time(), time.perf_counter()
+        started_at, started, cpu = time.time(), time.perf_counter(), time.process_time()
         counts = {"documents": 0, "mentions": 0, "detected": 0}
         report = FormatReport()
         entry: dict[str, Any] = {
@@ -110,6 +110,7 @@ class ShardLinker:
             retriever_version=self.linker.retriever_version,
             ranked_version=self.linker.ranked_version,
             seconds=round(time.perf_counter() - started, 3),
+            cpu_seconds=round(time.process_time() - cpu, 3),  # all threads: what the shard cost, load aside
             started_at=started_at,
             finished_at=time.time(),
             worker=self.worker,
