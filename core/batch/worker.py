@@ -150,8 +150,7 @@ class ShardLinker:
 
 def _use_threads(linker, threads: int) -> None:
     """N workers on C cores: C // N threads each, for the encoder (torch), FAISS and OpenMP, so the
-    workers do not oversubscribe the cores (measured: 2 workers of 2 threads each on 2 cores ran at
-    0.6-0.7x the speed of 2 single-threaded ones)."""
+    workers do not oversubscribe the cores (Ray gives a 1-CPU actor one thread the same way)."""
     import faiss
     import torch
 
