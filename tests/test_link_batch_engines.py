@@ -61,7 +61,7 @@ def test_local_ray_and_worker_processes_write_identical_shards(
 
 
 def test_a_run_killed_mid_shard_leaves_no_partial_output_and_resumes(project: Path, tmp_path: Path) -> None:
-    write_shards(DEMO_DOCUMENTS, tmp_path / "in", total=600, per_shard=100, formats=["pubtator"])
+    write_shards(DEMO_DOCUMENTS, tmp_path / "in", total=360, per_shard=60, formats=["pubtator"])
     command = [sys.executable, "-m", "app.cli", "-p", str(project), "link-batch", str(tmp_path / "in")]
     out = tmp_path / "out"
     child = subprocess.Popen(
