@@ -131,9 +131,12 @@ def run_batch(
 
         progress(summary.already_done, len(tasks), "shards")
         run_started = time.time()
-        used = _run_engine(
-            engine, spec, todo, out_dir, workers, address, identity, on_result, shard_progress, cancel
-        )
+        try:
+            used = _run_engine(
+                engine, spec, todo, out_dir, workers, address, identity, on_result, shard_progress, cancel
+            )
+        finally:
+            _tidy(out_dir, todo, manifest)
         summary.cancelled = cancel.cancelled and len(entries) < len(todo)
         if not summary.cancelled:
             summary.removed_by_deletions = apply_deletions(manifest, cancel)
@@ -183,6 +186,17 @@ def _run_engine(engine, spec, todo, out_dir, workers, address, identity, on_resu
         cancel=cancel,
     )
     return {}
+
+
+def _tidy(out_dir: Path, todo: list[ShardTask], manifest: Manifest) -> None:
+    """After the engine stopped (done, cancelled or failed): the temporaries of shards abandoned in flight
+    (Ray stops its actors mid-shard on a cancel) and any output this run did not record as done (an
+    actor that finished after the driver stopped listening) go, so the folder holds exactly what the
+    manifest says; those shards are linked again next time."""
+    remove_stale_temporaries(out_dir, max_age=0)
+    for task in todo:
+        if manifest.shards.get(task.name, {}).get("status") != "done":
+            (out_dir / task.name).unlink(missing_ok=True)
 
 
 def _refuse_foreign_folder(out_dir: Path) -> None:
