@@ -1,6 +1,6 @@
 # Two commands do all set-up on a fresh Linux machine with Python 3.11:
 #   make demo   - create .venv, install (CPU torch), build and link the bundled demo project
-#   make test   - same install, run the test suite
+#   make test   - same install (with the `cluster` extra, Ray, so the Ray tests run), run the test suite
 # `make demo` also opens the desktop app on the demo project when a display is available.
 PYTHON ?= python3.11
 VENV := .venv
@@ -17,7 +17,7 @@ install: $(STAMP)
 
 $(STAMP): pyproject.toml $(TORCH_CONSTRAINTS)
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet -c $(TORCH_CONSTRAINTS) -e '.[dev]'
+	$(BIN)/pip install --quiet -c $(TORCH_CONSTRAINTS) -e '.[dev,cluster]'
 	rm -f $(VENV)/.installed-*
 	touch $@
 

@@ -94,8 +94,14 @@ class Linker:
         use_ranker: bool = True,
         progress: ProgressCallback = no_progress,
         cancel: CancelToken = NEVER_CANCELLED,
+        read_only: bool = False,
+        index_dir: Path | None = None,
     ) -> Linker:
-        """The project's active models, with the name index loaded from (or built into) index/."""
+        """The project's active models, with the name index loaded from (or built into) index/.
+
+        `read_only` (batch workers, several at once): the store is not written (curator synonyms are
+        neither pruned nor learned: the KB is used as stored) and the name index is read from, or built
+        into, `index_dir` instead of the project's index/."""
         from core.rank.project_jobs import load_ranking_stage
         from core.rerank.cross_encoder import CrossEncoder
         from core.rerank.reranker import CrossEncoderReranker
@@ -107,15 +113,16 @@ class Linker:
                 f"{project.path}: no trained retriever yet (run `curalink -p {project.path} train retriever`)"
             )
         kb = kb if kb is not None else project.knowledge_base()
-        if _prune_curator_synonyms(project, kb):
+        if not read_only and _prune_curator_synonyms(project, kb):
             kb = project.knowledge_base()  # names left the store: read again (and indexed) without them
         if len(kb) == 0:
             raise CuralinkError(
                 f"{project.path}: the knowledge base is empty (run `curalink kb import` first)"
             )
-        retriever = RescnnRetriever.load(Path(active.path), index_dir=project.index_dir)
+        retriever = RescnnRetriever.load(Path(active.path), index_dir=index_dir or project.index_dir)
         retriever.index(kb, progress=progress, cancel=cancel)
-        _learn_curator_synonyms(project, kb, retriever)
+        if not read_only:
+            _learn_curator_synonyms(project, kb, retriever)
         reranker = None
         reranker_version = ""
         ranked = project.active_model("reranker") if use_reranker else None

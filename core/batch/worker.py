@@ -1,0 +1,197 @@
+"""`ShardLinker`: one worker's models, loaded once (KB, name index, retriever, reranker, ranker,
+detector), then one shard at a time: read -> detect -> link -> write.
+
+A shard is read as a stream and written as it is linked, through a temporary file renamed onto the
+output only when the whole shard succeeded: a worker killed mid-shard leaves no output (only a
+`.curalink-tmp-*` file that the next run removes), and the shard is redone on resume. A shard whose
+reader reports any problem (a bad line, a broken XML element) is *malformed*: its temporary output is
+dropped and the result lists every problem (file, line or element, reason), so one bad file never
+half-links and the others go on.
+
+The retriever's cross-call cache is emptied before each shard, so a shard's output depends only on the
+shard and the models, never on which shards the same worker linked before: the local engine and Ray
+write byte-identical shards.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import time
+from collections.abc import Iterable, Iterator
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from core.atomic_files import atomic_path
+from core.batch.linked import with_candidates
+from core.batch.models import BatchSpec, open_read_only
+from core.batch.plan import ShardTask, file_sha256
+from core.documents import Document
+from core.errors import InputError
+from core.evaluate.memory import peak_rss_mb
+from core.formats import read_corpus, write_corpus
+from core.formats.report import MAX_LISTED, FormatReport
+from core.progress import ProgressCallback, no_progress
+
+log = logging.getLogger(__name__)
+
+MAX_PROBLEMS_KEPT = 200
+"""Problems of one malformed shard kept in its manifest entry (all are counted)."""
+
+
+class _Malformed(Exception):
+    """Raised inside the output's atomic block so the temporary file is dropped."""
+
+
+class ShardLinker:
+    """Loaded once per worker process or Ray actor; `link(task)` for each shard it is given."""
+
+    def __init__(self, spec: BatchSpec):
+        from core.pipeline import Linker
+
+        started = time.perf_counter()
+        self.spec = spec
+        with open_read_only(spec.project) as project:
+            kb = project.knowledge_base()
+            self.linker = Linker.for_project(
+                project,
+                kb=kb,
+                device=spec.device,
+                candidates=spec.candidates,
+                read_only=True,
+                index_dir=Path(spec.index_dir),
+            )
+            self.detector = _detector(project, kb, spec.mention_type) if spec.mention_type else None
+        if spec.threads:
+            _use_threads(self.linker, spec.threads)
+        self.loaded_at = time.time()
+        self.load_seconds = time.perf_counter() - started
+        self.worker = f"{socket.gethostname()}:{os.getpid()}"
+        log.info("%s loaded the models and name index in %.1f s", self.worker, self.load_seconds)
+
+    def link(self, task: ShardTask, out_dir: str | Path, progress: ProgressCallback = no_progress) -> dict:
+        """Link one shard into `out_dir/task.name`; returns its manifest entry (status done or
+        malformed)."""
+        started_at, started, cpu = time.time(), time.perf_counter(), time.process_time()
+        counts = {"documents": 0, "mentions": 0, "detected": 0}
+        report = FormatReport()
+        entry: dict[str, Any] = {
+            "name": task.name,
+            "input": task.input,
+            "format": task.format,
+            "out_format": task.out_format,
+            "position": task.position,
+            "input_sha256": file_sha256(task.input),
+        }
+        self.linker.retriever.cache.clear()
+        target = Path(out_dir) / task.name
+        try:
+            if task.format is None:
+                raise InputError(task.input, "cannot tell the corpus format: give --format")
+            documents = read_corpus(task.input, task.format, report=report)
+            with atomic_path(target) as temporary:
+                write_corpus(self._linked(documents, counts, task, progress), temporary, task.out_format)
+                if report.problem_count:
+                    raise _Malformed
+        except _Malformed:
+            entry.update(status="malformed", problems=[str(p) for p in report.problems[:MAX_PROBLEMS_KEPT]])
+            entry["problem_count"] = report.problem_count
+        except InputError as error:  # the file as a whole: empty, wrong format, not text, unreadable
+            entry.update(status="malformed", problems=[str(error)], problem_count=1)
+        else:
+            entry.update(status="done", output_sha256=file_sha256(target), **counts)
+        if entry["status"] == "malformed":
+            shown = "; ".join(entry["problems"][:MAX_LISTED])
+            log.warning("%s: malformed, skipped (%d problems): %s", task.input, entry["problem_count"], shown)
+        entry.update(
+            deleted=sorted({d.doc_id for d in report.deletions}),
+            retriever_version=self.linker.retriever_version,
+            ranked_version=self.linker.ranked_version,
+            seconds=round(time.perf_counter() - started, 3),
+            cpu_seconds=round(time.process_time() - cpu, 3),  # all threads: what the shard cost, load aside
+            started_at=started_at,
+            finished_at=time.time(),
+            worker=self.worker,
+            loaded_at=self.loaded_at,
+            load_seconds=round(self.load_seconds, 3),
+            peak_rss_mb=peak_rss_mb(),
+        )
+        return entry
+
+    def _linked(
+        self,
+        documents: Iterable[Document],
+        counts: dict[str, int],
+        task: ShardTask,
+        progress: ProgressCallback,
+    ) -> Iterator[Document]:
+        for batch in _batches(documents, self.spec.batch_documents):
+            if self.detector is not None:
+                batch = [self._detected(document, counts) for document in batch]
+            for document, ranked in zip(batch, self.linker.suggest(batch), strict=True):
+                counts["documents"] += 1
+                counts["mentions"] += len(document.mentions)
+                yield with_candidates(document, ranked)
+            progress(counts["documents"], None, f"{task.name}: documents linked")
+
+    def _detected(self, document: Document, counts: dict[str, int]) -> Document:
+        """The document with detected mentions added where no mention it carries overlaps (as
+        `detect_into_project` does for a project)."""
+        found = [
+            replace(m, concept_id="")  # a dictionary guess is not a link: the candidates suggest
+            for m in self.detector.detect([document])[0]
+            if not any(m.span.overlaps(existing.span) for existing in document.mentions)
+        ]
+        counts["detected"] += len(found)
+        return document.with_mentions([*document.mentions, *found]) if found else document
+
+
+def _use_threads(linker, threads: int) -> None:
+    """N workers on C cores: C // N threads each, for the encoder (torch), FAISS and OpenMP, so the
+    workers do not oversubscribe the cores (Ray gives a 1-CPU actor one thread the same way)."""
+    import faiss
+    import torch
+
+    torch.set_num_threads(threads)
+    faiss.omp_set_num_threads(threads)
+    encoder = getattr(linker.retriever, "encoder", None)
+    if encoder is not None:
+        encoder.threads = threads
+
+
+def _detector(project, kb, mention_type: str):
+    from core.detect.dictionary import DictionaryDetector
+    from core.kb.routing import TypeRouter
+
+    typed_kb = TypeRouter.for_project(project, kb).restricted_kb(mention_type)
+    return DictionaryDetector.from_kb(typed_kb, mention_type=mention_type)
+
+
+def _batches(documents: Iterable[Document], size: int) -> Iterator[list[Document]]:
+    batch: list[Document] = []
+    for document in documents:
+        batch.append(document)
+        if len(batch) >= size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+# --- one ShardLinker per spawned process (the local engine's pool) --------------------------------
+
+_LOADED: ShardLinker | None = None
+
+
+def load_in_process(spec_json: dict) -> None:
+    """Pool initializer: the models and the name index, once per worker process."""
+    global _LOADED
+    _LOADED = ShardLinker(BatchSpec.from_json(spec_json))
+
+
+def link_in_process(task_json: dict, out_dir: str) -> dict:
+    if _LOADED is None:
+        raise RuntimeError("link_in_process before load_in_process")
+    return _LOADED.link(ShardTask.from_json(task_json), out_dir)
