@@ -11,7 +11,7 @@ from PySide6.QtCore import QElapsedTimer, QTimer
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QWidget
 
 from app.gui.dialogs import show_error
-from app.gui.retrain_summary import RetrainSummary
+from app.gui.retrain_summary import RetrainSummary, history_figure
 from app.gui.workers import Job, run_in_thread
 from core.child_process import run_job_in_child
 from core.learn.retrain import RetrainReport
@@ -116,19 +116,25 @@ class BackgroundRetrainMixin:
             self.statusBar().addWidget(self.retrain_status)
         status = self.retrain_status
 
-        def work(progress, cancel) -> RetrainReport:
+        def work(progress, cancel) -> tuple[RetrainReport, object]:
             if self.service.in_thread:
-                return retrain(self.project, progress=progress, cancel=cancel, **options)
-            # In a child process, as the linker: training in a thread of the desk shares its interpreter
-            # lock (torch's import alone froze the window for seconds).
-            return run_job_in_child(
-                "core.learn.retrain:retrain",
-                self.project.path,
-                options,
-                what="retraining",
-                progress=progress,
-                cancel=cancel,
-            )
+                report = retrain(self.project, progress=progress, cancel=cancel, **options)
+            else:
+                # In a child process, as the linker: training in a thread of the desk shares its
+                # interpreter lock (torch's import alone froze the window for seconds).
+                report = run_job_in_child(
+                    "core.learn.retrain:retrain",
+                    self.project.path,
+                    options,
+                    what="retraining",
+                    progress=progress,
+                    cancel=cancel,
+                )
+            # The summary's plot is drawn here, off the UI thread: importing matplotlib and drawing there
+            # froze the window for ~1.5 s when a retrain ended.
+            from matplotlib.backends import backend_qtagg  # noqa: F401 - the summary's canvas, imported here
+
+            return report, history_figure(report)
 
         job = run_in_thread(work, "retraining")
         self.retrain_job = job
@@ -166,8 +172,9 @@ class BackgroundRetrainMixin:
             if self.retrain_status is not None:
                 self.retrain_status.end()
 
-    def _on_retrained(self, report: RetrainReport) -> None:
-        summary = RetrainSummary(report, self)
+    def _on_retrained(self, outcome: tuple[RetrainReport, object]) -> None:
+        report, figure = outcome
+        summary = RetrainSummary(report, self, figure=figure)
         summary.promoteRequested.connect(self.promote_versions)
         summary.rollbackRequested.connect(self.roll_back_models)
         self.retrain_summary = summary

@@ -37,15 +37,60 @@ def history_series(report: RetrainReport, keys=("acc@1", "train acc@1")) -> dict
     return series
 
 
+def history_figure(report: RetrainReport):
+    """Accuracy over every evaluated epoch; for a model evaluated only at the end (a retriever on a
+    large KB) its training loss per epoch on a second axis; old vs new acc@1 bars with neither. Plain
+    matplotlib (no Qt): it may be drawn in a worker thread, each call on its own figure."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=(4.5, 2.2), dpi=90)
+    axes = figure.add_subplot()
+    accuracy = history_series(report)
+    losses = {
+        label: points
+        for label, points in history_series(report, ("loss",)).items()
+        if label.split()[0] not in {a.split()[0] for a in accuracy}
+    }
+    for label, (epochs, values) in accuracy.items():
+        axes.plot(epochs, values, marker="o", label=label)
+    if accuracy:
+        axes.set_ylabel("accuracy (%)")
+    if losses:
+        loss_axes = axes.twinx() if accuracy else axes
+        for label, (epochs, values) in losses.items():
+            loss_axes.plot(epochs, values, marker="s", linestyle="--", color="tab:red", label=label)
+        loss_axes.set_ylabel("training loss")
+        if loss_axes is not axes:
+            loss_axes.legend(fontsize=7, loc="lower right")
+    if accuracy or losses:
+        axes.set_xlabel("epoch")
+    else:
+        kinds = list(report.kinds)
+        olds = [report.kinds[k].old.get("acc@1", 0.0) for k in kinds]
+        news = [report.kinds[k].new.get("acc@1", 0.0) for k in kinds]
+        positions = range(len(kinds))
+        axes.bar([p - 0.2 for p in positions], olds, width=0.4, label="in force")
+        axes.bar([p + 0.2 for p in positions], news, width=0.4, label="new")
+        axes.set_xticks(list(positions), kinds)
+        axes.set_ylabel("held-out acc@1 (%)")
+    axes.legend(fontsize=7)
+    axes.grid(alpha=0.3)
+    figure.tight_layout()
+    FigureCanvasAgg(figure).draw()  # rendered here; the desk's canvas then only shows it
+    return figure
+
+
 class RetrainSummary(QDialog):
     """Before / after table and the plot of one retrain; Promote asks the desk to put it in force."""
 
     promoteRequested = Signal(dict)  # kind -> version
     rollbackRequested = Signal(list)  # kinds
 
-    def __init__(self, report: RetrainReport, parent=None):
-        from matplotlib.backends.backend_qtagg import FigureCanvasQTAgg  # loaded when a retrain ends
-        from matplotlib.figure import Figure
+    def __init__(self, report: RetrainReport, parent=None, *, figure=None):
+        """`figure`: the plot already drawn by `history_figure` off the UI thread (the desk does that in
+        the retrain's job); without it the plot is drawn here."""
+        from matplotlib.backends.backend_qtagg import FigureCanvasQTAgg
 
         super().__init__(parent)
         self.setModal(False)
@@ -56,7 +101,7 @@ class RetrainSummary(QDialog):
         self.table.verticalHeader().setVisible(False)
         self.status = QLabel()
         self.status.setWordWrap(True)
-        self.figure = Figure(figsize=(4.5, 2.2), dpi=90)
+        self.figure = figure if figure is not None else history_figure(report)
         self.canvas = FigureCanvasQTAgg(self.figure)
         self.promote_button = QPushButton("Promote new")
         self.keep_button = QPushButton("Keep current")
@@ -101,45 +146,6 @@ class RetrainSummary(QDialog):
         self.status.setText("\n".join(lines))
         self.promote_button.setEnabled(bool(self.waiting()))
         self.rollback_button.setEnabled(any(r.promoted for r in report.kinds.values()))
-        self.plot()
-
-    def plot(self) -> None:
-        """Accuracy over every evaluated epoch; for a model evaluated only at the end (a retriever on a
-        large KB) its training loss per epoch on a second axis; old vs new acc@1 bars with neither."""
-        self.figure.clear()
-        axes = self.figure.add_subplot()
-        accuracy = history_series(self.report)
-        losses = {
-            label: points
-            for label, points in history_series(self.report, ("loss",)).items()
-            if label.split()[0] not in {a.split()[0] for a in accuracy}
-        }
-        for label, (epochs, values) in accuracy.items():
-            axes.plot(epochs, values, marker="o", label=label)
-        if accuracy:
-            axes.set_ylabel("accuracy (%)")
-        if losses:
-            loss_axes = axes.twinx() if accuracy else axes
-            for label, (epochs, values) in losses.items():
-                loss_axes.plot(epochs, values, marker="s", linestyle="--", color="tab:red", label=label)
-            loss_axes.set_ylabel("training loss")
-            if loss_axes is not axes:
-                loss_axes.legend(fontsize=7, loc="lower right")
-        if accuracy or losses:
-            axes.set_xlabel("epoch")
-        else:
-            kinds = list(self.report.kinds)
-            olds = [self.report.kinds[k].old.get("acc@1", 0.0) for k in kinds]
-            news = [self.report.kinds[k].new.get("acc@1", 0.0) for k in kinds]
-            positions = range(len(kinds))
-            axes.bar([p - 0.2 for p in positions], olds, width=0.4, label="in force")
-            axes.bar([p + 0.2 for p in positions], news, width=0.4, label="new")
-            axes.set_xticks(list(positions), kinds)
-            axes.set_ylabel("held-out acc@1 (%)")
-        axes.legend(fontsize=7)
-        axes.grid(alpha=0.3)
-        self.figure.tight_layout()
-        self.canvas.draw_idle()
 
     def promote_new(self) -> None:
         versions = self.waiting()
