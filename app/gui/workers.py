@@ -165,9 +165,12 @@ class LinkService(QObject):
     def _retire(self) -> None:
         """Drop the linker in force (under `_lock`); a linking process is kept to reload its models."""
         if self._linker is not None and not self.in_thread:
-            if self._spare is not None:
-                self._spare.close()
-            self._spare = self._linker
+            if self._spare is None:
+                self._spare = self._linker
+            else:  # one spare is enough; ending a child waits for it, so not on the UI thread
+                threading.Thread(
+                    target=self._linker.close, name="closing a linking process", daemon=True
+                ).start()
         self._linker = None
 
     def linker(self, progress=None, cancel: CancelToken | None = None):
