@@ -15,6 +15,7 @@ from collections.abc import Callable
 from PySide6.QtCore import QTimer
 from shiboken6 import isValid
 
+from app.gui.desk_document import settle_memory
 from app.gui.workers import Job, run_in_thread
 from core.errors import CuralinkError
 from core.store.change_marks import ChangeMarks
@@ -90,6 +91,7 @@ class ProjectWatchMixin:
             entries, facets = result
             changed = self.queue.take_changed()
             self.queue.set_entries(entries, facets)
+            settle_memory()
             if changed:
                 self.queue.update_entries(self.project.queue(doc_ids=sorted(changed)))
             if then is not None:
