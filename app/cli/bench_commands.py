@@ -7,7 +7,7 @@ from pathlib import Path
 
 from rich.table import Table
 
-from app.cli import desk_bench, input_commands, kb_search_commands
+from app.cli import desk_bench, index_bench, input_commands, kb_search_commands
 from app.cli.output import print_json, print_output, shared_data, stdout
 from app.console import cancellable, progress_bar
 from core.errors import CuralinkError
@@ -265,6 +265,7 @@ def register(commands) -> None:
     input_commands.register_bench(bench)  # bad-inputs, fuzz
     kb_search_commands.register_bench(bench)  # kb-search
     desk_bench.register_bench(bench)  # desk speed on the real window (issue 12)
+    index_bench.register_bench(bench)  # a UMLS-size name index (issue 15, item 4)
     bench_retriever = bench.add_parser(
         "retriever", help="ResCNN vs bi-encoder vs TF-IDF speed, index choice, 1M scale"
     )

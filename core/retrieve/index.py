@@ -93,11 +93,13 @@ class NameIndex:
         self.search_params: dict[str, int] = {}
         self.recall: dict | None = None
         """Recall against exact search measured at build (`core.retrieve.index_build`), or None."""
+        self.build_report = None  # timings of the streaming build that made it (not saved)
         if kind == "flat":
             self.faiss = faiss.IndexFlatIP(dim)
         elif kind in IVF_KINDS:
             nlist = max(1, int(4 * np.sqrt(max(expected_size, 1))))
-            codec = {"ivf": "Flat", "ivf-sq8": "SQ8", "ivf-pq": f"PQ{dim // PQ_DIMS_PER_BYTE}"}[kind]
+            # "np": no polysemous training (minutes of extra k-means for a Hamming filter never used)
+            codec = {"ivf": "Flat", "ivf-sq8": "SQ8", "ivf-pq": f"PQ{dim // PQ_DIMS_PER_BYTE}np"}[kind]
             self.faiss = faiss.index_factory(dim, f"IVF{nlist},{codec}", faiss.METRIC_INNER_PRODUCT)
             self.faiss.cp.niter = IVF_KMEANS_ITERATIONS
             self.set_search({"nprobe": IVF_NPROBE})
@@ -278,6 +280,7 @@ class NameIndex:
             sidecar.get("faiss_sha256"),
         )
         index.recall = sidecar.get("recall")
+        index.build_report = None
         index.search_params = {}
         if index.approximate:  # an older sidecar has no setting: the defaults it was built for
             default = {"efSearch": HNSW_EF_SEARCH} if index.kind == "hnsw" else {"nprobe": IVF_NPROBE}

@@ -225,4 +225,5 @@ def build_streaming(
         )
         clock["tune"] = time.perf_counter() - started
     report.seconds = {k: round(v, 2) for k, v in clock.items()}
+    index.build_report = report
     return index, report

@@ -96,6 +96,8 @@ class RescnnRetriever:
         index_dir: str | Path | None = None,
         index_kind: str | None = None,
         cache_size: int = DEFAULT_CACHE_SIZE,
+        encode_workers: int | None = None,
+        encode_engine: str = "local",
     ) -> RescnnRetriever:
         """A saved model version; `index_dir` (a project's index/) caches the name index on disk."""
         folder = Path(folder)
@@ -106,6 +108,8 @@ class RescnnRetriever:
             index_dir=index_dir,
             index_kind=index_kind,
             cache_size=cache_size,
+            encode_workers=encode_workers,
+            encode_engine=encode_engine,
         )
         retriever._legacy_version = f"{folder.name}.{model_fingerprint(folder)}"
         retriever.model_folder = folder
