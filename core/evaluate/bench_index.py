@@ -222,7 +222,7 @@ def bench_index(
         mrconso = tmp_path / "MRCONSO.RRF"
         started = time.perf_counter()
         report["mrconso_rows"] = int(sizes[-1] / NAMES_PER_ROW)
-        write_synthetic_mrconso(mrconso, report["mrconso_rows"], words=words)
+        write_synthetic_mrconso(mrconso, report["mrconso_rows"], words=words, cui_gap=3)
         rows = _names(mrconso, sizes[-1])
         mrconso.unlink()
         report["mrconso_write_and_load_s"] = round(time.perf_counter() - started, 1)

@@ -70,9 +70,10 @@ class LoadMeasurement:
 
 
 def write_synthetic_mrconso(
-    path: str | Path, rows: int = 1_000_000, seed: int = 0, words: Sequence[str] = ()
+    path: str | Path, rows: int = 1_000_000, seed: int = 0, words: Sequence[str] = (), cui_gap: int = 40
 ) -> int:
-    """Write exactly `rows` MRCONSO rows to `path`; returns the number of distinct CUIs written."""
+    """Write exactly `rows` MRCONSO rows to `path`; returns the number of distinct CUIs written.
+    CUIs advance by 1 to `cui_gap` (UMLS leaves gaps; a small gap fits a UMLS-size file in C0000000)."""
     rng = random.Random(seed)
     words = tuple(words)
     path = Path(path)
@@ -82,7 +83,7 @@ def write_synthetic_mrconso(
     buffer: list[str] = []
     with path.open("w", encoding="utf-8", newline="\n") as handle:
         while written < rows:
-            cui += rng.randint(1, 40)
+            cui += rng.randint(1, cui_gap)
             if cui >= 10_000_000:
                 raise ValueError(f"{rows} rows do not fit in the CUI space; ask for fewer")
             block = _concept_rows(rng, f"C{cui:07d}", counters, words)
