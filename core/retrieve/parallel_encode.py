@@ -83,6 +83,7 @@ class ParallelEncoder:
         self.address = address
         self.cancel = cancel
         self._pool: ProcessPoolExecutor | None = None
+        self._started_ray = False  # a local Ray this encoder started is stopped by `close`
 
     def __enter__(self) -> ParallelEncoder:
         return self
@@ -94,6 +95,11 @@ class ParallelEncoder:
         if self._pool is not None:
             self._pool.shutdown(wait=True, cancel_futures=True)
             self._pool = None
+        if self._started_ray:
+            import ray
+
+            ray.shutdown()
+            self._started_ray = False
 
     def encode_chunks(self, texts: Sequence[str]) -> Iterator[np.ndarray]:
         if self.engine == "ray":
@@ -140,6 +146,7 @@ class ParallelEncoder:
         if not ray.is_initialized():
             try:
                 ray.init(address=self.address, ignore_reinit_error=True, log_to_driver=False)
+                self._started_ray = True
             except (ConnectionError, RuntimeError) as exc:
                 raise ModelError(
                     f"cannot reach the Ray cluster at {self.address or 'a local start'}: {exc}"
