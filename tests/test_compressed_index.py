@@ -214,3 +214,23 @@ def test_ray_encoding_matches_when_ray_is_installed(tiny_model, umls_kb) -> None
     with ParallelEncoder(tiny_model, workers=2, engine="ray", chunk=200) as parallel:
         merged = np.vstack(list(parallel.encode_chunks(names)))
     np.testing.assert_allclose(merged, RescnnEncoder.load(tiny_model).encode(names), atol=1e-5)
+
+
+def test_an_index_saved_before_tuning_loads_with_its_defaults_and_a_wrong_kind_is_never_misread(
+    tmp_path: Path,
+) -> None:
+    """Sidecars of format 2 (no search setting, no recall) keep loading; a sidecar naming another kind
+    than its file holds is refused (and rebuilt by the retriever), never read as that kind."""
+    NameIndex.build(clustered(2000), rows_for(2000), kind="ivf").save(tmp_path, "stem")
+    sidecar_path = tmp_path / "stem.json"
+    sidecar = json.loads(sidecar_path.read_text())
+    older = {k: v for k, v in sidecar.items() if k not in ("search", "recall")} | {"format": 2}
+    sidecar_path.write_text(json.dumps(older))
+    loaded = NameIndex.load(tmp_path, "stem")
+    assert loaded.kind == "ivf" and loaded.faiss.nprobe == 32 and loaded.recall is None
+    sidecar_path.write_text(json.dumps(older | {"kind": "ivf-sq8"}))
+    with pytest.raises(IndexDamaged, match="not a FAISS index of the kind its sidecar names"):
+        NameIndex.load(tmp_path, "stem")
+    sidecar_path.write_text(json.dumps(sidecar | {"search": {"efSearch": 64}}))
+    with pytest.raises(IndexDamaged, match="search setting"):
+        NameIndex.load(tmp_path, "stem")
