@@ -4,7 +4,10 @@ Each worker loads the saved model once (from its folder: safetensors + JSON, not
 strings and the vectors that travel) and encodes chunks of names; the caller gets the chunks' vectors
 back in the order of the names, a few chunks in flight at a time, so memory stays at a few chunks.
 Processes, not threads: one PyTorch process scales poorly past a couple of threads on these small
-convolutions, and separate processes also run on other machines when Ray is asked for.
+convolutions, and separate processes also run on other machines when Ray is asked for. By default
+(`RescnnRetriever.build_index`) a KB of `PARALLEL_MIN_NAMES` or more gets one process per two cores; on
+a 2-core machine that is one process, since two single-thread processes were measured no faster there
+than one process of two threads (`curalink bench index`, "encoding").
 
 `engine="ray"` uses Ray Data (`map_batches` over an actor pool: each actor loads the model once);
 Ray is optional (`import ray` is tried only when asked) and `address` points it at a cluster.

@@ -156,8 +156,8 @@ class RescnnRetriever:
         )
 
         workers = self.encode_workers
-        if workers is None:
-            workers = default_workers() if len(rows) >= PARALLEL_MIN_NAMES else 1
+        if workers is None:  # processes of 2 threads each; on 2 cores one process of 2 threads was as fast
+            workers = default_workers() // 2 if len(rows) >= PARALLEL_MIN_NAMES else 1
         if (workers <= 1 and self.encode_engine == "local") or self.model_folder is None:
             chunks = serial_chunks(self.encoder, cancel=cancel)
             index, report = build_streaming(
@@ -175,7 +175,7 @@ class RescnnRetriever:
                 workers=workers,
                 engine=self.encode_engine,
                 backend=self.encoder.backend,
-                threads_per_worker=max(1, self.encoder.threads // workers),
+                threads_per_worker=max(1, min(self.encoder.threads, default_workers() // workers)),
                 cancel=cancel,
             ) as parallel:
                 index, report = build_streaming(
