@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from rich.table import Table
@@ -25,6 +26,9 @@ def cmd_bench_index(args) -> int:
             compare_sample=args.compare_sample,
             progress=bar,
             cancel=cancel,
+            on_size=(lambda report: Path(args.out).write_text(json.dumps(report, indent=1)))
+            if args.out
+            else (lambda r: None),
         )
     if args.json:
         print_json(result)
@@ -66,5 +70,6 @@ def register_bench(bench) -> None:
     parser.add_argument(
         "--compare-sample", type=int, default=200_000, help="names to compare kinds on; 0: skip"
     )
+    parser.add_argument("--out", help="also write the report to this JSON file after each size")
     parser.add_argument("--json", action="store_true")
     parser.set_defaults(handler=cmd_bench_index)

@@ -28,7 +28,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import faiss
@@ -197,7 +197,10 @@ def bench_index(
     extrapolate_to: int = 15_000_000,
     progress: ProgressFn = no_progress,
     cancel: CancelToken = NEVER_CANCELLED,
+    on_size: Callable[[dict], None] = lambda report: None,
 ) -> dict:
+    """`on_size(report)` after each size, with the extrapolation from it: a run cut short keeps what
+    it measured."""
     from core.evaluate.bench_retrieval import _untrained_model
     from core.retrieve.parallel_encode import default_workers
     from core.retrieve.rescnn_retriever import RescnnRetriever
@@ -259,14 +262,19 @@ def bench_index(
             compare_sample = 0  # the kinds are compared once, on the first size's names
             if report["runs"][-1].get("kinds_on_sample"):
                 report["kinds_on_sample"] = report["runs"][-1].pop("kinds_on_sample")
+            _summarise(report, extrapolate_to)
+            on_size(report)
+    return report
+
+
+def _summarise(report: dict, extrapolate_to: int) -> None:
+    """Extrapolation and targets from the sizes measured so far (a long run reports after each)."""
     report["bench_peak_rss_mb"] = peak_rss_mb()
-    report[f"extrapolated_{extrapolate_to}"] = extrapolate(report["runs"][-1], extrapolate_to)
-    last = report[f"extrapolated_{extrapolate_to}"]
+    report[f"extrapolated_{extrapolate_to}"] = last = extrapolate(report["runs"][-1], extrapolate_to)
     report["targets"] = {
         "index_15M<=4GB": last["index_gib"] <= 4.0,
         "recall@64>=0.95_every_size": all(r[f"recall@{RECALL_AT}_vs_exact"] >= 0.95 for r in report["runs"]),
     }
-    return report
 
 
 def _one_size(
