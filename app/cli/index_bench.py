@@ -24,6 +24,7 @@ def cmd_bench_index(args) -> int:
             engine=args.engine,
             queries=args.queries,
             compare_sample=args.compare_sample,
+            train_epochs=args.train_epochs,
             progress=bar,
             cancel=cancel,
             on_size=(lambda report: Path(args.out).write_text(json.dumps(report, indent=1)))
@@ -69,6 +70,13 @@ def register_bench(bench) -> None:
     parser.add_argument("--queries", type=int, default=500)
     parser.add_argument(
         "--compare-sample", type=int, default=200_000, help="names to compare kinds on; 0: skip"
+    )
+    parser.add_argument(
+        "--train-epochs",
+        type=int,
+        default=0,
+        help="train the ResCNN this many epochs on synthetic synonyms first (vectors shaped like a "
+        "trained retriever's, for the recall; 0: untrained, enough for speed)",
     )
     parser.add_argument("--out", help="also write the report to this JSON file after each size")
     parser.add_argument("--json", action="store_true")

@@ -75,6 +75,33 @@ def _names(path: Path, count: int) -> list[NameEntry]:
     return rows[:count]
 
 
+TRAIN_CONCEPTS = 4000
+
+
+def _trained_model(rows: Sequence[NameEntry], epochs: int, folder: Path) -> tuple[Path, str]:
+    """A ResCNN trained on the synonyms of the first `TRAIN_CONCEPTS` synthetic concepts: vectors that
+    gather a concept's names and spread the others, as a trained retriever's do (an untrained one puts
+    every name in a narrow cone, where any quantisation reorders the top-64)."""
+    from core.kb.concept import Concept
+    from core.kb.knowledge_base import KnowledgeBase
+    from core.retrieve.rescnn import RescnnConfig
+    from core.retrieve.train import train_rescnn
+
+    by_concept: dict[str, list[str]] = {}
+    for row in rows:
+        if row.concept_id not in by_concept and len(by_concept) == TRAIN_CONCEPTS:
+            break
+        by_concept.setdefault(row.concept_id, []).append(row.name)
+    kb = KnowledgeBase(Concept(cid, "UMLS", names[0], tuple(names[1:])) for cid, names in by_concept.items())
+    started = time.perf_counter()
+    result = train_rescnn(kb, [], RescnnConfig(), folder, epochs=epochs, seed=0)
+    seconds = time.perf_counter() - started
+    return folder, (
+        f"ResCNN trained {epochs} epochs ({result.steps} steps, {seconds:.0f} s) on the synonyms of "
+        f"{len(kb)} synthetic concepts ({len(kb.names)} names)"
+    )
+
+
 def text_recall(found: np.ndarray, exact: np.ndarray, keys: Sequence[str], k: int = RECALL_AT) -> float:
     """Share of each query's exact top-k found, compared as the strings the encoder saw (a copy of a
     name found in place of the name itself is a hit: their vectors are the same)."""
@@ -198,6 +225,7 @@ def bench_index(
     progress: ProgressFn = no_progress,
     cancel: CancelToken = NEVER_CANCELLED,
     on_size: Callable[[dict], None] = lambda report: None,
+    train_epochs: int = 0,
 ) -> dict:
     """`on_size(report)` after each size, with the extrapolation from it: a run cut short keeps what
     it measured."""
@@ -211,14 +239,6 @@ def bench_index(
     report: dict = {"sizes": list(sizes), "workers": workers, "engine": engine, "runs": []}
     with tempfile.TemporaryDirectory(prefix="bench-index-") as tmp:
         tmp_path = Path(tmp)
-        if model_dir is None:
-            import torch
-
-            torch.manual_seed(0)
-            model_dir = _untrained_model(tmp_path / "untrained")
-            report["model"] = "ResCNN, MiniLM embeddings, untrained convolutions (seed 0)"
-        else:
-            report["model"] = str(model_dir)
         words, source = vocabulary(data_dir)
         report["vocabulary"] = f"{len(words)} {source}"
         progress(0, None, "writing a synthetic MRCONSO.RRF")
@@ -229,6 +249,18 @@ def bench_index(
         rows = _names(mrconso, sizes[-1])
         mrconso.unlink()
         report["mrconso_write_and_load_s"] = round(time.perf_counter() - started, 1)
+        if model_dir is None:
+            import torch
+
+            torch.manual_seed(0)
+            if train_epochs:
+                progress(0, None, f"training a ResCNN for {train_epochs} epochs")
+                model_dir, report["model"] = _trained_model(rows, train_epochs, tmp_path / "trained")
+            else:
+                model_dir = _untrained_model(tmp_path / "untrained")
+                report["model"] = "ResCNN, MiniLM embeddings, untrained convolutions (seed 0)"
+        else:
+            report["model"] = str(model_dir)
         retriever = RescnnRetriever.load(model_dir, encode_workers=workers, encode_engine=engine)
         encoder = retriever.encoder
         normalize = encoder.model.config.normalize_text

@@ -36,7 +36,6 @@ BUILD_RECALL_TARGET = 0.97
 PROBE_QUERIES = 256
 NPROBE_STEPS = (4, 8, 16, 32, 48, 64, 96, 128, 192, 256, 384, 512)
 EF_SEARCH_STEPS = (64, 128, 192, 256, 384, 512)
-CHUNK = 20_000
 
 ChunkEncoder = Callable[[Sequence[str]], Iterator[np.ndarray]]
 """Texts -> their vectors, one array per consecutive chunk of the texts, in order."""
