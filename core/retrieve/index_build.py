@@ -34,7 +34,28 @@ RECALL_AT = 64
 """Retrieval returns 64 concepts, fetching `RECALL_AT * NAME_OVERFETCH` names."""
 BUILD_RECALL_TARGET = 0.97
 PROBE_QUERIES = 256
-NPROBE_STEPS = (4, 8, 16, 32, 48, 64, 96, 128, 192, 256, 384, 512)
+NPROBE_STEPS = (
+    4,
+    8,
+    16,
+    32,
+    48,
+    64,
+    96,
+    128,
+    192,
+    256,
+    384,
+    512,
+    768,
+    1024,
+    1536,
+    2048,
+    3072,
+    4096,
+    6144,
+    8192,
+)
 EF_SEARCH_STEPS = (64, 128, 192, 256, 384, 512)
 
 ChunkEncoder = Callable[[Sequence[str]], Iterator[np.ndarray]]

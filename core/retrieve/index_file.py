@@ -185,6 +185,7 @@ def _checked(data: mmap.mmap, path: Path, kind, dim, count, size, sha256) -> fai
         raise IndexDamaged(f"{path}: {len(data)} bytes, its sidecar recorded {size} (truncated or replaced)")
     if sha256 is not None and hashlib.sha256(data).hexdigest() != sha256:
         raise IndexDamaged(f"{path}: content differs from what its sidecar recorded (damaged or replaced)")
+    data.madvise(mmap.MADV_DONTNEED)  # the hash touched every page: let them go before FAISS's copy
     _check_structure(data, path, kind, dim, count)
     position = 0
 
@@ -192,6 +193,9 @@ def _checked(data: mmap.mmap, path: Path, kind, dim, count, size, sha256) -> fai
         nonlocal position
         chunk = data[position : position + wanted]
         position += len(chunk)
+        done = position - position % mmap.PAGESIZE
+        if done:  # pages FAISS has copied are dropped from this process as it goes
+            data.madvise(mmap.MADV_DONTNEED, 0, done)
         return chunk
 
     try:
