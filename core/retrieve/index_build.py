@@ -56,7 +56,7 @@ NPROBE_STEPS = (
     6144,
     8192,
 )
-EF_SEARCH_STEPS = (64, 128, 192, 256, 384, 512)
+EF_SEARCH_STEPS = (64, 128, 192, 256, 384, 512, 768, 1024)
 
 ChunkEncoder = Callable[[Sequence[str]], Iterator[np.ndarray]]
 """Texts -> their vectors, one array per consecutive chunk of the texts, in order."""
@@ -142,6 +142,11 @@ def tune_search(
             chosen = step
             break
     index.set_search({knob: chosen})
+    if kept < target:
+        log.warning(
+            "%s index over %d names keeps only %.1f %% of the exact top-%d at its widest search (%s %d)",
+            index.kind, len(index), 100 * kept, RECALL_AT, knob, chosen,
+        )  # fmt: skip
     index.recall = {
         f"recall_at_{RECALL_AT}_vs_exact": round(kept, 4),
         "target": target,
