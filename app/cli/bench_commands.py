@@ -7,7 +7,7 @@ from pathlib import Path
 
 from rich.table import Table
 
-from app.cli import batch_commands, desk_bench, input_commands, kb_search_commands
+from app.cli import batch_commands, desk_bench, index_bench, input_commands, kb_search_commands
 from app.cli.output import print_json, print_output, shared_data, stdout
 from app.console import cancellable, progress_bar
 from core.errors import CuralinkError
@@ -266,6 +266,7 @@ def register(commands) -> None:
     kb_search_commands.register_bench(bench)  # kb-search
     desk_bench.register_bench(bench)  # desk speed on the real window (issue 12)
     batch_commands.register_bench(bench)  # link-batch throughput (issue 15)
+    index_bench.register_bench(bench)  # a UMLS-size name index (issue 15, item 4)
     bench_retriever = bench.add_parser(
         "retriever", help="ResCNN vs bi-encoder vs TF-IDF speed, index choice, 1M scale"
     )

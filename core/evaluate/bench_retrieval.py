@@ -33,7 +33,7 @@ import numpy as np
 from core.evaluate.memory import peak_rss_mb
 from core.kb.knowledge_base import KnowledgeBase, NameEntry
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressFn, no_progress
-from core.retrieve.index import NameIndex, index_stem
+from core.retrieve.index import IVF_KINDS, NameIndex, index_stem
 from core.text.normalize import normalize_name
 
 log = logging.getLogger(__name__)
@@ -393,7 +393,7 @@ def _scale_run(kb, rescnn, distinct: list[str], plan: dict, extrapolate_to: int,
     batched = len(batch) / (time.perf_counter() - started)
     factor = extrapolate_to / size
     # IVF build = k-means on a sample + assigning n vectors to 4 sqrt(n) lists: grows as n^1.5
-    build_factor = factor**1.5 if index.kind == "ivf" else factor
+    build_factor = factor**1.5 if index.kind in IVF_KINDS else factor
     return {
         "names": size,
         "index_kind": index.kind,
@@ -414,7 +414,7 @@ def _scale_run(kb, rescnn, distinct: list[str], plan: dict, extrapolate_to: int,
             "note": "encoding and memory linear in names; build "
             + (
                 "n^1.5 (IVF lists = 4 sqrt(n))"
-                if index.kind == "ivf"
+                if index.kind in IVF_KINDS
                 else "linear (HNSW, optimistic: grows ~n log n)"
             ),
         },

@@ -6,12 +6,19 @@ atoms per CUI from several sources (MSH, SNOMEDCT_US, NCI, ...) with their term 
 12% non-English rows, a few suppressed (O / E / Y) atoms, exactly one TS=P / STT=PF / ISPREF=Y
 row per CUI and language, and ASCII plus some accented strings. The same seed writes the same
 bytes.
+
+The built-in word list makes a few tens of thousands of distinct names, repeated across CUIs: enough
+for a loader, not for a name index (a million names would be mostly exact duplicates, and "the exact
+top-64" a tie among hundreds). `words` (a real vocabulary, e.g. every word of MEDIC's names) makes each
+concept's base name from one to three of them plus the built-in parts, so names are as varied as a
+real thesaurus while keeping its structure (a concept's atoms are variants of one base name).
 """
 
 from __future__ import annotations
 
 import random
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -62,9 +69,13 @@ class LoadMeasurement:
     peak_rss_mb: float
 
 
-def write_synthetic_mrconso(path: str | Path, rows: int = 1_000_000, seed: int = 0) -> int:
-    """Write exactly `rows` MRCONSO rows to `path`; returns the number of distinct CUIs written."""
+def write_synthetic_mrconso(
+    path: str | Path, rows: int = 1_000_000, seed: int = 0, words: Sequence[str] = (), cui_gap: int = 40
+) -> int:
+    """Write exactly `rows` MRCONSO rows to `path`; returns the number of distinct CUIs written.
+    CUIs advance by 1 to `cui_gap` (UMLS leaves gaps; a small gap fits a UMLS-size file in C0000000)."""
     rng = random.Random(seed)
+    words = tuple(words)
     path = Path(path)
     cui = 1_000
     counters = {"L": 1_000, "S": 1_000, "A": 1_000}
@@ -72,10 +83,10 @@ def write_synthetic_mrconso(path: str | Path, rows: int = 1_000_000, seed: int =
     buffer: list[str] = []
     with path.open("w", encoding="utf-8", newline="\n") as handle:
         while written < rows:
-            cui += rng.randint(1, 40)
+            cui += rng.randint(1, cui_gap)
             if cui >= 10_000_000:
                 raise ValueError(f"{rows} rows do not fit in the CUI space; ask for fewer")
-            block = _concept_rows(rng, f"C{cui:07d}", counters)
+            block = _concept_rows(rng, f"C{cui:07d}", counters, words)
             block = block[: rows - written]
             buffer.extend(block)
             written += len(block)
@@ -92,14 +103,24 @@ def _next(counters: dict[str, int], kind: str) -> str:
     return f"{kind}{counters[kind]:07d}"
 
 
-def _base_name(rng: random.Random) -> str:
+def _base_name(rng: random.Random, vocabulary: tuple[str, ...] = ()) -> str:
     words = [rng.choice(_STEMS) + rng.choice(_SUFFIXES)]
+    if vocabulary:
+        picked = [rng.choice(vocabulary) for _ in range(rng.choice((1, 2, 2, 3)))]
+        words = picked if rng.random() < 0.5 else picked + words
     if rng.random() < 0.6:
         words.insert(0, rng.choice(_MODIFIERS))
     if rng.random() < 0.3:
         words.append(rng.choice(_QUALIFIERS))
     name = " ".join(words)
     return name[0].upper() + name[1:]
+
+
+def mention_like(names: Sequence[str], seed: int = 0) -> list[str]:
+    """One variant per name, made as the thesaurus makes its atoms (reordered, re-cased, qualified,
+    abbreviated): query strings near a concept's names without being copies of the one drawn."""
+    rng = random.Random(seed)
+    return [_variant(rng, name) for name in names]
 
 
 def _variant(rng: random.Random, base: str) -> str:
@@ -122,9 +143,11 @@ def _row(fields: list[str]) -> str:
     return "|".join(fields) + "|\n"
 
 
-def _concept_rows(rng: random.Random, cui: str, counters: dict[str, int]) -> list[str]:
+def _concept_rows(
+    rng: random.Random, cui: str, counters: dict[str, int], vocabulary: tuple[str, ...] = ()
+) -> list[str]:
     """One CUI's atoms: the preferred English atom first, then variants, then foreign names."""
-    base = _base_name(rng)
+    base = _base_name(rng, vocabulary)
     lines: list[str] = []
     atoms = min(1 + int(rng.expovariate(1 / 5)), 40)
     preferred_lui = _next(counters, "L")

@@ -1,20 +1,24 @@
 """A FAISS inner-product index over every name of every concept, saved beside a JSON row sidecar.
 
-Three kinds, chosen by size (`NameIndex.kind_for`), measured with
+Four kinds, chosen by size (`NameIndex.kind_for`); measured with
 `core.evaluate.bench_retrieval.compare_index_kinds` on MEDIC (73k names, 800 distinct NCBI mention
-strings, fetching 256 names as retrieval does, quiet 2-core machine):
+strings, fetching 256 names as retrieval does, quiet 2-core machine) and with `curalink bench index`
+on synthetic MRCONSO names (README, "A UMLS-size name index"):
 - exact `IndexFlatIP` below `HNSW_THRESHOLD` names (3,690 queries/s at 73k);
-- HNSW (M=32, efConstruction 80, efSearch 128) up to `IVF_THRESHOLD`: 8.9 s to build, 5,210
+- HNSW (M=32, efConstruction 80, efSearch 128) up to `COMPRESSED_THRESHOLD`: 8.9 s to build, 5,210
   queries/s, 98.65 % of the exact top-64 names and 99.75 % of the exact top-1 kept (efSearch 64:
-  8,541 q/s, 97.1 %; efSearch 256: 3,032 q/s, 99.45 %); no training, takes `add` directly;
-- IVF-Flat (nlist = 4 sqrt(n), nprobe 32) above: k-means on a sample, cheap to build (1.9 s at 73k)
-  and each later `add` joins the existing lists, but it kept only 83.5 % of the exact top-64 names
-  at nprobe 32 (78.9 % at 16), so it is reserved for sizes where HNSW's build time and graph memory
-  are out of reach on a laptop.
-File names carry the KB fingerprint and the model version, so an index is rebuilt only when either
-changes. Both files are written by temp-and-rename, the sidecar last, recording the `.faiss` file's
-length and hash; `load` refuses anything that does not check out (`IndexDamaged`), and the retriever
-rebuilds it.
+  8,541 q/s, 97.1 %; efSearch 256: 3,032 q/s, 99.45 %); no training, takes `add` directly; but it
+  keeps every float (1 KB a name at 256 dimensions) plus its graph, 1.2 GB at a million names;
+- IVF-SQ8 (`COMPRESSED_KIND`) above: one byte a dimension (a quarter of the floats), k-means lists,
+  `nprobe` tuned at build so the exact top-64 is kept (see `core.retrieve.index_build`); IVF-PQ (64
+  bytes a name) was measured beside it and lost too much of the top-64 (README);
+- `ivf` (IVF-Flat, the kind earlier versions used above five million names) still loads and can be
+  asked for, but is no longer chosen: IVF-SQ8 keeps the same lists at a quarter of the memory.
+The sidecar records the kind, the search setting and the recall against exact search measured at
+build. File names carry the KB fingerprint and the model version, so an index is rebuilt only when
+either changes. Both files are written by temp-and-rename, the sidecar last, recording the `.faiss`
+file's length and hash; `load` refuses anything that does not check out (`IndexDamaged`), and the
+retriever rebuilds it.
 """
 
 from __future__ import annotations
@@ -33,20 +37,30 @@ from core.errors import CuralinkError, ModelError
 from core.kb.knowledge_base import NameEntry
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressFn, no_progress
 from core.retrieve.base import ConceptCodes
-from core.retrieve.index_file import IndexDamaged, checked_faiss_bytes, file_digest
+from core.retrieve.index_file import IndexDamaged, file_digest, read_checked_index
 
 log = logging.getLogger(__name__)
 
+KINDS = ("flat", "hnsw", "ivf", "ivf-sq8", "ivf-pq")
+IVF_KINDS = ("ivf", "ivf-sq8", "ivf-pq")
 HNSW_THRESHOLD = 50_000
+COMPRESSED_THRESHOLD = 1_000_000
+"""Above this many names the compressed kind: HNSW's floats and graph pass ~1.2 GB here."""
+COMPRESSED_KIND = "ivf-sq8"
 HNSW_M = 32
 HNSW_EF_CONSTRUCTION = 80
 HNSW_EF_SEARCH = 128
-IVF_THRESHOLD = 5_000_000
 IVF_NPROBE = 32
+"""The search setting of an IVF index whose sidecar records none (built before tuning at build)."""
 IVF_TRAIN_PER_LIST = 40
+IVF_KMEANS_ITERATIONS = 10
+"""FAISS's default is 25; list quality hardly changes after 10 and k-means is most of the build."""
+PQ_DIMS_PER_BYTE = 4
+"""IVF-PQ: one 8-bit code per 4 dimensions (64 bytes a 256-dimensional name)."""
 SEARCH_BATCH = 4096
-SIDECAR_FORMAT = 2
-"""1 (no `format` key): kind, dim, rows; 2 adds the `.faiss` file's length and SHA-256."""
+SIDECAR_FORMAT = 3
+"""1 (no `format` key): kind, dim, rows; 2 adds the `.faiss` file's length and SHA-256; 3 adds the
+search setting (`search`) and the recall measured at build (`recall`)."""
 
 
 def index_stem(kb_fingerprint: str, model_version: str) -> str:
@@ -68,28 +82,60 @@ class NameIndex:
     """Vectors of names plus, row for row, the (name, concept id, preferred) each vector stands for."""
 
     def __init__(self, dim: int, kind: str = "flat", expected_size: int = 0):
-        if kind not in ("flat", "hnsw", "ivf"):
-            raise ModelError(f"unknown index kind {kind!r} (flat, hnsw or ivf)")
+        if kind not in KINDS:
+            raise ModelError(f"unknown index kind {kind!r} ({', '.join(KINDS)})")
+        if kind == "ivf-pq" and dim % PQ_DIMS_PER_BYTE:
+            raise ModelError(f"IVF-PQ needs a dimension divisible by {PQ_DIMS_PER_BYTE}, not {dim}")
         self.dim = dim
         self.kind = kind
         self.rows: list[NameEntry] = []
         self.codes = ConceptCodes()
+        self.search_params: dict[str, int] = {}
+        self.recall: dict | None = None
+        """Recall against exact search measured at build (`core.retrieve.index_build`), or None."""
+        self.build_report = None  # timings of the streaming build that made it (not saved)
         if kind == "flat":
             self.faiss = faiss.IndexFlatIP(dim)
-        elif kind == "ivf":
+        elif kind in IVF_KINDS:
             nlist = max(1, int(4 * np.sqrt(max(expected_size, 1))))
-            self.faiss = faiss.IndexIVFFlat(faiss.IndexFlatIP(dim), dim, nlist, faiss.METRIC_INNER_PRODUCT)
-            self.faiss.nprobe = IVF_NPROBE
+            # "np": no polysemous training (minutes of extra k-means for a Hamming filter never used)
+            codec = {"ivf": "Flat", "ivf-sq8": "SQ8", "ivf-pq": f"PQ{dim // PQ_DIMS_PER_BYTE}np"}[kind]
+            self.faiss = faiss.index_factory(dim, f"IVF{nlist},{codec}", faiss.METRIC_INNER_PRODUCT)
+            self.faiss.cp.niter = IVF_KMEANS_ITERATIONS
+            self.set_search({"nprobe": IVF_NPROBE})
         else:
             self.faiss = faiss.IndexHNSWFlat(dim, HNSW_M, faiss.METRIC_INNER_PRODUCT)
             self.faiss.hnsw.efConstruction = HNSW_EF_CONSTRUCTION
-            self.faiss.hnsw.efSearch = HNSW_EF_SEARCH
+            self.set_search({"efSearch": HNSW_EF_SEARCH})
 
     @classmethod
-    def kind_for(cls, size: int, threshold: int = HNSW_THRESHOLD) -> str:
+    def kind_for(
+        cls, size: int, threshold: int = HNSW_THRESHOLD, compressed_threshold: int = COMPRESSED_THRESHOLD
+    ) -> str:
+        """Exact below `threshold`, HNSW up to `compressed_threshold`, the compressed kind from there."""
         if size < threshold:
             return "flat"
-        return "hnsw" if size < IVF_THRESHOLD else "ivf"
+        return "hnsw" if size < compressed_threshold else COMPRESSED_KIND
+
+    @property
+    def approximate(self) -> bool:
+        return self.kind != "flat"
+
+    @property
+    def needs_training(self) -> bool:
+        return self.kind in IVF_KINDS
+
+    def set_search(self, params: dict[str, int]) -> None:
+        """The search setting (`nprobe` for IVF kinds, `efSearch` for HNSW); others are refused."""
+        knob = "nprobe" if self.kind in IVF_KINDS else "efSearch" if self.kind == "hnsw" else None
+        value = params.get(knob) if knob else None
+        if knob is None or set(params) != {knob} or not isinstance(value, int) or value < 1:
+            raise ModelError(f"search setting {params!r} for a {self.kind} index")
+        if knob == "nprobe":
+            self.faiss.nprobe = min(value, self.faiss.nlist)
+        else:
+            self.faiss.hnsw.efSearch = value
+        self.search_params = {knob: value}
 
     @classmethod
     def build(
@@ -101,10 +147,16 @@ class NameIndex:
         progress: ProgressFn = no_progress,
         cancel: CancelToken = NEVER_CANCELLED,
     ) -> NameIndex:
+        """All vectors in memory (small KBs, tests); `core.retrieve.index_build` streams large ones.
+        Approximate kinds get their search setting tuned against exact search on a sample of names."""
+        from core.retrieve.index_build import tune_search
+
         index = cls(vectors.shape[1], kind or cls.kind_for(len(rows)), len(rows))
-        if index.kind == "ivf" and len(rows):
+        if index.needs_training and len(rows):
             index.train(vectors)
         index.add(vectors, rows, progress=progress, cancel=cancel)
+        if index.approximate and len(rows):
+            tune_search(index, vectors, cancel=cancel)
         return index
 
     def __len__(self) -> int:
@@ -112,10 +164,28 @@ class NameIndex:
 
     def train(self, vectors: np.ndarray, seed: int = 0) -> None:
         """IVF only: k-means on an evenly drawn sample (enough for stable lists, far cheaper than all)."""
-        nlist = self.faiss.nlist
-        sample = min(len(vectors), nlist * IVF_TRAIN_PER_LIST)
+        sample = min(len(vectors), self.training_size())
         picks = np.random.default_rng(seed).choice(len(vectors), size=sample, replace=False)
         self.faiss.train(np.ascontiguousarray(vectors[np.sort(picks)], dtype=np.float32))
+
+    def training_size(self) -> int:
+        """Vectors the IVF k-means wants (0 for kinds without training)."""
+        return self.faiss.nlist * IVF_TRAIN_PER_LIST if self.needs_training else 0
+
+    def add_at(self, vectors: np.ndarray, positions: np.ndarray) -> None:
+        """Vectors for rows already in `self.rows`, in any order (IVF kinds; the others take them in
+        order only): the streaming build adds its training sample first, then the rest."""
+        vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+        positions = np.asarray(positions, dtype=np.int64)
+        if self.kind in IVF_KINDS:
+            self.faiss.add_with_ids(vectors, positions)
+            return
+        if (
+            len(positions)
+            and not (positions == np.arange(self.faiss.ntotal, self.faiss.ntotal + len(positions))).all()
+        ):
+            raise ModelError(f"a {self.kind} index takes vectors in row order only")
+        self.faiss.add(vectors)
 
     def add(
         self,
@@ -173,6 +243,8 @@ class NameIndex:
             "dim": self.dim,
             "faiss_bytes": size,
             "faiss_sha256": digest,
+            "search": self.search_params,
+            "recall": self.recall,
             "rows": [[r.name, r.concept_id, int(r.preferred)] for r in self.rows],
         }
         write_text_atomic(folder / f"{stem}.json", json.dumps(sidecar, ensure_ascii=False))
@@ -199,7 +271,7 @@ class NameIndex:
         index.dim = sidecar["dim"]
         index.kind = sidecar["kind"]
         index.rows = [NameEntry(name, cid, bool(pref)) for name, cid, pref in sidecar["rows"]]
-        data = checked_faiss_bytes(
+        index.faiss, file_bytes = read_checked_index(
             path,
             index.kind,
             index.dim,
@@ -207,15 +279,15 @@ class NameIndex:
             sidecar.get("faiss_bytes"),
             sidecar.get("faiss_sha256"),
         )
-        try:
-            index.faiss = faiss.deserialize_index(np.frombuffer(data, dtype=np.uint8))
-        except (RuntimeError, MemoryError) as exc:
-            reason = (str(exc).strip().splitlines() or [type(exc).__name__])[-1]
-            raise IndexDamaged(f"{path}: FAISS cannot read it ({reason})") from exc
-        if index.kind == "hnsw":
-            index.faiss.hnsw.efSearch = HNSW_EF_SEARCH
-        elif index.kind == "ivf":
-            index.faiss.nprobe = IVF_NPROBE
+        index.recall = sidecar.get("recall")
+        index.build_report = None
+        index.search_params = {}
+        if index.approximate:  # an older sidecar has no setting: the defaults it was built for
+            default = {"efSearch": HNSW_EF_SEARCH} if index.kind == "hnsw" else {"nprobe": IVF_NPROBE}
+            try:
+                index.set_search(sidecar.get("search") or default)
+            except ModelError as exc:
+                raise IndexDamaged(f"{sidecar_path}: {exc}") from exc
         index.codes = ConceptCodes(index.rows)
         if index.faiss.ntotal != len(index.rows) or index.faiss.d != index.dim:
             raise IndexDamaged(
@@ -230,7 +302,7 @@ class NameIndex:
                         {
                             **sidecar,
                             "format": SIDECAR_FORMAT,
-                            "faiss_bytes": len(data),
+                            "faiss_bytes": file_bytes,
                             "faiss_sha256": file_digest(path),
                         },
                         ensure_ascii=False,
@@ -255,7 +327,7 @@ def _read_sidecar(path: Path) -> dict:
     if not isinstance(sidecar, dict):
         raise IndexDamaged(f"{path}: not an index sidecar (a JSON object is expected)")
     kind, dim, rows = sidecar.get("kind"), sidecar.get("dim"), sidecar.get("rows")
-    if kind not in ("flat", "hnsw", "ivf"):
+    if kind not in KINDS:
         raise IndexDamaged(f"{path}: unknown index kind {kind!r}")
     if not isinstance(dim, int) or isinstance(dim, bool) or not 0 < dim <= 65536:
         raise IndexDamaged(f"{path}: bad vector dimension {dim!r}")
@@ -275,4 +347,6 @@ def _read_sidecar(path: Path) -> dict:
             raise IndexDamaged(f"{path}: bad {key} {sidecar[key]!r}")
     if "faiss_sha256" in sidecar and not isinstance(sidecar["faiss_sha256"], str):
         raise IndexDamaged(f"{path}: bad faiss_sha256")
+    if not isinstance(sidecar.get("search") or {}, dict) or not isinstance(sidecar.get("recall") or {}, dict):
+        raise IndexDamaged(f"{path}: bad search setting or recall record")
     return sidecar

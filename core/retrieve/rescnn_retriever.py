@@ -70,8 +70,13 @@ class RescnnRetriever:
         index_dir: str | Path | None = None,
         index_kind: str | None = None,
         cache_size: int = DEFAULT_CACHE_SIZE,
+        encode_workers: int | None = None,
+        encode_engine: str = "local",
     ):
         self.encoder = encoder
+        self.model_folder: Path | None = None  # set by `load`: parallel encoders load the model from it
+        self.encode_workers = encode_workers  # None: one process per core above PARALLEL_MIN_NAMES
+        self.encode_engine = encode_engine
         self.cache = CandidateCache(cache_size)
         self.version = version
         self.index_dir = Path(index_dir) if index_dir is not None else None
@@ -91,6 +96,8 @@ class RescnnRetriever:
         index_dir: str | Path | None = None,
         index_kind: str | None = None,
         cache_size: int = DEFAULT_CACHE_SIZE,
+        encode_workers: int | None = None,
+        encode_engine: str = "local",
     ) -> RescnnRetriever:
         """A saved model version; `index_dir` (a project's index/) caches the name index on disk."""
         folder = Path(folder)
@@ -101,8 +108,11 @@ class RescnnRetriever:
             index_dir=index_dir,
             index_kind=index_kind,
             cache_size=cache_size,
+            encode_workers=encode_workers,
+            encode_engine=encode_engine,
         )
         retriever._legacy_version = f"{folder.name}.{model_fingerprint(folder)}"
+        retriever.model_folder = folder
         return retriever
 
     def index(
@@ -123,10 +133,62 @@ class RescnnRetriever:
             except ModelError as exc:  # damaged, truncated, crafted: never fatal, rebuilt from the KB
                 log.warning("%s; rebuilding the name index", exc)
         rows = list(kb.names)
-        vectors = self.encoder.encode([r.name for r in rows], progress=progress, cancel=cancel)
-        self.name_index = NameIndex.build(vectors, rows, kind=self.index_kind, cancel=cancel)
+        self.name_index = self.build_index(rows, progress=progress, cancel=cancel)
         log.info("built %s name index over %d names", self.name_index.kind, len(rows))
         self._save(stem)
+
+    def build_index(
+        self,
+        rows: Sequence[NameEntry],
+        *,
+        progress: ProgressFn = no_progress,
+        cancel: CancelToken = NEVER_CANCELLED,
+        **options,
+    ) -> NameIndex:
+        """Encode `rows` (in parallel processes when there are many and the model has a folder) into one
+        index, streamed so a compressed index never holds every float. `options` go to `build_streaming`."""
+        from core.retrieve.index_build import build_streaming
+        from core.retrieve.parallel_encode import (
+            PARALLEL_MIN_NAMES,
+            ParallelEncoder,
+            default_workers,
+            serial_chunks,
+        )
+
+        workers = self.encode_workers
+        if workers is None:  # processes of 2 threads each; on 2 cores one process of 2 threads was as fast
+            workers = default_workers() // 2 if len(rows) >= PARALLEL_MIN_NAMES else 1
+        if (workers <= 1 and self.encode_engine == "local") or self.model_folder is None:
+            chunks = serial_chunks(self.encoder, cancel=cancel)
+            index, report = build_streaming(
+                rows,
+                chunks,
+                self.encoder.dim,
+                kind=self.index_kind,
+                progress=progress,
+                cancel=cancel,
+                **options,
+            )
+        else:
+            with ParallelEncoder(
+                self.model_folder,
+                workers=workers,
+                engine=self.encode_engine,
+                backend=self.encoder.backend,
+                threads_per_worker=max(1, min(self.encoder.threads, default_workers() // workers)),
+                cancel=cancel,
+            ) as parallel:
+                index, report = build_streaming(
+                    rows,
+                    parallel.encode_chunks,
+                    self.encoder.dim,
+                    kind=self.index_kind,
+                    progress=progress,
+                    cancel=cancel,
+                    **options,
+                )
+        log.info("name index build times (s): %s", report.seconds)
+        return index
 
     def _save(self, stem: str) -> bool:
         """Save the index for the next run; a failed write (disk full) costs a rebuild then, not this run."""
