@@ -6,6 +6,7 @@ import time
 
 from rich.table import Table
 
+from app.cli import detector_commands
 from app.cli.output import open_project, print_json, print_output, stdout
 from app.console import cancellable, progress_bar
 from core.errors import CuralinkError
@@ -137,26 +138,6 @@ def _detect(args, project, kb, mention_type, ids: list[str] | None, cancel) -> N
     for reason, skipped in found.skipped.items():
         examples = ", ".join(skipped[:5]) + (", ..." if len(skipped) > 5 else "")
         stdout.print(f"skipped {len(skipped)} documents that {why[reason]}: {examples}")
-
-
-def cmd_evaluate_detect(args) -> int:
-    from core.detect.dictionary import DictionaryDetector
-    from core.evaluate.spans import span_scores
-
-    with open_project(args) as project:
-        documents = list(project.documents(args.split))
-        detector = DictionaryDetector.from_kb(project.knowledge_base())
-        gold = [[m.span for m in d.mentions if m.origin in ("gold", "imported")] for d in documents]
-        stripped = [d.with_mentions([]) for d in documents]
-        predicted = [[m.span for m in found] for found in detector.detect(stripped)]
-    result = {
-        "detector": detector.name,
-        "split": args.split,
-        "documents": len(documents),
-        **span_scores(gold, predicted),
-    }
-    print_output(result, args.json, "mention detection")
-    return 0
 
 
 def cmd_train_reranker(args) -> int:
@@ -392,6 +373,7 @@ def register(commands) -> None:
     )
     train_ranker.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
     train_ranker.set_defaults(handler=cmd_train_ranker)
+    detector_commands.register_train(train)
 
     link = commands.add_parser("link", help="suggest concepts for every mention")
     link.add_argument("--split", choices=["train", "dev", "test"], help="only the documents of this split")
@@ -420,12 +402,7 @@ def register(commands) -> None:
     evaluate = commands.add_parser("evaluate", help="measure a model on a split").add_subparsers(
         dest="evaluate_command", required=True
     )
-    evaluate_detect = evaluate.add_parser(
-        "detect", help="span P/R/F1 of the dictionary detector against gold"
-    )
-    evaluate_detect.add_argument("--split", choices=["train", "dev", "test"], default="test")
-    evaluate_detect.add_argument("--json", action="store_true")
-    evaluate_detect.set_defaults(handler=cmd_evaluate_detect)
+    detector_commands.register_evaluate(evaluate)
 
     evaluate_retriever = evaluate.add_parser(
         "retriever", help="acc@1/5/10, recall@20/64 of the active retriever"
@@ -470,11 +447,11 @@ def register(commands) -> None:
     retrain.set_defaults(handler=cmd_retrain)
 
     rollback = commands.add_parser("rollback", help="put the previous model version back in force")
-    rollback.add_argument("kind", choices=["retriever", "reranker", "ranker"])
+    rollback.add_argument("kind", choices=["retriever", "reranker", "ranker", "detector"])
     promote = commands.add_parser(
         "promote", help="put a registered model version in force and relink the unreviewed mentions"
     )
-    promote.add_argument("kind", choices=["retriever", "reranker", "ranker"])
+    promote.add_argument("kind", choices=["retriever", "reranker", "ranker", "detector"])
     promote.add_argument("version", help="e.g. v3 (named by the retrain report)")
     for parser in (rollback, promote):
         parser.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")

@@ -82,9 +82,7 @@ def apply_decisions(session: Session, written: Sequence[DecisionRow]) -> StateCh
         session.execute(delete(MentionStateRow).where(MentionStateRow.mention_id.in_(chunk)))
         session.execute(insert(MentionStateRow), _state_rows({m: direct[m] for m in chunk}))
     write_setting(session, STATE_MARK, _newest_decision(session))
-    return StateChange(
-        change.mention_ids | frozenset(direct), change.newly_decided + newly, change.undecided
-    )
+    return StateChange(change.mention_ids | frozenset(direct), change.newly_decided + newly, change.undecided)
 
 
 def refresh_mentions(session: Session, mention_ids: Sequence[int]) -> StateChange:
