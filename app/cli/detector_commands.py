@@ -101,8 +101,8 @@ def cmd_bench_detect(args) -> int:
         table.add_row(
             row["name"],
             f"{row['mentions_per_s']:.1f}",
-            f"{row['acc@1']:.2f}",
-            f"{row.get('speedup_vs_one_mention', 0):.2f}",
+            "-" if row["acc@1"] is None else f"{row['acc@1']:.2f}",
+            f"{row['speedup_vs_one_mention']:.2f}",
         )
     stdout.print(table)
     return 0

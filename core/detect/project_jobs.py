@@ -17,7 +17,7 @@ import hashlib
 import json
 import logging
 import time
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from core.atomic_files import write_text_atomic
@@ -71,39 +71,77 @@ def data_fingerprint(documents) -> str:
     return digest.hexdigest()[:16]
 
 
-def train_detector_for_project(
-    project,
-    *,
-    base_model: str | None = None,
-    options: DetectorTrainingOptions | None = None,
-    device: str = "auto",
-    promote: bool = True,
-    progress: ProgressCallback = no_progress,
-    cancel: CancelToken = NEVER_CANCELLED,
-):
-    """Train, save, register (and promote) a detector version; returns core.learn.jobs.TrainedVersion."""
-    from core.evaluate.detection import dev_scorer
-    from core.learn.jobs import TrainedVersion, next_version, scratch_folder
-    from core.retrieve.rescnn import check_base_folder, default_base_model
+@dataclass
+class FittedDetector:
+    """A trained model not yet saved: what `save_into` writes and the registry records."""
 
-    options = options or DetectorTrainingOptions()
-    kb = project.knowledge_base()
-    if len(kb.names) == 0:
-        raise CuralinkError(
-            f"{project.path}: the knowledge base has no names; import one with `curalink kb import`"
-        )
-    train_docs, dev_docs = training_splits(project)
+    model: object
+    tokenizer: object
+    config: DetectorConfig
+    vectors: object
+    metrics: dict
+    base: str
+    data_fingerprint: str
+
+    def save_into(self, folder: Path) -> None:
+        self.config.base_model = base_model_reference(self.base, folder)
+        save_detector(self.model.to("cpu"), self.tokenizer, self.config, folder)
+        write_text_atomic(folder / "metrics.json", json.dumps(self.metrics, indent=2))
+
+    def detector(self, device: str = "cpu") -> SpanDetector:
+        return SpanDetector(self.model, self.tokenizer, self.config, self.vectors, device=device)
+
+
+def require_spans(project, train_docs) -> None:
     if not any(d.mentions for d in train_docs):
         raise CuralinkError(
             f"{project.path}: no gold or curator-checked mention spans to train a detector on (import an "
             "annotated corpus with `curalink corpus import FILE --split train`, or accept / draw mentions "
             "in the desk first)"
         )
-    base = str(Path(base_model or default_base_model()).absolute())
-    check_base_folder(base)
+
+
+def fit_detector(
+    project,
+    kb,
+    train_docs,
+    dev_docs,
+    *,
+    base_model: str | None = None,
+    warm_start: str | Path | None = None,
+    options: DetectorTrainingOptions | None = None,
+    device: str = "auto",
+    progress: ProgressCallback = no_progress,
+    cancel: CancelToken = NEVER_CANCELLED,
+) -> FittedDetector:
+    """Train on `train_docs`, stopping early on `dev_docs`; from `warm_start` (a saved detector folder:
+    its types, weights and base model) or fresh on `base_model` (default: the packaged MiniLM)."""
+    from core.evaluate.detection import dev_scorer
+    from core.retrieve.rescnn import check_base_folder, default_base_model
+
+    options = options or DetectorTrainingOptions()
+    if len(kb.names) == 0:
+        raise CuralinkError(
+            f"{project.path}: the knowledge base has no names; import one with `curalink kb import`"
+        )
+    require_spans(project, train_docs)
     run_device = _device(device)
-    types = mention_types(train_docs)
     started = time.perf_counter()
+    if warm_start is not None:
+        model, tokenizer, config = load_detector(warm_start)
+        base = str(resolve_base_model(config.base_model, config.base_model_hash, warm_start, "detector"))
+        known = set(config.types)
+        types = config.types + [t for t in mention_types(train_docs) if t not in known]
+        if len(types) != len(config.types):  # a new type: a wider type head, the old rows kept
+            model.type_head = _widened(model.type_head, len(types))
+            config.types = types
+    else:
+        base = str(Path(base_model or default_base_model()).absolute())
+        check_base_folder(base)
+        types = mention_types(train_docs)
+        model, tokenizer = new_detector(base, types, seed=options.seed)
+        config = DetectorConfig(types=types, base_model=base, base_model_hash=content_hash(base))
+    config.kb_fingerprint = kb.fingerprint()
     vectors = concept_vectors(
         kb,
         base,
@@ -111,14 +149,9 @@ def train_detector_for_project(
         progress=lambda done, total, message="": progress(0, None, f"concept names: {done}/{total}"),
         cancel=cancel,
     )
-    model, tokenizer = new_detector(base, types, seed=options.seed)
-    config = DetectorConfig(
-        types=types, base_model=base, base_model_hash=content_hash(base), kb_fingerprint=kb.fingerprint()
-    )
-    rust = backend(tokenizer)
     segments, stats = segment_documents(
         train_docs,
-        rust,
+        backend(tokenizer),
         types,
         lambda mention: _concept_row(mention, kb, vectors),
         cls_id=tokenizer.cls_token_id,
@@ -150,6 +183,7 @@ def train_detector_for_project(
         "wall_seconds": round(time.perf_counter() - started, 1),
         "segments_per_s": result.segments_per_s,
         "device": run_device,
+        "warm_start": str(warm_start) if warm_start else "",
         "train_documents": len(train_docs),
         "dev_documents": len(dev_docs),
         "segments": stats.segments,
@@ -161,11 +195,48 @@ def train_detector_for_project(
         "options": asdict(options),
     }
     config.metrics = {k: v for k, v in (result.best_dev or {}).items() if isinstance(v, (int, float))}
+    return FittedDetector(model, tokenizer, config, vectors, metrics, base, data_fingerprint(train_docs))
+
+
+def _widened(head, types: int):
+    import torch
+
+    wider = torch.nn.Linear(head.in_features, types)
+    with torch.no_grad():
+        wider.weight[: head.out_features] = head.weight
+        wider.bias[: head.out_features] = head.bias
+    return wider
+
+
+def train_detector_for_project(
+    project,
+    *,
+    base_model: str | None = None,
+    options: DetectorTrainingOptions | None = None,
+    device: str = "auto",
+    promote: bool = True,
+    progress: ProgressCallback = no_progress,
+    cancel: CancelToken = NEVER_CANCELLED,
+):
+    """Train, save, register (and promote) a detector version; returns core.learn.jobs.TrainedVersion."""
+    from core.learn.jobs import TrainedVersion, next_version, scratch_folder
+
+    kb = project.knowledge_base()
+    train_docs, dev_docs = training_splits(project)
+    fitted = fit_detector(
+        project,
+        kb,
+        train_docs,
+        dev_docs,
+        base_model=base_model,
+        options=options,
+        device=device,
+        progress=progress,
+        cancel=cancel,
+    )
     version = next_version(project, KIND)
     with scratch_folder(project, KIND) as scratch:
-        config.base_model = base_model_reference(base, scratch)
-        save_detector(model.to("cpu"), tokenizer, config, scratch)
-        write_text_atomic(scratch / "metrics.json", json.dumps(metrics, indent=2))
+        fitted.save_into(scratch)
         cancel.raise_if_cancelled()
         final = project.models_dir / KIND / version
         scratch.rename(final)
@@ -174,15 +245,15 @@ def train_detector_for_project(
         KIND,
         version,
         final,
-        metrics=metrics,
+        metrics=fitted.metrics,
         kb_fingerprint=kb.fingerprint(),
-        data_fingerprint=data_fingerprint(train_docs),
+        data_fingerprint=fitted.data_fingerprint,
         parent_version=active.version if active else "",
     )
     if promote:
         project.promote_model(KIND, version)
-    log.info("trained detector %s in %.0f s: %s", version, result.seconds, result.best_dev)
-    return TrainedVersion(KIND, version, final, metrics, promote)
+    log.info("trained detector %s: %s", version, fitted.metrics["dev"])
+    return TrainedVersion(KIND, version, final, fitted.metrics, promote)
 
 
 def _concept_row(mention, kb, vectors) -> int:

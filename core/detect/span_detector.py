@@ -102,6 +102,7 @@ class SpanDetector:
         self.cls_id = tokenizer.cls_token_id
         self.sep_id = tokenizer.sep_token_id
         self.pad_id = tokenizer.pad_token_id or 0
+        self.mention_type: str | None = None  # set: every detected mention gets this type
 
     # --- reading text -------------------------------------------------------------------------------
 
@@ -121,36 +122,38 @@ class SpanDetector:
         probability, predicted type and linked concept (infons "probability", "link_score")."""
         texts = [document.text for document in documents]
         pieces, chunks = self.chunks(texts)
-        found: list[dict[tuple[int, int], tuple[float, int, int, float]]] = [{} for _ in documents]
+        reads: list[list[tuple]] = [[] for _ in documents]
         for batch in _batches(chunks):
             cancel.raise_if_cancelled()
             for chunk, first, last, probability, type_index, concept, score in self._read(batch):
-                doc_pieces = pieces[chunk.document]
-                offset = chunk.first - 1
-                key = (doc_pieces.starts[first + offset], doc_pieces.ends[last + offset])
-                known = found[chunk.document].get(key)
-                if known is None or probability > known[0]:
-                    found[chunk.document][key] = (probability, type_index, concept, score)
-        return [self._mentions(text, spans) for text, spans in zip(texts, found, strict=True)]
+                reads[chunk.document].append(
+                    (chunk.first, first, last, probability, (type_index, concept, score))
+                )
+        return [
+            self._mentions(text, merge_window_spans(p, read))
+            for text, p, read in zip(texts, pieces, reads, strict=True)
+        ]
 
-    def _mentions(
-        self, text: str, spans: dict[tuple[int, int], tuple[float, int, int, float]]
-    ) -> list[Mention]:
+    def _mentions(self, text: str, spans: dict[tuple[int, int], tuple[float, tuple]]) -> list[Mention]:
         rows = [(start, end, values[0]) for (start, end), values in spans.items()]
         keys = list(spans)
         out = []
         for index in resolve_overlaps(rows):
             start, end = keys[index]
-            probability, type_index, concept, score = spans[keys[index]]
+            probability, (type_index, concept, score) = spans[keys[index]]
             out.append(
                 Mention(
                     start,
                     end,
                     text[start:end],
-                    self.config.types[type_index],
+                    self.mention_type or self.config.types[type_index],
                     concept_id=self.vectors.concept_ids[concept],
                     origin="detected",
-                    infons={"probability": round(probability, 4), "link_score": round(score, 4)},
+                    infons={
+                        "probability": round(probability, 4),
+                        "span_model_id": self.vectors.concept_ids[concept],
+                        "link_score": round(score, 4),
+                    },
                 )
             )
         return out
@@ -236,6 +239,23 @@ class SpanDetector:
         concept_id = self.vectors.concept_ids[concept]
         name = self.vectors.kb.concepts[concept_id].preferred_name
         return Candidate(concept_id, name, name, float(score))
+
+
+def merge_window_spans(
+    pieces: Pieces, reads: Sequence[tuple[int, int, int, float, object]]
+) -> dict[tuple[int, int], tuple[float, object]]:
+    """Spans read in overlapping windows -> {(start, end) characters: (probability, payload)}.
+
+    `reads` are (window's first piece, first and last input position in the window ([CLS] = 0),
+    probability, payload). A span read in two windows (in their overlap) is the same characters, so it
+    is kept once, with the reading of higher probability."""
+    merged: dict[tuple[int, int], tuple[float, object]] = {}
+    for window_first, first, last, probability, payload in reads:
+        key = (pieces.starts[window_first + first - 1], pieces.ends[window_first + last - 1])
+        known = merged.get(key)
+        if known is None or probability > known[0]:
+            merged[key] = (probability, payload)
+    return merged
 
 
 def _home_chunk(chunks: Sequence[Chunk], indices: Sequence[int], span: tuple[int, int]) -> int:

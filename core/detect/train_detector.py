@@ -129,7 +129,7 @@ def train_span_model(
             schedule.step()
             result.steps += 1
             for key in losses:
-                losses[key] += float(parts[key])
+                losses[key] += float(parts[key].detach())
             done = (epoch - 1) * steps_per_epoch + number + 1
             progress(done, total_steps, f"epoch {epoch}: loss {float(loss):.3f}")
         result.epochs = epoch
