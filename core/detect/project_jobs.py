@@ -195,6 +195,7 @@ def fit_detector(
         "options": asdict(options),
     }
     config.metrics = {k: v for k, v in (result.best_dev or {}).items() if isinstance(v, (int, float))}
+    config.threshold = float((result.best_dev or {}).get("threshold", config.threshold))
     return FittedDetector(model, tokenizer, config, vectors, metrics, base, data_fingerprint(train_docs))
 
 

@@ -131,7 +131,7 @@ def train_span_model(
             for key in losses:
                 losses[key] += float(parts[key].detach())
             done = (epoch - 1) * steps_per_epoch + number + 1
-            progress(done, total_steps, f"epoch {epoch}: loss {float(loss):.3f}")
+            progress(done, total_steps, f"epoch {epoch}: loss {float(loss.detach()):.3f}")
         result.epochs = epoch
         entry = {"epoch": epoch, **{f"{k}_loss": round(v / steps_per_epoch, 4) for k, v in losses.items()}}
         entry["hard_negative_pool"] = sum(len(p) for p in pools.values())
