@@ -16,6 +16,7 @@ from core.detect.train_detector import DetectorTrainingOptions, train_span_model
 from core.detect.wordpieces import backend
 from core.documents import Document, Mention, Passage
 from core.errors import CuralinkError
+from core.evaluate.detection import dev_scorer
 from core.kb.concept import Concept
 from core.kb.knowledge_base import KnowledgeBase
 
@@ -37,7 +38,7 @@ def _plant(document: Document, where: int) -> Document:
 def slice_documents(ncbi_dir):
     from core.formats import read_corpus
 
-    return list(read_corpus(ncbi_dir / "NCBItrainset_corpus.txt", "pubtator"))[:30]
+    return list(read_corpus(ncbi_dir / "NCBItrainset_corpus.txt", "pubtator"))[:50]
 
 
 @pytest.fixture(scope="module")
@@ -54,8 +55,9 @@ def small_kb(slice_documents, vocab_dir) -> KnowledgeBase:
 @pytest.fixture(scope="module")
 def trained(tiny_bert, slice_documents, small_kb, tmp_path_factory):
     """(detector, training result, held-out planted documents): trained a few hundred tiny steps."""
-    train = [_plant(d, where=0) for d in slice_documents[:20]]
-    held_out = [_plant(d, where=200) for d in slice_documents[20:30]]
+    train = [_plant(d, where=(97 * i) % 700) for i, d in enumerate(slice_documents[:30])]
+    dev = [_plant(d, where=(89 * i) % 500) for i, d in enumerate(slice_documents[40:50])]
+    held_out = [_plant(d, where=200) for d in slice_documents[30:40]]
     types = ["SpecificDisease"]
     model, tokenizer = new_detector(tiny_bert, types, seed=3)
     vectors = concept_vectors(small_kb, tiny_bert, cache_dir=tmp_path_factory.mktemp("vectors"))
@@ -67,18 +69,34 @@ def trained(tiny_bert, slice_documents, small_kb, tmp_path_factory):
         cls_id=tokenizer.cls_token_id,
         sep_id=tokenizer.sep_token_id,
     )
-    assert stats.mentions == 20 and stats.linked == 20
+    assert stats.mentions == 30 and stats.linked == 30
     options = DetectorTrainingOptions(
-        max_epochs=40, batch_segments=4, learning_rate=3e-3, head_learning_rate=3e-2, freeze_embeddings=False
+        max_epochs=25,
+        patience=25,
+        batch_segments=4,
+        learning_rate=3e-3,
+        head_learning_rate=3e-2,
+        warmup_fraction=0.0,
+        freeze_embeddings=False,
     )
-    result = train_span_model(model, segments, vectors, pad_id=tokenizer.pad_token_id, options=options)
     config = DetectorConfig(types=types)
-    return SpanDetector(model, tokenizer, config, vectors), result, held_out
+    detector = SpanDetector(model, tokenizer, config, vectors)
+    result = train_span_model(
+        model,
+        segments,
+        vectors,
+        pad_id=tokenizer.pad_token_id,
+        evaluate_dev=dev_scorer(detector, dev, small_kb),  # the threshold is chosen on dev, as in training
+        options=options,
+    )
+    detector.threshold = result.best_dev["threshold"]
+    return detector, result, held_out
 
 
 def test_a_tiny_model_finds_and_links_planted_mentions(trained) -> None:
     detector, result, held_out = trained
     assert result.history[-1]["span_loss"] < result.history[0]["span_loss"]
+    assert 0.1 <= detector.threshold <= 0.9 and result.best_dev["dev_span_f1"] > 50
     found = detector.detect([d.with_mentions([]) for d in held_out])
     hits = linked = 0
     for document, mentions in zip(held_out, found, strict=True):
@@ -106,11 +124,15 @@ def test_collective_linking_of_given_spans(trained) -> None:
 def test_a_document_longer_than_any_window_keeps_exact_offsets(trained, slice_documents) -> None:
     detector, _, _ = trained
     small = SpanDetector(
-        detector.model, detector.tokenizer, replace(detector.config, window=48), detector.vectors
+        detector.model,
+        detector.tokenizer,
+        replace(detector.config, window=48),
+        detector.vectors,
+        threshold=detector.threshold,
     )
     parts, planted = [], []
     cursor = 0
-    for document in slice_documents[20:30]:
+    for document in slice_documents[30:40]:
         sentence = f"{PLANTED} was seen. {document.text} "
         planted.append((cursor, cursor + len(PLANTED)))
         parts.append(sentence)
@@ -140,7 +162,7 @@ def test_a_saved_detector_loads_and_reads_the_same(trained, tmp_path) -> None:
     save_detector(detector.model, detector.tokenizer, detector.config, tmp_path / "v1")
     assert not list((tmp_path / "v1").glob("*.bin")), "safetensors + JSON only"
     model, tokenizer, config = load_detector(tmp_path / "v1")
-    again = SpanDetector(model, tokenizer, config, detector.vectors)
+    again = SpanDetector(model, tokenizer, config, detector.vectors, threshold=detector.threshold)
     raw = [d.with_mentions([]) for d in held_out[:3]]
     first = [[(m.start, m.end, m.concept_id) for m in found] for found in detector.detect(raw)]
     second = [[(m.start, m.end, m.concept_id) for m in found] for found in again.detect(raw)]

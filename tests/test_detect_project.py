@@ -50,7 +50,13 @@ def test_train_evaluate_link_and_roll_back_the_detector(project_dir: Path, tiny_
         folder = Path(active.path)
         assert folder.is_relative_to(project_dir / "models" / "detector")
         names = {p.name for p in folder.iterdir()}
-        assert {"config.json", "model.safetensors", "heads.safetensors", "detector.json", "metrics.json"} <= names
+        assert {
+            "config.json",
+            "model.safetensors",
+            "heads.safetensors",
+            "detector.json",
+            "metrics.json",
+        } <= names
         assert not any(name.endswith((".bin", ".pt", ".pkl")) for name in names)
         metrics = json.loads((folder / "metrics.json").read_text())
         assert metrics["epochs"] == 2 and metrics["train_documents"] == 12 and metrics["dev_documents"] == 4

@@ -182,7 +182,7 @@ def test_every_short_mention_of_a_long_document_lies_whole_in_a_window(rust, ncb
     spans = windows(pieces, 62)
     assert len(spans) > 50
     assert spans[0][0] == 0 and spans[-1][1] == len(pieces)
-    for (a, b), (c, _) in zip(spans, spans[1:]):
+    for (_, b), (c, _) in zip(spans, spans[1:]):
         assert c < b and b - c >= 20, "consecutive windows overlap by at least 2 L pieces"
         assert pieces.word_starts[c], "a window starts on a word"
     crossing = 0

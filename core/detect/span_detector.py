@@ -28,6 +28,8 @@ from core.progress import NEVER_CANCELLED, CancelToken
 log = logging.getLogger(__name__)
 
 BATCH_CHUNKS = 8
+MAX_SPANS_PER_CHUNK = 128  # a 256-piece window of an abstract holds a few dozen mentions at most
+LINK_SLICE = 256  # spans scored against every KB name at once (memory: slice x names floats)
 
 
 @dataclass(frozen=True)
@@ -166,13 +168,21 @@ class SpanDetector:
             hidden, logits = self.model(inputs["input_ids"], inputs["attention_mask"])
             mask = self.model.mask(inputs["text"], inputs["word_starts"])
             probabilities = torch.sigmoid(logits).masked_fill(~mask, 0.0)
-            rows, starts, lengths = torch.nonzero(probabilities >= self.threshold, as_tuple=True)
+            # at most MAX_SPANS_PER_CHUNK spans per chunk, the most probable: an untrained or low
+            # threshold would otherwise link every span of the grid (thousands per window)
+            flat = probabilities.flatten(1)
+            keep = min(MAX_SPANS_PER_CHUNK, flat.shape[1])
+            top = flat.topk(keep, dim=1)
+            chosen = torch.zeros_like(flat, dtype=torch.bool).scatter_(1, top.indices, True)
+            chosen &= flat >= self.threshold
+            rows, starts, lengths = torch.nonzero(chosen.view_as(probabilities), as_tuple=True)
             if rows.numel() == 0:
                 return []
             ends = starts + lengths
             vectors, type_logits = self.model.span_vectors(hidden, rows, starts, ends)
-            scores = self.vectors.scores(vectors)
-            best_scores, best = scores.max(1)
+            parts = [self.vectors.scores(part).max(1) for part in vectors.split(LINK_SLICE)]
+            best_scores = torch.cat([p.values for p in parts])
+            best = torch.cat([p.indices for p in parts])
             types = type_logits.argmax(1)
             kept = probabilities[rows, starts, lengths]
         return [
@@ -230,7 +240,12 @@ class SpanDetector:
                 vectors, _ = self.model.span_vectors(
                     hidden, torch.tensor(rows), torch.tensor(starts), torch.tensor(ends)
                 )
-                top_scores, top = self.vectors.scores(vectors).topk(min(k, len(self.vectors)), dim=1)
+                parts = [
+                    self.vectors.scores(part).topk(min(k, len(self.vectors)), dim=1)
+                    for part in vectors.split(LINK_SLICE)
+                ]
+                top_scores = torch.cat([p.values for p in parts])
+                top = torch.cat([p.indices for p in parts])
             for (d, m), concepts, values in zip(targets, top.tolist(), top_scores.tolist(), strict=True):
                 out[d][m] = [self._candidate(c, v) for c, v in zip(concepts, values, strict=True)]
         return out

@@ -43,7 +43,7 @@ MINING_TOP_K = 10
 class DetectorTrainingOptions:
     """The CPU recipe (measured on NCBI-disease + MEDIC, see the README); every field is an option."""
 
-    max_epochs: int = 6
+    max_epochs: int = 4
     patience: int = 2
     batch_segments: int = 8
     learning_rate: float = 1e-4  # the encoder
@@ -212,7 +212,13 @@ def _step_losses(
             types.append(gold.type_index)
             concepts.append(gold.concept_index)
             keys.append((index, g))
-    span_loss = torch.nn.functional.binary_cross_entropy_with_logits(logits[mask], target[mask])
+    # Summed over the batch's candidate spans and divided by its gold spans (the reference code takes
+    # the mean over candidate spans: ~5,000 per batch here, so the span term sent about 1 % of the
+    # encoder's gradient next to the linking and type terms, and on NCBI-disease dev strict span F1
+    # was 39 after two CPU epochs with it; per gold span, the three terms weigh alike).
+    span_loss = torch.nn.functional.binary_cross_entropy_with_logits(
+        logits[mask], target[mask], reduction="sum"
+    ) / max(1.0, float(target[mask].sum()))
     zero = hidden.sum() * 0.0
     if not rows:
         return {"span": span_loss, "type": zero, "link": zero}

@@ -117,12 +117,12 @@ def resolve_overlaps(spans: Sequence[tuple[int, int, float]]) -> list[int]:
     """Indices of a non-overlapping subset chosen by probability (highest first; ties: longer, then
     leftmost), returned in text order: what the `Detector` protocol promises."""
     order = sorted(range(len(spans)), key=lambda i: (-spans[i][2], -(spans[i][1] - spans[i][0]), spans[i][0]))
-    taken: list[tuple[int, int]] = []
+    taken = bytearray(max((end for _, end, _ in spans), default=0))  # 1 on characters already covered
     chosen: list[int] = []
     for index in order:
         start, end, _ = spans[index]
-        if any(start < e and s < end for s, e in taken):
+        if taken.find(1, start, end) >= 0:
             continue
-        taken.append((start, end))
+        taken[start:end] = b"\x01" * (end - start)
         chosen.append(index)
     return sorted(chosen, key=lambda i: spans[i][0])
