@@ -59,7 +59,9 @@ def test_train_evaluate_link_and_roll_back_the_detector(project_dir: Path, tiny_
         } <= names
         assert not any(name.endswith((".bin", ".pt", ".pkl")) for name in names)
         metrics = json.loads((folder / "metrics.json").read_text())
-        assert metrics["epochs"] == 2 and metrics["train_documents"] == 12 and metrics["dev_documents"] == 4
+        assert (
+            metrics["epochs"] == 2 and metrics["train_documents"] == 6 + 12 and metrics["dev_documents"] == 4
+        )
 
     assert main(["-p", str(project_dir), "evaluate", "detect", "--split", "dev", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
@@ -78,11 +80,14 @@ def test_train_evaluate_link_and_roll_back_the_detector(project_dir: Path, tiny_
     out = " ".join(capsys.readouterr().out.split())
     assert "with the span model v1" in out
     with Project.open(project_dir) as project:
+        detector_json = Path(project.active_model("detector").path) / "detector.json"
+        threshold = json.loads(detector_json.read_text())["threshold"]  # chosen on dev
+        assert 0.1 <= threshold <= 0.9
         (raw,) = project.documents(ids=["raw-1"])
         for mention in raw.mentions:
             assert mention.origin == "detected"
             assert raw.text[mention.start : mention.end] == mention.text
-            assert mention.infons["probability"] >= 0.5 and mention.type
+            assert mention.infons["probability"] >= threshold and mention.type
 
     _train(project_dir, tiny_bert, epochs=1)
     with Project.open(project_dir) as project:
@@ -94,6 +99,18 @@ def test_train_evaluate_link_and_roll_back_the_detector(project_dir: Path, tiny_
             "v1": "active",
             "v2": "retired",
         }
+
+    # retrain: the detector in force is fine-tuned on the spans outside the held-out slice and judged
+    args = ["-p", str(project_dir), "retrain", "--kind", "detector", "--promote", "always", "--no-relink"]
+    capsys.readouterr()
+    assert main([*args, "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)["kinds"]["detector"]
+    assert report["version"] == "v3" and report["parent_version"] == "v1" and report["promoted"]
+    assert report["steps"] > 0 and "score" in report["new"] and "score" in report["old"]
+    with Project.open(project_dir) as project:
+        assert project.active_model("detector").version == "v3"
+        metrics = json.loads(project.active_model("detector").metrics_json)
+        assert metrics["warm_start"].endswith("v1")
 
 
 def test_a_detector_from_another_knowledge_base_gets_vectors_for_this_one(
