@@ -148,3 +148,22 @@ def test_training_without_gold_spans_is_refused(tmp_path: Path, tiny_bert: Path,
     with Project.open(project_dir) as project:
         assert project.model_versions("detector") == []
     assert not list((project_dir / "models").glob("detector/v*"))
+
+
+def test_bench_detect_links_identical_mentions_four_ways(project_dir: Path, tiny_bert: Path, capsys) -> None:
+    _train(project_dir, tiny_bert, epochs=1)
+    capsys.readouterr()
+    assert (
+        main(["-p", str(project_dir), "bench", "detect", "--split", "dev", "--documents", "2", "--json"]) == 0
+    )
+    result = json.loads(capsys.readouterr().out)
+    with Project.open(project_dir) as project:
+        dev = [d for d in project.documents("dev") if any(m.concept_ids for m in d.mentions)][:2]
+    assert result["mentions"] == sum(sum(bool(m.concept_ids) for m in d.mentions) for d in dev)
+    names = [row["name"] for row in result["linkers"]]
+    assert names[0] == "collective dual encoder" and names[1] == "one-mention dual encoder"
+    assert names[2].startswith("ResCNN") and names[3].startswith("pair cross-encoder")
+    for row in result["linkers"]:
+        assert row["mentions_per_s"] > 0 and row["seconds"] > 0
+    assert result["linkers"][3]["acc@1"] is None, "an untrained cross-encoder's accuracy is not reported"
+    assert result["linkers"][1]["speedup_vs_one_mention"] == 1.0

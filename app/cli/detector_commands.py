@@ -150,6 +150,9 @@ def register_bench(bench) -> None:
     )
     parser.add_argument("--split", choices=["train", "dev", "test"], default="test")
     parser.add_argument(
+        "--documents", type=int, default=30, help="the first N documents of the split (default 30)"
+    )
+    parser.add_argument(
         "--candidates", type=int, default=16, help="retriever candidates the cross-encoder scores"
     )
     parser.add_argument("--json", action="store_true")
