@@ -85,7 +85,12 @@ def cmd_bench_detect(args) -> int:
         progress_bar("detect benchmark", quiet=args.json) as bar,
     ):
         result = bench_detect(
-            project, split=args.split, candidates=args.candidates, progress=bar, cancel=cancel
+            project,
+            split=args.split,
+            documents=args.documents,
+            candidates=args.candidates,
+            progress=bar,
+            cancel=cancel,
         )
     if args.json:
         print_json(result)
