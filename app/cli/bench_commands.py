@@ -7,7 +7,14 @@ from pathlib import Path
 
 from rich.table import Table
 
-from app.cli import batch_commands, desk_bench, index_bench, input_commands, kb_search_commands
+from app.cli import (
+    batch_commands,
+    desk_bench,
+    detector_commands,
+    index_bench,
+    input_commands,
+    kb_search_commands,
+)
 from app.cli.output import print_json, print_output, shared_data, stdout
 from app.console import cancellable, progress_bar
 from core.errors import CuralinkError
@@ -257,6 +264,7 @@ def register(commands) -> None:
     bench = commands.add_parser("bench", help="benchmarks").add_subparsers(
         dest="bench_command", required=True
     )
+    detector_commands.register_bench(bench)
     bench_import = bench.add_parser("import", help="corpus and KB import speed")
     bench_import.add_argument("--data", help="shared data folder (default ../shared/data)")
     bench_import.add_argument("--umls-rows", type=int, default=1_000_000)

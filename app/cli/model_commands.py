@@ -6,6 +6,7 @@ import time
 
 from rich.table import Table
 
+from app.cli import detector_commands
 from app.cli.output import open_project, print_json, print_output, stdout
 from app.console import cancellable, progress_bar
 from core.errors import CuralinkError
@@ -52,7 +53,7 @@ def cmd_train_retriever(args) -> int:
 
 
 def cmd_link(args) -> int:
-    from core.detect.mention_type import choose_mention_type
+    from core.detect.choice import detector_for_project
     from core.detect.targets import require_known_ids
     from core.pipeline import Linker
 
@@ -65,15 +66,19 @@ def cmd_link(args) -> int:
         ids = None if listed is None else list(listed)
         kb = project.knowledge_base()
         # Everything that can refuse the run (ids, type, models) is checked before detection stores anything.
-        mention_type = choose_mention_type(project, kb, args.type) if args.detect else None
+        chosen = (
+            detector_for_project(project, kb, requested_type=args.type, device=args.device)
+            if args.detect
+            else None
+        )
         with progress_bar("loading models") as bar:
             linker = Linker.for_project(
                 project, kb=kb, device=args.device, candidates=args.candidates, progress=bar, cancel=cancel
             )
         if linker.ranker_note:
             stdout.print(linker.ranker_note)
-        if mention_type is not None:
-            _detect(args, project, kb, mention_type, ids, cancel)
+        if chosen is not None:
+            _detect(args, project, chosen, ids, cancel)
         with progress_bar("linking") as bar:
             summary = linker.link_project(project, split=args.split, ids=ids, progress=bar, cancel=cancel)
     stdout.print(
@@ -100,19 +105,14 @@ def _document_list(args) -> dict[str, str] | None:
     return ids
 
 
-def _detect(args, project, kb, mention_type, ids: list[str] | None, cancel) -> None:
-    from core.detect.dictionary import DictionaryDetector
+def _detect(args, project, chosen, ids: list[str] | None, cancel) -> None:
     from core.detect.into_project import detect_into_project
     from core.detect.targets import SKIP_GOLD, SKIP_HAS_MENTIONS, SKIP_OTHER_SPLIT
-    from core.kb.routing import TypeRouter
 
     with progress_bar("tagging mentions") as bar:
-        # tag only names of concepts the type may link to: all of MeSH as "Disease" would tag chemicals
-        typed_kb = TypeRouter.for_project(project, kb).restricted_kb(mention_type.name)
-        detector = DictionaryDetector.from_kb(typed_kb, mention_type=mention_type.name)
         found = detect_into_project(
             project,
-            detector,
+            chosen.detector,
             split=args.split,
             ids=ids,
             include_gold=args.include_gold,
@@ -120,8 +120,7 @@ def _detect(args, project, kb, mention_type, ids: list[str] | None, cancel) -> N
             cancel=cancel,
         )
     stdout.print(
-        f"detected {found.added} new mentions in {found.documents} documents "
-        f"(type {mention_type.name!r}: {mention_type.reason}; --type to choose)"
+        f"detected {found.added} new mentions in {found.documents} documents with the {chosen.description}"
         + (
             f"; {found.overlapping} detected spans overlapped stored mentions and were left out"
             if found.overlapping
@@ -137,26 +136,6 @@ def _detect(args, project, kb, mention_type, ids: list[str] | None, cancel) -> N
     for reason, skipped in found.skipped.items():
         examples = ", ".join(skipped[:5]) + (", ..." if len(skipped) > 5 else "")
         stdout.print(f"skipped {len(skipped)} documents that {why[reason]}: {examples}")
-
-
-def cmd_evaluate_detect(args) -> int:
-    from core.detect.dictionary import DictionaryDetector
-    from core.evaluate.spans import span_scores
-
-    with open_project(args) as project:
-        documents = list(project.documents(args.split))
-        detector = DictionaryDetector.from_kb(project.knowledge_base())
-        gold = [[m.span for m in d.mentions if m.origin in ("gold", "imported")] for d in documents]
-        stripped = [d.with_mentions([]) for d in documents]
-        predicted = [[m.span for m in found] for found in detector.detect(stripped)]
-    result = {
-        "detector": detector.name,
-        "split": args.split,
-        "documents": len(documents),
-        **span_scores(gold, predicted),
-    }
-    print_output(result, args.json, "mention detection")
-    return 0
 
 
 def cmd_train_reranker(args) -> int:
@@ -246,8 +225,10 @@ def cmd_retrain(args) -> int:
     from core.learn.promotion import relink_after_change
     from core.learn.retrain import retrain
 
-    kinds = tuple(args.kind) if args.kind else ("retriever", "reranker", "ranker")
     with open_project(args) as project, cancellable() as cancel, progress_bar("retraining") as bar:
+        kinds = tuple(args.kind) if args.kind else ("retriever", "reranker", "ranker")
+        if not args.kind and project.active_model("detector") is not None:
+            kinds += ("detector",)  # a span model in force learns from the new spans too
         report = retrain(
             project,
             kinds=kinds,
@@ -392,6 +373,7 @@ def register(commands) -> None:
     )
     train_ranker.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
     train_ranker.set_defaults(handler=cmd_train_ranker)
+    detector_commands.register_train(train)
 
     link = commands.add_parser("link", help="suggest concepts for every mention")
     link.add_argument("--split", choices=["train", "dev", "test"], help="only the documents of this split")
@@ -400,7 +382,7 @@ def register(commands) -> None:
     link.add_argument(
         "--detect",
         action="store_true",
-        help="first tag new mentions with the KB dictionary: in the documents chosen by --documents / "
+        help="first tag new mentions (the span model in force, else the KB dictionary): in the documents chosen by --documents / "
         "--split, else in the documents without mentions; never in gold documents unless --include-gold",
     )
     link.add_argument(
@@ -420,12 +402,7 @@ def register(commands) -> None:
     evaluate = commands.add_parser("evaluate", help="measure a model on a split").add_subparsers(
         dest="evaluate_command", required=True
     )
-    evaluate_detect = evaluate.add_parser(
-        "detect", help="span P/R/F1 of the dictionary detector against gold"
-    )
-    evaluate_detect.add_argument("--split", choices=["train", "dev", "test"], default="test")
-    evaluate_detect.add_argument("--json", action="store_true")
-    evaluate_detect.set_defaults(handler=cmd_evaluate_detect)
+    detector_commands.register_evaluate(evaluate)
 
     evaluate_retriever = evaluate.add_parser(
         "retriever", help="acc@1/5/10, recall@20/64 of the active retriever"
@@ -460,7 +437,10 @@ def register(commands) -> None:
 
     retrain = commands.add_parser("retrain", help="fine-tune the models from curator decisions")
     retrain.add_argument(
-        "--kind", action="append", choices=["retriever", "reranker", "ranker"], help="default: all three"
+        "--kind",
+        action="append",
+        choices=["retriever", "reranker", "ranker", "detector"],
+        help="default: retriever, reranker, ranker, and the detector when one is in force",
     )
     retrain.add_argument("--max-seconds", type=float, default=240.0, help="training budget per model")
     retrain.add_argument("--promote", choices=["if-not-worse", "always", "never"], default="if-not-worse")
@@ -470,11 +450,11 @@ def register(commands) -> None:
     retrain.set_defaults(handler=cmd_retrain)
 
     rollback = commands.add_parser("rollback", help="put the previous model version back in force")
-    rollback.add_argument("kind", choices=["retriever", "reranker", "ranker"])
+    rollback.add_argument("kind", choices=["retriever", "reranker", "ranker", "detector"])
     promote = commands.add_parser(
         "promote", help="put a registered model version in force and relink the unreviewed mentions"
     )
-    promote.add_argument("kind", choices=["retriever", "reranker", "ranker"])
+    promote.add_argument("kind", choices=["retriever", "reranker", "ranker", "detector"])
     promote.add_argument("version", help="e.g. v3 (named by the retrain report)")
     for parser in (rollback, promote):
         parser.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")

@@ -29,6 +29,7 @@ from core.text.normalize import normalize_name
 log = logging.getLogger(__name__)
 
 KINDS = ("retriever", "reranker", "ranker")
+DETECTOR = "detector"  # the span model: retrained only when asked (or, from the CLI, when one is in force)
 PROMOTION_RULES = ("if-not-worse", "always", "never")
 RERANK_CANDIDATES = 16
 RERANK_DEV_DOCUMENTS = 50
@@ -98,9 +99,9 @@ def retrain(
     cancel.raise_if_cancelled()  # cancelled before it started (the desk closing meanwhile)
     if promote not in PROMOTION_RULES:
         raise CuralinkError(f"unknown promotion rule {promote!r}; use one of {', '.join(PROMOTION_RULES)}")
-    unknown = [k for k in kinds if k not in KINDS]
+    unknown = [k for k in kinds if k not in (*KINDS, DETECTOR)]
     if unknown:
-        raise CuralinkError(f"cannot retrain {unknown[0]!r}; kinds are {', '.join(KINDS)}")
+        raise CuralinkError(f"cannot retrain {unknown[0]!r}; kinds are {', '.join((*KINDS, DETECTOR))}")
     started = time.perf_counter()
     from core.learn.retrain_plan import retrain_phases
     from core.learn.synonyms import index_curator_synonyms, prune_synonyms
@@ -155,6 +156,22 @@ def retrain(
             kb,
             data,
             max_seconds=max_seconds,
+            epochs=epochs,
+            promote=promote,
+            device=device,
+            base_model=base_model,
+            seed=seed,
+            progress=progress,
+            cancel=cancel,
+        )
+    if DETECTOR in kinds:  # spans, not links: it needs no linking pairs, only checked spans
+        from core.detect.retrain_step import retrain_detector
+
+        cancel.raise_if_cancelled()
+        progress.enter(DETECTOR)
+        report.kinds[DETECTOR] = retrain_detector(
+            project,
+            kb,
             epochs=epochs,
             promote=promote,
             device=device,

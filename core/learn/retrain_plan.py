@@ -60,4 +60,6 @@ def retrain_phases(kinds: Sequence[str], max_seconds: float) -> list[tuple[str, 
         ]
     if "ranker" in kinds:
         phases.append(("ranker", RANKER_SHARE * budget))
+    if "detector" in kinds:  # bounded by epochs, not the budget: minutes on a CPU
+        phases.append(("detector", budget))
     return phases

@@ -1,0 +1,164 @@
+"""Span-model commands: `train detector`, `evaluate detect`, `bench detect` (registered by the modules
+that own `train`, `evaluate` and `bench`)."""
+
+from __future__ import annotations
+
+import time
+
+from rich.table import Table
+
+from app.cli.output import open_project, print_json, stdout
+from app.console import cancellable, progress_bar
+
+
+def cmd_train_detector(args) -> int:
+    from core.detect.project_jobs import train_detector_for_project
+    from core.detect.train_detector import DetectorTrainingOptions
+
+    options = DetectorTrainingOptions()
+    if args.epochs is not None:
+        options.max_epochs = args.epochs
+    if args.patience is not None:
+        options.patience = args.patience
+    if args.trainable_layers is not None:
+        options.trainable_layers = args.trainable_layers or None
+    started = time.perf_counter()
+    with open_project(args) as project, cancellable() as cancel, progress_bar("training the detector") as bar:
+        trained = train_detector_for_project(
+            project,
+            base_model=args.base_model,
+            options=options,
+            device=args.device,
+            progress=bar,
+            cancel=cancel,
+        )
+    metrics = trained.metrics
+    stdout.print(f"detector {trained.version} saved in {trained.path} and made active")
+    stdout.print(
+        f"trained {metrics['steps']} steps, {metrics['epochs']} epochs on {metrics['segments']} segments "
+        f"({metrics['device']}); stopped by {metrics['stopped_by']} (best dev epoch {metrics['best_epoch']} "
+        f"kept: {metrics['dev']}); {metrics['train_seconds']:.0f} s training, "
+        f"{time.perf_counter() - started:.0f} s wall"
+    )
+    return 0
+
+
+def cmd_evaluate_detect(args) -> int:
+    from core.evaluate.detection import evaluate_detectors
+
+    with open_project(args) as project, cancellable() as cancel:
+        result = evaluate_detectors(project, split=args.split, device=args.device, cancel=cancel)
+    if args.json:
+        print_json(result)
+        return 0
+    table = Table(
+        "detector",
+        "span P",
+        "span R",
+        "span F1",
+        "partial F1",
+        "e2e strict F1",
+        "e2e partial F1",
+        title=f"mention detection on {args.split} ({result['documents']} documents, "
+        f"{result['gold_mentions']} gold mentions)",
+    )
+    for row in result["detectors"]:
+        table.add_row(
+            row["name"],
+            f"{row['strict']['precision']:.2f}",
+            f"{row['strict']['recall']:.2f}",
+            f"{row['strict']['f1']:.2f}",
+            f"{row['partial']['f1']:.2f}",
+            f"{row['end_to_end_strict']['f1']:.2f}",
+            f"{row['end_to_end_partial']['f1']:.2f}",
+        )
+    stdout.print(table)
+    return 0
+
+
+def cmd_bench_detect(args) -> int:
+    from core.evaluate.bench_detect import bench_detect
+
+    with (
+        open_project(args) as project,
+        cancellable() as cancel,
+        progress_bar("detect benchmark", quiet=args.json) as bar,
+    ):
+        result = bench_detect(
+            project,
+            split=args.split,
+            documents=args.documents,
+            candidates=args.candidates,
+            progress=bar,
+            cancel=cancel,
+        )
+    if args.json:
+        print_json(result)
+        return 0
+    table = Table(
+        "linker",
+        "mentions/s",
+        "acc@1",
+        "x one-mention DE",
+        title=f"linking {result['mentions']} gold mentions",
+    )
+    for row in result["linkers"]:
+        table.add_row(
+            row["name"],
+            f"{row['mentions_per_s']:.1f}",
+            "-" if row["acc@1"] is None else f"{row['acc@1']:.2f}",
+            f"{row['speedup_vs_one_mention']:.2f}",
+        )
+    stdout.print(table)
+    return 0
+
+
+def register_train(train) -> None:
+    parser = train.add_parser(
+        "detector", help="train the span model (collective dual encoder) on gold and curator-checked spans"
+    )
+    parser.add_argument(
+        "--base-model", help="a local BERT-family folder (default: packaged all-MiniLM-L6-v2)"
+    )
+    parser.add_argument("--epochs", type=int, default=None, help="at most this many epochs (default 6)")
+    parser.add_argument(
+        "--patience",
+        type=int,
+        default=None,
+        help="stop after this many epochs without a dev gain (default 2)",
+    )
+    parser.add_argument(
+        "--trainable-layers",
+        type=int,
+        default=None,
+        help="fine-tune only the top N encoder layers (default: the CPU recipe; 0: all)",
+    )
+    parser.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
+    parser.set_defaults(handler=cmd_train_detector)
+
+
+def register_evaluate(evaluate) -> None:
+    parser = evaluate.add_parser(
+        "detect", help="span and end-to-end P/R/F1 of every available detector (neleval's definitions)"
+    )
+    parser.add_argument("--split", choices=["train", "dev", "test"], default="test")
+    parser.add_argument("--device", choices=["auto", "cpu", "cuda"], default="cpu")
+    parser.add_argument("--json", action="store_true")
+    parser.set_defaults(handler=cmd_evaluate_detect)
+
+
+def register_bench(bench) -> None:
+    parser = bench.add_parser(
+        "detect",
+        help="mentions/s and acc@1 on identical gold mentions: collective linking, ResCNN, one-mention "
+        "dual encoder, pair cross-encoder (CPU)",
+    )
+    parser.add_argument("--split", choices=["train", "dev", "test"], default="test")
+    parser.add_argument(
+        "--documents", type=int, default=30, help="the first N documents of the split (default 30)"
+    )
+    parser.add_argument(
+        "--candidates", type=int, default=16, help="retriever candidates the cross-encoder scores"
+    )
+    parser.add_argument("--json", action="store_true")
+    parser.set_defaults(handler=cmd_bench_detect)

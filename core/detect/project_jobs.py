@@ -1,0 +1,289 @@
+"""Span-model jobs over a project: train a version, load the one in force (the CLI, retrain and the desk
+call these).
+
+Versions follow the other model kinds (core.learn.jobs): trained into a scratch folder under
+models/detector/, moved to models/detector/<version>/ only once complete, registered with the KB and
+training-data fingerprints, promoted or kept as a candidate; `curalink rollback detector` puts the
+previous one back.
+
+A detector trained with another KB (fingerprint differs) still reads text the same way; its concept
+vectors are simply encoded for the project's KB now (the candidate encoder is the frozen base model),
+and the log says so.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from core.atomic_files import write_text_atomic
+from core.detect.candidates import concept_vectors
+from core.detect.segments import mention_types, project_training_documents, segment_documents
+from core.detect.span_detector import SpanDetector
+from core.detect.span_model import DetectorConfig, load_detector, new_detector, save_detector
+from core.detect.train_detector import DetectorTrainingOptions, train_span_model
+from core.detect.wordpieces import backend
+from core.errors import CuralinkError
+from core.locations import base_model_reference, content_hash, resolve_base_model
+from core.progress import NEVER_CANCELLED, CancelToken, ProgressCallback, no_progress
+
+log = logging.getLogger(__name__)
+
+KIND = "detector"
+
+
+def _device(device: str) -> str:
+    import torch
+
+    if device not in ("auto", "cpu", "cuda"):
+        raise CuralinkError(f"unknown device {device!r}; expected auto, cpu or cuda")
+    if device != "cpu" and torch.cuda.is_available():
+        return "cuda"
+    if device == "cuda":
+        log.warning("CUDA requested but torch sees no GPU; training on the CPU")
+    return "cpu"
+
+
+def training_splits(project) -> tuple[list, list]:
+    """(train, dev) documents with vouched-for spans: dev is the dev split, else the last tenth of train;
+    test documents are never trained on."""
+    held = set(project.document_ids("dev")) | set(project.document_ids("test"))
+    train = [d for d in project_training_documents(project, None) if d.doc_id not in held]
+    dev = project_training_documents(project, "dev")
+    if not dev and len(train) > 1:
+        cut = max(1, len(train) // 10)
+        train, dev = train[: len(train) - cut], train[len(train) - cut :]
+        log.info("no dev split: holding out %d train documents for early stopping", cut)
+    return train, dev
+
+
+def data_fingerprint(documents) -> str:
+    digest = hashlib.sha256()
+    for document in sorted(documents, key=lambda d: d.doc_id):
+        for m in document.mentions:
+            digest.update(
+                f"{document.doc_id}\x00{m.start}\x00{m.end}\x00{m.type}\x00{m.concept_id}\x01".encode()
+            )
+    return digest.hexdigest()[:16]
+
+
+@dataclass
+class FittedDetector:
+    """A trained model not yet saved: what `save_into` writes and the registry records."""
+
+    model: object
+    tokenizer: object
+    config: DetectorConfig
+    vectors: object
+    metrics: dict
+    base: str
+    data_fingerprint: str
+
+    def save_into(self, folder: Path) -> None:
+        self.config.base_model = base_model_reference(self.base, folder)
+        save_detector(self.model.to("cpu"), self.tokenizer, self.config, folder)
+        write_text_atomic(folder / "metrics.json", json.dumps(self.metrics, indent=2))
+
+    def detector(self, device: str = "cpu") -> SpanDetector:
+        return SpanDetector(self.model, self.tokenizer, self.config, self.vectors, device=device)
+
+
+def require_spans(project, train_docs) -> None:
+    if not any(d.mentions for d in train_docs):
+        raise CuralinkError(
+            f"{project.path}: no gold or curator-checked mention spans to train a detector on (import an "
+            "annotated corpus with `curalink corpus import FILE --split train`, or accept / draw mentions "
+            "in the desk first)"
+        )
+
+
+def fit_detector(
+    project,
+    kb,
+    train_docs,
+    dev_docs,
+    *,
+    base_model: str | None = None,
+    warm_start: str | Path | None = None,
+    options: DetectorTrainingOptions | None = None,
+    device: str = "auto",
+    progress: ProgressCallback = no_progress,
+    cancel: CancelToken = NEVER_CANCELLED,
+) -> FittedDetector:
+    """Train on `train_docs`, stopping early on `dev_docs`; from `warm_start` (a saved detector folder:
+    its types, weights and base model) or fresh on `base_model` (default: the packaged MiniLM)."""
+    from core.evaluate.detection import dev_scorer
+    from core.retrieve.rescnn import check_base_folder, default_base_model
+
+    options = options or DetectorTrainingOptions()
+    if len(kb.names) == 0:
+        raise CuralinkError(
+            f"{project.path}: the knowledge base has no names; import one with `curalink kb import`"
+        )
+    require_spans(project, train_docs)
+    run_device = _device(device)
+    started = time.perf_counter()
+    if warm_start is not None:
+        model, tokenizer, config = load_detector(warm_start)
+        base = str(resolve_base_model(config.base_model, config.base_model_hash, warm_start, "detector"))
+        known = set(config.types)
+        types = config.types + [t for t in mention_types(train_docs) if t not in known]
+        if len(types) != len(config.types):  # a new type: a wider type head, the old rows kept
+            model.type_head = _widened(model.type_head, len(types))
+            config.types = types
+    else:
+        base = str(Path(base_model or default_base_model()).absolute())
+        check_base_folder(base)
+        types = mention_types(train_docs)
+        model, tokenizer = new_detector(base, types, seed=options.seed)
+        config = DetectorConfig(types=types, base_model=base, base_model_hash=content_hash(base))
+    config.kb_fingerprint = kb.fingerprint()
+    vectors = concept_vectors(
+        kb,
+        base,
+        cache_dir=project.index_dir,
+        progress=lambda done, total, message="": progress(0, None, f"concept names: {done}/{total}"),
+        cancel=cancel,
+    )
+    segments, stats = segment_documents(
+        train_docs,
+        backend(tokenizer),
+        types,
+        lambda mention: _concept_row(mention, kb, vectors),
+        cls_id=tokenizer.cls_token_id,
+        sep_id=tokenizer.sep_token_id,
+        max_span=config.max_span,
+    )
+    log.info("detector training material: %s", stats)
+    detector = SpanDetector(model, tokenizer, config, vectors, device=run_device)
+    result = train_span_model(
+        model,
+        segments,
+        vectors,
+        pad_id=tokenizer.pad_token_id or 0,
+        evaluate_dev=dev_scorer(detector, dev_docs, kb) if dev_docs else None,
+        options=options,
+        device=run_device,
+        progress=progress,
+        cancel=cancel,
+    )
+    cancel.raise_if_cancelled()
+    metrics = {
+        "dev": result.best_dev,
+        "history": result.history,
+        "steps": result.steps,
+        "epochs": result.epochs,
+        "best_epoch": result.best_epoch,
+        "stopped_by": result.stopped_by,
+        "train_seconds": round(result.seconds, 1),
+        "wall_seconds": round(time.perf_counter() - started, 1),
+        "segments_per_s": result.segments_per_s,
+        "device": run_device,
+        "warm_start": str(warm_start) if warm_start else "",
+        "train_documents": len(train_docs),
+        "dev_documents": len(dev_docs),
+        "segments": stats.segments,
+        "mentions": stats.mentions,
+        "linked_mentions": stats.linked,
+        "unaligned_mentions": stats.unaligned,
+        "mentions_over_max_span": stats.too_long,
+        "types": stats.types,
+        "options": asdict(options),
+    }
+    config.metrics = {k: v for k, v in (result.best_dev or {}).items() if isinstance(v, (int, float))}
+    config.threshold = float((result.best_dev or {}).get("threshold", config.threshold))
+    return FittedDetector(model, tokenizer, config, vectors, metrics, base, data_fingerprint(train_docs))
+
+
+def _widened(head, types: int):
+    import torch
+
+    wider = torch.nn.Linear(head.in_features, types)
+    with torch.no_grad():
+        wider.weight[: head.out_features] = head.weight
+        wider.bias[: head.out_features] = head.bias
+    return wider
+
+
+def train_detector_for_project(
+    project,
+    *,
+    base_model: str | None = None,
+    options: DetectorTrainingOptions | None = None,
+    device: str = "auto",
+    promote: bool = True,
+    progress: ProgressCallback = no_progress,
+    cancel: CancelToken = NEVER_CANCELLED,
+):
+    """Train, save, register (and promote) a detector version; returns core.learn.jobs.TrainedVersion."""
+    from core.learn.jobs import TrainedVersion, next_version, scratch_folder
+
+    kb = project.knowledge_base()
+    train_docs, dev_docs = training_splits(project)
+    fitted = fit_detector(
+        project,
+        kb,
+        train_docs,
+        dev_docs,
+        base_model=base_model,
+        options=options,
+        device=device,
+        progress=progress,
+        cancel=cancel,
+    )
+    version = next_version(project, KIND)
+    with scratch_folder(project, KIND) as scratch:
+        fitted.save_into(scratch)
+        cancel.raise_if_cancelled()
+        final = project.models_dir / KIND / version
+        scratch.rename(final)
+    active = project.active_model(KIND)
+    project.register_model(
+        KIND,
+        version,
+        final,
+        metrics=fitted.metrics,
+        kb_fingerprint=kb.fingerprint(),
+        data_fingerprint=fitted.data_fingerprint,
+        parent_version=active.version if active else "",
+    )
+    if promote:
+        project.promote_model(KIND, version)
+    log.info("trained detector %s: %s", version, fitted.metrics["dev"])
+    return TrainedVersion(KIND, version, final, fitted.metrics, promote)
+
+
+def _concept_row(mention, kb, vectors) -> int:
+    """The concept-vector row of a mention's first id (composites keep their first id, §C.3); -1 if none."""
+    ids = mention.concept_ids
+    primary = kb.resolve(ids[0]) if ids else None
+    return vectors.index_of.get(primary, -1) if primary else -1
+
+
+def load_span_detector(
+    project, *, kb=None, device: str = "auto", threshold: float | None = None
+) -> SpanDetector | None:
+    """The detector in force with concept vectors for the project's KB now; None when none is trained."""
+    active = project.active_model(KIND)
+    if active is None:
+        return None
+    kb = kb if kb is not None else project.knowledge_base()
+    model, tokenizer, config = load_detector(active.path)
+    base = resolve_base_model(
+        config.base_model, config.base_model_hash, active.path, f"detector {active.version}"
+    )
+    if config.kb_fingerprint and config.kb_fingerprint != kb.fingerprint():
+        log.info(
+            "detector %s was trained with knowledge base %s; concept vectors are encoded for this one (%s)",
+            active.version,
+            config.kb_fingerprint,
+            kb.fingerprint(),
+        )
+    vectors = concept_vectors(kb, base, cache_dir=project.index_dir)
+    return SpanDetector(
+        model, tokenizer, config, vectors, threshold=threshold, device=_device(device), version=active.version
+    )
