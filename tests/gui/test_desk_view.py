@@ -280,3 +280,49 @@ def test_filter_and_order_changes_read_nothing_from_the_store(desk, mixed, monke
             desk.queue.set_filters(status=status, split="train", type="Disease")
             desk.queue.set_filters(status=status)
     assert reads == []
+
+
+def _luminance(hex_colour: str) -> float:
+    """WCAG 2 relative luminance, computed here from the sRGB formula."""
+    channels = [int(hex_colour[i : i + 2], 16) / 255 for i in (1, 3, 5)]
+    linear = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
+    return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+
+def _contrast(a: str, b: str) -> float:
+    high, low = sorted((_luminance(a), _luminance(b)), reverse=True)
+    return (high + 0.05) / (low + 0.05)
+
+
+def test_dark_theme_highlights_are_readable_and_follow_a_switch(desk):
+    """In the dark theme the mention fills sit under light text at 6:1 or more and the selected mention's
+    white text on its strong colour at 4.5:1 or more (WCAG AA); switching repaints the open abstract
+    with the dark fills and back."""
+    from PySide6.QtGui import QTextCursor
+    from PySide6.QtWidgets import QApplication
+
+    from app.gui.states import DARK_STATE_COLOURS, LIGHT_STATE_COLOURS, TEXT_ON_FILL
+    from app.gui.theme import apply_theme
+
+    for state, (fill_colour, strong_colour) in DARK_STATE_COLOURS.items():
+        assert _contrast(TEXT_ON_FILL[True], fill_colour) >= 6.0, state
+        assert _contrast("#ffffff", strong_colour) >= 4.5, state
+
+    def background_of_an_unselected_mention() -> tuple[str, str]:
+        view = desk.abstract
+        index = next(i for i, m in enumerate(view.marks) if i != view.selected and m.layer == 0)
+        mark = view.marks[index]
+        cursor = QTextCursor(view.document())
+        cursor.setPosition(mark.start + 1)
+        return mark.state, cursor.charFormat().background().color().name()
+
+    desk.open_document("90000001")  # a demo abstract with several mentions
+    app = QApplication.instance()
+    try:
+        apply_theme(app, True)
+        state, shown = background_of_an_unselected_mention()
+        assert shown == DARK_STATE_COLOURS[state][0]
+    finally:
+        apply_theme(app, False)
+    state, shown = background_of_an_unselected_mention()
+    assert shown == LIGHT_STATE_COLOURS[state][0]
