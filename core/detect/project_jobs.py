@@ -220,7 +220,7 @@ def train_detector_for_project(
     cancel: CancelToken = NEVER_CANCELLED,
 ):
     """Train, save, register (and promote) a detector version; returns core.learn.jobs.TrainedVersion."""
-    from core.learn.jobs import TrainedVersion, next_version, scratch_folder
+    from core.learn.jobs import TrainedVersion, next_version, register_version, scratch_folder
 
     kb = project.knowledge_base()
     train_docs, dev_docs = training_splits(project)
@@ -241,18 +241,16 @@ def train_detector_for_project(
         cancel.raise_if_cancelled()
         final = project.models_dir / KIND / version
         scratch.rename(final)
-    active = project.active_model(KIND)
-    project.register_model(
+    register_version(
+        project,
         KIND,
         version,
         final,
         metrics=fitted.metrics,
         kb_fingerprint=kb.fingerprint(),
         data_fingerprint=fitted.data_fingerprint,
-        parent_version=active.version if active else "",
+        promote=promote,
     )
-    if promote:
-        project.promote_model(KIND, version)
     log.info("trained detector %s: %s", version, fitted.metrics["dev"])
     return TrainedVersion(KIND, version, final, fitted.metrics, promote)
 

@@ -34,7 +34,7 @@ def retrain_detector(
 ):
     """Returns the retrain's KindReport for the detector (core.learn.retrain)."""
     from core.evaluate.detection import dev_scorer
-    from core.learn.jobs import next_version, scratch_folder
+    from core.learn.jobs import next_version, register_version, scratch_folder
     from core.learn.retrain import KindReport
     from core.learn.training_data import held_out_ids
 
@@ -94,7 +94,8 @@ def retrain_detector(
         final = project.models_dir / KIND / version
         scratch.rename(final)
     report.path = str(final)
-    project.register_model(
+    register_version(
+        project,
         KIND,
         version,
         final,
@@ -102,8 +103,7 @@ def retrain_detector(
         kb_fingerprint=kb.fingerprint(),
         data_fingerprint=fitted.data_fingerprint,
         parent_version=report.parent_version,
+        promote=report.promoted,
     )
-    if report.promoted:
-        project.promote_model(KIND, version)
     log.info("detector %s: %s (%s)", version, "promoted" if report.promoted else "kept", report.reason)
     return report

@@ -53,6 +53,36 @@ def next_version(project, kind: str) -> str:
     return f"v{number}"
 
 
+def register_version(
+    project,
+    kind: str,
+    version: str,
+    path: Path,
+    *,
+    metrics: dict,
+    kb_fingerprint: str,
+    data_fingerprint: str = "",
+    parent_version: str | None = None,
+    promote: bool = False,
+) -> None:
+    """Record a finished model folder in the registry (its parent: the version in force, unless given)
+    and put it in force when asked. Every trainer ends this way."""
+    if parent_version is None:
+        active = project.active_model(kind)
+        parent_version = active.version if active else ""
+    project.register_model(
+        kind,
+        version,
+        path,
+        metrics=metrics,
+        kb_fingerprint=kb_fingerprint,
+        data_fingerprint=data_fingerprint,
+        parent_version=parent_version,
+    )
+    if promote:
+        project.promote_model(kind, version)
+
+
 @contextmanager
 def scratch_folder(project, kind: str) -> Iterator[Path]:
     """A folder under models/<kind>/ to train into. It is deleted if the block fails or is cancelled;
@@ -157,19 +187,16 @@ def train_retriever(
         write_text_atomic(scratch / "metrics.json", json.dumps(metrics, indent=2))
         final = project.models_dir / "retriever" / version
         scratch.rename(final)
-    project.register_model(
+    register_version(
+        project,
         "retriever",
         version,
         final,
         metrics=metrics,
         kb_fingerprint=kb.fingerprint(),
         data_fingerprint=fingerprint(pairs),
-        parent_version=(
-            project.active_model("retriever").version if project.active_model("retriever") else ""
-        ),
+        promote=promote,
     )
-    if promote:
-        project.promote_model("retriever", version)
     prune_project_indexes(project, kb.fingerprint())
     log.info("trained retriever %s on %d pairs in %.1f s", version, len(pairs), result.seconds)
     return TrainedVersion("retriever", version, final, metrics, promote)

@@ -20,7 +20,7 @@ from core.documents import Candidate
 from core.errors import CuralinkError
 from core.kb.knowledge_base import KnowledgeBase
 from core.learn.compare import epoch_evaluator, not_worse, ranked_metrics, retriever_metrics
-from core.learn.jobs import next_version, prune_project_indexes, scratch_folder
+from core.learn.jobs import next_version, prune_project_indexes, register_version, scratch_folder
 from core.learn.training_data import HELD_OUT_FRACTION, TrainingSet, training_set
 from core.progress import NEVER_CANCELLED, CancelToken, PhasedProgress, ProgressCallback, no_progress
 from core.retrieve.query_plan import plan_document
@@ -234,7 +234,8 @@ def _finish(
     write_text_atomic(scratch / "metrics.json", json.dumps(metrics, indent=2))
     scratch.rename(final)
     report.path = str(final)
-    project.register_model(
+    register_version(
+        project,
         kind,
         report.version,
         final,
@@ -242,9 +243,8 @@ def _finish(
         kb_fingerprint=kb.fingerprint(),
         data_fingerprint=data.fingerprint,
         parent_version=report.parent_version,
+        promote=report.promoted,
     )
-    if report.promoted:
-        project.promote_model(kind, report.version)
     log.info("%s %s: %s (%s)", kind, report.version, "promoted" if report.promoted else "kept", report.reason)
     return report
 

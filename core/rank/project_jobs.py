@@ -179,7 +179,7 @@ def train_ranker_for_project(
     cancel: CancelToken = NEVER_CANCELLED,
 ) -> RankerOutcome:
     """Train a ranker on every linked mention of the project, register it and put it in force."""
-    from core.learn.jobs import next_version, scratch_folder
+    from core.learn.jobs import next_version, register_version, scratch_folder
     from core.pipeline import Linker
 
     kb = project.knowledge_base()
@@ -214,16 +214,9 @@ def train_ranker_for_project(
         model.save(scratch)
         final = project.models_dir / KIND / version
         scratch.rename(final)
-    parent = project.active_model(KIND)
-    project.register_model(
-        KIND,
-        version,
-        final,
-        metrics=model.metrics,
-        kb_fingerprint=kb.fingerprint(),
-        parent_version=parent.version if parent else "",
+    register_version(
+        project, KIND, version, final, metrics=model.metrics, kb_fingerprint=kb.fingerprint(), promote=True
     )
-    project.promote_model(KIND, version)
     log.info("ranker %s trained on %d mentions: %s", version, model.metrics["mentions"], model.metrics)
     return RankerOutcome(
         True, f"ranker {version} saved in {final} and made active", version, str(final), model.metrics

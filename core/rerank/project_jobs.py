@@ -69,7 +69,7 @@ def train_reranker_for_project(
     cancel: CancelToken = NEVER_CANCELLED,
 ) -> tuple[str, Path, dict]:
     """Train, save, register (and promote) a reranker version; returns (version, folder, metrics)."""
-    from core.learn.jobs import next_version, scratch_folder
+    from core.learn.jobs import next_version, register_version, scratch_folder
     from core.learn.training_data import fingerprint, gold_pairs
     from core.pipeline import Linker
 
@@ -129,18 +129,16 @@ def train_reranker_for_project(
         cancel.raise_if_cancelled()
         final = project.models_dir / KIND / version
         scratch.rename(final)
-    active = project.active_model(KIND)
-    project.register_model(
+    register_version(
+        project,
         KIND,
         version,
         final,
         metrics=metrics,
         kb_fingerprint=kb.fingerprint(),
         data_fingerprint=fingerprint(gold_pairs(project)),
-        parent_version=active.version if active else "",
+        promote=promote,
     )
-    if promote:
-        project.promote_model(KIND, version)
     log.info("trained reranker %s (%s) in %.1f s: %s", version, packing, result.train_seconds, metrics)
     return version, final, metrics
 
