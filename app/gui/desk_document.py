@@ -15,9 +15,9 @@ from core.store.desk_lookup import document_facets
 def settle_memory() -> None:
     """Exempt what the desk holds now (every queue row, the loaded modules, Qt's wrappers) from Python's
     cyclic garbage collector: at 20,000 documents each full collection walked them all and froze the
-    window for ~100 ms, at moments of the collector's choosing (`gc.freeze`; objects are still freed when
-    their last reference goes, only cycles among these are never collected). Garbage is collected first,
-    so no dead cycle is kept; after the first freeze that collection walks only what is new."""
+    window, at moments of the collector's choosing (`gc.freeze`; objects are still freed when their last
+    reference goes, only cycles among these are never collected). Garbage is collected first, so no dead
+    cycle is kept; after the first freeze that collection walks only what is new."""
     gc.collect()
     gc.freeze()
 
