@@ -1,5 +1,6 @@
 """The project's `Linker` in a child process (core/child_process.py says why), behind the methods the
-desk's link service calls on a `Linker`: load, link some documents, re-suggest some mentions.
+desk's link service calls on a `Linker`: load, link some documents, find mentions in raw text,
+re-suggest some mentions.
 """
 
 from __future__ import annotations
@@ -56,6 +57,8 @@ def _serve(conn, cancel_event, project_path: str, options: dict) -> None:
                 progress=progress,
                 cancel=cancel,
             )
+        elif op == "detect":
+            result = linker.find_mentions(project, request["ids"], progress=progress, cancel=cancel)
         elif op == "resuggest":
             result = linker.resuggest(
                 project,
@@ -174,6 +177,17 @@ class LinkerProcess:
             "batch_documents": batch_documents,
         }
         return self._call(request, progress=progress, cancel=cancel)
+
+    def find_mentions(
+        self,
+        project,
+        ids: Sequence[str],
+        *,
+        progress: ProgressCallback = no_progress,
+        cancel: CancelToken = NEVER_CANCELLED,
+    ):
+        """`Linker.find_mentions` in the child (`project` is the child's own: the argument is ignored)."""
+        return self._call({"op": "detect", "ids": list(ids)}, progress=progress, cancel=cancel)
 
     def resuggest(
         self,

@@ -48,6 +48,8 @@ class Linker:
         router: TypeRouter | None = None,
         ranker: RankingStage | None = None,
         ranker_note: str = "",
+        kb: KnowledgeBase | None = None,
+        device: str = "auto",
     ):
         self.retriever = retriever
         self.router = router
@@ -57,6 +59,9 @@ class Linker:
         self.reranker_version = reranker_version
         self.ranker = ranker
         self.ranker_note = ranker_note  # why no ranker is applied, for the front ends to show
+        self.kb = kb  # the KB the name index was built from (detection tags with the same one)
+        self.device = device
+        self._detector = None  # core.detect.choice.ChosenDetector, chosen on the first find_mentions
 
     @property
     def device_description(self) -> str:
@@ -140,6 +145,8 @@ class Linker:
             router=TypeRouter.for_project(project, kb),
             ranker=ranker,
             ranker_note=note,
+            kb=kb,
+            device=device,
         )
 
     def plan(self, documents: Sequence[Document]) -> list[list[MentionQuery]]:
@@ -254,6 +261,31 @@ class Linker:
             retriever_version=self.retriever_version,
             reranker_version=reranker_version,
         )
+
+    def find_mentions(
+        self,
+        project,
+        ids: Sequence[str],
+        *,
+        progress: ProgressCallback = no_progress,
+        cancel: CancelToken = NEVER_CANCELLED,
+    ):
+        """Tag mentions in the raw text of the given documents (the desk's "find mentions"), with the
+        detector `link --detect` uses: the span model in force, else the KB dictionary (chosen once per
+        loaded Linker). Stored unlinked and typed; gold documents and spans overlapping a stored or
+        deleted mention are left alone (core.detect.targets, core.detect.into_project). Returns the
+        `DetectSummary`, naming the detector; `link_project` then suggests for what was found."""
+        from core.detect.choice import detector_for_project
+        from core.detect.into_project import detect_into_project
+
+        if self._detector is None:
+            kb = self.kb if self.kb is not None else project.knowledge_base()
+            self._detector = detector_for_project(project, kb, device=self.device)
+        summary = detect_into_project(
+            project, self._detector.detector, ids=ids, progress=progress, cancel=cancel
+        )
+        summary.detector = self._detector.description
+        return summary
 
     def link_project(
         self,

@@ -19,7 +19,7 @@ from PySide6.QtGui import QColor, QFont, QTextBlockFormat, QTextCharFormat, QTex
 from PySide6.QtWidgets import QTextEdit, QToolTip
 
 from app.gui.settings import ZOOM_RANGE
-from app.gui.states import STATE_LABELS, fill, strong
+from app.gui.states import STATE_LABELS, fill, strong, uncertain_span
 from core.documents import Document
 
 
@@ -34,6 +34,7 @@ class MentionMark:
     layer: int = 0
     flagged: bool = False  # a curator's "flag for later" (overlined)
     note: str = ""  # a curator's note (in the tooltip)
+    probability: float | None = None  # a detected span's probability, while no decision is taken on it
 
 
 TITLE_KINDS = ("title", "t", "front")
@@ -184,6 +185,11 @@ class AbstractView(QTextEdit):
                 fmt.setUnderlineStyle(style)
                 fmt.setUnderlineColor(strong(mark.state))
                 fmt.setFontWeight(QFont.Weight.DemiBold)
+            if uncertain_span(mark.probability):
+                # A span the detector was unsure of: dotted underline, italic, until a curator decides.
+                fmt.setUnderlineStyle(QTextCharFormat.UnderlineStyle.DotLine)
+                fmt.setUnderlineColor(strong(mark.state))
+                fmt.setFontItalic(True)
             if mark.flagged:  # a curator's "flag for later": overlined, in red
                 fmt.setFontOverline(True)
                 fmt.setForeground(FLAG_COLOUR)
@@ -265,6 +271,12 @@ class AbstractView(QTextEdit):
                 f"<b>{html.escape(mark.text)}</b> &nbsp;<i>{html.escape(mark.type or 'untyped')}</i><br>"
                 f"<span style='color:{strong(mark.state).name()}'>&#9632;</span> {STATE_LABELS[mark.state]}"
                 + (f" &middot; {html.escape(mark.concept)}" if mark.concept else "")
+                + (
+                    f"<br>detected span, probability {mark.probability:.2f}"
+                    + (" (<b>uncertain</b>)" if uncertain_span(mark.probability) else "")
+                    if mark.probability is not None
+                    else ""
+                )
                 + ("<br>&#9873; <b>flagged for later</b>" if mark.flagged else "")
                 + (f"<br><b>note:</b> {html.escape(mark.note)}" if mark.note else "")
             )

@@ -6,7 +6,7 @@ from __future__ import annotations
 import gc
 
 from app.gui.abstract_view import MentionMark
-from app.gui.states import mention_state
+from app.gui.states import detected_probability, mention_state
 from core.kb.concept import Concept
 from core.store.curation_log import SuggestionSet, concept_parts, mention_key
 from core.store.desk_lookup import document_facets
@@ -92,7 +92,17 @@ class OpenDocumentMixin:
                 concept = self._link_text(decision.concept_id)
             elif ranked:
                 concept = f"top: {ranked[0].concept_id} {ranked[0].name}"
-            marks.append(MentionMark(mention.start, mention.end, mention.text, mention.type, state, concept))
+            marks.append(
+                MentionMark(
+                    mention.start,
+                    mention.end,
+                    mention.text,
+                    mention.type,
+                    state,
+                    concept,
+                    probability=detected_probability(mention, decision is not None),
+                )
+            )
         return self._with_curation_marks(marks)
 
     def refresh(

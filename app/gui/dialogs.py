@@ -286,6 +286,10 @@ KEY_HELP = (
     ("Ctrl+↓ / ↑,  PgDown / PgUp", "next / previous document"),
     ("Ctrl+Z / Ctrl+Shift+Z", "undo / redo"),
     ("Ctrl+B", "bulk-accept above a score"),
+    (
+        "Ctrl+Shift+M",
+        "find mentions in this document's raw text (span model, else dictionary); dotted = uncertain span",
+    ),
     ("Ctrl+G", "go to a document by id"),
     ("Ctrl+Shift+F", "search the documents' text: Enter lists, Enter again opens at the first match"),
     ("Alt+1,  Alt+2,  Alt+3", "next status / split / mention-type filter of the queue (they combine)"),

@@ -23,6 +23,7 @@ from app.gui.actions import DeskContext
 from app.gui.candidate_panel import CandidatePanel
 from app.gui.concept_pane import ConceptPane
 from app.gui.desk_curation import CurationMixin
+from app.gui.desk_detect import FindMentionsMixin
 from app.gui.desk_document import OpenDocumentMixin
 from app.gui.desk_files import ProjectFilesMixin
 from app.gui.desk_linking import BackgroundLinkingMixin
@@ -34,7 +35,15 @@ from app.gui.dialogs import KeyHelpOverlay, show_error
 from app.gui.document_queue import DocumentQueue
 from app.gui.kb_search import KbSearchDialog, warm_search_index
 from app.gui.settings import AppSettings
-from app.gui.states import STATE_COLOURS, STATE_LABELS, legend_html, mention_state, muted
+from app.gui.states import (
+    STATE_COLOURS,
+    STATE_LABELS,
+    detected_probability,
+    legend_html,
+    mention_state,
+    muted,
+    uncertain_span,
+)
 from app.gui.workers import MODELS_LOADING, MODELS_NOT_LOADED, Job, LinkService, warm_imports
 from core.documents import Candidate, Document
 from core.errors import CuralinkError
@@ -54,6 +63,7 @@ class MainWindow(
     CurationMixin,
     SavingMixin,
     BackgroundLinkingMixin,
+    FindMentionsMixin,
     BackgroundRetrainMixin,
     ProjectFilesMixin,
     ProjectWatchMixin,
@@ -84,6 +94,7 @@ class MainWindow(
         self.service.chunkLinked.connect(self._on_chunk)
         self.service.linkerReady.connect(self._on_linker_ready)
         self.service.failed.connect(lambda exc: show_error(self, exc, context="background linking"))
+        self._connect_find_mentions()
         self.doc: Document | None = None
         self.mention_ids: list[int] = []
         self.suggestions: dict[int, list[Candidate]] = {}
@@ -265,6 +276,12 @@ class MainWindow(
         self.act_bulk = self._action("Bulk accept…", ["Ctrl+B"], self.bulk_accept_dialog)
         self.act_help = self._action("Keyboard help", [K.Key_F1, K.Key_Question], self.help_overlay.toggle)
         self.act_link = self._action("Link unsuggested documents", ["Ctrl+L"], self.link_all_unsuggested)
+        self.act_find = self._action(
+            "Find mentions in this document", ["Ctrl+Shift+M"], self.find_mentions_here
+        )
+        self.act_find_raw = self._action(
+            "Find mentions in every document without any", [], self.find_mentions_in_raw
+        )
 
     def _build_menus(self) -> None:
         bar = self.menuBar()
@@ -288,6 +305,7 @@ class MainWindow(
         curate.addActions([self.act_start_left, self.act_start_right])
         curate.addSeparator()
         curate.addActions([self.act_next, self.act_prev, self.act_next_doc, self.act_prev_doc, self.act_link])
+        curate.addActions([self.act_find, self.act_find_raw])
         self._install_curator_extras(curate)  # notes, flags, identical mentions, word edges, undo history
         from app.gui.adjudication import open_adjudication  # learning from curators (issue 6)
         from app.gui.retrain_dialog import open_retrain
@@ -346,6 +364,11 @@ class MainWindow(
         )
         if decision is not None and decision.concept_id:
             label += f" → {html.escape(self._link_text(decision.concept_id))}"
+        probability = detected_probability(mention, decision is not None)
+        if probability is not None:
+            label += f" · detected span p {probability:.2f}" + (
+                " (uncertain)" if uncertain_span(probability) else ""
+            )
         label += "</span>"
         if not ranked and mention_id in self.resuggesting:
             label += "<br><i>computing suggestions for the new span…</i>"

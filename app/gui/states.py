@@ -51,6 +51,9 @@ MUTED = {False: "#5f6b7a", True: "#9aa5b4"}
 # The active table: updated in place by `use_dark`, so every `STATE_COLOURS[...]` reader follows.
 STATE_COLOURS = dict(LIGHT_STATE_COLOURS)
 _dark = {"on": False}
+# A detected span below this probability is drawn apart (dotted, italic) until a curator decides it. The
+# span model keeps spans from its dev-chosen threshold (about 0.5) up; this marks the lower band.
+LOW_SPAN_PROBABILITY = 0.8
 LEGEND_STATES = ("suggested", "accepted", "corrected", "rejected", "nil", "ambiguous", "unsuggested")
 
 
@@ -85,7 +88,20 @@ def legend_html() -> str:
     chips.append(
         f"<span style='color:{muted()}'><u>underlined</u>&nbsp;=&nbsp;nested&nbsp;/&nbsp;overlapping</span>"
     )
+    chips.append(
+        f"<span style='color:{muted()}'><i>dotted&nbsp;italic</i>&nbsp;=&nbsp;uncertain&nbsp;detected&nbsp;span</span>"
+    )
     return " &nbsp; ".join(chips)
+
+
+def uncertain_span(probability: float | None) -> bool:
+    return probability is not None and probability < LOW_SPAN_PROBABILITY
+
+
+def detected_probability(mention, decided: bool) -> float | None:
+    """A detected mention's span probability (infons "probability") while no decision is taken on it."""
+    value = mention.infons.get("probability") if mention.origin == "detected" and not decided else None
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
 def mention_state(action: str | None, has_suggestions: bool) -> str:

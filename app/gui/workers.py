@@ -122,6 +122,7 @@ class LinkService(QObject):
     chunkLinked = Signal(object)  # LinkedChunk, one per document as soon as it is stored
     linkerReady = Signal(str)
     failed = Signal(object)
+    mentionsFound = Signal(object)  # (DetectSummary, the asked ids), before their linking starts
 
     def __init__(
         self,
@@ -232,15 +233,7 @@ class LinkService(QObject):
         ids = list(doc_ids)
 
         def work(progress, cancel: CancelToken) -> list[str]:
-            linker = self.linker(progress, cancel)
-            # One document at a time: each is stored and shown as soon as it is linked (the open
-            # abstract comes first in `ids`), and the GIL is handed back between small pieces.
-            for done, doc_id in enumerate(ids, 1):
-                cancel.raise_if_cancelled()
-                self._resuggest_waiting(linker, job, cancel)
-                linker.link_project(self.project, ids=[doc_id], batch_documents=1, cancel=cancel)
-                job.signals.partial.emit(self.chunk([doc_id]))
-                progress(done, len(ids), "documents linked")
+            self._link_each(self.linker(progress, cancel), job, ids, progress, cancel)
             return ids
 
         job = Job(work, name)
@@ -248,6 +241,35 @@ class LinkService(QObject):
         job.signals.returned.connect(self.suggestionsReady.emit)
         job.signals.errored.connect(self.failed.emit)
         return self.submit(job)
+
+    def find_mentions(self, doc_ids: Sequence[str], *, name: str = "finding mentions") -> Job:
+        """Tag mentions in the documents' raw text (the project's span model, else the dictionary), tell
+        the window (`mentionsFound`: it shows them at once, unsuggested), then link each tagged document
+        as `link` does. Returns the DetectSummary."""
+        ids = list(doc_ids)
+
+        def work(progress, cancel: CancelToken):
+            linker = self.linker(progress, cancel)
+            found = linker.find_mentions(self.project, ids, progress=progress, cancel=cancel)
+            self.mentionsFound.emit((found, ids))
+            self._link_each(linker, job, found.tagged(ids) if found.added else [], progress, cancel)
+            return found
+
+        job = Job(work, name)
+        job.signals.partial.connect(self.chunkLinked.emit)
+        job.signals.errored.connect(self.failed.emit)
+        return self.submit(job)
+
+    def _link_each(self, linker, job: Job, ids: list[str], progress, cancel: CancelToken) -> None:
+        """One document at a time: each is stored and shown as soon as it is linked (the open abstract
+        comes first in `ids`), edited mentions are served in between, and the GIL is handed back between
+        small pieces."""
+        for done, doc_id in enumerate(ids, 1):
+            cancel.raise_if_cancelled()
+            self._resuggest_waiting(linker, job, cancel)
+            linker.link_project(self.project, ids=[doc_id], batch_documents=1, cancel=cancel)
+            job.signals.partial.emit(self.chunk([doc_id]))
+            progress(done, len(ids), "documents linked")
 
     def resuggest(self, mention_ids: Sequence[int]) -> Job:
         """Suggest again for mentions whose span or type changed: retriever candidates first (shown at

@@ -23,6 +23,12 @@ class DetectSummary:
     added: int = 0
     overlapping: int = 0
     skipped: dict[str, list[str]] = field(default_factory=dict)
+    detector: str = ""  # which detector tagged (its description), when the caller records it
+
+    def tagged(self, asked: Sequence[str]) -> list[str]:
+        """The asked documents that were tagged (not skipped), in the order asked."""
+        left_out = {doc_id for ids in self.skipped.values() for doc_id in ids}
+        return [doc_id for doc_id in asked if doc_id not in left_out]
 
 
 def detect_into_project(

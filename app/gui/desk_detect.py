@@ -1,0 +1,73 @@
+"""Finding mentions in raw text from the desk: the open document, or every document that has none yet.
+
+The link service tags them in the background (the span model in force, else the KB dictionary: the
+detector `curalink link --detect` uses), the window shows the new mentions at once, unsuggested, and
+their suggestions as each document is linked. Detected spans keep their probability; the abstract
+draws the uncertain ones apart (states.LOW_SPAN_PROBABILITY) until a curator decides them.
+"""
+
+from __future__ import annotations
+
+from app.gui.workers import MODELS_LOADING, MODELS_NOT_LOADED, Job
+from core.detect.targets import SKIP_GOLD, SKIP_HAS_MENTIONS, SKIP_OTHER_SPLIT
+
+SKIP_REASONS = {
+    SKIP_GOLD: "annotated by a gold file (the command line's --include-gold adds to them)",
+    SKIP_HAS_MENTIONS: "already have mentions",
+    SKIP_OTHER_SPLIT: "in another split",
+}
+
+
+def found_message(found) -> str:
+    """One status-bar line: what was found, by which detector, and what was left alone and why."""
+    parts = [
+        f"found {found.added} mention(s) in {found.documents} document(s)"
+        + (f" with the {found.detector}" if found.detector else "")
+    ]
+    if found.overlapping:
+        parts.append(f"{found.overlapping} span(s) overlapping stored or deleted mentions left out")
+    for reason, ids in found.skipped.items():
+        parts.append(f"{len(ids)} document(s) skipped: {SKIP_REASONS.get(reason, reason)}")
+    return "; ".join(parts)
+
+
+class FindMentionsMixin:
+    """Mixed into `MainWindow`: needs its link service, queue, open document and status bar."""
+
+    def _connect_find_mentions(self) -> None:
+        self.service.mentionsFound.connect(self._on_mentions_found)
+
+    def find_mentions_here(self) -> Job | None:
+        if self.doc is None:
+            self.statusBar().showMessage("no document open", 3000)
+            return None
+        return self._find_mentions([self.doc.doc_id], "finding mentions in this document")
+
+    def find_mentions_in_raw(self) -> Job | None:
+        """Every queue document without a mention (raw text), the open one first."""
+        ids = [e.doc_id for e in self.queue.model.entries if e.mentions == 0]
+        if not ids:
+            self.statusBar().showMessage("every document already has mentions", 4000)
+            return None
+        if self.doc is not None and self.doc.doc_id in ids:
+            ids.remove(self.doc.doc_id)
+            ids.insert(0, self.doc.doc_id)
+        return self._find_mentions(ids, f"finding mentions in {len(ids)} document(s)")
+
+    def _find_mentions(self, ids: list[str], title: str) -> Job:
+        if self.device_label.text() == MODELS_NOT_LOADED:
+            self.device_label.setText(MODELS_LOADING)
+        self.linking.update(ids)
+        job = self.service.find_mentions(ids, name=title)
+        self._track(job, title)
+        job.signals.returned.connect(lambda found: self.statusBar().showMessage(found_message(found), 15000))
+        for signal in (job.signals.returned, job.signals.errored, job.signals.cancelled):
+            signal.connect(lambda *_args, asked=tuple(ids): self.linking.difference_update(asked))
+        return job
+
+    def _on_mentions_found(self, found_for: tuple) -> None:
+        """New mentions are in the store: show them now (unsuggested) in the open document; the queue
+        rows follow as each document is linked."""
+        found, asked = found_for
+        if found.added and self.doc is not None and self.doc.doc_id in found.tagged(asked):
+            self.open_document(self.doc.doc_id, mention_id=self.current_mention_id())
