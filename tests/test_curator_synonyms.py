@@ -38,13 +38,23 @@ def _correctable(project):
     raise AssertionError("the demo has no mention whose text is a new name")
 
 
+def _saved_rows(sidecar: Path) -> list:
+    """[name, concept id, preferred] of each saved row, read from the `.rows` file the sidecar records."""
+    from core.retrieve.name_rows import NameRows
+
+    count = json.loads(sidecar.read_text(encoding="utf-8"))["rows_file"]["count"]
+    return [
+        [r.name, r.concept_id, int(r.preferred)] for r in NameRows.load(sidecar.with_suffix(".rows"), count)
+    ]
+
+
 def _saved_index(folder: Path) -> tuple[str, list, np.ndarray]:
-    """The one saved index pair: its stem, sidecar rows and vectors (read with FAISS itself)."""
+    """The one saved index: its stem, name rows and vectors (read with FAISS itself)."""
     import faiss
 
     sidecars = sorted(folder.glob("*.json"))
     assert len(sidecars) == 1, sidecars
-    rows = json.loads(sidecars[0].read_text(encoding="utf-8"))["rows"]
+    rows = _saved_rows(sidecars[0])
     index = faiss.read_index(str(sidecars[0].with_suffix(".faiss")))
     return sidecars[0].stem, rows, index.reconstruct_n(0, index.ntotal)
 
@@ -104,7 +114,7 @@ def test_an_undone_correction_takes_its_synonym_out_of_the_kb_and_the_index(demo
     linker = Linker.for_project(demo, use_reranker=False, use_ranker=False)
     assert mention.text not in demo.concept(wrong).synonyms
     in_use = demo.index_dir / f"{linker.retriever._stem}.json"  # the pair for the KB without the name
-    rows = json.loads(in_use.read_text(encoding="utf-8"))["rows"]
+    rows = _saved_rows(in_use)
     assert mention.text not in [row[0] for row in rows] and len(rows) == len(linker.retriever.kb.names)
     found = linker.retriever.retrieve([mention.text], 5)[0]
     assert all(c.matched_name != mention.text for c in found)

@@ -61,11 +61,12 @@ def test_an_index_write_that_fails_half_way_leaves_the_previous_index(tmp_path: 
 
 
 def test_a_sidecar_write_that_fails_half_way_is_detected_not_trusted(tmp_path: Path) -> None:
-    """The issue's case: the .json is what fails. The .faiss went first, so the old sidecar no longer
-    matches it: the pair is refused as damaged (and rebuilt by the retriever), never half-read."""
+    """The issue's case: a write after the .faiss fails (the names, now in the .rows file written before
+    the sidecar). The .faiss went first, so the old sidecar no longer matches it: the index is refused as
+    damaged (and rebuilt by the retriever), never half-read."""
     _index(50, name_length=8).save(tmp_path, "stem")
-    long_names = _index(60, name_length=4000, seed=1)  # 4 KB of vectors, a 240 KB sidecar
-    with file_size_limit(100_000), pytest.raises(FileWriteError, match=r"stem\.json: could not be written"):
+    long_names = _index(60, name_length=4000, seed=1)  # 4 KB of vectors, 240 KB of names
+    with file_size_limit(100_000), pytest.raises(FileWriteError, match=r"stem\.rows: could not be written"):
         long_names.save(tmp_path, "stem")
     json.loads((tmp_path / "stem.json").read_text())  # never truncated
     with pytest.raises(IndexDamaged, match="its sidecar recorded"):
@@ -112,11 +113,15 @@ def test_a_crafted_hnsw_size_field_is_refused_before_faiss_allocates_it(tmp_path
 
 
 def test_an_older_sidecar_is_checked_and_then_records_the_hash(tmp_path: Path) -> None:
-    _index(50).save(tmp_path, "stem")
+    index = _index(50)
+    index.save(tmp_path, "stem")
     sidecar = json.loads((tmp_path / "stem.json").read_text())
-    old = {k: v for k, v in sidecar.items() if k in ("kind", "dim", "rows")}  # what issue 10 wrote
+    rows = [[r.name, r.concept_id, int(r.preferred)] for r in index.rows]
+    old = {"kind": sidecar["kind"], "dim": sidecar["dim"], "rows": rows}  # what issue 10 wrote: rows inline
     (tmp_path / "stem.json").write_text(json.dumps(old))
-    assert len(NameIndex.load(tmp_path, "stem")) == 50
+    (tmp_path / "stem.rows").unlink()
+    again = NameIndex.load(tmp_path, "stem")
+    assert [[r.name, r.concept_id, int(r.preferred)] for r in again.rows] == rows
     rewritten = json.loads((tmp_path / "stem.json").read_text())
     assert rewritten["faiss_sha256"] == file_digest(tmp_path / "stem.faiss")
 
@@ -141,7 +146,7 @@ def test_a_truncated_sidecar_is_rebuilt_once_and_then_loads(demo_copy: Path, cap
     retriever, kb = _retriever(demo_copy)
     sidecar = next((demo_copy / "index").glob("*.json"))
     expected = retriever.retrieve  # bound after indexing below
-    sidecar.write_bytes(sidecar.read_bytes()[:1000])
+    sidecar.write_bytes(sidecar.read_bytes()[: sidecar.stat().st_size // 2])
     with caplog.at_level(logging.WARNING):
         retriever.index(kb)
     assert any(sidecar.name in r.message and "rebuilding" in r.message for r in caplog.records)

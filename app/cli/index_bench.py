@@ -25,6 +25,7 @@ def cmd_bench_index(args) -> int:
             queries=args.queries,
             compare_sample=args.compare_sample,
             train_epochs=args.train_epochs,
+            kind=args.kind,
             progress=bar,
             cancel=cancel,
             on_size=(lambda report: Path(args.out).write_text(json.dumps(report, indent=1)))
@@ -77,6 +78,11 @@ def register_bench(bench) -> None:
         default=0,
         help="train the ResCNN this many epochs on synthetic synonyms first (vectors shaped like a "
         "trained retriever's, for the recall; 0: untrained, enough for speed)",
+    )
+    parser.add_argument(
+        "--kind",
+        choices=["flat", "hnsw", "ivf-sq8", "ivf-pq"],
+        help="force this index kind at every size (default: chosen by size, IVF-SQ8 from 1M names)",
     )
     parser.add_argument("--out", help="also write the report to this JSON file after each size")
     parser.add_argument("--json", action="store_true")

@@ -400,16 +400,31 @@ def index_truncated_faiss(project: Path) -> HostileProject:
     return HostileProject(expect=EXPECT_REBUILT, names=faiss_file.name)
 
 
+def index_truncated_rows(project: Path) -> HostileProject:
+    faiss_file, _ = _index_files(project)
+    rows_file = faiss_file.with_suffix(".rows")
+    rows_file.write_bytes(rows_file.read_bytes()[: rows_file.stat().st_size // 2])
+    return HostileProject(expect=EXPECT_REBUILT, names=rows_file.name)
+
+
 def index_sidecar_disagrees(project: Path) -> HostileProject:
-    """The sidecar's rows say another concept: searches would link to names the index never held."""
-    _, sidecar = _index_files(project)
+    """The name rows say another concept, their file rewritten and its length and hash recorded to match,
+    so only the check against the KB tells: searches would link to names the index never held."""
+    from core.kb.knowledge_base import NameEntry
+    from core.retrieve.index_file import file_digest
+    from core.retrieve.name_rows import NameRows
 
-    def swap(data: dict) -> None:
-        data["rows"][0][1], data["rows"][-1][1] = data["rows"][-1][1], data["rows"][0][1]
-        data.pop("faiss_sha256", None)  # as an older Curalink wrote it, so only the rows tell
-
-    _edit_json(sidecar, swap)
-    return HostileProject(expect=EXPECT_REBUILT, names=sidecar.name)
+    faiss_file, sidecar = _index_files(project)
+    rows_file = faiss_file.with_suffix(".rows")
+    count = json.loads(sidecar.read_text(encoding="utf-8"))["rows_file"]["count"]
+    rows = list(NameRows.load(rows_file, count))
+    first, last = rows[0], rows[-1]
+    rows[0] = NameEntry(first.name, last.concept_id, first.preferred)
+    rows[-1] = NameEntry(last.name, first.concept_id, last.preferred)
+    NameRows.of(rows).save(rows_file)
+    recorded = {"bytes": rows_file.stat().st_size, "sha256": file_digest(rows_file)}
+    _edit_json(sidecar, lambda data: data["rows_file"].update(recorded))
+    return HostileProject(expect=EXPECT_REBUILT, names=sidecar.name)  # the check against the KB names it
 
 
 def index_crafted_faiss(project: Path) -> HostileProject:
@@ -480,6 +495,7 @@ VARIANTS: dict[str, Callable[[Path], HostileProject]] = {
     "markup-in-stats": markup_in_stats,
     "index-truncated-sidecar": index_truncated_sidecar,
     "index-truncated-faiss": index_truncated_faiss,
+    "index-truncated-rows": index_truncated_rows,
     "index-sidecar-disagrees": index_sidecar_disagrees,
     "index-crafted-faiss": index_crafted_faiss,
     "index-not-json": index_not_json,

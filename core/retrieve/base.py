@@ -33,12 +33,26 @@ class ConceptCodes:
 
     def __init__(self, rows: Sequence[NameEntry] = ()):
         self.codes = np.zeros(0, dtype=np.int32)
-        self.concept_ids: list[str] = []
-        self._code_of: dict[str, int] = {}
+        self.concept_ids: Sequence[str] = []
+        self._code_of: dict[str, int] | None = {}
         self.extend(rows)
+
+    @classmethod
+    def of_rows(cls, rows) -> ConceptCodes:
+        """The codes a compact row table (core.retrieve.name_rows.NameRows) already holds, taken as they
+        are: no Python object per row; the id -> code map is made only if rows are appended."""
+        made = cls()
+        made.codes, made.concept_ids, made._code_of = np.asarray(rows.codes), rows.concepts, None
+        made.extend(rows.tail)
+        return made
 
     def extend(self, rows: Sequence[NameEntry]) -> None:
         """Codes for rows appended to the index (keeps row order)."""
+        if not len(rows):
+            return
+        if self._code_of is None:
+            self.concept_ids = list(self.concept_ids)
+            self._code_of = {concept_id: code for code, concept_id in enumerate(self.concept_ids)}
         new = np.fromiter(
             (self._code_of.setdefault(r.concept_id, len(self._code_of)) for r in rows),
             dtype=np.int32,

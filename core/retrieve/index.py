@@ -1,4 +1,5 @@
-"""A FAISS inner-product index over every name of every concept, saved beside a JSON row sidecar.
+"""A FAISS inner-product index over every name of every concept, saved as `<stem>.faiss`, its name rows
+(`<stem>.rows`, core.retrieve.name_rows: compact and memory-mapped) and a JSON sidecar.
 
 Four kinds, chosen by size (`NameIndex.kind_for`); measured with
 `core.evaluate.bench_retrieval.compare_index_kinds` on MEDIC (73k names, 800 distinct NCBI mention
@@ -16,8 +17,8 @@ on synthetic MRCONSO names (README, "A UMLS-size name index"):
   asked for, but is no longer chosen: IVF-SQ8 keeps the same lists at a quarter of the memory.
 The sidecar records the kind, the search setting and the recall against exact search measured at
 build. File names carry the KB fingerprint and the model version, so an index is rebuilt only when
-either changes. Both files are written by temp-and-rename, the sidecar last, recording the `.faiss`
-file's length and hash; `load` refuses anything that does not check out (`IndexDamaged`), and the
+either changes. Every file is written by temp-and-rename, the sidecar last, recording the `.faiss` and
+`.rows` files' lengths and hashes; `load` refuses anything that does not check out (`IndexDamaged`), and the
 retriever rebuilds it.
 """
 
@@ -38,6 +39,7 @@ from core.kb.knowledge_base import NameEntry
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressFn, no_progress
 from core.retrieve.base import ConceptCodes
 from core.retrieve.index_file import IndexDamaged, file_digest, read_checked_index
+from core.retrieve.name_rows import NameRows
 
 log = logging.getLogger(__name__)
 
@@ -58,9 +60,10 @@ IVF_KMEANS_ITERATIONS = 10
 PQ_DIMS_PER_BYTE = 4
 """IVF-PQ: one 8-bit code per 4 dimensions (64 bytes a 256-dimensional name)."""
 SEARCH_BATCH = 4096
-SIDECAR_FORMAT = 3
+SIDECAR_FORMAT = 4
 """1 (no `format` key): kind, dim, rows; 2 adds the `.faiss` file's length and SHA-256; 3 adds the
-search setting (`search`) and the recall measured at build (`recall`)."""
+search setting (`search`) and the recall measured at build (`recall`); 4 moves the rows to the `.rows`
+file (`rows_file`: count, length, SHA-256). Formats 1-3 still load."""
 
 
 def index_stem(kb_fingerprint: str, model_version: str) -> str:
@@ -72,8 +75,9 @@ def adopt_legacy_index(folder: Path, legacy_stem: str, stem: str) -> None:
     if legacy_stem == stem or NameIndex.exists(folder, stem) or not NameIndex.exists(folder, legacy_stem):
         return
     try:
-        for suffix in (".faiss", ".json"):
-            (folder / f"{legacy_stem}{suffix}").replace(folder / f"{stem}{suffix}")
+        for suffix in (".faiss", ".rows", ".json"):
+            if (folder / f"{legacy_stem}{suffix}").exists():
+                (folder / f"{legacy_stem}{suffix}").replace(folder / f"{stem}{suffix}")
     except OSError as exc:  # a read-only copy: the index is rebuilt in memory
         log.warning("%s: could not rename index %s (%s)", folder, legacy_stem, exc)
 
@@ -88,7 +92,7 @@ class NameIndex:
             raise ModelError(f"IVF-PQ needs a dimension divisible by {PQ_DIMS_PER_BYTE}, not {dim}")
         self.dim = dim
         self.kind = kind
-        self.rows: list[NameEntry] = []
+        self.rows = NameRows()
         self.codes = ConceptCodes()
         self.search_params: dict[str, int] = {}
         self.recall: dict | None = None
@@ -201,12 +205,16 @@ class NameIndex:
         if len(rows) and vectors.shape[1] != self.dim:
             raise ModelError(f"vectors of dim {vectors.shape[1]} for an index of dim {self.dim}")
         vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+        if not len(self.rows):  # a build: the compact table at once (a cancel discards the index)
+            self.rows = NameRows.of(rows)
+            self.codes = ConceptCodes.of_rows(self.rows)
         step = 50_000
         for start in range(0, len(rows), step):
             cancel.raise_if_cancelled()
             self.faiss.add(vectors[start : start + step])
-            self.rows.extend(rows[start : start + step])
-            self.codes.extend(rows[start : start + step])
+            if len(self.rows) < self.faiss.ntotal:
+                self.rows.extend(rows[start : start + step])
+                self.codes.extend(rows[start : start + step])
             progress(min(start + step, len(rows)), len(rows), "indexing names")
 
     def search(self, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -226,10 +234,11 @@ class NameIndex:
         return scores, ids
 
     def save(self, folder: str | Path, stem: str) -> Path:
-        """`<stem>.faiss` + `<stem>.json` (kind, dim, the .faiss file's length and hash, the name rows).
+        """`<stem>.faiss`, `<stem>.rows` (the name rows) and `<stem>.json` (kind, dim, both files'
+        lengths and hashes, the search setting and recall).
 
-        The .faiss file goes first: a crash between the two leaves a sidecar whose hash no longer
-        matches, so the pair is rebuilt, never trusted half-written. A failed write (disk full) raises
+        The sidecar goes last: a crash before it leaves a sidecar whose hashes no longer match, so the
+        index is rebuilt, never trusted half-written. A failed write (disk full) raises
         FileWriteError naming the file and leaves the previous pair as it was."""
         folder = Path(folder)
         folder.mkdir(parents=True, exist_ok=True)
@@ -237,6 +246,8 @@ class NameIndex:
         with atomic_path(path) as temporary:
             faiss.write_index(self.faiss, str(temporary))
             size, digest = temporary.stat().st_size, file_digest(temporary)
+        rows_path = folder / f"{stem}.rows"
+        self.rows.save(rows_path)
         sidecar = {
             "format": SIDECAR_FORMAT,
             "kind": self.kind,
@@ -245,7 +256,11 @@ class NameIndex:
             "faiss_sha256": digest,
             "search": self.search_params,
             "recall": self.recall,
-            "rows": [[r.name, r.concept_id, int(r.preferred)] for r in self.rows],
+            "rows_file": {
+                "count": len(self.rows),
+                "bytes": rows_path.stat().st_size,
+                "sha256": file_digest(rows_path),
+            },
         }
         write_text_atomic(folder / f"{stem}.json", json.dumps(sidecar, ensure_ascii=False))
         return path
@@ -270,12 +285,13 @@ class NameIndex:
         index = cls.__new__(cls)
         index.dim = sidecar["dim"]
         index.kind = sidecar["kind"]
-        index.rows = [NameEntry(name, cid, bool(pref)) for name, cid, pref in sidecar["rows"]]
+        rows_file = sidecar.get("rows_file")
+        count = rows_file["count"] if rows_file else len(sidecar["rows"])
         index.faiss, file_bytes = read_checked_index(
             path,
             index.kind,
             index.dim,
-            len(index.rows),
+            count,
             sidecar.get("faiss_bytes"),
             sidecar.get("faiss_sha256"),
         )
@@ -288,7 +304,11 @@ class NameIndex:
                 index.set_search(sidecar.get("search") or default)
             except ModelError as exc:
                 raise IndexDamaged(f"{sidecar_path}: {exc}") from exc
-        index.codes = ConceptCodes(index.rows)
+        if rows_file:
+            index.rows = _load_rows(folder, stem, rows_file, count)
+        else:  # formats 1-3: the rows in the sidecar itself
+            index.rows = NameRows.of(NameEntry(name, cid, bool(pref)) for name, cid, pref in sidecar["rows"])
+        index.codes = ConceptCodes.of_rows(index.rows)
         if index.faiss.ntotal != len(index.rows) or index.faiss.d != index.dim:
             raise IndexDamaged(
                 f"{path}: {index.faiss.ntotal} vectors of dimension {index.faiss.d}, but {len(index.rows)} "
@@ -318,6 +338,19 @@ class NameIndex:
         return (folder / f"{stem}.faiss").is_file() and (folder / f"{stem}.json").is_file()
 
 
+def _load_rows(folder: Path, stem: str, recorded: dict, count: int) -> NameRows:
+    """The `.rows` file the sidecar names, its length and hash as recorded, read through a memory map."""
+    path = folder / f"{stem}.rows"
+    if not path.is_file():
+        raise IndexDamaged(f"{path}: missing (its sidecar names it)")
+    real = os.path.realpath(path)
+    if os.path.dirname(real) != os.path.realpath(folder):
+        raise IndexDamaged(f"{path}: a symbolic link to {real}; an index is read only from {folder}")
+    if path.stat().st_size != recorded["bytes"] or file_digest(path) != recorded["sha256"]:
+        raise IndexDamaged(f"{path}: not the file its sidecar recorded (length or hash differ)")
+    return NameRows.load(path, count)
+
+
 def _read_sidecar(path: Path) -> dict:
     """The sidecar as a dict of checked types, or IndexDamaged naming the file and what is wrong."""
     try:
@@ -331,7 +364,10 @@ def _read_sidecar(path: Path) -> dict:
         raise IndexDamaged(f"{path}: unknown index kind {kind!r}")
     if not isinstance(dim, int) or isinstance(dim, bool) or not 0 < dim <= 65536:
         raise IndexDamaged(f"{path}: bad vector dimension {dim!r}")
-    if not isinstance(rows, list):
+    if "rows_file" in sidecar:
+        _check_rows_record(path, sidecar["rows_file"])
+        rows = []
+    elif not isinstance(rows, list):
         raise IndexDamaged(f"{path}: no list of name rows")
     for number, row in enumerate(rows, 1):
         if (
@@ -350,3 +386,15 @@ def _read_sidecar(path: Path) -> dict:
     if not isinstance(sidecar.get("search") or {}, dict) or not isinstance(sidecar.get("recall") or {}, dict):
         raise IndexDamaged(f"{path}: bad search setting or recall record")
     return sidecar
+
+
+def _check_rows_record(path: Path, record: object) -> None:
+    if (
+        not isinstance(record, dict)
+        or not all(
+            isinstance(record.get(k), int) and not isinstance(record.get(k), bool) for k in ("count", "bytes")
+        )
+        or record["count"] < 0
+        or not isinstance(record.get("sha256"), str)
+    ):
+        raise IndexDamaged(f"{path}: bad rows_file record {record!r:.80}")

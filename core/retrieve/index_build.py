@@ -25,8 +25,9 @@ import numpy as np
 
 from core.kb.knowledge_base import NameEntry
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressFn, no_progress
-from core.retrieve.base import NAME_OVERFETCH
+from core.retrieve.base import NAME_OVERFETCH, ConceptCodes
 from core.retrieve.index import NameIndex
+from core.retrieve.name_rows import NameRows
 
 log = logging.getLogger(__name__)
 
@@ -185,8 +186,8 @@ def build_streaming(
     report = BuildReport(index.kind, n)
     clock = dict.fromkeys(("encode_wait", "train", "add", "exact", "tune"), 0.0)
     names = [r.name for r in rows]
-    index.rows = list(rows)
-    index.codes.extend(index.rows)
+    index.rows = NameRows.of(rows)
+    index.codes = ConceptCodes.of_rows(index.rows)
     rng = np.random.default_rng(seed)
     truth: ExactTopK | None = None
     done = 0

@@ -16,6 +16,7 @@ from pathlib import Path
 from core.documents import Candidate
 from core.errors import CuralinkError, ModelError
 from core.kb.knowledge_base import KnowledgeBase, NameEntry
+from core.locations import INDEX_SUFFIXES
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressFn, no_progress
 from core.retrieve.base import search_concepts
 from core.retrieve.cache import DEFAULT_CACHE_SIZE, CandidateCache
@@ -253,7 +254,8 @@ def _agreeing(index: NameIndex, kb: KnowledgeBase, sidecar: Path) -> NameIndex:
         return entry.concept_id, entry.name
 
     same = len(index.rows) == len(kb.names) and (
-        list(map(key, index.rows)) == list(map(key, kb.names))  # built and extended in the KB's order
+        all(a == b for a, b in zip(map(key, index.rows), map(key, kb.names)))  # built and extended in
+        # the KB's order (compared as they stream: no list of a UMLS-size KB's rows is made)
         or sorted(map(key, index.rows)) == sorted(map(key, kb.names))
     )
     if not same:
@@ -264,10 +266,10 @@ def _agreeing(index: NameIndex, kb: KnowledgeBase, sidecar: Path) -> NameIndex:
 
 
 def _remove_index(folder: Path | None, stem: str) -> None:
-    """Delete a superseded index pair (sidecar first, so a half-removed pair never loads)."""
+    """Delete a superseded index (sidecar first, so a half-removed index never loads)."""
     if folder is None:
         return
-    for suffix in (".json", ".faiss"):
+    for suffix in INDEX_SUFFIXES:
         try:
             (folder / f"{stem}{suffix}").unlink(missing_ok=True)
         except OSError as exc:  # a read-only copy: housekeeping prunes it later
