@@ -124,6 +124,8 @@ def test_an_older_sidecar_is_checked_and_then_records_the_hash(tmp_path: Path) -
     assert [[r.name, r.concept_id, int(r.preferred)] for r in again.rows] == rows
     rewritten = json.loads((tmp_path / "stem.json").read_text())
     assert rewritten["faiss_sha256"] == file_digest(tmp_path / "stem.faiss")
+    assert "rows" not in rewritten and (tmp_path / "stem.rows").is_file(), "upgraded to the rows file"
+    assert [[r.name, r.concept_id, int(r.preferred)] for r in NameIndex.load(tmp_path, "stem").rows] == rows
 
 
 @pytest.fixture

@@ -246,14 +246,18 @@ class NameIndex:
         with atomic_path(path) as temporary:
             faiss.write_index(self.faiss, str(temporary))
             size, digest = temporary.stat().st_size, file_digest(temporary)
+        self._save_rows_and_sidecar(folder, stem, size, digest)
+        return path
+
+    def _save_rows_and_sidecar(self, folder: Path, stem: str, faiss_bytes: int, faiss_sha256: str) -> None:
         rows_path = folder / f"{stem}.rows"
         self.rows.save(rows_path)
         sidecar = {
             "format": SIDECAR_FORMAT,
             "kind": self.kind,
             "dim": self.dim,
-            "faiss_bytes": size,
-            "faiss_sha256": digest,
+            "faiss_bytes": faiss_bytes,
+            "faiss_sha256": faiss_sha256,
             "search": self.search_params,
             "recall": self.recall,
             "rows_file": {
@@ -263,7 +267,6 @@ class NameIndex:
             },
         }
         write_text_atomic(folder / f"{stem}.json", json.dumps(sidecar, ensure_ascii=False))
-        return path
 
     @classmethod
     def load(cls, folder: str | Path, stem: str, dim: int | None = None) -> NameIndex:
@@ -314,20 +317,10 @@ class NameIndex:
                 f"{path}: {index.faiss.ntotal} vectors of dimension {index.faiss.d}, but {len(index.rows)} "
                 f"rows of dimension {index.dim} in the sidecar"
             )
-        if "faiss_sha256" not in sidecar:  # an older sidecar, now checked: record the hash from now on
+        if "faiss_sha256" not in sidecar or not rows_file:  # an older sidecar, now checked: the index is
+            # written in the current format (hashes recorded, rows in their file), the .faiss untouched
             try:
-                write_text_atomic(
-                    sidecar_path,
-                    json.dumps(
-                        {
-                            **sidecar,
-                            "format": SIDECAR_FORMAT,
-                            "faiss_bytes": file_bytes,
-                            "faiss_sha256": file_digest(path),
-                        },
-                        ensure_ascii=False,
-                    ),
-                )
+                index._save_rows_and_sidecar(folder, stem, file_bytes, file_digest(path))
             except CuralinkError as exc:  # a read-only copy: checked again next time
                 log.warning("%s", exc)
         return index
