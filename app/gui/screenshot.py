@@ -1,6 +1,8 @@
 """Open a project in the real window, grab it from the screen and save a PNG (for the README and the
 Xvfb test): `python -m app.gui.screenshot PROJECT OUT.png`. With `--retrain`, a retrain runs in the
-background (status-bar progress) when the window is grabbed; it is cancelled before the window closes."""
+background (status-bar progress) when the window is grabbed; it is cancelled before the window closes.
+With `--find-mentions DOC`, that raw abstract is opened, its mentions found (Ctrl+Shift+M) and linked,
+and the window grabbed with the detected spans and the first uncertain one selected."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ from pathlib import Path
 from PySide6.QtCore import QTimer
 
 from app.gui.launch import application, open_project_window
+from app.gui.states import uncertain_span
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -22,17 +25,29 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--retrain", action="store_true", help="grab while a retrain runs (once its bar is past 15 %%)"
     )
+    parser.add_argument("--find-mentions", metavar="DOC", help="find mentions in this raw abstract first")
     args = parser.parse_args(argv)
     app = application()
     window = open_project_window(args.project)
     window.background = False
-    # Show a little curation so every state colour is on screen: accept, correct, reject, not in KB.
-    window.accept_rank(1)
-    window.accept_rank(1)
-    window.decide("reject")
-    window.decide("nil")
-    window.select_mention(0)
     status = {"code": 1}
+    if args.find_mentions:
+        window.open_document(args.find_mentions)
+        job = window.find_mentions_here()
+        if job is None:
+            return 1
+        job.signals.returned.connect(
+            lambda _found: QTimer.singleShot(args.delay_ms, _select_uncertain(window))
+        )
+        job.signals.returned.connect(lambda _found: QTimer.singleShot(2 * args.delay_ms, lambda: grab()))
+        job.signals.errored.connect(lambda exc: (sys.stderr.write(f"{exc}\n"), app.quit()))
+    else:
+        # Show a little curation so every state colour is on screen: accept, correct, reject, not in KB.
+        window.accept_rank(1)
+        window.accept_rank(1)
+        window.decide("reject")
+        window.decide("nil")
+        window.select_mention(0)
 
     def grab() -> None:
         if args.retrain and window.retrain_job is not None and window.retrain_status.fraction < 0.15:
@@ -56,17 +71,32 @@ def main(argv: list[str] | None = None) -> int:
             waited["done"] = True
             QTimer.singleShot(args.delay_ms, grab)
 
-    if args.retrain:
+    if args.find_mentions:
+        pass  # grabbed when the found mentions are linked
+    elif args.retrain:
         window.start_retrain(
             {"kinds": ("retriever", "ranker"), "max_seconds": 120.0, "epochs": 50, "promote": "never"}
         )
-    if window.service.busy():
+    if args.find_mentions:
+        pass
+    elif window.service.busy():
         window.service.linkerReady.connect(lambda _description: grab_later())
         QTimer.singleShot(args.models_timeout_ms, grab_later)
     else:
         grab_later()
     app.exec()
     return status["code"]
+
+
+def _select_uncertain(window):
+    """Select the first detected span drawn as uncertain (else the first mention), for the picture."""
+
+    def select() -> None:
+        marks = window.abstract.marks
+        chosen = next((i for i, m in enumerate(marks) if uncertain_span(m.probability)), 0)
+        window.select_mention(chosen)
+
+    return select
 
 
 if __name__ == "__main__":
