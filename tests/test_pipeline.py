@@ -92,3 +92,22 @@ def test_cancel_stops_linking_before_anything_is_stored(linked_project: Path, tm
         with pytest.raises(Exception, match="cancelled"):
             Linker.for_project(project).link_project(project, cancel=token)
         assert project.stats()["suggestions"] == before
+
+
+def test_find_mentions_tags_raw_text_once_and_leaves_gold_alone(linked_project: Path) -> None:
+    """The desk's "find mentions" (in-thread linker; the linking process calls the same method)."""
+    with Project.open(linked_project) as project:
+        raw = document_from_title_abstract(
+            "raw-2", "Asthma in adults", "Adults with asthma and cystic fibrosis."
+        )
+        project.import_documents([raw], origin="imported")
+        gold_id = next(iter(project.document_ids()))
+        gold_before = project.document(gold_id).mentions
+        linker = Linker.for_project(project)
+        found = linker.find_mentions(project, ["raw-2", gold_id])
+        texts = [m.text for m in project.document("raw-2").mentions]
+        assert texts == ["Asthma", "asthma", "cystic fibrosis"] and found.added == 3
+        assert "dictionary" in found.detector and found.tagged(["raw-2", gold_id]) == ["raw-2"]
+        assert project.document(gold_id).mentions == gold_before
+        again = linker.find_mentions(project, ["raw-2"])
+        assert again.added == 0 and again.overlapping == 3, "a second run adds nothing over stored spans"
