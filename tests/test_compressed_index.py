@@ -93,7 +93,7 @@ def test_the_kind_is_chosen_at_the_thresholds(size: int, kind: str) -> None:
     assert (found[:, 0] == picks).mean() >= 0.9  # SQ8 codes: a near copy may tie with the name itself
 
 
-@pytest.mark.parametrize("kind", ["ivf-sq8", "ivf-pq"])
+@pytest.mark.parametrize("kind", ["ivf-sq8", "ivf-sq6", "ivf-pq"])
 def test_a_compressed_index_round_trips_with_its_setting_and_recall(tmp_path: Path, kind: str) -> None:
     vectors = clustered(2000)
     index = NameIndex.build(vectors, rows_for(2000), kind=kind)
@@ -107,7 +107,7 @@ def test_a_compressed_index_round_trips_with_its_setting_and_recall(tmp_path: Pa
     assert loaded.faiss.ntotal == len(loaded) == 2010
 
 
-@pytest.mark.parametrize("kind", ["ivf-sq8", "ivf-pq", "ivf"])
+@pytest.mark.parametrize("kind", ["ivf-sq8", "ivf-sq6", "ivf-pq", "ivf"])
 def test_a_truncated_compressed_file_is_refused_by_the_walk_not_by_faiss(tmp_path: Path, kind: str) -> None:
     """The sidecar is rewritten to match each cut file (length and hash), so only the structure walk
     can tell; FAISS never sees it."""

@@ -74,7 +74,7 @@ def test_a_sidecar_write_that_fails_half_way_is_detected_not_trusted(tmp_path: P
     assert _leftovers(tmp_path) == []
 
 
-@pytest.mark.parametrize("kind", ["flat", "hnsw", "ivf", "ivf-sq8", "ivf-pq"])
+@pytest.mark.parametrize("kind", ["flat", "hnsw", "ivf", "ivf-sq8", "ivf-sq6", "ivf-pq"])
 def test_every_kind_round_trips_and_every_truncation_is_refused(tmp_path: Path, kind: str) -> None:
     index = _index(400, kind=kind)
     index.save(tmp_path, "stem")

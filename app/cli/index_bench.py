@@ -81,7 +81,7 @@ def register_bench(bench) -> None:
     )
     parser.add_argument(
         "--kind",
-        choices=["flat", "hnsw", "ivf-sq8", "ivf-pq"],
+        choices=["flat", "hnsw", "ivf-sq8", "ivf-sq6", "ivf-pq"],
         help="force this index kind at every size (default: chosen by size, IVF-SQ8 from 1M names)",
     )
     parser.add_argument("--out", help="also write the report to this JSON file after each size")

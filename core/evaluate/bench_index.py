@@ -165,6 +165,7 @@ def compare_kinds(
     report: dict[str, dict] = {}
     candidates: list[tuple[str, object]] = [
         ("ivf-sq8", "ivf-sq8"),
+        ("ivf-sq6", "ivf-sq6"),
         ("ivf-pq (64 B)", "ivf-pq"),
         ("hnsw (floats)", "hnsw"),
         ("hnsw over sq8", "HNSW32,SQ8"),

@@ -43,8 +43,8 @@ from core.retrieve.name_rows import NameRows
 
 log = logging.getLogger(__name__)
 
-KINDS = ("flat", "hnsw", "ivf", "ivf-sq8", "ivf-pq")
-IVF_KINDS = ("ivf", "ivf-sq8", "ivf-pq")
+KINDS = ("flat", "hnsw", "ivf", "ivf-sq8", "ivf-sq6", "ivf-pq")
+IVF_KINDS = ("ivf", "ivf-sq8", "ivf-sq6", "ivf-pq")
 HNSW_THRESHOLD = 50_000
 COMPRESSED_THRESHOLD = 1_000_000
 """Above this many names the compressed kind: HNSW's floats and graph pass ~1.2 GB here."""
@@ -103,7 +103,12 @@ class NameIndex:
         elif kind in IVF_KINDS:
             nlist = max(1, int(4 * np.sqrt(max(expected_size, 1))))
             # "np": no polysemous training (minutes of extra k-means for a Hamming filter never used)
-            codec = {"ivf": "Flat", "ivf-sq8": "SQ8", "ivf-pq": f"PQ{dim // PQ_DIMS_PER_BYTE}np"}[kind]
+            codec = {
+                "ivf": "Flat",
+                "ivf-sq8": "SQ8",
+                "ivf-sq6": "SQ6",
+                "ivf-pq": f"PQ{dim // PQ_DIMS_PER_BYTE}np",
+            }[kind]
             self.faiss = faiss.index_factory(dim, f"IVF{nlist},{codec}", faiss.METRIC_INNER_PRODUCT)
             self.faiss.cp.niter = IVF_KMEANS_ITERATIONS
             self.set_search({"nprobe": IVF_NPROBE})

@@ -23,7 +23,16 @@ import faiss
 
 from core.errors import ModelError
 
-FOURCC = {"flat": b"IxFI", "hnsw": b"IHNf", "ivf": b"IwFl", "ivf-sq8": b"IwSq", "ivf-pq": b"IwPQ"}
+FOURCC = {
+    "flat": b"IxFI",
+    "hnsw": b"IHNf",
+    "ivf": b"IwFl",
+    "ivf-sq8": b"IwSq",
+    "ivf-sq6": b"IwSq",
+    "ivf-pq": b"IwPQ",
+}
+SQ_BITS = {"ivf-sq8": (0, 8), "ivf-sq6": (6, 6)}
+"""FAISS's ScalarQuantizer type (QT_8bit, QT_6bit) and bits a dimension of each scalar-quantized kind."""
 _HEADER = struct.Struct("<4siqqqBi")  # fourcc, d, ntotal, two dummies, is_trained, metric type
 _HNSW_VECTORS = (("assign_probas", 8), ("cum_nneighbor_per_level", 4), ("levels", 4), ("offsets", 8))
 _HNSW_NEIGHBORS = 4
@@ -119,11 +128,17 @@ def _check_ivf(data, path: Path, kind: str, dim: int, count: int) -> None:
     _, offset = _vector(data, offset, path, "direct map", 8)
     if map_type == 2:
         _, offset = _vector(data, offset, path, "direct map hashtable", 16)
-    if kind == "ivf-sq8":
-        (_qtype, _stat, _arg, sq_dim, code_size), offset = _fields(data, offset, path, "<iifQQ", "quantizer")
+    if kind in SQ_BITS:
+        (qtype, _stat, _arg, sq_dim, code_size), offset = _fields(data, offset, path, "<iifQQ", "quantizer")
         _, offset = _vector(data, offset, path, "quantizer ranges", 4)
         (code_again, _by_residual), offset = _fields(data, offset, path, "<QB", "quantizer")
-        if sq_dim != dim or code_size != code_again or code_size != dim:
+        expected_type, bits = SQ_BITS[kind]
+        if (
+            qtype != expected_type
+            or sq_dim != dim
+            or code_size != code_again
+            or code_size != (dim * bits + 7) // 8
+        ):
             raise IndexDamaged(f"{path}: scalar quantizer of {sq_dim} dimensions and {code_size}-byte codes")
     elif kind == "ivf-pq":
         (_by_residual, code_size, pq_dim, m, nbits), offset = _fields(data, offset, path, "<BQQQQ", "PQ")
