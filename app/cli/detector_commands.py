@@ -120,7 +120,7 @@ def register_train(train) -> None:
     parser.add_argument(
         "--base-model", help="a local BERT-family folder (default: packaged all-MiniLM-L6-v2)"
     )
-    parser.add_argument("--epochs", type=int, default=None, help="at most this many epochs (default 6)")
+    parser.add_argument("--epochs", type=int, default=None, help="at most this many epochs (default 4)")
     parser.add_argument(
         "--patience",
         type=int,
