@@ -73,18 +73,25 @@ def test_the_compressed_index_keeps_95_percent_of_the_exact_top_64(tmp_path: Pat
 
 
 @pytest.mark.parametrize(
-    ("size", "kind"), [(99, "flat"), (100, "hnsw"), (999, "hnsw"), (1000, "ivf-sq8"), (2500, "ivf-sq8")]
+    ("size", "kind"),
+    [(99, "flat"), (100, "hnsw"), (999, "hnsw"), (1000, "ivf-sq8"), (2499, "ivf-sq8"), (2500, "ivf-sq6")],
 )
 def test_the_kind_is_chosen_at_the_thresholds(size: int, kind: str) -> None:
     vectors = clustered(size, clusters=40)
     index, _ = build_streaming(
-        rows_for(size), lookup_encoder(vectors), 32, threshold=100, compressed_threshold=1000
+        rows_for(size),
+        lookup_encoder(vectors),
+        32,
+        threshold=100,
+        compressed_threshold=1000,
+        laptop_threshold=2500,
     )
     assert index.kind == kind and len(index) == size and index.faiss.ntotal == size
     expected = {
         "flat": faiss.IndexFlatIP,
         "hnsw": faiss.IndexHNSWFlat,
         "ivf-sq8": faiss.IndexIVFScalarQuantizer,
+        "ivf-sq6": faiss.IndexIVFScalarQuantizer,
     }
     assert isinstance(index.faiss, expected[kind])
     # the training sample goes in first and the rest after it, yet each row keeps its own vector

@@ -148,7 +148,8 @@ def test_index_kind_threshold_and_hnsw_round_trip(tmp_path: Path) -> None:
     from core.kb.knowledge_base import NameEntry
 
     rows = [NameEntry(f"name {i}", f"C{i}", True) for i in range(500)]
-    assert [NameIndex.kind_for(n) for n in (10, 100_000, 10_000_000)] == ["flat", "hnsw", "ivf-sq8"]
+    sizes = (10, 100_000, 9_999_999, 15_000_000)
+    assert [NameIndex.kind_for(n) for n in sizes] == ["flat", "hnsw", "ivf-sq8", "ivf-sq6"]
     hnsw = NameIndex.build(vectors, rows, kind="hnsw")
     hnsw.save(tmp_path, "x")
     loaded = NameIndex.load(tmp_path, "x")

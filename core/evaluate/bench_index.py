@@ -412,6 +412,7 @@ def extrapolate(run: dict, target: int) -> dict:
     lists = int(4 * np.sqrt(target))
     dim = int(round(run["float_vectors_mb"] * 2**20 / 4 / n))
     index_bytes = target * (dim + 8) + lists * dim * 4
+    sq6_bytes = target * ((dim * 6 + 7) // 8 + 8) + lists * dim * 4
     faiss_mb = run["load_faiss_only"]["peak_mb"] - run["load_faiss_only"]["before_load_mb"]
     # Rows are read through a memory map, so resident pages grow with the rows searches touch, not with
     # the names held; scaling the measured share by the size bounds it from above, and the file is the cap.
@@ -431,6 +432,7 @@ def extrapolate(run: dict, target: int) -> dict:
         "encode_wait_s": round(encode_s),
         "index_build_s": round(build_s),
         "ivf_sq8_index_gib": round(index_bytes / 2**30, 2),
+        "ivf_sq6_index_gib": round(sq6_bytes / 2**30, 2),
         "loaded_faiss_gib": round(faiss_mb * factor / 1024, 2),
         "name_rows_resident_gib_at_most": round(rows_mb / 1024, 2),
         "name_rows_file_gib": round(run.get("rows_file_mb", 0.0) * factor / 1024, 2),

@@ -1,7 +1,7 @@
 """A FAISS inner-product index over every name of every concept, saved as `<stem>.faiss`, its name rows
 (`<stem>.rows`, core.retrieve.name_rows: compact and memory-mapped) and a JSON sidecar.
 
-Four kinds, chosen by size (`NameIndex.kind_for`); measured with
+Five kinds, chosen by size (`NameIndex.kind_for`); measured with
 `core.evaluate.bench_retrieval.compare_index_kinds` on MEDIC (73k names, 800 distinct NCBI mention
 strings, fetching 256 names as retrieval does, quiet 2-core machine) and with `curalink bench index`
 on synthetic MRCONSO names (README, "A UMLS-size name index"):
@@ -13,6 +13,8 @@ on synthetic MRCONSO names (README, "A UMLS-size name index"):
 - IVF-SQ8 (`COMPRESSED_KIND`) above: one byte a dimension (a quarter of the floats), k-means lists,
   `nprobe` tuned at build so the exact top-64 is kept (see `core.retrieve.index_build`); IVF-PQ (64
   bytes a name) was measured beside it and lost too much of the top-64 (README);
+- IVF-SQ6 (`LAPTOP_KIND`) from `LAPTOP_THRESHOLD` names: six bits a dimension, so a full UMLS stays
+  under 4 GiB; on trained vectors it kept 96.7 % of the exact top-64 where SQ8 kept 98.5 % (README);
 - `ivf` (IVF-Flat, the kind earlier versions used above five million names) still loads and can be
   asked for, but is no longer chosen: IVF-SQ8 keeps the same lists at a quarter of the memory.
 The sidecar records the kind, the search setting and the recall against exact search measured at
@@ -49,6 +51,10 @@ HNSW_THRESHOLD = 50_000
 COMPRESSED_THRESHOLD = 1_000_000
 """Above this many names the compressed kind: HNSW's floats and graph pass ~1.2 GB here."""
 COMPRESSED_KIND = "ivf-sq8"
+LAPTOP_THRESHOLD = 10_000_000
+"""From here the smaller codes of `LAPTOP_KIND`: IVF-SQ8 and the mapped rows pass ~3 GiB at 10 M names and
+4 GiB at ~14 M (a full English UMLS is ~15 M), IVF-SQ6 keeps 15 M names at 2.8 GiB."""
+LAPTOP_KIND = "ivf-sq6"
 HNSW_M = 32
 HNSW_EF_CONSTRUCTION = 80
 HNSW_EF_SEARCH = 128
@@ -119,12 +125,19 @@ class NameIndex:
 
     @classmethod
     def kind_for(
-        cls, size: int, threshold: int = HNSW_THRESHOLD, compressed_threshold: int = COMPRESSED_THRESHOLD
+        cls,
+        size: int,
+        threshold: int = HNSW_THRESHOLD,
+        compressed_threshold: int = COMPRESSED_THRESHOLD,
+        laptop_threshold: int = LAPTOP_THRESHOLD,
     ) -> str:
-        """Exact below `threshold`, HNSW up to `compressed_threshold`, the compressed kind from there."""
+        """Exact below `threshold`, HNSW up to `compressed_threshold`, IVF-SQ8 up to `laptop_threshold`,
+        IVF-SQ6 from there."""
         if size < threshold:
             return "flat"
-        return "hnsw" if size < compressed_threshold else COMPRESSED_KIND
+        if size < compressed_threshold:
+            return "hnsw"
+        return COMPRESSED_KIND if size < laptop_threshold else LAPTOP_KIND
 
     @property
     def approximate(self) -> bool:

@@ -171,6 +171,7 @@ def build_streaming(
     kind: str | None = None,
     threshold: int | None = None,
     compressed_threshold: int | None = None,
+    laptop_threshold: int | None = None,
     target: float = BUILD_RECALL_TARGET,
     progress: ProgressFn = no_progress,
     cancel: CancelToken = NEVER_CANCELLED,
@@ -181,7 +182,12 @@ def build_streaming(
     (flat and HNSW keep them anyway). `on_vectors(vectors, positions)` sees every chunk (the benchmark
     keeps its own exact answer with it). Cancel is checked between chunks."""
     n = len(rows)
-    sizes = {k: v for k, v in (("threshold", threshold), ("compressed_threshold", compressed_threshold)) if v}
+    given = (
+        ("threshold", threshold),
+        ("compressed_threshold", compressed_threshold),
+        ("laptop_threshold", laptop_threshold),
+    )
+    sizes = {k: v for k, v in given if v}
     index = NameIndex(dim, kind or NameIndex.kind_for(n, **sizes), n)
     report = BuildReport(index.kind, n)
     clock = dict.fromkeys(("encode_wait", "train", "add", "exact", "tune"), 0.0)
