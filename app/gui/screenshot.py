@@ -71,14 +71,12 @@ def main(argv: list[str] | None = None) -> int:
             waited["done"] = True
             QTimer.singleShot(args.delay_ms, grab)
 
-    if args.find_mentions:
-        pass  # grabbed when the found mentions are linked
-    elif args.retrain:
+    if args.retrain and not args.find_mentions:
         window.start_retrain(
             {"kinds": ("retriever", "ranker"), "max_seconds": 120.0, "epochs": 50, "promote": "never"}
         )
     if args.find_mentions:
-        pass
+        pass  # the find-mentions job grabs once its mentions are linked
     elif window.service.busy():
         window.service.linkerReady.connect(lambda _description: grab_later())
         QTimer.singleShot(args.models_timeout_ms, grab_later)
