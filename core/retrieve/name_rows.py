@@ -113,9 +113,30 @@ class NameRows(Sequence[NameEntry]):
 
     # --- the file --------------------------------------------------------------------------------
 
+    def merged(self) -> NameRows:
+        """Base and tail as one table: the tail's names appended to the base's arrays and its concepts
+        coded against the base's (a few curator synonyms on a UMLS-size table cost one pass over the
+        concept ids, not a Python object per row)."""
+        if not self.tail:
+            return self
+        code_of = {concept_id: code for code, concept_id in enumerate(self.concepts)}
+        new_ids: list[str] = []
+        for row in self.tail:
+            if row.concept_id not in code_of:
+                code_of[row.concept_id] = len(code_of)
+                new_ids.append(row.concept_id)
+        tail_names = StringTable.of(r.name for r in self.tail)
+        tail_concepts = StringTable.of(new_ids)
+        return NameRows(
+            _joined(self.names, tail_names),
+            _joined(self.concepts, tail_concepts),
+            np.concatenate([self.codes, np.fromiter((code_of[r.concept_id] for r in self.tail), np.int32)]),
+            np.concatenate([self.preferred, np.fromiter((r.preferred for r in self.tail), np.uint8)]),
+        )
+
     def save(self, path: Path) -> None:
         """Write base and tail as one file, by temp-and-rename (FileWriteError names it on failure)."""
-        whole = NameRows.of(self) if self.tail else self
+        whole = self.merged()
         arrays = {
             "name_ends": whole.names.ends,
             "names": whole.names.blob,
@@ -137,7 +158,7 @@ class NameRows(Sequence[NameEntry]):
             out.write(b"\0" * (start - out.tell()))
             for key, dtype in ARRAYS.items():
                 data = np.ascontiguousarray(arrays[key], dtype=dtype)
-                out.write(data.tobytes())
+                data.tofile(out)
                 out.write(b"\0" * (_aligned(data.nbytes) - data.nbytes))
 
     @classmethod
@@ -165,6 +186,13 @@ class NameRows(Sequence[NameEntry]):
         )
         _check(path, header, rows, expected_rows)
         return rows
+
+
+def _joined(first: StringTable, second: StringTable) -> StringTable:
+    offset = first.ends[-1] if len(first.ends) else 0
+    return StringTable(
+        np.concatenate([first.blob, second.blob]), np.concatenate([first.ends, second.ends + offset])
+    )
 
 
 def _aligned(size: int) -> int:
