@@ -9,7 +9,7 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import torch  # noqa: E402
 
-from core.learn.retrain_plan import reranker_advice, retrain_phases  # noqa: E402
+from core.learn.retrain_plan import NOMINAL_TRAINING_SECONDS, reranker_advice, retrain_phases  # noqa: E402
 from core.progress import PhasedProgress  # noqa: E402
 
 
@@ -45,6 +45,26 @@ def test_retrain_phases_follow_the_kinds():
     names = [name for name, _ in retrain_phases(("retriever", "ranker"), 60)]
     assert names == ["preparing", "retriever: training", "retriever: evaluating", "ranker"]
     assert dict(retrain_phases(("reranker",), 60))["reranker: training"] == 60
+
+
+def test_without_a_time_limit_the_phases_keep_a_nominal_share():
+    phases = dict(retrain_phases(("retriever",), None))
+    assert phases["retriever: training"] == NOMINAL_TRAINING_SECONDS
+
+
+def test_retrain_without_a_time_limit_trains_the_epochs_asked(demo):
+    """The default retrain is bounded by epochs, not seconds: what it learns does not depend on load."""
+    from core.learn.retrain import retrain
+
+    for document, ids in demo.documents_with_mention_ids():
+        for mention, mention_id in zip(document.mentions, ids, strict=True):
+            if len(mention.concept_ids) == 1:
+                demo.record_decision(mention_id, "accept", concept_id=mention.concept_id, curator="ann")
+    report = retrain(
+        demo, kinds=("retriever",), promote="never", epochs=2, held_out_fraction=0.34, device="cpu"
+    )
+    epochs = [h["epoch"] for h in report.kinds["retriever"].history]
+    assert epochs == [0.0, 1.0, 2.0], "the version in force (epoch 0), then each epoch trained"
 
 
 def test_reranker_advice_depends_on_the_device():
@@ -104,3 +124,34 @@ def test_retriever_without_epoch_evaluation_still_records_every_epoch(demo, monk
     history = report.kinds["retriever"].history
     assert [h["epoch"] for h in history] == [1.0, 2.0, 3.0]
     assert all(set(h) == {"epoch", "loss"} and math.isfinite(h["loss"]) and h["loss"] > 0 for h in history)
+
+
+def test_cli_retrain_on_a_cpu_leaves_the_reranker_out_and_says_why(demo, capsys):
+    """`curalink retrain` follows the desk: without a GPU the cross-encoder is not trained by default
+    (epochs of it would take hours on a CPU); the reason goes to stderr so --json stays JSON."""
+    import json
+
+    from app.cli import main
+
+    for document, ids in demo.documents_with_mention_ids():
+        for mention, mention_id in zip(document.mentions, ids, strict=True):
+            if len(mention.concept_ids) == 1:
+                demo.record_decision(mention_id, "accept", concept_id=mention.concept_id, curator="ann")
+    path = str(demo.path)
+    args = [
+        "-p",
+        path,
+        "retrain",
+        "--device",
+        "cpu",
+        "--epochs",
+        "1",
+        "--promote",
+        "never",
+        "--no-relink",
+        "--json",
+    ]
+    assert main(args) == 0
+    captured = capsys.readouterr()
+    assert "reranker off by default" in captured.err and "CPU" in captured.err
+    assert set(json.loads(captured.out)["kinds"]) == {"retriever", "ranker"}

@@ -8,7 +8,7 @@ from rich.table import Table
 
 from app.cli import detector_commands
 from app.cli.output import open_project, print_json, print_output, stdout
-from app.console import cancellable, progress_bar
+from app.console import cancellable, progress_bar, stderr
 from core.errors import CuralinkError
 from core.learn.jobs import DEFAULT_EPOCHS, DEFAULT_PATIENCE
 
@@ -224,15 +224,21 @@ def cmd_evaluate_reranker(args) -> int:
 def cmd_retrain(args) -> int:
     from core.learn.promotion import relink_after_change
     from core.learn.retrain import retrain
+    from core.learn.retrain_plan import reranker_advice
 
     with open_project(args) as project, cancellable() as cancel, progress_bar("retraining") as bar:
         kinds = tuple(args.kind) if args.kind else ("retriever", "reranker", "ranker")
         if not args.kind and project.active_model("detector") is not None:
             kinds += ("detector",)  # a span model in force learns from the new spans too
+        advice = reranker_advice(args.device)
+        if not args.kind and not advice.worthwhile:  # as the desk: epochs of a cross-encoder need a GPU
+            kinds = tuple(k for k in kinds if k != "reranker")
+            (stderr if args.json else stdout).print(f"{advice.reason} (--kind reranker trains it anyway)")
         report = retrain(
             project,
             kinds=kinds,
             max_seconds=args.max_seconds,
+            epochs=args.epochs,
             promote=args.promote,
             device=args.device,
             progress=bar,
@@ -442,7 +448,15 @@ def register(commands) -> None:
         choices=["retriever", "reranker", "ranker", "detector"],
         help="default: retriever, reranker, ranker, and the detector when one is in force",
     )
-    retrain.add_argument("--max-seconds", type=float, default=240.0, help="training budget per model")
+    retrain.add_argument(
+        "--max-seconds",
+        type=float,
+        default=None,
+        help="optional time limit per model (default: none; --epochs bounds training)",
+    )
+    retrain.add_argument(
+        "--epochs", type=int, default=4, help="epochs of fine-tuning from the version in force (default 4)"
+    )
     retrain.add_argument("--promote", choices=["if-not-worse", "always", "never"], default="if-not-worse")
     retrain.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
     retrain.add_argument("--no-relink", dest="relink", action="store_false", help="keep the old suggestions")

@@ -37,7 +37,7 @@ class RetrainDialog(QDialog):
         project,
         parent=None,
         *,
-        max_seconds: float = 240.0,
+        max_seconds: float | None = None,
         epochs: int = 4,
         held_out_fraction: float = HELD_OUT_FRACTION,
         device: str = "auto",
@@ -57,9 +57,11 @@ class RetrainDialog(QDialog):
         self.reranker_note = QLabel(self.advice.reason[:1].upper() + self.advice.reason[1:] + ".")
         self.reranker_note.setWordWrap(True)
         self.seconds = QDoubleSpinBox()
-        self.seconds.setRange(1, 3600)
-        self.seconds.setValue(max_seconds)
+        self.seconds.setRange(0, 3600)
+        self.seconds.setSpecialValueText("none: bounded by epochs")  # shown at 0
+        self.seconds.setValue(max_seconds or 0)
         self.seconds.setSuffix(" s per model")
+        self.seconds.setToolTip(f"training stops after {epochs} epochs; a time limit may stop it sooner")
         self.rule = QComboBox()
         self.rule.addItems(PROMOTION_RULES)
         self.rule.setCurrentText(DESK_PROMOTION_RULE)
@@ -70,7 +72,7 @@ class RetrainDialog(QDialog):
             kinds_row.addWidget(box)
         form.addRow("Models", kinds_row)
         form.addRow("", self.reranker_note)
-        form.addRow("Training budget", self.seconds)
+        form.addRow("Time limit", self.seconds)
         form.addRow("Promote", self.rule)
 
         self.status = QLabel(
@@ -96,7 +98,7 @@ class RetrainDialog(QDialog):
     def options(self) -> dict:
         return {
             "kinds": self.selected_kinds(),
-            "max_seconds": self.seconds.value(),
+            "max_seconds": self.seconds.value() or None,
             "epochs": self.epochs,
             "promote": self.rule.currentText(),
             "held_out_fraction": self.held_out_fraction,

@@ -78,7 +78,7 @@ def retrain(
     project,
     *,
     kinds: Sequence[str] = KINDS,
-    max_seconds: float = 240.0,
+    max_seconds: float | None = None,
     epochs: int = 4,
     promote: str = "if-not-worse",
     held_out_fraction: float = HELD_OUT_FRACTION,
@@ -90,7 +90,9 @@ def retrain(
 ) -> RetrainReport:
     """Fine-tune each kind from the active version on the project's decisions and imported gold.
 
-    `max_seconds` bounds each kind's training (evaluation comes on top). `promote`: "if-not-worse"
+    Training is bounded by `epochs` (the retriever and the reranker from the version in force; the
+    ranker fits in seconds), so what a retrain learns does not depend on the machine's load;
+    `max_seconds` optionally bounds each kind's training too (evaluation comes on top). `promote`: "if-not-worse"
     (held-out acc@1 at least the active version's), "always" or "never" (register only; promote later
     with `Project.promote_model`). The retriever goes first, so the reranker trains on its candidates;
     the learned ranker (seconds) goes last, on the candidates of the models then in force.

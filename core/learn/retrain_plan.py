@@ -3,7 +3,7 @@ here, and the phases its one progress bar runs through.
 
 The cross-encoder reranker is a BERT-sized model: on a GPU a few minutes of fine-tuning cover several
 epochs, on a CPU the same budget covers a small fraction of one epoch (issue 12 reports 0.06 of an
-epoch in the default 240 s), which cannot improve it. So it is proposed only where a GPU is
+epoch in 240 s), which cannot improve it. So it is proposed only where a GPU is
 there; the curator may still tick it.
 """
 
@@ -21,6 +21,9 @@ RETRIEVER_EVAL_SHARE = 0.25  # indexing the KB with the new retriever, scoring t
 RERANKER_CANDIDATES_SHARE = 0.15  # the retriever's candidates for the training documents
 RERANKER_EVAL_SHARE = 0.15
 RANKER_SHARE = 0.10  # the learned ranker fits in seconds
+NOMINAL_TRAINING_SECONDS = 240.0
+"""A training phase's expected length when no time limit is set: the phases' shares of the one progress
+bar, never a limit (training is bounded by epochs)."""
 
 
 @dataclass(frozen=True)
@@ -46,9 +49,9 @@ def reranker_advice(device: str = "auto") -> RerankerAdvice:
     )
 
 
-def retrain_phases(kinds: Sequence[str], max_seconds: float) -> list[tuple[str, float]]:
+def retrain_phases(kinds: Sequence[str], max_seconds: float | None) -> list[tuple[str, float]]:
     """(phase, expected seconds) in the order `retrain` runs them, for `core.progress.PhasedProgress`."""
-    budget = max(1.0, float(max_seconds))
+    budget = max(1.0, float(max_seconds)) if max_seconds else NOMINAL_TRAINING_SECONDS
     phases = [("preparing", PREPARE_SHARE * budget)]
     if "retriever" in kinds:
         phases += [("retriever: training", budget), ("retriever: evaluating", RETRIEVER_EVAL_SHARE * budget)]

@@ -47,6 +47,16 @@ def test_retrain_dialog_hands_its_options_to_the_desk(qtbot, demo_project):
     assert not dialog.isVisible()
 
 
+def test_retrain_dialog_sets_no_time_limit_by_default(qtbot, demo_project):
+    """Training is bounded by epochs; a time limit is the curator's option (0 in the box: none)."""
+    dialog = RetrainDialog(demo_project, device="cpu")
+    qtbot.addWidget(dialog)
+    assert dialog.seconds.value() == 0 and dialog.seconds.text().startswith("none")
+    assert dialog.options()["max_seconds"] is None and dialog.options()["epochs"] == 4
+    dialog.seconds.setValue(90)
+    assert dialog.options()["max_seconds"] == 90.0
+
+
 def test_adjudication_dialog_writes_final_link(qtbot, demo_project):
     document, ids = next(demo_project.documents_with_mention_ids())
     gold = document.mentions[0].concept_id
