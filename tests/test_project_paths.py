@@ -273,7 +273,7 @@ def test_a_version_evaluated_in_its_scratch_folder_keeps_its_index_when_moved_in
         index_file.unlink()
     RescnnRetriever.load(scratch, index_dir=index_dir).index(kb)
     built = sorted(p.name for p in index_dir.iterdir())
-    assert len(built) == 2 and not any(".training" in name for name in built)
+    assert len(built) == 3 and not any(".training" in name for name in built)  # .faiss, .rows, .json
     final = scratch.rename(scratch.parent / "v2")
     RescnnRetriever.load(final, index_dir=index_dir).index(kb)
     assert sorted(p.name for p in index_dir.iterdir()) == built
@@ -296,4 +296,4 @@ def test_an_index_named_the_old_way_is_adopted_not_rebuilt(made_here: Path, tmp_
     again = RescnnRetriever.load(folder, index_dir=project_dir / "index")
     again.index(kb)
     assert not NameIndex.exists(project_dir / "index", legacy)
-    assert [p.stem for p in (project_dir / "index").iterdir()] == [f"{kb.fingerprint()}-{again.version}"] * 2
+    assert [p.stem for p in (project_dir / "index").iterdir()] == [f"{kb.fingerprint()}-{again.version}"] * 3
