@@ -19,15 +19,17 @@ SKIP_REASONS = {
 
 
 def found_message(found) -> str:
-    """One status-bar line: what was found, by which detector, and what was left alone and why."""
-    parts = [
-        f"found {found.added} mention(s) in {found.documents} document(s)"
-        + (f" with the {found.detector}" if found.detector else "")
+    """One status-bar line: what was found, by which detector (its short name: the bar cuts long lines),
+    and what was left alone and why, first when nothing was tagged."""
+    detector = found.detector.split(" (")[0] if found.detector else "detector"
+    head = f"found {found.added} mention(s) in {found.documents} document(s) with the {detector}"
+    skipped = [
+        f"{len(ids)} document(s) skipped: {SKIP_REASONS.get(reason, reason)}"
+        for reason, ids in found.skipped.items()
     ]
+    parts = [head, *skipped] if found.documents else [*skipped, head]
     if found.overlapping:
         parts.append(f"{found.overlapping} span(s) overlapping stored or deleted mentions left out")
-    for reason, ids in found.skipped.items():
-        parts.append(f"{len(ids)} document(s) skipped: {SKIP_REASONS.get(reason, reason)}")
     return "; ".join(parts)
 
 
