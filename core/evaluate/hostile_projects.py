@@ -18,7 +18,7 @@ import os
 import shutil
 import sqlite3
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 STDIN = "y\n" * 50
@@ -388,39 +388,26 @@ def markup_in_stats(project: Path) -> HostileProject:
 # --- damaged and crafted indexes (items 3 and 6) ------------------------------------------------
 
 
-def index_truncated_sidecar(project: Path) -> HostileProject:
-    _, sidecar = _index_files(project)
-    sidecar.write_bytes(sidecar.read_bytes()[: sidecar.stat().st_size // 2])
-    return HostileProject(expect=EXPECT_REBUILT, names=sidecar.name)
-
-
-def index_truncated_faiss(project: Path) -> HostileProject:
-    faiss_file, _ = _index_files(project)
-    faiss_file.write_bytes(faiss_file.read_bytes()[: faiss_file.stat().st_size // 2])
-    return HostileProject(expect=EXPECT_REBUILT, names=faiss_file.name)
-
-
-def index_truncated_rows(project: Path) -> HostileProject:
-    faiss_file, _ = _index_files(project)
-    rows_file = faiss_file.with_suffix(".rows")
-    rows_file.write_bytes(rows_file.read_bytes()[: rows_file.stat().st_size // 2])
-    return HostileProject(expect=EXPECT_REBUILT, names=rows_file.name)
+def _cut_in_half(path: Path) -> HostileProject:
+    path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+    return HostileProject(expect=EXPECT_REBUILT, names=path.name)
 
 
 def index_sidecar_disagrees(project: Path) -> HostileProject:
     """The name rows say another concept, their file rewritten and its length and hash recorded to match,
     so only the check against the KB tells: searches would link to names the index never held."""
-    from core.kb.knowledge_base import NameEntry
     from core.retrieve.index_file import file_digest
     from core.retrieve.name_rows import NameRows
 
     faiss_file, sidecar = _index_files(project)
     rows_file = faiss_file.with_suffix(".rows")
-    count = json.loads(sidecar.read_text(encoding="utf-8"))["rows_file"]["count"]
-    rows = list(NameRows.load(rows_file, count))
-    first, last = rows[0], rows[-1]
-    rows[0] = NameEntry(first.name, last.concept_id, first.preferred)
-    rows[-1] = NameEntry(last.name, first.concept_id, last.preferred)
+    rows = list(
+        NameRows.load(rows_file, json.loads(sidecar.read_text(encoding="utf-8"))["rows_file"]["count"])
+    )
+    rows[0], rows[-1] = (
+        replace(rows[0], concept_id=rows[-1].concept_id),
+        replace(rows[-1], concept_id=rows[0].concept_id),
+    )
     NameRows.of(rows).save(rows_file)
     recorded = {"bytes": rows_file.stat().st_size, "sha256": file_digest(rows_file)}
     _edit_json(sidecar, lambda data: data["rows_file"].update(recorded))
@@ -493,9 +480,9 @@ VARIANTS: dict[str, Callable[[Path], HostileProject]] = {
     "version-newline-in-log": version_newline_in_log,
     "version-ansi-in-stats": version_ansi_in_stats,
     "markup-in-stats": markup_in_stats,
-    "index-truncated-sidecar": index_truncated_sidecar,
-    "index-truncated-faiss": index_truncated_faiss,
-    "index-truncated-rows": index_truncated_rows,
+    "index-truncated-sidecar": lambda project: _cut_in_half(_index_files(project)[1]),
+    "index-truncated-faiss": lambda project: _cut_in_half(_index_files(project)[0]),
+    "index-truncated-rows": lambda project: _cut_in_half(_index_files(project)[0].with_suffix(".rows")),
     "index-sidecar-disagrees": index_sidecar_disagrees,
     "index-crafted-faiss": index_crafted_faiss,
     "index-not-json": index_not_json,
