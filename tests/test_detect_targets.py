@@ -170,3 +170,29 @@ def test_an_untyped_detector_stores_nothing(project: Project, kb: KnowledgeBase)
     with pytest.raises(CuralinkError, match="untyped mention in raw-1"):
         detect_into_project(project, DictionaryDetector.from_kb(kb))
     assert project.document("raw-1").mentions == ()
+
+
+def test_the_dictionary_knows_the_strings_the_project_annotates(demo) -> None:
+    """A string the train gold links to a concept ("colon tumours", no KB name) is tagged in raw text;
+    an evaluation leaving that document out does not see it."""
+    from core.detect.choice import detector_for_project, project_dictionary
+    from core.documents import Mention, document_from_title_abstract
+
+    text = "Screening for colon tumours"
+    taught = document_from_title_abstract("train-1", text, "Colon tumours were found.")
+    start = taught.text.index("colon tumours")
+    taught = taught.with_mentions([Mention(start, start + 13, "colon tumours", "Disease", "D003110")])
+    raw = document_from_title_abstract("raw-9", "Colon tumours in adults", "Two colon tumours were removed.")
+    kb = demo.knowledge_base()
+    before = project_dictionary(demo, kb).detect([raw])[0]
+    assert not any(m.text.lower() == "colon tumours" for m in before), "not a KB name"
+    demo.import_documents([taught], split="train")
+    chosen = detector_for_project(demo, kb)
+    found = chosen.detector.detect([raw])[0]
+    expected = [
+        (raw.text.index("Colon tumours"), "Colon tumours"),
+        (raw.text.index("colon tumours"), "colon tumours"),
+    ]
+    assert [(m.start, m.text) for m in found if m.text.lower() == "colon tumours"] == expected
+    left_out = project_dictionary(demo, kb, leave_out={"train-1"}).detect([raw])[0]
+    assert not any(m.text.lower() == "colon tumours" for m in left_out)

@@ -3,10 +3,16 @@
 The dictionary stays the fast fallback for projects without training data; with a trained detector,
 detected mentions carry the type the span model predicts (unless the user names one) and their span
 probability (infons "probability"), which the store keeps with the mention.
+
+The dictionary holds the KB's names and the strings the project's own annotations link to its concepts
+(gold train/dev mentions and curator-accepted links, never the test split): running text calls diseases
+"cancers" or "tumour" far more often than MEDIC's names do. On NCBI-disease test with MEDIC that took
+strict span F1 from 66.23 to 74.20 (README, "Mention detection").
 """
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 
 from core.detect.mention_type import choose_mention_type
@@ -22,7 +28,6 @@ def detector_for_project(
     project, kb, *, requested_type: str | None = None, device: str = "auto"
 ) -> ChosenDetector:
     """The detector `link --detect` uses; refuses (CuralinkError) before anything is stored."""
-    from core.detect.dictionary import DictionaryDetector
     from core.detect.project_jobs import load_span_detector
     from core.kb.routing import TypeRouter
 
@@ -38,7 +43,36 @@ def detector_for_project(
     # tag only names of concepts the type may link to: all of MeSH as "Disease" would tag chemicals
     typed_kb = TypeRouter.for_project(project, kb).restricted_kb(mention_type.name)
     return ChosenDetector(
-        DictionaryDetector.from_kb(typed_kb, mention_type=mention_type.name),
+        project_dictionary(project, kb, typed_kb, mention_type=mention_type.name),
         f"dictionary (type {mention_type.name!r}: {mention_type.reason}; --type to choose; "
         "`train detector` for the span model)",
     )
+
+
+def annotated_names(project, kb, *, admitted=None, leave_out: Collection[str] = ()) -> list[tuple[str, str]]:
+    """(mention text, concept id) of every link the project's annotations teach: imported train/dev gold
+    and curator-accepted or corrected links (core.learn.training_data), of concepts in `admitted` (a
+    KnowledgeBase; default all), the documents in `leave_out` excepted (an evaluation's own split)."""
+    from core.learn.training_data import training_set
+
+    taught = training_set(project, kb, held_out_fraction=0.0).train_documents
+    return [
+        (mention.text, mention.concept_ids[0])
+        for document in taught
+        if document.doc_id not in leave_out
+        for mention in document.mentions
+        if len(mention.concept_ids) == 1 and (admitted is None or mention.concept_ids[0] in admitted.concepts)
+    ]
+
+
+def project_dictionary(
+    project, kb, typed_kb=None, *, mention_type: str = "", leave_out: Collection[str] = ()
+):
+    """The dictionary tagger of a project: `typed_kb`'s names (default the whole KB) plus the annotated
+    strings of its concepts."""
+    from core.detect.dictionary import DictionaryDetector
+
+    typed_kb = typed_kb if typed_kb is not None else kb
+    names = [(entry.name, entry.concept_id) for entry in typed_kb.names]
+    names += annotated_names(project, kb, admitted=typed_kb, leave_out=leave_out)
+    return DictionaryDetector(names, mention_type=mention_type)

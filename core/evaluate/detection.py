@@ -90,7 +90,7 @@ def evaluate_detectors(
     project, *, split: str = "test", device: str = "auto", cancel: CancelToken = NEVER_CANCELLED
 ) -> dict:
     """{"split", "documents", "gold_mentions", "detectors": [...]} with percentages (see module docstring)."""
-    from core.detect.dictionary import DictionaryDetector
+    from core.detect.choice import project_dictionary
     from core.detect.project_jobs import load_span_detector
     from core.errors import CuralinkError
 
@@ -110,7 +110,8 @@ def evaluate_detectors(
         linker = Linker.for_project(project, kb=kb, device=device, cancel=cancel)
     rows = []
     kinds: list[tuple[str, Callable[[], list[list[Mention]]]]] = []
-    dictionary = DictionaryDetector.from_kb(kb)
+    # the dictionary `link --detect` uses, its annotated strings taken from every split but this one
+    dictionary = project_dictionary(project, kb, leave_out={d.doc_id for d in project.documents(split)})
     kinds.append(("dictionary", lambda: dictionary.detect(raw)))
     span = load_span_detector(project, kb=kb, device=device)
     if span is not None:
