@@ -5,7 +5,7 @@ detected mentions carry the type the span model predicts (unless the user names 
 probability (infons "probability"), which the store keeps with the mention.
 
 The dictionary holds the KB's names and the strings the project's own annotations link to its concepts
-(gold train/dev mentions and curator-accepted links, never the test split): running text calls diseases
+(imported train/dev gold, not other splits' gold, and curator-accepted links): running text calls diseases
 "cancers" or "tumour" far more often than MEDIC's names do. On NCBI-disease test with MEDIC that took
 strict span F1 from 66.23 to 74.20 (README, "Mention detection").
 """

@@ -111,7 +111,7 @@ def evaluate_detectors(
     rows = []
     kinds: list[tuple[str, Callable[[], list[list[Mention]]]]] = []
     # the dictionary `link --detect` uses, its annotated strings taken from every split but this one
-    dictionary = project_dictionary(project, kb, leave_out={d.doc_id for d in project.documents(split)})
+    dictionary = project_dictionary(project, kb, leave_out=set(project.document_ids(split)))
     kinds.append(("dictionary", lambda: dictionary.detect(raw)))
     span = load_span_detector(project, kb=kb, device=device)
     if span is not None:
