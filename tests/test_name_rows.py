@@ -115,3 +115,13 @@ def test_a_row_costs_its_name_bytes_plus_thirteen(tmp_path: Path) -> None:
     arrays = names + 13 * len(rows) + concepts * (8 + len("C0000000"))
     size = (tmp_path / "t.rows").stat().st_size
     assert arrays <= size <= arrays + 6 * 8 + 1024  # six arrays' padding and the header
+
+
+def test_a_rows_file_linked_from_outside_the_folder_is_refused(tmp_path: Path) -> None:
+    folder = tmp_path / "index"
+    NameIndex.build(_vectors(len(ROWS)), ROWS).save(folder, "stem")
+    outside = tmp_path / "elsewhere.rows"
+    (folder / "stem.rows").rename(outside)
+    (folder / "stem.rows").symlink_to(outside)
+    with pytest.raises(IndexDamaged, match="symbolic link"):
+        NameIndex.load(folder, "stem")

@@ -294,7 +294,7 @@ class NameIndex:
         path, sidecar_path = folder / f"{stem}.faiss", folder / f"{stem}.json"
         if not path.is_file() or not sidecar_path.is_file():
             raise ModelError(f"{folder}: no index {stem} (.faiss + .json)")
-        for file in (path, sidecar_path):
+        for file in (path, sidecar_path, folder / f"{stem}.rows"):  # (a missing .rows resolves to itself)
             real = os.path.realpath(file)
             if os.path.dirname(real) != os.path.realpath(folder):
                 raise IndexDamaged(f"{file}: a symbolic link to {real}; an index is read only from {folder}")
@@ -350,13 +350,11 @@ class NameIndex:
 
 
 def _load_rows(folder: Path, stem: str, recorded: dict, count: int) -> NameRows:
-    """The `.rows` file the sidecar names, its length and hash as recorded, read through a memory map."""
+    """The `.rows` file the sidecar names (not a link out of the folder: `load` checked), its length and
+    hash as recorded, read through a memory map."""
     path = folder / f"{stem}.rows"
     if not path.is_file():
         raise IndexDamaged(f"{path}: missing (its sidecar names it)")
-    real = os.path.realpath(path)
-    if os.path.dirname(real) != os.path.realpath(folder):
-        raise IndexDamaged(f"{path}: a symbolic link to {real}; an index is read only from {folder}")
     if path.stat().st_size != recorded["bytes"] or file_digest(path) != recorded["sha256"]:
         raise IndexDamaged(f"{path}: not the file its sidecar recorded (length or hash differ)")
     return NameRows.load(path, count)

@@ -137,7 +137,7 @@ class NameRows(Sequence[NameEntry]):
     def save(self, path: Path) -> None:
         """Write base and tail as one file, by temp-and-rename (FileWriteError names it on failure)."""
         whole = self.merged()
-        arrays = {
+        given = {
             "name_ends": whole.names.ends,
             "names": whole.names.blob,
             "concept_ends": whole.concepts.ends,
@@ -145,19 +145,18 @@ class NameRows(Sequence[NameEntry]):
             "concept_codes": whole.codes,
             "preferred": whole.preferred,
         }
+        arrays = {key: np.ascontiguousarray(given[key], dtype=dtype) for key, dtype in ARRAYS.items()}
         header = {"rows": len(whole), "concepts": len(whole.concepts), "arrays": {}}
         offset = 0
-        for key, dtype in ARRAYS.items():
-            data = np.ascontiguousarray(arrays[key], dtype=dtype)
-            header["arrays"][key] = {"dtype": dtype, "offset": offset, "count": len(data)}
+        for key, data in arrays.items():
+            header["arrays"][key] = {"dtype": ARRAYS[key], "offset": offset, "count": len(data)}
             offset += _aligned(data.nbytes)
         encoded = json.dumps(header).encode("utf-8")
         start = _aligned(len(MAGIC) + 8 + len(encoded))
         with atomic_path(path) as temporary, open(temporary, "wb") as out:
             out.write(MAGIC + struct.pack("<Q", len(encoded)) + encoded)
             out.write(b"\0" * (start - out.tell()))
-            for key, dtype in ARRAYS.items():
-                data = np.ascontiguousarray(arrays[key], dtype=dtype)
+            for data in arrays.values():
                 data.tofile(out)
                 out.write(b"\0" * (_aligned(data.nbytes) - data.nbytes))
 
