@@ -1,6 +1,6 @@
 """The project's `Linker` in a child process (core/child_process.py says why), behind the methods the
 desk's link service calls on a `Linker`: load, link some documents, find mentions in raw text,
-re-suggest some mentions.
+learn from decisions, re-suggest some mentions.
 """
 
 from __future__ import annotations
@@ -59,6 +59,8 @@ def _serve(conn, cancel_event, project_path: str, options: dict) -> None:
             )
         elif op == "detect":
             result = linker.find_mentions(project, request["ids"], progress=progress, cancel=cancel)
+        elif op == "learn":
+            result = linker.learn(project, request["ids"])
         elif op == "resuggest":
             result = linker.resuggest(
                 project,
@@ -200,6 +202,10 @@ class LinkerProcess:
         return int(
             self._call({"op": "resuggest", "ids": list(mention_ids)}, cancel=cancel, on_stored=on_stored)
         )
+
+    def learn(self, project, mention_ids: Sequence[int]):
+        """`Linker.learn` in the child (`project` is the child's own: the argument is ignored)."""
+        return self._call({"op": "learn", "ids": list(mention_ids)})
 
     def reload(
         self, *, progress: ProgressCallback = no_progress, cancel: CancelToken = NEVER_CANCELLED

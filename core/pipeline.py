@@ -287,6 +287,18 @@ class Linker:
         summary.detector = self._detector.description
         return summary
 
+    def learn(self, project, mention_ids: Sequence[int]):
+        """The decisions now in force on these mentions (just taken, undone or redone) reach the loaded
+        models at once: curator synonyms in the KB and name index, withdrawn ones hidden, the ranker's
+        prior recounted (core.learn.live). Returns the `LearnedNow`."""
+        from core.learn.live import learn_decisions
+
+        kb = self.kb if self.kb is not None else self.retriever.kb
+        learned = learn_decisions(project, mention_ids, kb=kb, retriever=self.retriever, stage=self.ranker)
+        if learned.names_changed:
+            self._detector = None  # the dictionary tagger is made again from the KB's names
+        return learned
+
     def link_project(
         self,
         project,

@@ -89,6 +89,26 @@ class KnowledgeBase:
             self.concepts[concept_id] = Concept(**{**concept.__dict__, "synonyms": merged})
         return added
 
+    def remove_names(self, concept_id: str, names: Iterable[str]) -> list[NameEntry]:
+        """Take synonyms out again (a curator's link was undone) and return the entries removed. The
+        preferred name is never removed: a concept always keeps the name it is shown by."""
+        concept = self.concepts.get(concept_id)
+        wanted = {normalize_name(n) for n in names}
+        if concept is None or not wanted:
+            return []
+        removed = [
+            e
+            for e in self.names
+            if e.concept_id == concept_id and not e.preferred and normalize_name(e.name) in wanted
+        ]
+        if removed:
+            gone = {id(e) for e in removed}
+            self.names = [e for e in self.names if id(e) not in gone]
+            names_left = {e.name for e in removed}
+            kept = tuple(n for n in concept.synonyms if n not in names_left)
+            self.concepts[concept_id] = Concept(**{**concept.__dict__, "synonyms": kept})
+        return removed
+
     def fingerprint(self) -> str:
         """Changes whenever an id or a name changes: indexes and models record it."""
         digest = hashlib.sha256()

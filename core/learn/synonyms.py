@@ -3,7 +3,8 @@
 Stored with `source="curator"` (so an export can tell them apart) and, when a retriever is loaded,
 encoded into its name index in place (`RescnnRetriever.add_names`: only the new strings are encoded and
 appended, the index is never rebuilt for them). `Linker.for_project` (the desk, `link`, `evaluate`) and
-`retrain` call it, so an accepted correction is retrievable the next time models are loaded.
+`retrain` call it, and a loaded linker learns each decision as it is stored (core.learn.live), so an
+accepted correction is retrievable at once in the desk that made it.
 The string is the mention's query as the desk plans it (core.retrieve.query_plan): an abbreviation its
 abstract defines is added as the long form, not as a short form that means something else elsewhere.
 """
@@ -77,10 +78,25 @@ def prune_synonyms(project, kb: KnowledgeBase | None = None) -> int:
     rejected or corrected to another concept): a curator's mistake must not stay in the KB as a name
     that keeps suggesting the wrong concept. Returns how many names were removed from the store (read
     the KB again when it is not 0); its fingerprint changes, so the name index is rebuilt without them."""
-    stored = project.names_from_source(CURATOR_SOURCE)
-    if not stored:
-        return 0
     kb = kb if kb is not None else project.knowledge_base()  # ids are resolved against it; not changed
+    stale = stale_synonyms(project, kb)
+    if not stale:
+        return 0
+    removed = project.remove_names(stale, source=CURATOR_SOURCE)
+    log.info("%d curator synonyms removed: the decisions that taught them no longer stand", removed)
+    return removed
+
+
+def stale_synonyms(project, kb: KnowledgeBase, *, among: set[str] | None = None) -> dict[str, set[str]]:
+    """Concept id -> the stored curator synonyms no standing decision supports (nothing is changed).
+    `among`: only names whose normalised form is in it are considered (an open desk asks about the
+    strings of the mentions just decided); then nothing is read when no stored name is among them."""
+    stored = project.names_from_source(CURATOR_SOURCE)
+    if among is not None:
+        stored = {c: {n for n in names if normalize_name(n) in among} for c, names in stored.items()}
+        stored = {c: names for c, names in stored.items() if names}
+    if not stored:
+        return {}
     standing = {
         (concept_id, normalize_name(name))
         for concept_id, names in curated_synonyms(project, kb).items()
@@ -90,12 +106,7 @@ def prune_synonyms(project, kb: KnowledgeBase | None = None) -> int:
         concept_id: {n for n in names if (concept_id, normalize_name(n)) not in standing}
         for concept_id, names in stored.items()
     }
-    stale = {concept_id: names for concept_id, names in stale.items() if names}
-    if not stale:
-        return 0
-    removed = project.remove_names(stale, source=CURATOR_SOURCE)
-    log.info("%d curator synonyms removed: the decisions that taught them no longer stand", removed)
-    return removed
+    return {concept_id: names for concept_id, names in stale.items() if names}
 
 
 def learn_synonyms(

@@ -137,18 +137,26 @@ def training_set(
     *,
     held_out_fraction: float = HELD_OUT_FRACTION,
     gold_splits: Iterable[str] = TRAINING_SPLITS,
+    doc_ids: Collection[str] | None = None,
 ) -> TrainingSet:
     """Gold from decisions (accept, correct) and imported train/dev gold; rejects as hard negatives.
 
     Not-in-KB decisions are counted and kept out of the positives (and out of the imported gold they
-    overrule). Held-out documents are never trained on, whatever was decided there.
+    overrule). Held-out documents are never trained on, whatever was decided there. `doc_ids`: only
+    these documents are read (an open desk refreshes the links of the documents just decided); the
+    held-out slice is still chosen among all of the project's documents, so it is the same slice.
     """
     gold_documents = {doc_id for split in gold_splits for doc_id in project.document_ids(split)}
-    state = project.current_decisions()
+    if doc_ids is None:  # streamed: a large project's documents are not all held at once
+        documents = project.documents_with_mention_ids()
+        state = project.current_decisions()
+    else:
+        documents = list(project.documents_with_mention_ids(ids=sorted(set(doc_ids))))
+        state = project.current_decisions(mention_ids=[m for _, ids in documents for m in ids])
     rejected_top = _rejected_concepts(project, state)
     result = TrainingSet()
     held_out_slice = held_out_ids(project.document_ids(), held_out_fraction)
-    for document, mention_ids in project.documents_with_mention_ids():
+    for document, mention_ids in documents:
         held_out = document.doc_id in held_out_slice
         in_gold_split = document.doc_id in gold_documents
         linked: list[Mention] = []

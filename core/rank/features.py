@@ -58,6 +58,11 @@ class NameForms:
             self._forms[candidate.concept_id] = found
         return found
 
+    def forget(self, concept_ids: set[str]) -> None:
+        """These concepts' names changed (a curator synonym learnt or withdrawn): read them again."""
+        for concept_id in concept_ids:
+            self._forms.pop(concept_id, None)
+
 
 class NameSimilarity:
     """Char n-gram TF-IDF cosine between a mention's queries and a concept's best name; also a recall

@@ -79,6 +79,25 @@ class AnnotationPrior:
     def __len__(self) -> int:
         return sum(self.concepts.values())
 
+    def replace_documents(self, doc_ids: Iterable[str], fresh: AnnotationPrior) -> None:
+        """The links of `doc_ids` as `fresh` counts them now (a curator decided, undid or corrected
+        there): their old counts are taken out and the new ones put in, so an open desk's prior follows
+        its decisions without being rebuilt from every document."""
+        for doc_id in doc_ids:
+            for (key, concept_id), count in self.by_document.pop(doc_id, Counter()).items():
+                self.pairs[key][concept_id] -= count
+                if self.pairs[key][concept_id] <= 0:
+                    del self.pairs[key][concept_id]
+                if not self.pairs[key]:
+                    del self.pairs[key]
+                self.concepts[concept_id] -= count
+                if self.concepts[concept_id] <= 0:
+                    del self.concepts[concept_id]
+            for (key, concept_id), count in fresh.by_document.get(doc_id, Counter()).items():
+                self.pairs[key][concept_id] += count
+                self.concepts[concept_id] += count
+                self.by_document[doc_id][(key, concept_id)] += count
+
     def counts(self, text: str, exclude_document: str | None = None) -> Counter[str]:
         """Concept counts of a string, without the links of `exclude_document`."""
         key = prior_key(text)

@@ -100,9 +100,12 @@ def search_concepts(
     queries: np.ndarray,
     k: int,
     codes: ConceptCodes | None = None,
+    hidden: np.ndarray | None = None,
 ) -> list[list[Candidate]]:
     """Top-k concepts per query; queries whose fetched names cover fewer than k concepts (one concept
-    with forty synonyms can fill the list) are searched again with four times as many names."""
+    with forty synonyms can fill the list) are searched again with four times as many names.
+    `hidden`: a mask over the rows; a hidden row (a name withdrawn since the index was built) is
+    skipped, so its concept is found through its other names or not at all."""
     results: list[list[Candidate]] = [[] for _ in range(queries.shape[0])]
     if not len(rows) or not queries.shape[0]:
         return results
@@ -111,9 +114,11 @@ def search_concepts(
     fetch = min(len(rows), k * NAME_OVERFETCH)
     while len(pending):
         scores, ids = search(queries[pending], fetch)
+        exhausted = (ids < 0).any(axis=1)  # the search had no more names to give
+        if hidden is not None:
+            ids = np.where((ids >= 0) & hidden[np.maximum(ids, 0)], -1, ids)
         collapsed = collapse_to_concepts(kb, rows, scores, ids, k, codes)
         again = []
-        exhausted = (ids < 0).any(axis=1)  # the search had no more names to give
         for position, candidates, done in zip(pending.tolist(), collapsed, exhausted.tolist()):
             results[position] = candidates
             if len(candidates) < k and fetch < len(rows) and not done:

@@ -13,6 +13,8 @@ import logging
 from collections.abc import Sequence
 from pathlib import Path
 
+import numpy as np
+
 from core.documents import Candidate
 from core.errors import CuralinkError, ModelError
 from core.kb.knowledge_base import KnowledgeBase, NameEntry
@@ -86,6 +88,7 @@ class RescnnRetriever:
         self.name_index: NameIndex | None = None
         self._legacy_version = ""  # how older versions named this model's index files
         self._stem = ""  # the saved index this one matches (index_stem of the KB and model version)
+        self._hidden: np.ndarray | None = None  # rows withdrawn since loading (`withdraw_names`)
 
     @classmethod
     def load(
@@ -122,6 +125,7 @@ class RescnnRetriever:
         """Reuse the saved index for this KB and model version, or encode every name and build one."""
         self.kb = kb
         self.cache.clear()
+        self._hidden = None
         stem = self._stem = index_stem(kb.fingerprint(), self.version)
         if self.index_dir is not None and self._legacy_version:
             adopt_legacy_index(self.index_dir, index_stem(kb.fingerprint(), self._legacy_version), stem)
@@ -212,10 +216,38 @@ class RescnnRetriever:
             return
         self.cache.clear()
         self.name_index.add(self.encoder.encode([e.name for e in entries]), list(entries))
+        if self._hidden is not None:
+            self._hidden = np.concatenate([self._hidden, np.zeros(len(entries), dtype=bool)])
+            return  # rows are hidden: this index matches no KB the store holds, so it is not saved
         stem = index_stem(self.kb.fingerprint(), self.version)
         if self._save(stem) and drop_superseded and self._stem and self._stem != stem:
             _remove_index(self.index_dir, self._stem)  # the KB without these names is gone from the store
         self._stem = stem
+
+    def withdraw_names(self, entries: Sequence[NameEntry]) -> int:
+        """Names taken out of the KB since loading (an undone curator link) stop being found at once:
+        their rows are hidden from every search, not re-encoded. The index is then no longer saved (it
+        holds rows the KB lacks); the next load builds it from the store. Returns the rows hidden."""
+        if self.name_index is None or self.kb is None:
+            raise ModelError("withdraw_names before index(kb)")
+        rows, codes = self.name_index.rows, self.name_index.codes
+        wanted: dict[str, set[str]] = {}
+        for entry in entries:
+            wanted.setdefault(entry.concept_id, set()).add(entry.name)
+        code_of = {
+            concept_id: code for code, concept_id in enumerate(codes.concept_ids) if concept_id in wanted
+        }
+        hidden = self._hidden if self._hidden is not None else np.zeros(len(rows), dtype=bool)
+        count = 0
+        for concept_id, code in code_of.items():
+            for row in np.flatnonzero(np.asarray(codes.codes) == code).tolist():
+                if not hidden[row] and rows[row].name in wanted[concept_id]:
+                    hidden[row] = True
+                    count += 1
+        if count:
+            self._hidden = hidden
+            self.cache.clear()
+        return count
 
     def retrieve(self, mentions: Sequence[str], k: int = 64) -> list[list[Candidate]]:
         if self.name_index is None or self.kb is None:
@@ -235,7 +267,9 @@ class RescnnRetriever:
             # keys are already normalised when the model normalises, and normalising twice is a no-op
             vectors = self.encoder.encode(missing)
             index = self.name_index
-            found = search_concepts(self.kb, index.rows, index.search, vectors, k, index.codes)
+            found = search_concepts(
+                self.kb, index.rows, index.search, vectors, k, index.codes, hidden=self._hidden
+            )
             for key, candidates in zip(missing, found):
                 answers[key] = candidates
                 self.cache.put(key, k, candidates)

@@ -10,6 +10,7 @@ never overwritten; all of them are written in one transaction and undone by one 
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from sqlalchemy import select
@@ -48,17 +49,7 @@ def find_identical(
         if source is None or source.removed:
             raise CuralinkError(f"no mention with id {mention_id}")
         normalized = normalize_name(source.text)
-        query = (
-            select(MentionRow.id, MentionRow.text, MentionRow.type, DocumentRow.external_id)
-            .join(DocumentRow, DocumentRow.id == MentionRow.document_id)
-            .outerjoin(MentionStateRow, MentionStateRow.mention_id == MentionRow.id)
-            .where(
-                MentionRow.removed.is_(False),
-                MentionStateRow.mention_id.is_(None),
-                MentionRow.id != mention_id,
-            )
-            .order_by(MentionRow.document_id, MentionRow.start, MentionRow.id)
-        )
+        query = _undecided().where(MentionRow.id != mention_id)
         if document is not None:
             query = query.where(DocumentRow.external_id == document)
         if same_type:
@@ -73,6 +64,32 @@ def find_identical(
         tuple(m for m, _ in hits),
         tuple(dict.fromkeys(doc for _, doc in hits)),
     )
+
+
+def _undecided():
+    """Mentions without a decision, not deleted, in document order, with their document's id."""
+    return (
+        select(MentionRow.id, MentionRow.text, MentionRow.type, DocumentRow.external_id)
+        .join(DocumentRow, DocumentRow.id == MentionRow.document_id)
+        .outerjoin(MentionStateRow, MentionStateRow.mention_id == MentionRow.id)
+        .where(MentionRow.removed.is_(False), MentionStateRow.mention_id.is_(None))
+        .order_by(MentionRow.document_id, MentionRow.start, MentionRow.id)
+    )
+
+
+def undecided_identical(project, mention_ids: Sequence[int]) -> list[int]:
+    """Every undecided mention, in the whole project, whose normalised text is that of one of these
+    mentions: what a decision on them may change the suggestions of. One pass over the mentions."""
+    wanted = set(mention_ids)
+    if not wanted:
+        return []
+    with project.session() as session:
+        texts = session.execute(select(MentionRow.text).where(MentionRow.id.in_(sorted(wanted)))).scalars()
+        normalized = {normalize_name(text) for text in texts} - {""}
+        if not normalized:
+            return []
+        rows = session.execute(_undecided()).all()
+    return [row.id for row in rows if row.id not in wanted and normalize_name(row.text) in normalized]
 
 
 def apply_to_identical(

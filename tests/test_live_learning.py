@@ -1,0 +1,132 @@
+"""A decision reaches the loaded linker at once (core.learn.live): the curator synonym is found by the very
+linker that is loaded, an undone one stops being found, and the annotation prior follows; what the live
+linker ends with is what a linker loaded afresh from the store finds."""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+from core.documents import Document, Mention, Passage  # noqa: E402
+from core.rank.prior import AnnotationPrior  # noqa: E402
+from tests.test_curator_synonyms import _correctable  # noqa: E402
+
+
+def _wrong_concept(project, mention) -> str:
+    """A concept the mention's text is not a name of: correcting to it teaches a new (wrong) synonym."""
+    return next(c.concept_id for c in project.knowledge_base() if c.concept_id != mention.concept_id)
+
+
+def _with_copies(project, text: str, doc_id: str = "copies-1") -> list[int]:
+    """A new document where `text` occurs twice, both marked as (undecided) mentions."""
+    body = f"First {text} here. Then {text} again."
+    project.import_documents([Document(doc_id, (Passage(0, body, "abstract"),))], source="", split="")
+    starts = [body.find(text), body.rfind(text)]
+    return [project.add_mention(doc_id, s, s + len(text)) for s in starts]
+
+
+def test_a_correction_is_found_at_once_and_an_undo_withdraws_it_without_a_reload(demo):
+    from core.pipeline import Linker
+
+    mention, mention_id = _correctable(demo)
+    wrong = _wrong_concept(demo, mention)
+    linker = Linker.for_project(demo, use_reranker=False, use_ranker=False)
+    assert all(c.matched_name != mention.text for c in linker.retriever.retrieve([mention.text], 5)[0])
+
+    demo.record_decision(mention_id, "correct", concept_id=wrong, curator="ann")
+    learned = linker.learn(demo, [mention_id])
+    assert [(e.concept_id, e.name) for e in learned.added] == [(wrong, mention.text)]
+    top = linker.retriever.retrieve([mention.text], 3)[0][0]
+    assert (top.concept_id, top.matched_name) == (wrong, mention.text)  # the string itself is the name
+    assert mention.text in demo.concept(wrong).synonyms  # stored: a reload keeps it
+
+    demo.record_decision(mention_id, "revert", curator="ann")
+    learned = linker.learn(demo, [mention_id])
+    assert [(e.concept_id, e.name) for e in learned.withdrawn] == [(wrong, mention.text)]
+    live = linker.retriever.retrieve([mention.text], 5)[0]
+    assert all(c.matched_name != mention.text for c in live)
+    assert mention.text not in demo.concept(wrong).synonyms
+    assert mention.text not in linker.kb.get(wrong).names
+
+    reloaded = Linker.for_project(demo, use_reranker=False, use_ranker=False)
+    again = reloaded.retriever.retrieve([mention.text], 5)[0]
+    assert [c.concept_id for c in live] == [c.concept_id for c in again]
+    assert [round(c.retriever_score, 4) for c in live] == [round(c.retriever_score, 4) for c in again]
+
+
+def test_a_redo_after_an_undo_is_found_again(demo):
+    from core.pipeline import Linker
+
+    mention, mention_id = _correctable(demo)
+    wrong = _wrong_concept(demo, mention)
+    linker = Linker.for_project(demo, use_reranker=False, use_ranker=False)
+    for action in ("correct", "revert", "correct"):
+        demo.record_decision(mention_id, action, concept_id=wrong if action == "correct" else "", curator="a")
+        linker.learn(demo, [mention_id])
+    top = linker.retriever.retrieve([mention.text], 3)[0][0]
+    assert (top.concept_id, top.matched_name) == (wrong, mention.text)
+
+
+def test_the_prior_follows_decisions_and_matches_one_counted_from_scratch(demo):
+    from core.learn.live import learn_decisions
+    from core.learn.training_data import training_set
+    from core.rank.stage import RankingStage
+
+    mention, mention_id = _correctable(demo)
+    wrong = _wrong_concept(demo, mention)
+    kb = demo.knowledge_base()
+
+    def from_scratch() -> AnnotationPrior:
+        return AnnotationPrior.from_documents(training_set(demo, kb, held_out_fraction=0.0).train_documents)
+
+    stage = RankingStage(None, kb, from_scratch())
+    before = stage.prior.counts(mention.text)
+    demo.record_decision(mention_id, "correct", concept_id=wrong, curator="ann")
+    learn_decisions(demo, [mention_id], kb=kb, stage=stage)
+    assert stage.prior.counts(mention.text)[wrong] == before[wrong] + 1
+    assert stage.prior.counts(mention.text) == from_scratch().counts(mention.text)
+    assert stage.prior.concepts == from_scratch().concepts
+
+    demo.record_decision(mention_id, "revert", curator="ann")
+    learn_decisions(demo, [mention_id], kb=kb, stage=stage)
+    assert stage.prior.counts(mention.text) == before
+    assert stage.prior.concepts == from_scratch().concepts
+
+
+def _doc(doc_id: str, *links: tuple[str, str]) -> Document:
+    text = " ".join(t for t, _ in links) or "nothing"
+    mentions, at = [], 0
+    for t, concept_id in links:
+        mentions.append(Mention(at, at + len(t), t, concept_id=concept_id))
+        at += len(t) + 1
+    return Document(doc_id, (Passage(0, text, "abstract"),), tuple(mentions))
+
+
+def test_replacing_a_documents_links_equals_counting_all_again():
+    a = _doc("a", ("lung cancer", "C1"), ("lung cancer", "C1"), ("fever", "C2"))
+    b = _doc("b", ("lung cancer", "C3"), ("fever", "C2"))
+    a_now = _doc("a", ("lung cancer", "C3"))
+    live = AnnotationPrior.from_documents([a, b])
+    live.replace_documents(["a"], AnnotationPrior.from_documents([a_now]))
+    rebuilt = AnnotationPrior.from_documents([a_now, b])
+    assert live.pairs == rebuilt.pairs and live.concepts == rebuilt.concepts
+    assert live.by_document == rebuilt.by_document
+    assert live.counts("Lung cancer") == Counter({"C3": 2})
+
+    live.replace_documents(["a", "b"], AnnotationPrior())  # every link undone: nothing left
+    assert not live.pairs and not live.concepts and len(live) == 0
+
+
+def test_undecided_identical_mentions_are_found_across_the_project(demo):
+    from core.store.identical_mentions import undecided_identical
+
+    mention, mention_id = _correctable(demo)
+    copies = _with_copies(demo, mention.text)
+    demo.record_decision(mention_id, "accept", concept_id=mention.concept_id, curator="ann")
+    assert set(undecided_identical(demo, [mention_id])) >= set(copies)
+    assert mention_id not in undecided_identical(demo, [mention_id])
+    demo.record_decision(copies[0], "reject", curator="ann")  # decided: left alone
+    found = undecided_identical(demo, [mention_id])
+    assert copies[1] in found and copies[0] not in found
