@@ -101,6 +101,7 @@ class SavingMixin:
             self.undo_stack.push(command)
             if write.late:
                 self.statusBar().showMessage(f"saved: {command.text()}", 4000)
+            self.learn_decided(command)
 
         write = Write(command.text(), lambda: command.write_redo(curator), saved, self.report_refusal)
         return self.writer.submit(write)
@@ -114,7 +115,7 @@ class SavingMixin:
             Write(
                 f"undo {command.text()}",
                 lambda: command.write_undo(curator),
-                lambda _result: self.undo_stack.undo(),
+                lambda _result: (self.undo_stack.undo(), self.learn_decided(command)),
                 self.report_refusal,
             )
         )
@@ -135,10 +136,24 @@ class SavingMixin:
             Write(
                 f"redo {command.text()}",
                 lambda: command.write_redo(curator),
-                lambda _result: self.undo_stack.redo(),
+                lambda _result: (self.undo_stack.redo(), self.learn_decided(command)),
                 refused,
             )
         )
+
+    def learn_decided(self, command: StoreCommand) -> None:
+        """Decisions stored, undone or redone reach the loaded models at once (LinkService.learn): the
+        identical mentions still to review are suggested again with what the curator just taught."""
+        if command.decisions_only:
+            self.service.learn(command.changed())
+
+    def on_learned(self, outcome) -> None:
+        learned, resuggested = outcome
+        said = learned.describe()
+        if resuggested:
+            said = ", ".join(p for p in (said, f"{resuggested} identical mention(s) suggested again") if p)
+        if said:
+            self.statusBar().showMessage(said, 4000)
 
     def waiting_for_writes(self, what: str) -> bool:
         """True (and says so) when changes wait to be saved: `what` must build on the stored state."""

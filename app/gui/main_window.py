@@ -93,6 +93,7 @@ class MainWindow(
             warm_imports()
         self.service.chunkLinked.connect(self._on_chunk)
         self.service.linkerReady.connect(self._on_linker_ready)
+        self.service.learned.connect(self.on_learned)
         self.service.failed.connect(lambda exc: show_error(self, exc, context="background linking"))
         self._connect_find_mentions()
         self.doc: Document | None = None

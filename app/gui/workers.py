@@ -28,6 +28,7 @@ from core.errors import Cancelled
 from core.kb.concept import Concept
 from core.progress import CancelToken
 from core.store.curation_log import SuggestionSet
+from core.store.identical_mentions import undecided_identical
 from core.store.project import QueueEntry
 
 log = logging.getLogger(__name__)
@@ -123,6 +124,7 @@ class LinkService(QObject):
     linkerReady = Signal(str)
     failed = Signal(object)
     mentionsFound = Signal(object)  # (DetectSummary, the asked ids), before their linking starts
+    learned = Signal(object)  # (LearnedNow, how many identical mentions were suggested again)
 
     def __init__(
         self,
@@ -146,6 +148,7 @@ class LinkService(QObject):
         self._lock = threading.Lock()
         self._urgent: dict[int, None] = {}  # mention ids to re-suggest, in the order asked
         self._urgent_lock = threading.Lock()
+        self._to_learn: dict[int, None] = {}  # decided mentions the loaded linker has not learnt yet
         self.jobs: list[Job] = []
 
     def _options(self) -> tuple:
@@ -281,6 +284,38 @@ class LinkService(QObject):
             self._resuggest_waiting(self.linker(progress, cancel), job, cancel)
 
         job = Job(work, "re-suggesting edited mentions")
+        job.signals.partial.connect(self.chunkLinked.emit)
+        job.signals.errored.connect(self.failed.emit)
+        return self.submit(job, priority=1)
+
+    def learn(self, mention_ids: Sequence[int]) -> Job | None:
+        """A decision was stored, undone or redone: the loaded linker learns it (core.learn.live), then
+        the undecided mentions with the same text anywhere in the project are suggested again, so none
+        keeps a suggestion the decision contradicts. Nothing happens while no models are loaded: loading
+        reads every decision from the store. Decisions taken while a learning job waits join it."""
+        with self._lock:
+            if self._linker is None:
+                return None
+        with self._urgent_lock:
+            waiting = bool(self._to_learn)
+            self._to_learn.update(dict.fromkeys(mention_ids))
+        if waiting:
+            return None
+
+        def work(progress, cancel: CancelToken):
+            with self._urgent_lock:
+                ids = list(self._to_learn)
+                self._to_learn.clear()
+            linker = self.linker(progress, cancel)
+            found = linker.learn(self.project, ids)
+            identical = undecided_identical(self.project, ids)
+            with self._urgent_lock:
+                self._urgent.update(dict.fromkeys(identical))
+            self._resuggest_waiting(linker, job, cancel)
+            self.learned.emit((found, len(identical)))
+            return found
+
+        job = Job(work, "learning from decisions")
         job.signals.partial.connect(self.chunkLinked.emit)
         job.signals.errored.connect(self.failed.emit)
         return self.submit(job, priority=1)
