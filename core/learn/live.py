@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from core.kb.knowledge_base import KnowledgeBase, NameEntry
-from core.learn.synonyms import CURATOR_SOURCE, learn_synonyms, stale_synonyms
+from core.learn.synonyms import CURATOR_SOURCE, curated_synonyms, learn_synonyms, stale_synonyms
 from core.learn.training_data import training_set
 from core.rank.prior import AnnotationPrior
 from core.retrieve.query_plan import plan_document
@@ -71,7 +71,7 @@ def learn_decisions(
         return learned
     doc_ids = sorted(set(project.mention_documents(ids).values()))
     learned.strings = _queries(project, doc_ids, set(ids))
-    learned.withdrawn = _withdraw(project, kb, retriever, set(learned.strings))
+    learned.withdrawn = _withdraw(project, kb, retriever, set(learned.strings), ids)
     learned.added = learn_synonyms(project, kb=kb, retriever=retriever, mention_ids=ids)
     if stage is not None:
         learned.prior_documents = _recount(stage.prior, project, kb, doc_ids)
@@ -91,10 +91,16 @@ def _queries(project, doc_ids: list[str], wanted: set[int]) -> list[str]:
     return list(found)
 
 
-def _withdraw(project, kb: KnowledgeBase, retriever, strings: set[str]) -> list[NameEntry]:
+def _withdraw(project, kb: KnowledgeBase, retriever, strings: set[str], ids: list[int]) -> list[NameEntry]:
     """Curator synonyms among these strings that no standing decision supports leave the store, the KB
-    and the index's searches."""
-    stale = stale_synonyms(project, kb, among=strings)
+    and the index's searches. A name the decided mentions themselves still link (the same string
+    accepted again) is known to stand, so repeating a link never reads the whole project."""
+    here = {
+        (concept_id, normalize_name(name))
+        for concept_id, names in curated_synonyms(project, kb, ids).items()
+        for name in names
+    }
+    stale = stale_synonyms(project, kb, among=strings, supported=here)
     if not stale:
         return []
     project.remove_names(stale, source=CURATOR_SOURCE)

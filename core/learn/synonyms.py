@@ -87,14 +87,22 @@ def prune_synonyms(project, kb: KnowledgeBase | None = None) -> int:
     return removed
 
 
-def stale_synonyms(project, kb: KnowledgeBase, *, among: set[str] | None = None) -> dict[str, set[str]]:
+def stale_synonyms(
+    project,
+    kb: KnowledgeBase,
+    *,
+    among: set[str] | None = None,
+    supported: set[tuple[str, str]] = frozenset(),
+) -> dict[str, set[str]]:
     """Concept id -> the stored curator synonyms no standing decision supports (nothing is changed).
     `among`: only names whose normalised form is in it are considered (an open desk asks about the
-    strings of the mentions just decided); then nothing is read when no stored name is among them."""
+    strings of the mentions just decided); `supported`: (concept id, normalised name) pairs already
+    known to stand. Every decision is read only when some stored name is left in doubt."""
     stored = project.names_from_source(CURATOR_SOURCE)
     if among is not None:
         stored = {c: {n for n in names if normalize_name(n) in among} for c, names in stored.items()}
-        stored = {c: names for c, names in stored.items() if names}
+    stored = {c: {n for n in names if (c, normalize_name(n)) not in supported} for c, names in stored.items()}
+    stored = {c: names for c, names in stored.items() if names}
     if not stored:
         return {}
     standing = {
