@@ -1,11 +1,14 @@
 """The packed-reranker benchmark (issue 4): accuracy and speed per packing level and candidate count.
 
 On NCBI-disease with candidates from the char n-gram TF-IDF retriever by default (a saved ResCNN
-folder or a candidate file can be passed as `retriever`), every packing level is trained on the same wall-clock budget
-and measured on a fixed slice of test abstracts, so the whole table fits a small CPU (`quick`: a few
-minutes; full: ~15 minutes on 2 busy cores). Speed counts the scoring passes only (packing is timed
-separately), as the paper does (methods.md B.9). Each row reports acc@1 of the pure reranker and of
-the retriever-fused score (core.rerank.fusion, weight chosen on the dev slice) side by side.
+folder or a candidate file can be passed as `retriever`), every packing level is trained to one stated
+stopping rule (no dev gain for `PATIENCE` evaluations, or `max_epochs`) and measured on a fixed slice of
+test abstracts; or a trained cross-encoder folder is measured as it is (`model`). A wall-clock cap
+(`train_seconds`) stays an option, and a row it cut short is marked as such (`trained: false`), never
+reported as a trained result; `train_seconds=0` measures speed only (accuracy is left out). Speed counts
+the scoring passes only (packing is timed separately), as the paper does (methods.md B.9). Each row
+reports acc@1 of the pure reranker and of the retriever-fused score (core.rerank.fusion, weight chosen
+on the dev slice) side by side.
 """
 
 from __future__ import annotations
@@ -81,8 +84,11 @@ def retriever_accuracy(
     return correct / total if total else 0.0
 
 
-QUICK = {"speed_docs": 10, "dev_docs": 4, "train_seconds": 12.0}
-FULL = {"speed_docs": 20, "dev_docs": 6, "train_seconds": 40.0}
+QUICK = {"speed_docs": 10, "dev_docs": 4, "train_docs": 60, "max_epochs": 2}
+FULL = {"speed_docs": 20, "dev_docs": 6, "train_docs": None, "max_epochs": None}
+PATIENCE = 3
+"""Dev evaluations (one per epoch) without a gain before a row's training stops."""
+DEFAULT_MAX_EPOCHS = 16
 
 
 def _retriever(retriever, kb: KnowledgeBase):
@@ -123,16 +129,19 @@ def run_benchmark(
     retriever=None,
     save_candidates_to: str | Path | None = None,
     batch_tokens: int | None = None,
-    max_epochs: int = 16,
+    max_epochs: int | None = None,
     timing_repeats: int = 1,
+    model: str | Path | None = None,
     progress: ProgressFn = no_progress,
     cancel: CancelToken = NEVER_CANCELLED,
 ) -> dict:
     """The issue-4 table: one row per (C, packing level), JSON-ready.
 
-    `quick` shrinks the slices and the training budget (a few minutes on 2 cores). Accuracy and speed
-    are measured on the first `speed_docs` NCBI test abstracts (one accuracy pass, then timed passes); every variant
-    trains for the same `train_seconds` (wall clock, dev evaluation included) from the same base model.
+    `quick` shrinks the slices (60 train abstracts, 2 epochs). Accuracy and speed are measured on the
+    first `speed_docs` NCBI test abstracts (one accuracy pass, then timed passes); every variant trains
+    from the same base model to the same stopping rule (dev patience, `max_epochs`), `train_seconds`
+    capping it only when given; `model` (a trained cross-encoder folder) is measured without training,
+    at its own packing level.
     `engine` is a CPU engine name or "auto" (measured choice on the first row); `retriever` is "tfidf",
     a saved ResCNN folder, a candidate file, or a built retriever; `save_candidates_to` writes the
     retrieved candidates of all three slices to a candidate file for later runs. `batch_tokens` is the
@@ -143,10 +152,14 @@ def run_benchmark(
     preset = QUICK if quick else FULL
     speed_docs = speed_docs if speed_docs is not None else preset["speed_docs"]
     dev_docs = dev_docs if dev_docs is not None else preset["dev_docs"]
-    train_seconds = train_seconds if train_seconds is not None else preset["train_seconds"]
+    max_epochs = max_epochs if max_epochs is not None else preset["max_epochs"] or DEFAULT_MAX_EPOCHS
+    train_docs_limit = train_docs_limit if train_docs_limit is not None else preset["train_docs"]
+    speed_only = train_seconds is not None and train_seconds <= 0
+    if model is not None:
+        packings = (CrossEncoder.load(model).config.packing,)
     ncbi_dir = Path(ncbi_dir)
     kb = KnowledgeBase(read_medic(medic_path))
-    train_docs = list(pubtator.read(ncbi_dir / TRAIN_FILE))[:train_docs_limit]
+    train_docs = [] if model is not None else list(pubtator.read(ncbi_dir / TRAIN_FILE))[:train_docs_limit]
     dev = list(pubtator.read(ncbi_dir / DEV_FILE))[:dev_docs]
     test = list(pubtator.read(ncbi_dir / TEST_FILE))[:speed_docs]
     started = time.perf_counter()
@@ -175,24 +188,27 @@ def run_benchmark(
         for packing in sorted(packings, key=lambda p: -PACKING_LEVELS.index(p) if p in PACKING_LEVELS else 0):
             cancel.raise_if_cancelled()
             progress(len(rows), total, f"{packing}, C={c_count}: training")
-            encoder = CrossEncoder.from_base(base_model, packing=packing, max_length=max_length)
-            result = train(
-                encoder,
-                train_docs,
-                train_c,
-                dev,
-                dev_c,
-                kb,
-                TrainingConfig(
-                    learning_rate=learning_rate,
-                    max_seconds=train_seconds,
-                    max_epochs=max_epochs,
-                    patience=3,
-                    batch_tokens=batch_tokens,
-                ),
-                device=choice.device,
-                cancel=cancel,
-            )
+            if model is not None:
+                encoder, result = CrossEncoder.load(model), None
+            else:
+                encoder = CrossEncoder.from_base(base_model, packing=packing, max_length=max_length)
+                result = train(
+                    encoder,
+                    train_docs,
+                    train_c,
+                    dev,
+                    dev_c,
+                    kb,
+                    TrainingConfig(
+                        learning_rate=learning_rate,
+                        max_seconds=train_seconds,
+                        max_epochs=max_epochs,
+                        patience=PATIENCE,
+                        batch_tokens=batch_tokens,
+                    ),
+                    device=choice.device,
+                    cancel=cancel,
+                )
             reranker = CrossEncoderReranker(
                 encoder, device=choice.device, max_batch_tokens=max_batch_tokens, fusion_weight=0.0
             )
@@ -207,22 +223,19 @@ def run_benchmark(
             weight, weights = choose_weight(dev_ranked, lambda r: ranked_accuracy(dev, r, kb))
             ranked = reranker.rerank(test, test_c, cancel=cancel)  # accuracy; also the warm-up pass
             timed.append((reranker, test_c, []))
-            rows.append(
-                {
-                    "packing": packing,
-                    "candidates": c_count,
-                    "retriever_acc@1": round(100 * base_acc, 2),
-                    "acc@1": round(100 * ranked_accuracy(test, ranked, kb), 2),
-                    "acc@1_fused": round(100 * ranked_accuracy(test, refuse(ranked, weight), kb), 2),
-                    "fusion_weight": weight,
-                    "dev_acc@1": round(100 * weights[0.0], 2),
-                    "dev_acc@1_fused": round(100 * weights[weight], 2),
-                    "train_examples_per_s": round(result.examples_per_s, 2),
-                    "train_seconds": round(result.train_seconds, 1),
-                    "train_epochs": round(result.epochs, 3),
-                    "train_steps": result.steps,
-                }
-            )
+            row = {"packing": packing, "candidates": c_count, "retriever_acc@1": round(100 * base_acc, 2)}
+            if not speed_only:
+                row.update(
+                    {
+                        "acc@1": round(100 * ranked_accuracy(test, ranked, kb), 2),
+                        "acc@1_fused": round(100 * ranked_accuracy(test, refuse(ranked, weight), kb), 2),
+                        "fusion_weight": weight,
+                        "dev_acc@1": round(100 * weights[0.0], 2),
+                        "dev_acc@1_fused": round(100 * weights[weight], 2),
+                    }
+                )
+            row.update(_training(result, model))
+            rows.append(row)
             log.info("bench row %s", rows[-1])
         # timed passes, round-robin over this C's levels: a machine that slows down for a while slows
         # every level alike instead of one row, so the ratios hold; each level keeps its median pass
@@ -261,6 +274,8 @@ def run_benchmark(
         "quick": quick,
         "slice": {"test_docs": len(test), "test_mentions": mentions, "dev_docs": len(dev)},
         "train_seconds_budget": train_seconds,
+        "stopping_rule": _stopping_rule(model, speed_only, max_epochs, train_seconds),
+        "model": str(model) if model is not None else None,
         "max_length": max_length,
         "train_docs": len(train_docs),
         "learning_rate": learning_rate,
@@ -270,6 +285,30 @@ def run_benchmark(
         "engines": engine_report,
         "rows": rows,
     }
+
+
+def _training(result, model) -> dict:
+    """How a row's model came to be: trained (and what stopped it) or loaded. A row cut by the time
+    cap before its stopping rule is `trained: false`: its accuracy is not a trained model's."""
+    if result is None:
+        return {"trained": True, "stopped_by": f"loaded {Path(model).name}"}
+    return {
+        "train_examples_per_s": round(result.examples_per_s, 2),
+        "train_seconds": round(result.train_seconds, 1),
+        "train_epochs": round(result.epochs, 3),
+        "train_steps": result.steps,
+        "stopped_by": result.stopped_by,
+        "trained": result.stopped_by != "max_seconds",
+    }
+
+
+def _stopping_rule(model, speed_only: bool, max_epochs: int, train_seconds: float | None) -> str:
+    if model is not None:
+        return f"none: the trained model {model} is measured as it is"
+    if speed_only:
+        return "none: speed only (train_seconds 0), accuracy not measured"
+    rule = f"no dev acc@1 gain for {PATIENCE} epochs, at most {max_epochs} epochs"
+    return rule + (f", cut at {train_seconds:g} s of wall clock" if train_seconds else "")
 
 
 def _compare_engines(
@@ -291,14 +330,21 @@ def _compare_engines(
 def render_markdown(result: dict) -> str:
     lines = [
         f"Device: {result['device']}; retriever: {result['retriever']}; slice: {result['slice']}; "
-        f"training budget {result['train_seconds_budget']} s (wall) per row on {result['train_docs']} train docs, "
+        f"stopping rule: {result['stopping_rule']}; {result['train_docs']} train docs, "
         f"lr {result['learning_rate']}, window {result['max_length']}",
         "",
         "| " + " | ".join(COLUMNS) + " |",
         "|" + "---|" * len(COLUMNS),
     ]
+    cut = False
     for row in result["rows"]:
-        lines.append("| " + " | ".join(str(row.get(c, "")) for c in COLUMNS) + " |")
+        cells = [str(row.get(c, "")) for c in COLUMNS]
+        if not row.get("trained", True) and "acc@1" in row:
+            cut = True
+            cells = [f"{cell} †" if c.startswith("acc@1") else cell for c, cell in zip(COLUMNS, cells)]
+        lines.append("| " + " | ".join(cells) + " |")
+    if cut:
+        lines += ["", "† training cut by the time cap before its stopping rule: not a trained result"]
     if result.get("engines"):
         lines += [
             "",
