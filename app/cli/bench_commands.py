@@ -97,9 +97,17 @@ def cmd_bench_learning(args) -> int:
 
     data = shared_data(args)
     out = Path(args.out)
-    options = {"pool": 60, "step": 20, "seconds_per_retrain": 8.0, "eval_documents": 80} if args.quick else {}
+    options = {"pool": 60, "step": 20, "eval_documents": 80} if args.quick else {}
+    if (args.epochs is not None and args.epochs < 1) or (
+        args.max_seconds is not None and args.max_seconds <= 0
+    ):
+        raise CuralinkError("--epochs must be at least 1 and --max-seconds above 0")
+    if args.epochs is not None:
+        options["epochs_per_retrain"] = args.epochs
     with cancellable() as cancel, progress_bar("learning-curve benchmark", quiet=args.json) as bar:
-        result = bench_learning(data, out, progress=bar, cancel=cancel, **options)
+        result = bench_learning(
+            data, out, seconds_per_retrain=args.max_seconds, progress=bar, cancel=cancel, **options
+        )
     if args.json:
         print_json(result)
     else:
@@ -384,7 +392,17 @@ def register(commands) -> None:
     )
     bench_learning.add_argument("--data", help="shared data folder (default ../shared/data)")
     bench_learning.add_argument("--out", default="bench-out/learning", help="where the curves (JSON, PNG) go")
-    bench_learning.add_argument("--quick", action="store_true")
+    bench_learning.add_argument(
+        "--quick", action="store_true", help="60 documents in steps of 20, 80 evaluated"
+    )
+    bench_learning.add_argument(
+        "--epochs", type=int, help="training epochs per retrain (default 2; the zero-shot model: 1)"
+    )
+    bench_learning.add_argument(
+        "--max-seconds",
+        type=float,
+        help="optional cap on each training run's seconds (off by default: runs are bounded by epochs)",
+    )
     bench_learning.add_argument("--json", action="store_true")
     bench_learning.set_defaults(handler=cmd_bench_learning)
 

@@ -2,10 +2,19 @@
 
 A simulated curator accepts the gold link of every mention of the next `step` documents of a pool of
 NCBI train documents, in queue order; the retriever is then fine-tuned from its current weights on
-everything curated so far (the `retrain` code path: `finetune_rescnn`) for `seconds_per_retrain`. After
-each round, acc@1 is measured on the rest of NCBI train+dev (never curated, the same documents for
+everything curated so far (the `retrain` code path: `finetune_rescnn`) for `epochs_per_retrain` epochs.
+After each round, acc@1 is measured on the rest of NCBI train+dev (never curated, the same documents for
 both orders; `eval_documents` of them, sampled once). Both orders start from one zero-shot model
-trained on KB synonyms only.
+trained on KB synonyms only, for `zero_shot_epochs` epochs.
+
+Every training run is bounded by epochs, so the curves do not depend on the machine's load (there is no
+dev set to stop early on: the evaluation documents are the test). `seconds_per_retrain` is an optional
+cap per training run, off by default. Why 2 retrain epochs and 1 zero-shot epoch: measured on a 2-core
+CPU at the default sizes, a step of 256 strings takes ~2.1 s idle; a retrain epoch is 3-4 steps at 40
+documents and 10 at 200 (142 steps over the ten retrains at 2 epochs), a zero-shot epoch 16 steps (~36 s).
+With these defaults the whole run took 524 s there under load (load average 2-6), inside the ~10
+minutes the sizes below aim at; every retrain sees each curated pair at least twice (6-20 steps, where
+the old 20 s budget gave 4-8 under load).
 
 To fit ~10 minutes on a 2-core CPU the dictionary is a MEDIC slice: every concept linked in the pool or
 the evaluation documents plus random other MEDIC concepts up to `kb_concepts` (re-encoding all 73k MEDIC names
@@ -20,6 +29,7 @@ import random
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from core.documents import Document
 from core.kb.identifiers import split_ids
@@ -27,10 +37,15 @@ from core.kb.knowledge_base import KnowledgeBase
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressCallback, no_progress
 from core.retrieve.query_plan import plan_document, plan_documents, retrieve_planned
 
+if TYPE_CHECKING:
+    from core.retrieve.train import TrainResult
+
 log = logging.getLogger(__name__)
 
 ORDERS = ("uncertainty", "random")
 CANDIDATES = 16
+EPOCHS_PER_RETRAIN = 2  # see the module docstring for why
+ZERO_SHOT_EPOCHS = 1
 
 
 def _linked(documents: Sequence[Document], kb: KnowledgeBase) -> list[Document]:
@@ -88,14 +103,23 @@ def bench_learning(
     *,
     pool: int = 200,
     step: int = 40,
-    seconds_per_retrain: float = 20.0,
+    epochs_per_retrain: int = EPOCHS_PER_RETRAIN,
+    zero_shot_epochs: int = ZERO_SHOT_EPOCHS,
+    seconds_per_retrain: float | None = None,
     seed: int = 13,
     kb_concepts: int | None = 1500,
     eval_documents: int | None = 250,
     progress: ProgressCallback = no_progress,
     cancel: CancelToken = NEVER_CANCELLED,
 ) -> dict:
-    """Run both orders, write `learning_curves.json` and `learning_curves.png` to `out_dir`, return the curves."""
+    """Run both orders, write `learning_curves.json` and `learning_curves.png` to `out_dir`, return the curves.
+
+    `seconds_per_retrain` (None: no cap) also caps the zero-shot training; each point and `zero_shot`
+    report the steps, epochs, training-loop seconds and what stopped the run; `retrain_seconds` is the
+    whole `finetune_rescnn` call (loading and saving too), not re-indexing or evaluation.
+    """
+    if epochs_per_retrain < 1 or zero_shot_epochs < 1:
+        raise ValueError("epochs_per_retrain and zero_shot_epochs must be at least 1")
     from core.evaluate.ncbi_retrieval import load_ncbi_inputs
     from core.evaluate.retrieval import evaluate_retriever
     from core.learn.warm_start import finetune_rescnn
@@ -126,12 +150,12 @@ def bench_learning(
     )
 
     base = models / "zero-shot"
-    train_rescnn(
+    zero_shot = train_rescnn(
         kb,
         [],
         RescnnConfig(),
         base,
-        epochs=50,
+        epochs=zero_shot_epochs,
         seed=seed,
         options=TrainOptions(kb_names_per_epoch=4096),
         max_seconds=seconds_per_retrain,
@@ -157,16 +181,18 @@ def bench_learning(
             curated += remaining[:step]
             remaining = remaining[step:]
             folder_next = models / f"{order}-{round_number}"
+            retrain_started = time.perf_counter()
             result = finetune_rescnn(
                 folder,
                 kb,
                 _pairs(curated),
                 folder_next,
-                epochs=50,
+                epochs=epochs_per_retrain,
                 max_seconds=seconds_per_retrain,
                 seed=seed,
                 cancel=cancel,
             )
+            retrain_seconds = round(time.perf_counter() - retrain_started, 1)
             folder = folder_next
             retriever = _retriever(folder, kb, cancel)
             metrics = evaluate_retriever(retriever, rest, kb, reindex=False)
@@ -174,7 +200,8 @@ def bench_learning(
                 {
                     "documents": len(curated),
                     "mentions": sum(len(d.mentions) for d in curated),
-                    "steps": result.steps,
+                    **_training(result),
+                    "retrain_seconds": retrain_seconds,
                     **_point(metrics),
                 }
             )
@@ -187,7 +214,10 @@ def bench_learning(
         "rest_documents": len(rest),
         "rest_mentions": base_acc["mentions"],
         "step": step,
+        "epochs_per_retrain": epochs_per_retrain,
+        "zero_shot_epochs": zero_shot_epochs,
         "seconds_per_retrain": seconds_per_retrain,
+        "zero_shot": _training(zero_shot),
         "kb_concepts": len(kb),
         "kb_names": len(kb.names),
         "seed": seed,
@@ -197,6 +227,16 @@ def bench_learning(
     (out_dir / "learning_curves.json").write_text(json.dumps(summary, indent=2))
     _plot(summary, out_dir / "learning_curves.png")
     return summary
+
+
+def _training(result: TrainResult) -> dict:
+    """What one training run did: the curves are comparable only if the runs trained alike."""
+    return {
+        "steps": result.steps,
+        "epochs": result.epochs,
+        "train_seconds": round(result.seconds, 1),
+        "stopped_by": result.stopped_by,
+    }
 
 
 def _point(metrics: dict) -> dict:
