@@ -24,8 +24,8 @@ from core.progress import NEVER_CANCELLED, CancelToken, ProgressCallback, no_pro
 from core.rank.query import MentionQuery
 from core.rerank.base import Reranker
 from core.retrieve.base import Retriever
-from core.retrieve.query_plan import plan_documents, retrieve_planned
-from core.retrieve.routed import retrieve_routed
+from core.retrieve.query_plan import plan_documents
+from core.retrieve.routed import retrieve_plans
 from core.store.curation_log import mention_key
 
 if TYPE_CHECKING:
@@ -168,22 +168,7 @@ class Linker:
 
     def retrieve(self, documents: Sequence[Document]) -> list[list[list[Candidate]]]:
         """Per document, per mention: the retriever's candidates (no reranking)."""
-        plans = plan_documents(documents)
-        router = self.router
-        if router is None:
-            return retrieve_planned(self.retriever, plans, self.candidates)
-
-        def search(route: str, texts: list[str], k: int) -> list[list[Candidate]]:
-            admitted = router.admitted(route)
-            return retrieve_routed(self.retriever, texts, k, admitted, concepts=len(router.kb))
-
-        return retrieve_planned(
-            self.retriever,
-            plans,
-            self.candidates,
-            route_of=lambda plan: router.route_key(plan.type),
-            search=search,
-        )
+        return retrieve_plans(self.retriever, plan_documents(documents), self.candidates, self.router)
 
     def suggest(self, documents: Sequence[Document]) -> list[list[list[Candidate]]]:
         """Per document, per mention: ranked candidates (reranked / ranked when those are loaded)."""

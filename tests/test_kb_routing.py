@@ -285,3 +285,30 @@ def test_routes_are_checked_and_stored_in_the_project(mesh_dir, branches, tmp_pa
     assert main([*argv, "reset"]) == 0
     with Project.open(copy) as project:
         assert route_table(project.setting(SETTING_KEY))["Chemical"] == "tree:D,group:CHEM"
+
+
+def test_evaluate_searches_each_mention_among_its_types_concepts(
+    mesh_project, mesh_kb, tfidf, branches
+) -> None:
+    # `evaluate retriever` measures what the desk runs: the same routed lists as the Linker's
+    from dataclasses import replace
+
+    from core.evaluate.retrieval import evaluate_retriever
+
+    with Project.open(mesh_project) as project:
+        router = TypeRouter.for_project(project, mesh_kb)
+    diseases = [(t, kind) for t, kind in QUERIES if kind in ("Disease", "SpecificDisease", "DiseaseClass")]
+    plain = _document(diseases)
+    gold = [_expected(tfidf, m.text, branches["disease"])[0] for m in plain.mentions]
+    document = plain.with_mentions(
+        [replace(m, concept_id=g) for m, g in zip(plain.mentions, gold, strict=True)]
+    )
+    routed, unrouted = [], []
+    result = evaluate_retriever(tfidf, [document], mesh_kb, reindex=False, router=router, details=routed)
+    evaluate_retriever(tfidf, [document], mesh_kb, reindex=False, details=unrouted)
+    linked = Linker(tfidf, candidates=K, router=router).retrieve([document])[0]
+    for (_, _, top), candidates in zip(routed, linked, strict=True):
+        assert {c.concept_id for c in top} <= branches["disease"]
+        assert [c.concept_id for c in top] == [c.concept_id for c in candidates[:5]]
+    assert result["acc@1"] == 100.0  # gold is the best disease concept by the file's own trees
+    assert any({c.concept_id for c in top} - branches["disease"] for _, _, top in unrouted)

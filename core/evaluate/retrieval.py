@@ -20,7 +20,8 @@ from core.kb.identifiers import split_ids
 from core.kb.knowledge_base import KnowledgeBase
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressFn, no_progress
 from core.retrieve.base import Retriever
-from core.retrieve.query_plan import QueryPlan, plan_document, retrieve_planned
+from core.retrieve.query_plan import QueryPlan, plan_document
+from core.retrieve.routed import retrieve_plans
 
 log = logging.getLogger(__name__)
 
@@ -59,10 +60,13 @@ def evaluate_retriever(
     progress: ProgressFn = no_progress,
     cancel: CancelToken = NEVER_CANCELLED,
     details: list | None = None,
+    router=None,
 ) -> dict:
     """acc@1/5/10, recall@20/64 (percent), mentions, and end-to-end mentions_per_s (excluding indexing).
 
     `details`, when given, receives one (item, rank, top candidates) triple per mention for error analysis.
+    `router` (core.kb.routing.TypeRouter): each mention searched among its type's concepts, as the
+    `Linker` does.
     """
     if reindex:
         retriever.index(kb, progress=progress, cancel=cancel)
@@ -70,7 +74,7 @@ def evaluate_retriever(
     k = max(RECALL_KS)
     cancel.raise_if_cancelled()
     started = time.perf_counter()
-    results = retrieve_planned(retriever, [[item.plan for item in items]], k)[0]
+    results = retrieve_plans(retriever, [[item.plan for item in items]], k, router)[0]
     seconds = time.perf_counter() - started
     ids_cache: dict[str, frozenset[str]] = {}
 
@@ -102,6 +106,7 @@ def evaluate_project_retriever(project, split: str = "test", *, with_train_strin
     reference protocol's second setting)."""
     from core.errors import InputError
     from core.evaluate.ncbi_retrieval import mention_pairs, with_mention_synonyms
+    from core.kb.routing import TypeRouter
     from core.retrieve.rescnn_retriever import RescnnRetriever
 
     kb = project.knowledge_base()
@@ -117,6 +122,9 @@ def evaluate_project_retriever(project, split: str = "test", *, with_train_strin
         train = [d for s in ("train", "dev") for d in project.documents(s)]
         kb = with_mention_synonyms(kb, mention_pairs(train))
     retriever = RescnnRetriever.load(model.path, index_dir=project.index_dir)  # resolved by the registry
-    metrics = evaluate_retriever(retriever, documents, kb)
+    router = TypeRouter.for_project(project, kb)  # the project's type routes, as the desk searches
+    metrics = evaluate_retriever(retriever, documents, kb, router=router)
     metrics.update({"split": split, "with_train_strings": with_train_strings, "model": model.version})
+    if router.unrouted:
+        metrics["unrouted_types"] = dict(router.unrouted)
     return metrics

@@ -61,3 +61,20 @@ def retrieve_routed(
         pending = again
         fetch = min(concepts, fetch * 4)
     return results
+
+
+def retrieve_plans(retriever: Retriever, plans, k: int, router=None) -> list[list[list[Candidate]]]:
+    """Per document, per mention: its query plan's merged candidates, each mention searched among the
+    concepts its type's route admits (`router`: core.kb.routing.TypeRouter; None: all concepts). The
+    `Linker` and `evaluate retriever` both retrieve through here, so a figure measures what the desk runs."""
+    from core.retrieve.query_plan import retrieve_planned
+
+    if router is None:
+        return retrieve_planned(retriever, plans, k)
+
+    def search(route: str, texts: list[str], wanted: int) -> list[list[Candidate]]:
+        return retrieve_routed(retriever, texts, wanted, router.admitted(route), concepts=len(router.kb))
+
+    return retrieve_planned(
+        retriever, plans, k, route_of=lambda plan: router.route_key(plan.type), search=search
+    )
