@@ -90,7 +90,9 @@ def _measure(name: str, source: Path, args, work: Path, progress, cancel) -> dic
     cancel.raise_if_cancelled()
     with Project.open(copy) as project:
         progress(0, None, f"{name}: background linking of {args.link_documents} documents")
-        result["stall"] = bench_desk.measure_stall(app, project, run, args.link_documents)
+        result["stall"] = bench_desk.measure_stall(
+            app, project, run, args.link_documents, args.learn_decisions
+        )
         if args.retrain_seconds > 0:
             progress(0, None, f"{name}: background retraining, cancelled after {args.retrain_seconds:g} s")
             result["retrain_stall"] = bench_desk.measure_retrain_stall(
@@ -140,6 +142,14 @@ def _rows(name: str, result: dict) -> list[tuple]:
     note = f"{stall['documents']} docs, {stall['mentions']} mentions, {stall['seconds']} s; p99 {stall['p99']} ms"
     rows.append(("stall while linking", {"n": stall["ticks"], "max": stall["max"]}, "max",
                  b.STALL_TARGET_MS, note))  # fmt: skip
+    learning = stall.get("learning")
+    if learning:
+        note = (
+            f"{learning['decisions']} accepts learnt live, {learning['identical_resuggested']} identical "
+            f"mentions re-suggested; accept → learnt p95 {learning['seconds_to_learnt']['p95']} ms"
+        )
+        rows.append(("stall while learning", {"n": learning["ticks"], "max": learning["max"]}, "max",
+                     b.STALL_TARGET_MS, note))  # fmt: skip
     if "retrain_stall" in result:
         stall = result["retrain_stall"]
         note = (
@@ -238,6 +248,12 @@ def register_bench(bench) -> None:
     desk.add_argument("--queue-cycles", type=int, default=5, help="rounds of every sort and filter")
     desk.add_argument("--refresh-samples", type=int, default=20, help="store decisions timed per stage")
     desk.add_argument("--link-documents", type=int, default=300, help="abstracts linked for the stall")
+    desk.add_argument(
+        "--learn-decisions",
+        type=int,
+        default=20,
+        help="accepts learnt live by the loaded linker (after the linking stall); 0 skips it",
+    )
     desk.add_argument(
         "--retrain-seconds",
         type=float,

@@ -20,7 +20,7 @@ from pathlib import Path
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
-from PySide6.QtCore import QEvent, QEventLoop, QObject, Qt  # noqa: E402
+from PySide6.QtCore import QElapsedTimer, QEvent, QEventLoop, QObject, Qt, QTimer  # noqa: E402
 from PySide6.QtTest import QTest  # noqa: E402
 
 from app.gui.bench_responsiveness import make_window, stall_while, stall_while_linking  # noqa: E402
@@ -215,6 +215,52 @@ def bench_stall(app, window, documents: int) -> dict:
     }
 
 
+def bench_learning(app, window, decisions: int, interval_ms: int = 5) -> dict:
+    """With the models loaded (after `bench_stall`), accept `decisions` top suggestions one after another,
+    each in another document; every one is learnt by the linking process (core.learn.live) and the
+    undecided mentions with its text, anywhere in the project, are suggested again. While a timer ticks:
+    the longest event-loop gap, and per decision the seconds from the accept to that work being done."""
+    learnt: list[tuple] = []
+    window.service.learned.connect(learnt.append)
+    clock, gaps, last = QElapsedTimer(), [], [0]
+
+    def tick() -> None:
+        gaps.append(clock.elapsed() - last[0])
+        last[0] = clock.elapsed()
+
+    timer = QTimer()
+    timer.setInterval(interval_ms)
+    timer.timeout.connect(tick)
+    clock.start()
+    timer.start()
+    seconds, resuggested = [], []
+    for doc_id in _open_mentions(window):
+        if len(seconds) >= decisions:
+            break
+        window.open_document(doc_id)
+        app.processEvents()
+        mention_id = window.current_mention_id()
+        if mention_id is None or mention_id in window.decisions or not window.suggestions.get(mention_id):
+            continue
+        before, started = len(learnt), time.perf_counter()
+        window.act_accept.trigger()
+        while len(learnt) == before and time.perf_counter() - started < PAINT_TIMEOUT_S:
+            app.processEvents()
+            time.sleep(0.001)
+        if len(learnt) == before:
+            raise RuntimeError(f"document {doc_id}: the accept was not learnt in {PAINT_TIMEOUT_S:.0f} s")
+        seconds.append(time.perf_counter() - started)
+        resuggested.append(learnt[-1][1])
+    timer.stop()
+    window.service.learned.disconnect(learnt.append)
+    return {
+        "decisions": len(seconds),
+        "identical_resuggested": sum(resuggested),
+        "seconds_to_learnt": summary([s * 1000 for s in seconds]),
+        **_gaps(gaps),
+    }
+
+
 def bench_retrain_stall(app, window, seconds: float) -> dict:
     """Start the desk's background retrain (retriever only, registered, not promoted) while a 5 ms timer
     ticks; cancel it after `seconds` (a retrain on a real project takes minutes) and wait for it to stop:
@@ -317,10 +363,17 @@ def _on_window(app, project, scratch: Path, measure) -> dict:
         app.processEvents()
 
 
-def measure_stall(app, project, scratch: Path, documents: int) -> dict:
-    return _on_window(
-        app, project, scratch, lambda w: {**bench_stall(app, w, documents), "linker": _linker(w)}
-    )
+def measure_stall(app, project, scratch: Path, documents: int, decisions: int = 0) -> dict:
+    """The stall while linking; then, on the same window with its models loaded, `decisions` accepts
+    learnt live (`bench_learning`, under "learning")."""
+
+    def measure(window) -> dict:
+        found = {**bench_stall(app, window, documents), "linker": _linker(window)}
+        if decisions > 0:
+            found["learning"] = bench_learning(app, window, decisions)
+        return found
+
+    return _on_window(app, project, scratch, measure)
 
 
 def measure_retrain_stall(app, project, scratch: Path, seconds: float) -> dict:

@@ -28,7 +28,6 @@ from core.errors import Cancelled
 from core.kb.concept import Concept
 from core.progress import CancelToken
 from core.store.curation_log import SuggestionSet
-from core.store.identical_mentions import undecided_identical
 from core.store.project import QueueEntry
 
 log = logging.getLogger(__name__)
@@ -308,11 +307,10 @@ class LinkService(QObject):
                 self._to_learn.clear()
             linker = self.linker(progress, cancel)
             found = linker.learn(self.project, ids)
-            identical = undecided_identical(self.project, ids)
             with self._urgent_lock:
-                self._urgent.update(dict.fromkeys(identical))
+                self._urgent.update(dict.fromkeys(found.identical))
             self._resuggest_waiting(linker, job, cancel)
-            self.learned.emit((found, len(identical)))
+            self.learned.emit((found, len(found.identical)))
             return found
 
         job = Job(work, "learning from decisions")

@@ -28,6 +28,7 @@ from core.learn.synonyms import CURATOR_SOURCE, curated_synonyms, learn_synonyms
 from core.learn.training_data import training_set
 from core.rank.prior import AnnotationPrior
 from core.retrieve.query_plan import plan_document
+from core.store.identical_mentions import undecided_identical
 from core.text.normalize import normalize_name
 
 log = logging.getLogger(__name__)
@@ -41,6 +42,9 @@ class LearnedNow:
     withdrawn: list[NameEntry] = field(default_factory=list)  # synonyms whose decision is gone
     prior_documents: int = 0  # documents whose links the annotation prior recounted
     strings: list[str] = field(default_factory=list)  # the decided mentions' normalised queries
+    identical: list[int] = field(
+        default_factory=list
+    )  # undecided mentions with the same text: to suggest again
 
     @property
     def names_changed(self) -> bool:
@@ -76,6 +80,9 @@ def learn_decisions(
     if stage is not None:
         learned.prior_documents = _recount(stage.prior, project, kb, doc_ids)
         stage.forms.forget({e.concept_id for e in learned.added + learned.withdrawn})
+    # found here, where the linker runs (the desk's linking process), not in the window's process: on a
+    # large project the scan is seconds of Python that would hold the window's interpreter
+    learned.identical = undecided_identical(project, ids)
     if learned.names_changed:
         log.info("decisions on %d mentions: %s", len(ids), learned.describe())
     return learned
