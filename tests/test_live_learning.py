@@ -130,3 +130,29 @@ def test_undecided_identical_mentions_are_found_across_the_project(demo):
     demo.record_decision(copies[0], "reject", curator="ann")  # decided: left alone
     found = undecided_identical(demo, [mention_id])
     assert copies[1] in found and copies[0] not in found
+
+
+VARIANTS = (
+    "Huntington's disease",
+    "HUNTINGTON\u2019S DISEASE",  # a typographic apostrophe (outside ASCII)
+    "Huntingtons disease",
+    "\uff28untington's  disease",  # a full-width H that Unicode folding makes ASCII
+    "huntington-s disease",  # normalises to three words: not identical
+    "Huntington disease",
+    "disease of Huntington",
+)
+
+
+def test_identical_mentions_narrowed_in_sql_are_exactly_those_a_full_pass_finds(demo):
+    from core.store.identical_mentions import undecided_identical
+    from core.text.normalize import normalize_name
+
+    body = " | ".join(VARIANTS)
+    demo.import_documents([Document("variants", (Passage(0, body, "abstract"),))], source="", split="")
+    ids = [demo.add_mention("variants", body.find(v), body.find(v) + len(v)) for v in VARIANTS]
+    everyone = [(m, i) for d, mids in demo.documents_with_mention_ids() for m, i in zip(d.mentions, mids)]
+    for chosen in range(len(VARIANTS)):
+        target = normalize_name(VARIANTS[chosen])
+        expected = {i for m, i in everyone if normalize_name(m.text) == target and i != ids[chosen]}
+        assert set(undecided_identical(demo, [ids[chosen]])) == expected, VARIANTS[chosen]
+    assert {ids[1], ids[2], ids[3]} <= set(undecided_identical(demo, [ids[0]]))

@@ -15,9 +15,12 @@ import logging
 from collections.abc import Iterable
 from pathlib import Path
 
+from sqlalchemy import select
+
 from core.kb.knowledge_base import KnowledgeBase, NameEntry
 from core.retrieve.query_plan import plan_document
 from core.store.curation import LINKING_ACTIONS
+from core.store.schema import DecisionRow, MentionStateRow
 from core.text.normalize import normalize_name
 
 log = logging.getLogger(__name__)
@@ -105,9 +108,11 @@ def stale_synonyms(
     stored = {c: names for c, names in stored.items() if names}
     if not stored:
         return {}
+    # only the decisions linking one of the doubtful concepts can support its names
+    wanted = {i for concept_id in stored for i in (concept_id, *kb.ids_of(concept_id))}
     standing = {
         (concept_id, normalize_name(name))
-        for concept_id, names in curated_synonyms(project, kb).items()
+        for concept_id, names in curated_synonyms(project, kb, linked_to(project, wanted)).items()
         for name in names
     }
     stale = {
@@ -115,6 +120,23 @@ def stale_synonyms(
         for concept_id, names in stored.items()
     }
     return {concept_id: names for concept_id, names in stale.items() if names}
+
+
+def linked_to(project, concept_ids: set[str]) -> list[int]:
+    """Mentions whose decision in force links one of these ids (as written in the decision)."""
+    found: list[int] = []
+    ordered = sorted(concept_ids)
+    with project.session() as session:
+        for start in range(0, len(ordered), _CHUNK):
+            found += session.scalars(
+                select(MentionStateRow.mention_id)
+                .join(DecisionRow, DecisionRow.id == MentionStateRow.decision_id)
+                .where(
+                    DecisionRow.action.in_(LINKING_ACTIONS),
+                    DecisionRow.concept_id.in_(ordered[start : start + _CHUNK]),
+                )
+            ).all()
+    return found
 
 
 def learn_synonyms(
