@@ -1,10 +1,9 @@
-"""The ranker: a scorer over `FEATURE_NAMES` and its calibration table, stored as one JSON file.
+"""The ranker: a logistic model over `FEATURE_NAMES`, its calibration table, stored as one JSON file.
 
-Scorers: LightGBM LambdaMART (`lambdarank`, the default: core.rank.boosting) or scikit-learn's
-LogisticRegression on standardised features (`logistic`). The calibration is fitted on out-of-fold
-scores (documents split into folds, each fold scored by a model that never saw it), then the final
-model is fitted on everything; so the table maps scores of unseen documents to how often such a
-candidate was right.
+Fitting: scikit-learn's LogisticRegression on standardised features. The calibration is fitted on
+out-of-fold scores (documents split into folds, each fold scored by a model that never saw it), then
+the final model is fitted on everything; so the table maps scores of unseen documents to how often
+such a candidate was right.
 """
 
 from __future__ import annotations
@@ -20,7 +19,6 @@ from sklearn.model_selection import GroupKFold
 
 from core.atomic_files import write_text_atomic
 from core.errors import ModelError
-from core.rank import boosting
 from core.rank.calibration import apply_calibration, check_calibration, fit_calibration
 from core.rank.features import FEATURE_NAMES, FEATURE_SET_VERSION
 from core.safe_models import read_json_file
@@ -31,8 +29,6 @@ RANKER_FILE = "ranker.json"
 FORMAT = "curalink-ranker"
 CALIBRATION_FOLDS = 3
 REGULARISATION_C = 1.0
-METHODS = ("lambdarank", "logistic")
-DEFAULT_METHOD = "lambdarank"
 
 
 @dataclass
@@ -49,15 +45,9 @@ class RankerModel:
     prior_smoothing: float = 1.0
     version: str = ""
     metrics: dict = field(default_factory=dict)
-    method: str = "logistic"
-    booster: str = ""  # LightGBM's model text (method "lambdarank")
 
     def raw_scores(self, rows: np.ndarray) -> np.ndarray:
-        """The score before calibration (log-odds, or LambdaMART's score); it orders the candidates."""
-        if self.method == "lambdarank":
-            if getattr(self, "_booster", None) is None:
-                self._booster = boosting.load_booster(self.booster, len(self.features))
-            return boosting.booster_scores(self._booster, rows)
+        """The linear score (log-odds before calibration); it orders the candidates."""
         standard = (rows - np.asarray(self.mean)) / np.asarray(self.scale)
         return standard @ np.asarray(self.coef) + self.intercept
 
@@ -92,72 +82,42 @@ class RankerModel:
             if not np.isfinite(model.intercept):
                 raise ValueError("the intercept is not a finite number")
             check_calibration(model.calibration)
-            if model.method not in METHODS:
-                raise ValueError(f"unknown method {model.method!r}")
-            if model.method == "lambdarank":
-                model._booster = boosting.load_booster(model.booster, n)
         except (TypeError, ValueError, ModelError) as exc:
             raise ModelError(f"{path}: damaged ranker file ({exc}); {retrain}") from exc
         return model
 
 
-def fit_ranker(
-    rows: np.ndarray,
-    labels: np.ndarray,
-    groups: np.ndarray,
-    *,
-    mentions: np.ndarray | None = None,
-    method: str = DEFAULT_METHOD,
-    seed: int = 13,
-) -> RankerModel:
-    """Fit the ranker on candidate rows (labels 0/1, groups = document of each row, mentions = the
-    mention each row is a candidate of; LambdaMART needs them, the logistic model ignores them)."""
+def fit_ranker(rows: np.ndarray, labels: np.ndarray, groups: np.ndarray, *, seed: int = 13) -> RankerModel:
+    """Fit the ranker on candidate rows (labels 0/1, groups = document of each row)."""
     if len(rows) == 0 or labels.min() == labels.max():
         raise ModelError("the ranker needs candidates that are right and candidates that are wrong")
-    if method not in METHODS:
-        raise ValueError(f"unknown ranker method {method!r}; one of {METHODS}")
-    if method == "lambdarank" and mentions is None:
-        raise ValueError("a LambdaMART ranker needs the mention of each row")
     mean = rows.mean(axis=0)
     scale = rows.std(axis=0)
     scale[scale < 1e-9] = 1.0  # a constant column (no cross-encoder, say) stays 0 after centring
     standard = (rows - mean) / scale
-
-    def fit(part: np.ndarray):
-        if method == "lambdarank":
-            booster = boosting.fit_booster(rows[part], labels[part], mentions[part], seed)
-            return lambda held: boosting.booster_scores(booster, rows[held]), booster
-        model = _logistic(seed).fit(standard[part], labels[part])
-        return lambda held: model.decision_function(standard[held]), model
-
     out_of_fold = np.zeros(len(rows))
     folds = min(CALIBRATION_FOLDS, len(np.unique(groups)))
-    calibration: dict = {}
     if folds >= 2:
         for train, held in GroupKFold(n_splits=folds).split(standard, labels, groups):
             if labels[train].min() == labels[train].max():
-                continue  # a fold with one outcome scores 0.0
-            out_of_fold[held] = fit(train)[0](held)
+                out_of_fold[held] = 0.0
+                continue
+            fold = _logistic(seed).fit(standard[train], labels[train])
+            out_of_fold[held] = fold.decision_function(standard[held])
         calibration = fit_calibration(out_of_fold, labels)
-    everything = np.arange(len(rows))
-    score, final = fit(everything)
-    if not calibration:  # one document: calibrated on its own scores, the best there is
-        calibration = fit_calibration(score(everything), labels)
-    model = RankerModel(
+    else:
+        calibration = {}
+    final = _logistic(seed).fit(standard, labels)
+    if not calibration:  # one document: Platt on its own scores, the best there is
+        calibration = fit_calibration(final.decision_function(standard), labels)
+    return RankerModel(
         features=list(FEATURE_NAMES),
         mean=[float(v) for v in mean],
         scale=[float(v) for v in scale],
-        coef=[0.0] * rows.shape[1],
-        intercept=0.0,
+        coef=[float(v) for v in final.coef_[0]],
+        intercept=float(final.intercept_[0]),
         calibration=calibration,
-        method=method,
     )
-    if method == "lambdarank":
-        model.booster = boosting.booster_text(final)
-    else:
-        model.coef = [float(v) for v in final.coef_[0]]
-        model.intercept = float(final.intercept_[0])
-    return model
 
 
 def _logistic(seed: int) -> LogisticRegression:

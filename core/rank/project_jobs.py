@@ -66,7 +66,6 @@ class Examples:
     rows: np.ndarray
     labels: np.ndarray
     groups: np.ndarray
-    mention_of_row: np.ndarray | None = None  # which mention each row is a candidate of
     mentions: int = 0
     found: int = 0  # mentions whose gold concept is among the candidates
 
@@ -82,7 +81,7 @@ def examples(
     cancel: CancelToken = NEVER_CANCELLED,
 ) -> Examples:
     """Feature rows of every candidate of every linked mention, labelled by the mention's concept."""
-    rows, labels, groups, mention_of_row = [], [], [], []
+    rows, labels, groups = [], [], []
     mentions = found = 0
     flat_queries, flat, golds, numbers = [], [], [], []
     for number, (document, queries, per_document) in enumerate(
@@ -104,13 +103,11 @@ def examples(
         rows.append(features)
         labels.extend(right)
         groups.extend([number] * len(merged))
-        mention_of_row.extend([mentions - 1] * len(merged))
     width = rows[0].shape[1] if rows else 0
     return Examples(
         np.vstack(rows) if rows else np.zeros((0, width)),
         np.asarray(labels, dtype=int),
         np.asarray(groups, dtype=int),
-        np.asarray(mention_of_row, dtype=int),
         mentions,
         found,
     )
@@ -142,7 +139,7 @@ def fit_for_documents(
             "the ranker needs linked mentions whose concept is among the candidates and others that are not"
         )
     progress(2, 3, "fitting the ranker")
-    model = fit_ranker(data.rows, data.labels, data.groups, mentions=data.mention_of_row, seed=seed)
+    model = fit_ranker(data.rows, data.labels, data.groups, seed=seed)
     model.uses_cross_encoder = use_cross_encoder
     model.tfidf_union = union
     model.prior_smoothing = stage.prior.smoothing
