@@ -15,11 +15,10 @@ from core.documents import Candidate
 from core.kb.knowledge_base import KnowledgeBase
 from core.rank.prior import AnnotationPrior, log_count
 from core.rank.query import MentionQuery
-from core.rank.tokens import WordForm, word_form, word_match
 from core.retrieve.tfidf import TfidfRetriever
 from core.text.normalize import normalize_name
 
-FEATURE_SET_VERSION = 2
+FEATURE_SET_VERSION = 1
 FEATURE_NAMES = (
     "rescnn_score",
     "rescnn_gap_to_top",
@@ -37,11 +36,6 @@ FEATURE_NAMES = (
     "prior_string_unseen",
     "abbreviation_expanded",
     "concept_log_frequency",
-    "token_jaccard",
-    "mention_token_coverage",
-    "name_extra_tokens",
-    "head_word_match",
-    "concept_log_name_count",
 )
 
 
@@ -51,19 +45,6 @@ class NameForms:
     def __init__(self, kb: KnowledgeBase):
         self.kb = kb
         self._forms: dict[str, tuple[frozenset[str], frozenset[str]]] = {}
-        self._words: dict[str, tuple[WordForm, ...]] = {}
-
-    def words(self, candidate: Candidate) -> tuple[WordForm, ...]:
-        """The concept's distinct wordings: each name as content words and head (core.rank.tokens), names
-        that differ only in word order, plural or inversion ("Colon Tumors", "Tumor of the Colon") once.
-        Their count is `concept_log_name_count`: general concepts gather many entry terms."""
-        found = self._words.get(candidate.concept_id)
-        if found is None:
-            concept = self.kb.get(candidate.concept_id)
-            names = concept.names if concept is not None else (candidate.name,)
-            found = tuple(dict.fromkeys(word_form(n) for n in names))
-            self._words[candidate.concept_id] = found
-        return found
 
     def of(self, candidate: Candidate) -> tuple[frozenset[str], frozenset[str]]:
         found = self._forms.get(candidate.concept_id)
@@ -187,14 +168,12 @@ def mention_features(
     texts = {q.casefold().strip() for q in (query.text, *query.queries)}
     normalized = {normalize_name(q) for q in (query.text, *query.queries)}
     evidence = prior.evidence(query.queries[0] if query.queries else query.text, ids, query.doc_id)
-    mention_words = [word_form(q) for q in dict.fromkeys((query.text, *query.queries))]
     rank = 0
     for i, (candidate, is_missing) in enumerate(zip(candidates, missing, strict=True)):
         exact, normal = forms.of(candidate)
         ce = candidate.reranker_score if use_cross_encoder else None
         rank += not is_missing
         found = evidence[i]
-        words = word_match(mention_words, forms.words(candidate))
         rows[i] = (
             rescnn[i],
             top - rescnn[i],
@@ -212,10 +191,5 @@ def mention_features(
             float(found.string_count == 0),
             float(query.expanded),
             log_count(found.concept_count),
-            words.jaccard,
-            words.coverage,
-            words.extra,
-            float(words.head_match),
-            log_count(len(forms.words(candidate))),
         )
     return rows
