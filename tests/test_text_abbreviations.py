@@ -175,3 +175,31 @@ def test_pathological_parentheses_stay_linear() -> None:
     assert find_abbreviations("X" * 100000 + "(AB)" * 2000) == []
     assert find_abbreviations("[(" * 30000 + ")]" * 30000) == []
     assert len(find_abbreviations("Hello world (HW)! " * 5000)) == 5000
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # NCBI-disease test 9585611: the character match took the second A from inside "adenomatous"
+        # and named classic APC; the author's words spell A-A-P-C by their initials
+        (
+            "Germ-line mutations of the tumor suppressor APC are implicated in attenuated adenomatous "
+            "polyposis coli (AAPC), a variant of familial adenomatous polyposis (FAP).",
+            [("AAPC", "attenuated adenomatous polyposis coli"), ("FAP", "familial adenomatous polyposis")],
+        ),
+        # function words between the initials are passed over
+        (
+            "The Agency for Healthcare Research and Quality (AHRQ) funds it.",
+            [("AHRQ", "Agency for Healthcare Research and Quality")],
+        ),
+        # parts of hyphenated words count as words
+        (
+            "In non-insulin-dependent diabetes mellitus (NIDDM) it rises.",
+            [("NIDDM", "non-insulin-dependent diabetes mellitus")],
+        ),
+        # no words spell it: the character match as before
+        ("Boys with X-linked adrenoleukodystrophy (ALD) were seen.", [("ALD", "adrenoleukodystrophy")]),
+    ],
+)
+def test_words_spelling_the_short_form_by_their_initials_come_first(text, expected) -> None:
+    assert pairs(text) == expected

@@ -16,6 +16,9 @@ definitions in biomedical text", written here from the paper's description:
   Two small additions: the word start stops at "/" ("SCA3/Machado-Joseph disease (MJD)" gives
   "Machado-Joseph disease"), and an all-lower-case short form may not take a long form of more
   words than it has letters (rejects clause-long matches such as "(alphabeta)").
+- before that character match, words whose initials spell the short form are looked for (our
+  addition, `_initials_start`): the character match can take a letter from inside a word and drop
+  the first word ("attenuated adenomatous polyposis coli (AAPC)" gave "adenomatous polyposis coli").
 
 Plural short forms ("adenomatous polyposis coli (APCs)", "tumor suppressor genes (TSGs)"): when
 a short form ends in a lower-case "s" after a capital letter or digit, or after a camel-case stem
@@ -49,6 +52,8 @@ _LEADING_JUNK = "\"'\u201c\u2018"
 _TRAILING_JUNK = "\"'\u201d\u2019,;:"
 _CUT_AT = re.compile(r"[;,]\s")
 _WORD_SEPARATORS = "/([{"
+_PIECE = re.compile(r"[^\s\-/]+")  # a word, or one part of a hyphenated or slashed word
+_FUNCTION_WORDS = frozenset({"a", "an", "and", "by", "for", "in", "of", "on", "or", "the", "to", "with"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,9 +89,14 @@ def is_short_form(candidate: str) -> bool:
 def long_form_start(short: str, candidate: str) -> int | None:
     """Where the long form for `short` starts in `candidate` (text ending at the parenthesis), or None.
 
-    The backward character match of Schwartz & Hearst: each letter or digit of the short form,
-    last first, is found further left in the candidate; the first one must begin a word.
+    First the words whose initials spell the short form, when there are such words ending at the
+    parenthesis (`_initials_start`); else the backward character match of Schwartz & Hearst: each
+    letter or digit of the short form, last first, is found further left in the candidate; the first
+    one must begin a word.
     """
+    initials = _initials_start(short, candidate)
+    if initials is not None:
+        return initials
     position = len(candidate) - 1
     for index in range(len(short) - 1, -1, -1):
         char = short[index].lower()
@@ -100,10 +110,40 @@ def long_form_start(short: str, candidate: str) -> int | None:
         if position < 0:
             return None
         position -= 1
-    start = position + 1
+    return _word_start(candidate, position + 1)
+
+
+def _word_start(candidate: str, start: int) -> int:
     while start > 0 and not candidate[start - 1].isspace() and candidate[start - 1] not in _WORD_SEPARATORS:
         start -= 1  # the whole word: "3-untranslated region (UTR)", but "SCA3/Machado-Joseph disease"
     return start
+
+
+def _initials_start(short: str, candidate: str) -> int | None:
+    """Where the words (hyphenated parts count as words) whose first characters are the short form's
+    letters and digits, in order, begin, when the last of them ends the candidate; function words
+    ("of", "and") between them are passed over. None when there are no such words.
+
+    Schwartz & Hearst match characters anywhere in a word, so the shortest match can take a letter
+    from inside a word and drop a leading word: "attenuated adenomatous polyposis coli (AAPC)" gave
+    "adenomatous polyposis coli" (the second A from inside "adenomatous"), another disease. Words
+    spelling the acronym by their initials are the definition its author wrote, so they come first.
+    """
+    letters = [ch.lower() for ch in short if ch.isalnum()]
+    pieces = [(m.start(), m.group()) for m in _PIECE.finditer(candidate)]
+    wanted = len(letters) - 1
+    start = None
+    for position, piece in reversed(pieces):
+        if wanted < 0:
+            break
+        first = next((ch.lower() for ch in piece if ch.isalnum()), "")
+        if first == letters[wanted]:
+            start, wanted = position, wanted - 1
+        elif start is None or piece.lower() not in _FUNCTION_WORDS:
+            return None
+    if wanted >= 0 or start is None:
+        return None
+    return _word_start(candidate, start)
 
 
 def _find_in_sentences(text: str, sentences: Iterable[Span]) -> list[Abbreviation]:
