@@ -307,9 +307,13 @@ class LinkService(QObject):
                 self._to_learn.clear()
             linker = self.linker(progress, cancel)
             found = linker.learn(self.project, ids)
-            with self._urgent_lock:
-                self._urgent.update(dict.fromkeys(found.identical))
-            self._resuggest_waiting(linker, job, cancel)
+            if found.identical:  # directly: edited mentions waiting for suggestions stay with their own job
+                linker.resuggest(
+                    self.project,
+                    found.identical,
+                    on_stored=lambda doc_ids: job.signals.partial.emit(self.chunk(doc_ids)),
+                    cancel=cancel,
+                )
             self.learned.emit((found, len(found.identical)))
             return found
 
