@@ -75,8 +75,9 @@ def learn_decisions(
         return learned
     doc_ids = sorted(set(project.mention_documents(ids).values()))
     learned.strings = _queries(project, doc_ids, set(ids))
-    learned.withdrawn = _withdraw(project, kb, retriever, set(learned.strings), ids)
-    learned.added = learn_synonyms(project, kb=kb, retriever=retriever, mention_ids=ids)
+    curated = curated_synonyms(project, kb, ids)  # read once: what the decided mentions link now
+    learned.withdrawn = _withdraw(project, kb, retriever, set(learned.strings), curated)
+    learned.added = learn_synonyms(project, kb=kb, retriever=retriever, curated=curated)
     if stage is not None:
         learned.prior_documents = _recount(stage.prior, project, kb, doc_ids)
         stage.forms.forget({e.concept_id for e in learned.added + learned.withdrawn})
@@ -98,15 +99,13 @@ def _queries(project, doc_ids: list[str], wanted: set[int]) -> list[str]:
     return list(found)
 
 
-def _withdraw(project, kb: KnowledgeBase, retriever, strings: set[str], ids: list[int]) -> list[NameEntry]:
+def _withdraw(
+    project, kb: KnowledgeBase, retriever, strings: set[str], curated: dict[str, list[str]]
+) -> list[NameEntry]:
     """Curator synonyms among these strings that no standing decision supports leave the store, the KB
-    and the index's searches. A name the decided mentions themselves still link (the same string
-    accepted again) is known to stand, so repeating a link never reads the whole project."""
-    here = {
-        (concept_id, normalize_name(name))
-        for concept_id, names in curated_synonyms(project, kb, ids).items()
-        for name in names
-    }
+    and the index's searches. A name the decided mentions themselves still link (`curated`: the same
+    string accepted again) is known to stand, so repeating a link never reads the whole project."""
+    here = {(concept_id, normalize_name(name)) for concept_id, names in curated.items() for name in names}
     stale = stale_synonyms(project, kb, among=strings, supported=here)
     if not stale:
         return []

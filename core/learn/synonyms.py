@@ -140,21 +140,30 @@ def linked_to(project, concept_ids: set[str]) -> list[int]:
 
 
 def learn_synonyms(
-    project, *, kb: KnowledgeBase | None = None, retriever=None, mention_ids=None
+    project,
+    *,
+    kb: KnowledgeBase | None = None,
+    retriever=None,
+    mention_ids=None,
+    curated: dict[str, list[str]] | None = None,
 ) -> list[NameEntry]:
     """Store curator synonyms in the project; add the new ones to `kb` and to `retriever`'s index.
 
     `kb` must be the knowledge base the retriever indexed (the same object), so its fingerprint and the
-    saved index move together. Returns the names that were new to the KB.
+    saved index move together. `curated`: `curated_synonyms` of these mentions when the caller has
+    already read it. Returns the names that were new to the KB.
     """
     kb = kb if kb is not None else project.knowledge_base()
+    if curated is None:
+        curated = curated_synonyms(project, kb, mention_ids)
     added: list[NameEntry] = []
-    for concept_id, names in curated_synonyms(project, kb, mention_ids).items():
+    for concept_id, names in curated.items():
         project.add_names(concept_id, names, source=CURATOR_SOURCE)
         added += kb.add_names(concept_id, names)
     if retriever is not None and added:
         retriever.add_names(added, drop_superseded=True)
-    log.info("%d curator synonyms new to the knowledge base", len(added))
+    if added:
+        log.info("%d curator synonyms new to the knowledge base", len(added))
     return added
 
 
