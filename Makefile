@@ -35,7 +35,7 @@ test: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q
 
 lint: $(STAMP)
-	$(BIN)/ruff check core app tests
+	$(BIN)/ruff check core app bench tests
 
 bench: $(STAMP)
 	$(BIN)/curalink bench import

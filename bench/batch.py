@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from core.evaluate.batch_shards import ROTATION, write_shards
+from bench.synthetic.shards import ROTATION, write_shards
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressCallback, no_progress
 
 log = logging.getLogger(__name__)

@@ -12,7 +12,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from core.evaluate.memory import peak_rss_mb
+from core.memory import peak_rss_mb
 from core.progress import ProgressCallback, no_progress
 
 log = logging.getLogger(__name__)
@@ -62,7 +62,7 @@ def bench_import(
     *, data_dir: Path | None = None, umls_rows: int = 1_000_000, progress: ProgressCallback = no_progress
 ) -> dict:
     """Seconds and peak memory of each import, with the issue's targets alongside."""
-    from core.evaluate.synthetic_umls import write_synthetic_mrconso
+    from bench.synthetic.umls import write_synthetic_mrconso
     from core.store import Project
 
     data = data_dir or _default_data_dir()

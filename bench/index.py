@@ -1,6 +1,6 @@
 """A UMLS-size name index on a laptop (`curalink bench index`): build, memory, speed and recall at scale.
 
-Names: a synthetic MRCONSO.RRF in the real format (`core.evaluate.synthetic_umls`) with base names
+Names: a synthetic MRCONSO.RRF in the real format (`bench.synthetic.umls`) with base names
 drawn from a real vocabulary (every word of MEDIC's names when the shared data is there, else the
 packaged tokenizer's whole words), read by the real UMLS loader; the first N English names are
 indexed. Vectors: a ResCNN whose embeddings are MiniLM's (untrained convolutions unless `--model`):
@@ -34,10 +34,10 @@ from pathlib import Path
 import faiss
 import numpy as np
 
-from core.evaluate.memory import peak_rss_mb
-from core.evaluate.synthetic_umls import mention_like, write_synthetic_mrconso
+from bench.synthetic.umls import mention_like, write_synthetic_mrconso
 from core.kb.knowledge_base import NameEntry
 from core.locations import INDEX_SUFFIXES
+from core.memory import peak_rss_mb
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressFn, no_progress
 from core.retrieve.base import NAME_OVERFETCH
 from core.retrieve.index import IVF_KINDS, NameIndex
@@ -123,7 +123,7 @@ def _child_memory(folder: Path, stem: str, index: NameIndex | None) -> dict:
         "import json, sys\n"
         "from pathlib import Path\n"
         "import numpy as np\n"
-        "from core.evaluate.memory import peak_rss_mb\n"
+        "from core.memory import peak_rss_mb\n"
         "from core.retrieve.index import NameIndex\n"
         "from core.retrieve.index_file import read_checked_index\n"
         "folder, stem, kind, dim, n = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5])\n"
@@ -239,7 +239,7 @@ def bench_index(
     """`on_size(report)` after each size, with the extrapolation from it: a run cut short keeps what
     it measured. `kind` forces an index kind (default: the one `NameIndex.kind_for` picks by size), so
     the compressed kind's memory can be measured below a million names."""
-    from core.evaluate.bench_retrieval import _untrained_model
+    from bench.retrieval import _untrained_model
     from core.retrieve.parallel_encode import default_workers
     from core.retrieve.rescnn_retriever import RescnnRetriever
     from core.text.normalize import normalize_name

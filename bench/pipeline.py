@@ -7,7 +7,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from core.evaluate.memory import peak_rss_mb
+from core.memory import peak_rss_mb
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressCallback, no_progress
 
 SPLIT_FILES = {

@@ -1,5 +1,5 @@
 """`curalink bench pubmed`: read speed and memory of the PubMed citation reader on a generated shard
-in the real `PubmedArticleSet` layout (core.evaluate.synthetic_pubmed), gzipped like NLM's files.
+in the real `PubmedArticleSet` layout (bench.synthetic.pubmed), gzipped like NLM's files.
 
 Each measurement runs in its own spawned process, so its peak memory (VmHWM) is its own. The reader
 run samples the resident memory every tenth of the citations: flat samples are what "constant memory
@@ -16,7 +16,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from core.evaluate.memory import peak_rss_mb
+from core.memory import peak_rss_mb
 from core.progress import ProgressCallback, no_progress
 
 log = logging.getLogger(__name__)
@@ -74,7 +74,7 @@ def bench_pubmed(
 ) -> dict:
     """Generate (or reuse, when `shard` exists) a gzipped shard of about `megabytes` uncompressed,
     then time the pre-scan and the full read."""
-    from core.evaluate.synthetic_pubmed import write_synthetic_pubmed
+    from bench.synthetic.pubmed import write_synthetic_pubmed
 
     with tempfile.TemporaryDirectory(prefix="curalink-bench-pubmed-") as scratch:
         path = shard or Path(scratch) / "pubmed-shard.xml.gz"

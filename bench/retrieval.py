@@ -30,8 +30,8 @@ from pathlib import Path
 import faiss
 import numpy as np
 
-from core.evaluate.memory import peak_rss_mb
 from core.kb.knowledge_base import KnowledgeBase, NameEntry
+from core.memory import peak_rss_mb
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressFn, no_progress
 from core.retrieve.index import IVF_KINDS, NameIndex, index_stem
 from core.text.normalize import normalize_name
@@ -179,7 +179,7 @@ def linking_peak_rss(
                 }
             )
         )
-        code = "import sys; from core.evaluate.bench_retrieval import link_job; link_job(sys.argv[1])"
+        code = "import sys; from bench.retrieval import link_job; link_job(sys.argv[1])"
         done = subprocess.run(
             [sys.executable, "-c", code, str(job)],
             capture_output=True,

@@ -1,4 +1,4 @@
-"""The crafted bad-file corpus (core.evaluate.bad_input_cases, issue 11's "bad inputs tried"): every
+"""The crafted bad-file corpus (bench.fuzz.bad_input_cases, issue 11's "bad inputs tried"): every
 case gets a one-line CuralinkError naming the file and, where there is one, the line or element, and
 leaves the project's database as it was. A sample also goes through the `curalink` command itself."""
 
@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from app.cli import EXIT_ERROR, main
-from core.evaluate.bad_input_cases import CASES, WHERE
-from core.evaluate.bad_inputs import evaluate
+from bench.fuzz.bad_input_cases import CASES, WHERE
+from bench.fuzz.bad_inputs import evaluate
 
 
 def test_every_crafted_bad_input_gets_a_clear_one_line_error(tmp_path: Path) -> None:

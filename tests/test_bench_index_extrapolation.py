@@ -4,7 +4,7 @@ size rule picks there (IVF-SQ6), each figure worked out here by hand."""
 
 from __future__ import annotations
 
-from core.evaluate.bench_index import _summarise
+from bench.index import _summarise
 
 RUN = {
     "names": 1_000_000,

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from sklearn.feature_extraction.text import TfidfVectorizer
 
-from core.evaluate.bench_quality import QualityInputs, plot_bulk_accept, quality_table
+from bench.quality import QualityInputs, plot_bulk_accept, quality_table
 from core.formats.pubtator import read
 from core.kb.knowledge_base import KnowledgeBase
 from core.kb.medic import read_medic

@@ -30,7 +30,7 @@ def tfidf(vocab_dir):
 
 
 def _run(ncbi_dir, vocab_dir, tiny_bert, retriever, **options) -> dict:
-    from core.evaluate.bench_rerank import run_benchmark
+    from bench.rerank import run_benchmark
 
     return run_benchmark(
         ncbi_dir,
@@ -43,7 +43,7 @@ def _run(ncbi_dir, vocab_dir, tiny_bert, retriever, **options) -> dict:
 
 
 def test_rows_train_to_the_stopping_rule_and_a_cut_row_is_no_result(ncbi_dir, vocab_dir, tiny_bert, tfidf):
-    from core.evaluate.bench_rerank import render_markdown
+    from bench.rerank import render_markdown
 
     trained = _run(ncbi_dir, vocab_dir, tiny_bert, tfidf, max_epochs=1)
     row = trained["rows"][0]

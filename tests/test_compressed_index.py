@@ -162,7 +162,7 @@ def tiny_model(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def umls_kb(tmp_path_factory) -> KnowledgeBase:
-    from core.evaluate.synthetic_umls import write_synthetic_mrconso
+    from bench.synthetic.umls import write_synthetic_mrconso
     from core.kb.umls_rrf import read_umls_rrf
 
     path = tmp_path_factory.mktemp("umls") / "MRCONSO.RRF"

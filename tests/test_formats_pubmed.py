@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from app.cli import EXIT_ERROR, main
+from bench.synthetic.pubmed import write_synthetic_pubmed
 from core.errors import InputError
-from core.evaluate.synthetic_pubmed import write_synthetic_pubmed
 from core.formats import FormatReport, pubmed_xml, read_corpus
 from core.store import Project
 

@@ -1,7 +1,7 @@
 """A project from someone else runs no code, touches nothing outside its folder, and each planted fault
 is a one-line error naming the file (or, for an index, a logged rebuild).
 
-Every variant of core.evaluate.hostile_projects is planted in a copy of the demo project (a retriever
+Every variant of bench.faults.hostile_projects is planted in a copy of the demo project (a retriever
 really trained on its KB) and run through the CLI with "y" lines on stdin, so a trust prompt, if one
 appeared, would be answered yes; the planted code would write a marker file beside the project.
 """
@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from app.cli import main
-from core.evaluate.hostile_projects import STDIN, VARIANTS, judge, reranker_auto_map, snapshot
+from bench.faults.hostile_projects import STDIN, VARIANTS, judge, reranker_auto_map, snapshot
 
 REPO = Path(__file__).resolve().parents[1]
 

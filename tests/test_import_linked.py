@@ -12,10 +12,10 @@ from sqlalchemy import select
 
 from app.cli import EXIT_ERROR, main
 from app.resources import demo_dir
+from bench.synthetic.shards import write_shards
 from core.batch import run_batch
 from core.batch.linked import candidates_of
 from core.batch.manifest import Manifest
-from core.evaluate.batch_shards import write_shards
 from core.formats import read_corpus
 from core.store import Project
 from core.store.project import NewDecision

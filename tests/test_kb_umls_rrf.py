@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from bench.synthetic.umls import write_synthetic_mrconso
 from core.errors import Cancelled, InputError
-from core.evaluate.synthetic_umls import write_synthetic_mrconso
 from core.kb.knowledge_base import KnowledgeBase
 from core.kb.umls_rrf import read_umls_rrf
 from core.progress import CancelToken
@@ -212,7 +212,7 @@ def test_one_million_rows_load_within_a_minute_and_a_gigabyte(tmp_path: Path) ->
     cuis = write_synthetic_mrconso(conso, rows=1_000_000, seed=0)
     script = (
         "import dataclasses, json, sys\n"
-        "from core.evaluate.synthetic_umls import measure_umls_load\n"
+        "from bench.synthetic.umls import measure_umls_load\n"
         "print(json.dumps(dataclasses.asdict(measure_umls_load(sys.argv[1]))))\n"
     )
 

@@ -45,7 +45,7 @@ def _expected_steps(run: dict) -> int:
 
 
 def test_bench_learning_small(shared_data, tmp_path, training_runs):
-    from core.evaluate.bench_learning import ORDERS, bench_learning
+    from bench.learning import ORDERS, bench_learning
 
     seen = []
     summary = bench_learning(
@@ -83,7 +83,7 @@ def test_bench_learning_small(shared_data, tmp_path, training_runs):
 
 
 def test_bench_learning_time_cap_still_stops_a_retrain(shared_data, tmp_path, training_runs):
-    from core.evaluate.bench_learning import bench_learning
+    from bench.learning import bench_learning
 
     summary = bench_learning(
         shared_data,

@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 
 from app.resources import demo_dir
+from bench.synthetic.shards import write_pubmed_xml, write_shards
 from core.batch import run_batch
 from core.batch.linked import candidates_of
 from core.batch.manifest import Manifest
 from core.errors import CuralinkError
-from core.evaluate.batch_shards import write_pubmed_xml, write_shards
 from core.formats import read_corpus
 from core.store import Project
 

@@ -15,11 +15,11 @@ from pathlib import Path
 import pytest
 
 from app.resources import demo_dir
+from bench.synthetic.shards import write_shards
 from core.atomic_files import TEMP_PREFIX
 from core.batch import run_batch
 from core.batch.manifest import Manifest
 from core.batch.plan import file_sha256
-from core.evaluate.batch_shards import write_shards
 from core.formats import read_corpus
 
 DEMO_DOCUMENTS = list(read_corpus(demo_dir() / "abstracts.pubtator", "pubtator"))

@@ -150,8 +150,8 @@ COMPOSITE_QUERIES = {
 
 
 def test_linker_evaluate_bench_and_training_ask_the_same_queries(corpus, medic) -> None:
-    from core.evaluate.bench_learning import _order_by_margin
-    from core.evaluate.bench_rerank import _candidates
+    from bench.learning import _order_by_margin
+    from bench.rerank import _candidates
     from core.evaluate.ncbi_retrieval import mention_pairs
     from core.evaluate.retrieval import evaluate_retriever
     from core.pipeline import Linker

@@ -20,7 +20,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from core.evaluate.fuzz_targets import CORPUS_FORMATS, KB_FORMATS, SEEDS, read_all, write_input
+from bench.fuzz.targets import CORPUS_FORMATS, KB_FORMATS, SEEDS, read_all, write_input
 
 FORMATS = CORPUS_FORMATS + KB_FORMATS
 DEFAULT_EXAMPLES = 30

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from core.evaluate.bench_desk_store import CuratorSimulation, summary
-from core.evaluate.synthetic_project import TOP_K, SyntheticSizes, build_synthetic_project
+from bench.desk_store import CuratorSimulation, summary
+from bench.synthetic.project import TOP_K, SyntheticSizes, build_synthetic_project
 from core.store import Project
 
 

@@ -14,7 +14,7 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 from rich.text import Text  # noqa: E402
 
-from app.cli import batch_commands, bench_commands, model_commands, project_commands  # noqa: E402
+from app.cli import batch_commands, model_commands, project_commands  # noqa: E402
 from app.console import configure_logging, escape_controls, stderr  # noqa: E402
 from core.errors import Cancelled, CuralinkError  # noqa: E402
 
@@ -35,14 +35,25 @@ def build_parser() -> argparse.ArgumentParser:
         help="open the desk, print its start-up times as JSON once it is usable, quit (fail after SECONDS)",
     )
     commands = parser.add_subparsers(dest="command")
-    for module in (project_commands, model_commands, batch_commands, bench_commands):
+    for module in (project_commands, model_commands, batch_commands):
         module.register(commands)
+    bench = commands.add_parser(
+        "bench",
+        help="benchmarks, the fault harness and the fuzz run (`curalink bench --help`; from a clone only)",
+        add_help=False,  # `curalink bench --help` is the harness's own help
+    )
+    bench.add_argument("bench_args", nargs=argparse.REMAINDER)
+    bench.set_defaults(handler=_run_bench)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, unknown = parser.parse_known_args(argv)
+    if args.command == "bench":  # the harness parses its own options
+        args.bench_args = unknown + args.bench_args
+    elif unknown:
+        parser.error(f"unrecognized arguments: {' '.join(unknown)}")
     configure_logging(args.log_level)
     handler = getattr(args, "handler", None)
     if handler is None:
@@ -61,6 +72,21 @@ def main(argv: list[str] | None = None) -> int:
     except CuralinkError as exc:
         stderr.print(Text("error: ", style="red") + Text(escape_controls(str(exc))))
         return EXIT_ERROR
+
+
+def _run_bench(args) -> int:
+    """`curalink bench ...`: the harness is the top-level package bench/, imported only here. The packaged
+    app leaves it out, so there this is a one-line error."""
+    try:
+        from bench.cli import run
+    except ModuleNotFoundError as exc:
+        if exc.name not in ("bench", "bench.cli"):
+            raise
+        raise CuralinkError(
+            "`curalink bench` needs the benchmark harness (the bench/ package), which this install leaves "
+            "out (the packaged app does): run it from a clone of Curalink installed with `pip install -e .`"
+        ) from None
+    return run(args.bench_args, project=args.project)
 
 
 def _launch_desk(args) -> int:

@@ -1,5 +1,5 @@
-"""Span-model commands: `train detector`, `evaluate detect`, `bench detect` (registered by the modules
-that own `train`, `evaluate` and `bench`)."""
+"""Span-model commands: `train detector`, `evaluate detect` (registered by the modules that own `train`
+and `evaluate`; `bench detect` is in bench/cli/detect.py)."""
 
 from __future__ import annotations
 
@@ -76,43 +76,6 @@ def cmd_evaluate_detect(args) -> int:
     return 0
 
 
-def cmd_bench_detect(args) -> int:
-    from core.evaluate.bench_detect import bench_detect
-
-    with (
-        open_project(args) as project,
-        cancellable() as cancel,
-        progress_bar("detect benchmark", quiet=args.json) as bar,
-    ):
-        result = bench_detect(
-            project,
-            split=args.split,
-            documents=args.documents,
-            candidates=args.candidates,
-            progress=bar,
-            cancel=cancel,
-        )
-    if args.json:
-        print_json(result)
-        return 0
-    table = Table(
-        "linker",
-        "mentions/s",
-        "acc@1",
-        "x one-mention DE",
-        title=f"linking {result['mentions']} gold mentions",
-    )
-    for row in result["linkers"]:
-        table.add_row(
-            row["name"],
-            f"{row['mentions_per_s']:.1f}",
-            "-" if row["acc@1"] is None else f"{row['acc@1']:.2f}",
-            f"{row['speedup_vs_one_mention']:.2f}",
-        )
-    stdout.print(table)
-    return 0
-
-
 def register_train(train) -> None:
     parser = train.add_parser(
         "detector", help="train the span model (collective dual encoder) on gold and curator-checked spans"
@@ -145,20 +108,3 @@ def register_evaluate(evaluate) -> None:
     parser.add_argument("--device", choices=["auto", "cpu", "cuda"], default="cpu")
     parser.add_argument("--json", action="store_true")
     parser.set_defaults(handler=cmd_evaluate_detect)
-
-
-def register_bench(bench) -> None:
-    parser = bench.add_parser(
-        "detect",
-        help="mentions/s and acc@1 on identical gold mentions: collective linking, ResCNN, one-mention "
-        "dual encoder, pair cross-encoder (CPU)",
-    )
-    parser.add_argument("--split", choices=["train", "dev", "test"], default="test")
-    parser.add_argument(
-        "--documents", type=int, default=30, help="the first N documents of the split (default 30)"
-    )
-    parser.add_argument(
-        "--candidates", type=int, default=16, help="retriever candidates the cross-encoder scores"
-    )
-    parser.add_argument("--json", action="store_true")
-    parser.set_defaults(handler=cmd_bench_detect)

@@ -1,4 +1,5 @@
-"""Benchmark commands: `curalink bench ...`."""
+"""Benchmark commands: `curalink bench import|retriever|retriever-accuracy|pipeline|routing|reranker|quality|
+learning|faults`; the others are registered from their own modules in bench/cli/."""
 
 from __future__ import annotations
 
@@ -7,21 +8,14 @@ from pathlib import Path
 
 from rich.table import Table
 
-from app.cli import (
-    batch_commands,
-    desk_bench,
-    detector_commands,
-    index_bench,
-    input_commands,
-    kb_search_commands,
-)
 from app.cli.output import print_json, print_output, shared_data, stdout
 from app.console import cancellable, progress_bar
+from bench.cli import batch, desk, detect, index, inputs, kb_search
 from core.errors import CuralinkError
 
 
 def cmd_bench_import(args) -> int:
-    from core.evaluate.bench_import import bench_import
+    from bench.imports import bench_import
 
     with progress_bar("benchmark", quiet=args.json) as bar:
         result = bench_import(
@@ -45,7 +39,7 @@ def cmd_bench_import(args) -> int:
 
 
 def cmd_bench_routing(args) -> int:
-    from core.evaluate.bench_routing import bench_routing
+    from bench.routing import bench_routing
 
     data = shared_data(args)
     with progress_bar("routing benchmark", quiet=args.json) as bar:
@@ -60,7 +54,7 @@ def cmd_bench_routing(args) -> int:
 
 
 def cmd_bench_reranker(args) -> int:
-    from core.evaluate.bench_rerank import render_markdown, run_benchmark
+    from bench.rerank import render_markdown, run_benchmark
     from core.rerank.packing import PACKING_LEVELS
 
     data = shared_data(args)
@@ -94,7 +88,7 @@ def cmd_bench_reranker(args) -> int:
 
 
 def cmd_bench_learning(args) -> int:
-    from core.evaluate.bench_learning import bench_learning
+    from bench.learning import bench_learning
 
     data = shared_data(args)
     out = Path(args.out)
@@ -171,7 +165,7 @@ def cmd_bench_retriever_accuracy(args) -> int:
 
 
 def cmd_bench_retriever(args) -> int:
-    from core.evaluate.bench_retrieval import bench_retriever
+    from bench.retrieval import bench_retriever
     from core.evaluate.ncbi_retrieval import load_ncbi_inputs
 
     data = shared_data(args)
@@ -191,7 +185,7 @@ def cmd_bench_retriever(args) -> int:
 
 
 def cmd_bench_pipeline(args) -> int:
-    from core.evaluate.bench_pipeline import bench_pipeline
+    from bench.pipeline import bench_pipeline
 
     data = shared_data(args)
     with cancellable() as cancel, progress_bar("pipeline benchmark", quiet=args.json) as bar:
@@ -201,8 +195,8 @@ def cmd_bench_pipeline(args) -> int:
 
 
 def cmd_bench_faults(args) -> int:
-    from app.faults import SECTIONS, run_faults
-    from app.faults.report import render_markdown
+    from bench.faults import SECTIONS, run_faults
+    from bench.faults.report import render_markdown
 
     sections = tuple(args.section) if args.section else SECTIONS
     with cancellable() as cancel, progress_bar("fault harness", quiet=args.json) as bar:
@@ -227,7 +221,7 @@ def cmd_bench_faults(args) -> int:
 
 
 def cmd_bench_quality(args) -> int:
-    from core.evaluate.bench_quality import plot_bulk_accept, run_quality
+    from bench.quality import plot_bulk_accept, run_quality
 
     data = shared_data(args)
     if not args.retriever and not args.out:
@@ -268,22 +262,19 @@ def cmd_bench_quality(args) -> int:
     return 0
 
 
-def register(commands) -> None:
-    """Add this module's commands to the `curalink` parser."""
-    bench = commands.add_parser("bench", help="benchmarks").add_subparsers(
-        dest="bench_command", required=True
-    )
-    detector_commands.register_bench(bench)
+def register(bench) -> None:
+    """Add every benchmark to the `curalink bench` parser's subcommands."""
+    detect.register_bench(bench)
     bench_import = bench.add_parser("import", help="corpus and KB import speed")
     bench_import.add_argument("--data", help="shared data folder (default ../shared/data)")
     bench_import.add_argument("--umls-rows", type=int, default=1_000_000)
     bench_import.add_argument("--json", action="store_true")
     bench_import.set_defaults(handler=cmd_bench_import)
-    input_commands.register_bench(bench)  # bad-inputs, fuzz
-    kb_search_commands.register_bench(bench)  # kb-search
-    desk_bench.register_bench(bench)  # desk speed on the real window (issue 12)
-    batch_commands.register_bench(bench)  # link-batch throughput (issue 15)
-    index_bench.register_bench(bench)  # a UMLS-size name index (issue 15, item 4)
+    inputs.register_bench(bench)  # bad-inputs, fuzz, pubmed
+    kb_search.register_bench(bench)  # kb-search
+    desk.register_bench(bench)  # desk speed on the real window (issue 12)
+    batch.register_bench(bench)  # link-batch throughput (issue 15)
+    index.register_bench(bench)  # a UMLS-size name index (issue 15, item 4)
     bench_retriever = bench.add_parser(
         "retriever", help="ResCNN vs bi-encoder vs TF-IDF speed, index choice, 1M scale"
     )

@@ -32,7 +32,7 @@ STAGES = {"demo": (0,), "ncbi": (0, 3_000), "synthetic": (0, 3_000, 20_000, 50_0
 def _prepare(name: str, args, work: Path, progress, cancel) -> tuple[Path | None, str]:
     """The cached project for `name` (built when missing) and what its suggestions come from; (None,
     reason) when it cannot be built here."""
-    from core.evaluate.desk_projects import build_ncbi_project, build_synthetic_desk_project, ncbi_missing
+    from bench.synthetic.desk_projects import build_ncbi_project, build_synthetic_desk_project, ncbi_missing
 
     if name == "demo":
         if args.demo:
@@ -61,10 +61,10 @@ def _prepare(name: str, args, work: Path, progress, cancel) -> tuple[Path | None
 
 
 def _measure(name: str, source: Path, args, work: Path, progress, cancel) -> dict:
-    from app.faults.workload import copy_project
-    from app.gui import bench_desk
     from app.gui.launch import application
-    from core.evaluate.bench_desk_store import store_stages
+    from bench.desk_store import store_stages
+    from bench.faults.workload import copy_project
+    from bench.gui import desk as bench_desk
     from core.store import Project
 
     app = application()
@@ -129,7 +129,7 @@ def _status(value, target) -> str:
 
 
 def _rows(name: str, result: dict) -> list[tuple]:
-    from app.gui import bench_desk as b
+    from bench.gui import desk as b
 
     window, rows = result["window"], []
     key = window["key_accept"]

@@ -12,7 +12,7 @@ from app.console import cancellable, progress_bar
 
 
 def cmd_bench_index(args) -> int:
-    from core.evaluate.bench_index import bench_index
+    from bench.index import bench_index
 
     data = Path(args.data) if args.data else Path(__file__).resolve().parents[2].parent / "shared" / "data"
     with cancellable() as cancel, progress_bar("name index benchmark", quiet=args.json) as bar:

@@ -15,7 +15,7 @@ from app.console import progress_bar
 
 def cmd_bench_bad_inputs(args) -> int:
     """Import every crafted bad file into a project; count the one-line errors and unchanged stores."""
-    from core.evaluate.bad_inputs import evaluate
+    from bench.fuzz.bad_inputs import evaluate
 
     with (
         tempfile.TemporaryDirectory(prefix="curalink-bad-inputs-") as folder,
@@ -44,9 +44,9 @@ def cmd_bench_bad_inputs(args) -> int:
 
 
 def cmd_bench_fuzz(args) -> int:
-    """A bounded atheris run of the readers (core.evaluate.fuzz_readers)."""
-    from core.evaluate.fuzz_readers import DEFAULT_FORMATS, fuzz_readers
-    from core.evaluate.fuzz_targets import CORPUS_FORMATS, KB_FORMATS
+    """A bounded atheris run of the readers (bench.fuzz.readers)."""
+    from bench.fuzz.readers import DEFAULT_FORMATS, fuzz_readers
+    from bench.fuzz.targets import CORPUS_FORMATS, KB_FORMATS
 
     formats = (
         list(CORPUS_FORMATS + KB_FORMATS)
@@ -79,7 +79,7 @@ def cmd_bench_fuzz(args) -> int:
 
 def cmd_bench_pubmed(args) -> int:
     """Read speed and memory of the PubMed citation reader on a generated gzipped shard."""
-    from core.evaluate.bench_pubmed import bench_pubmed
+    from bench.pubmed import bench_pubmed
 
     with progress_bar("PubMed reader benchmark", quiet=args.json) as bar:
         result = bench_pubmed(megabytes=args.mb, shard=Path(args.shard) if args.shard else None, progress=bar)

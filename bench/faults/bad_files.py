@@ -4,7 +4,7 @@ Counted: files tried; clear errors (exit code 2, an `error:` line naming the fil
 says which, the line or element; no traceback, no SQL); one-line errors among them; the store unchanged
 (a digest of every row); no hang (a time limit) and no runaway memory (4 GiB of address space).
 
-Files come from the builders below and from every case of `core.evaluate.bad_input_cases` (the
+Files come from the builders below and from every case of `bench.fuzz.bad_input_cases` (the
 "badinput" work) when it is there: `CASES[name](folder) -> (path, format)`, with `WHERE[name]` the line
 or element its error must name (or None). Whether a file is a corpus or a vocabulary follows from its
 format.
@@ -23,8 +23,8 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from app.faults.checks import one_line_error, store_digest
-from app.faults.workload import Workload, copy_project, demo_resources
+from bench.faults.checks import one_line_error, store_digest
+from bench.faults.workload import Workload, copy_project, demo_resources
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressCallback, no_progress
 
 IMPORT_TIMEOUT_S = 60
@@ -107,7 +107,7 @@ OWN_BUILDERS: dict[str, Callable] = {
 }
 
 
-def _badinput_cases(name: str = "core.evaluate.bad_input_cases") -> tuple[dict, dict, str]:
+def _badinput_cases(name: str = "bench.fuzz.bad_input_cases") -> tuple[dict, dict, str]:
     """The badinput work's cases and where each error must point, when present; and a note."""
     try:
         module = importlib.import_module(name)

@@ -2,7 +2,7 @@
 import all or nothing, is the store unchanged, what did the run leave behind.
 
 Storage checks read the database with the plain `sqlite3` module (no Curalink code between the file and
-the verdict); the model check runs `app.faults.child check` in its own process (open the project, load
+the verdict); the model check runs `bench.faults.child check` in its own process (open the project, load
 the models in force, link one document), so a crash there cannot take the harness down.
 """
 
@@ -15,7 +15,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from core.evaluate.bad_inputs import store_digest as core_store_digest
+from bench.fuzz.bad_inputs import store_digest as core_store_digest
 
 CHECK_TIMEOUT_S = 300
 
@@ -79,7 +79,7 @@ def model_health(project: Path, document: str, *, python: str = sys.executable) 
     """Open, load the models in force, link one document (in a child process)."""
     try:
         done = subprocess.run(
-            [python, "-m", "app.faults.child", "check", str(project), "--document", document],
+            [python, "-m", "bench.faults.child", "check", str(project), "--document", document],
             capture_output=True,
             text=True,
             timeout=CHECK_TIMEOUT_S,

@@ -1,7 +1,7 @@
 """One operation of a fault trial, in its own process (the harness kills it with SIGKILL, fills its disk,
 or runs it beside other writers).
 
-    python -m app.faults.child OPERATION PROJECT [options]
+    python -m bench.faults.child OPERATION PROJECT [options]
 
 It prints `ready` once its imports are done and the project is open (the harness times kills from there),
 then runs the operation through the same code the `curalink` command runs. A decision burst prints
@@ -156,7 +156,7 @@ def run_check(args) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m app.faults.child")
+    parser = argparse.ArgumentParser(prog="python -m bench.faults.child")
     parser.add_argument("operation", choices=[*CLI_OPERATIONS, "decisions", "check"])
     parser.add_argument("project")
     parser.add_argument("--file", help="the file an import reads")

@@ -14,10 +14,10 @@ import sys
 import tempfile
 from pathlib import Path
 
-from app.faults.checks import lost_decisions, model_health, read_store, usable
-from app.faults.crash import CHECK_DOCUMENT
-from app.faults.processes import Child, ChildRun, child_command
-from app.faults.workload import Workload, copy_project
+from bench.faults.checks import lost_decisions, model_health, read_store, usable
+from bench.faults.crash import CHECK_DOCUMENT
+from bench.faults.processes import Child, ChildRun, child_command
+from bench.faults.workload import Workload, copy_project
 from core.progress import ProgressCallback, no_progress
 
 DESK_CURATOR = "fault-desk"
@@ -65,7 +65,7 @@ def contention_trial(
             for number in (1, 2)
         ]
         desk = Child(
-            [sys.executable, "-m", "app.faults.desk", "decide", str(project), "--seconds", str(seconds)]
+            [sys.executable, "-m", "bench.faults.desk", "decide", str(project), "--seconds", str(seconds)]
             + ["--curator", DESK_CURATOR, "--wait-go"],
             stdin=True,
         )

@@ -15,9 +15,9 @@ import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from app.faults.checks import leftovers, lost_decisions, model_health, read_store, usable
-from app.faults.processes import ChildRun, child_command, run_child
-from app.faults.workload import DEMO_PMID_BASE, Workload, copy_project
+from bench.faults.checks import leftovers, lost_decisions, model_health, read_store, usable
+from bench.faults.processes import ChildRun, child_command, run_child
+from bench.faults.workload import DEMO_PMID_BASE, Workload, copy_project
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressCallback, no_progress
 
 OPERATIONS = ("corpus-import", "kb-import", "decisions", "link", "train", "retrain")

@@ -1,9 +1,9 @@
 """The real desk (offscreen) as a fault-trial process: decisions under a full disk or another writer's
 lock, or opening a project someone else made.
 
-    python -m app.faults.desk full-disk PROJECT      # stdin: "go" (disk filled), "retry" (space freed)
-    python -m app.faults.desk decide PROJECT --seconds S
-    python -m app.faults.desk open PROJECT           # load the models in force, as the desk does
+    python -m bench.faults.desk full-disk PROJECT      # stdin: "go" (disk filled), "retry" (space freed)
+    python -m bench.faults.desk decide PROJECT --seconds S
+    python -m bench.faults.desk open PROJECT           # load the models in force, as the desk does
 
 It prints `ready`, then `kind {json}` reports. The event loop's longest stall is measured with a 10 ms
 timer while the desk works (the window must never wait on another program's lock).
@@ -199,7 +199,7 @@ def run_open(app, window) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m app.faults.desk")
+    parser = argparse.ArgumentParser(prog="python -m bench.faults.desk")
     parser.add_argument("mode", choices=["full-disk", "decide", "open"])
     parser.add_argument("project", type=Path)
     parser.add_argument("--seconds", type=float, default=10.0)

@@ -17,10 +17,10 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from app.faults.checks import leftovers, lost_decisions, model_health, one_line_error, read_store, usable
-from app.faults.crash import CHECK_DOCUMENT, _partial, operation_args
-from app.faults.processes import Child, child_command, run_child
-from app.faults.workload import Workload, copy_project
+from bench.faults.checks import leftovers, lost_decisions, model_health, one_line_error, read_store, usable
+from bench.faults.crash import CHECK_DOCUMENT, _partial, operation_args
+from bench.faults.processes import Child, child_command, run_child
+from bench.faults.workload import Workload, copy_project
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressCallback, no_progress
 
 # (operation, KiB left free when it starts): 0 = full from the start (the project cannot even be opened:
@@ -158,7 +158,7 @@ def run_desk_trial(free_kb: int, workload: Workload) -> DiskFullTrial:
 def _desk_command() -> list[str]:
     import sys
 
-    return [sys.executable, "-m", "app.faults.desk"]
+    return [sys.executable, "-m", "bench.faults.desk"]
 
 
 def _judge_after(trial: DiskFullTrial, operation: str, project: Path, before, committed, workload) -> None:

@@ -5,7 +5,7 @@ expected clear one.
 
 Variants come from two places. The four builders below (protocol: `build(project, canary)`, on the base
 project with both models in force; code that runs creates `canary`; probes: `link` of one document and
-the desk loading its models). And every variant of `core.evaluate.hostile_projects` (the "safety" work)
+the desk loading its models). And every variant of `bench.faults.hostile_projects` (the "safety" work)
 when it is there: `VARIANTS[name](project) -> HostileProject` on a copy of the plain demo project, each of
 its commands run as `curalink -p COPY ...` with its `STDIN`, judged by its own `judge`; the desk then
 opens the copy too, and its marker and outside files are checked again.
@@ -24,7 +24,7 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from app.faults.workload import Workload, copy_project
+from bench.faults.workload import Workload, copy_project
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressCallback, no_progress
 
 PROBE_TIMEOUT_S = 240
@@ -167,7 +167,7 @@ def _probe(argv: list[str], canary_dir: Path) -> dict:
 
 
 def _run_theirs(module, name: str, build: Callable, demo: Path, scratch: Path) -> dict:
-    """One variant of core.evaluate.hostile_projects, judged by its own rules, then opened by the desk."""
+    """One variant of bench.faults.hostile_projects, judged by its own rules, then opened by the desk."""
     project = copy_project(demo, scratch / "project")
     row: dict = {"variant": f"safety/{name}", "what": (build.__doc__ or name).strip().split("\n")[0]}
     variant = build(project)
@@ -193,7 +193,7 @@ def _run_theirs(module, name: str, build: Callable, demo: Path, scratch: Path) -
         "message": str(verdict.detail)[:300],
         "traceback": "Traceback (most recent call last)" in output,
     }
-    desk_argv = [sys.executable, "-m", "app.faults.desk", "open", str(project)]
+    desk_argv = [sys.executable, "-m", "bench.faults.desk", "open", str(project)]
     try:
         done = subprocess.run(
             desk_argv, input=module.STDIN, capture_output=True, text=True, timeout=PROBE_TIMEOUT_S
@@ -270,11 +270,11 @@ def _run_own(name: str, builder: Callable, base: Path, scratch: Path) -> dict:
     row["link"] = _probe([*cli, "--documents", "90000001"], canary_dir)
     for leftover in canary_dir.iterdir():
         leftover.unlink()
-    row["desk"] = _probe([sys.executable, "-m", "app.faults.desk", "open", str(project)], canary_dir)
+    row["desk"] = _probe([sys.executable, "-m", "bench.faults.desk", "open", str(project)], canary_dir)
     return row
 
 
-def _safety_module(name: str = "core.evaluate.hostile_projects"):
+def _safety_module(name: str = "bench.faults.hostile_projects"):
     """The safety work's variants, when present and of the expected shape; and a note saying so."""
     try:
         module = importlib.import_module(name)

@@ -35,7 +35,7 @@ class ChildRun:
 
 
 def child_command(operation: str, project: Path, *options: str) -> list[str]:
-    return [sys.executable, "-m", "app.faults.child", operation, str(project), *options]
+    return [sys.executable, "-m", "bench.faults.child", operation, str(project), *options]
 
 
 class Child:

@@ -4,7 +4,7 @@ element the error must name ("line 7", "document 7"), or None when the problem i
 
 The cases are the kinds of damage found in issue 11's probe and in real downloads: files cut short, wrong
 encodings, binary data, offsets far beyond the text, deep nesting, entity tricks, bad ids, wrong formats,
-damaged gzip. core.evaluate.bad_inputs imports each into a project and counts the clear errors.
+damaged gzip. bench.fuzz.bad_inputs imports each into a project and counts the clear errors.
 """
 
 from __future__ import annotations

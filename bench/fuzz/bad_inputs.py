@@ -1,4 +1,4 @@
-"""The bad-input figure of issue 11: every crafted bad file (core.evaluate.bad_input_cases) is imported
+"""The bad-input figure of issue 11: every crafted bad file (bench.fuzz.bad_input_cases) is imported
 into a project that already holds documents and concepts, the way `curalink corpus import` and
 `curalink kb import` do it (strict: `--on-invalid error`), and each answer is classified.
 
@@ -16,9 +16,9 @@ import traceback
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from bench.fuzz.bad_input_cases import CASES, WHERE
+from bench.fuzz.targets import CORPUS_FORMATS, SEEDS
 from core.errors import CuralinkError
-from core.evaluate.bad_input_cases import CASES, WHERE
-from core.evaluate.fuzz_targets import CORPUS_FORMATS, SEEDS
 from core.progress import ProgressFn, no_progress
 
 __all__ = ["CASES", "WHERE", "CaseResult", "evaluate", "run_case"]

@@ -2,8 +2,8 @@
 
 Run it as `curalink bench fuzz --seconds 60` (PubTator, BioC XML, BioC JSON) or
 `curalink bench fuzz --seconds 120 --formats all --json fuzz.json`. Each format is fuzzed in its own
-process (`python -m core.evaluate.fuzz_readers --worker FORMAT ...`: libFuzzer ends the process it runs
-in) for its share of the seconds, starting from the valid seed file of core.evaluate.fuzz_targets. An
+process (`python -m bench.fuzz.readers --worker FORMAT ...`: libFuzzer ends the process it runs
+in) for its share of the seconds, starting from the valid seed file of bench.fuzz.targets. An
 input that makes the reader raise anything but a CuralinkError, or exceed the memory or per-input time
 limit, is a crash, saved under the artifacts folder. atheris is an optional dependency (the `fuzz` extra).
 """
@@ -17,8 +17,8 @@ import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from bench.fuzz.targets import SEEDS
 from core.errors import CuralinkError
-from core.evaluate.fuzz_targets import SEEDS
 from core.progress import ProgressFn, no_progress
 
 DEFAULT_FORMATS = ("pubtator", "bioc-xml", "bioc-json")
@@ -56,7 +56,7 @@ def run_format(fmt: str, seconds: int, artifacts: Path) -> FormatRun:
         command = [
             sys.executable,
             "-m",
-            "core.evaluate.fuzz_readers",
+            "bench.fuzz.readers",
             "--worker",
             fmt,
             str(scratch),
@@ -92,7 +92,7 @@ def _worker(fmt: str, scratch: str, libfuzzer_args: list[str]) -> None:
     with atheris.instrument_imports(include=["core", "bioc"]):
         import core.formats  # noqa: F401  (first imported here, so instrumented: the readers and bioc)
         import core.kb  # noqa: F401
-    from core.evaluate.fuzz_targets import read_all, write_input
+    from bench.fuzz.targets import read_all, write_input
 
     folder = Path(scratch)
 

@@ -1,4 +1,4 @@
-"""What the reader fuzzers (the hypothesis property tests and `python -m core.evaluate.fuzz_readers`)
+"""What the reader fuzzers (the hypothesis property tests and `python -m bench.fuzz.readers`)
 feed and run: one small valid file per corpus and vocabulary format, a way to write any bytes as an input
 of a format, and a run of the reader to its end.
 

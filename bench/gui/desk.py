@@ -23,8 +23,8 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 from PySide6.QtCore import QElapsedTimer, QEvent, QEventLoop, QObject, Qt, QTimer  # noqa: E402
 from PySide6.QtTest import QTest  # noqa: E402
 
-from app.gui.bench_responsiveness import make_window, stall_while, stall_while_linking  # noqa: E402
-from core.evaluate.bench_desk_store import summary  # noqa: E402
+from bench.desk_store import summary  # noqa: E402
+from bench.gui.responsiveness import make_window, stall_while, stall_while_linking  # noqa: E402
 
 KEY_TARGET_MS = 50.0
 OPEN_TARGET_MS = 100.0
@@ -308,7 +308,7 @@ def cold_start(project_path: Path, scratch: Path, runs: int = 3) -> dict:
     for _ in range(runs):
         started = time.time()
         done = subprocess.run(
-            [sys.executable, "-m", "app.gui.bench_desk", str(project_path), str(scratch / "cold.ini")],
+            [sys.executable, "-m", "bench.gui.desk", str(project_path), str(scratch / "cold.ini")],
             capture_output=True,
             text=True,
             env=env,

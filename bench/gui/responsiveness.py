@@ -1,6 +1,6 @@
 """Responsiveness figures of the real window, offscreen, on the demo project (a benchmark, not a test).
 
-    python -m app.gui.bench_responsiveness [--demo PATH] [--medic FILE]
+    python -m bench.gui.responsiveness [--demo PATH] [--medic FILE]
 
 Prints: time from opening an abstract to its retriever suggestions on screen, the reranked list (or
 that no reranker is trained), the event loop's longest stall while the worker links every document,

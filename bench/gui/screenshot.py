@@ -1,5 +1,5 @@
 """Open a project in the real window, grab it from the screen and save a PNG (for the README and the
-Xvfb test): `python -m app.gui.screenshot PROJECT OUT.png`. With `--retrain`, a retrain runs in the
+Xvfb test): `python -m bench.gui.screenshot PROJECT OUT.png`. With `--retrain`, a retrain runs in the
 background (status-bar progress) when the window is grabbed; it is cancelled before the window closes.
 With `--find-mentions DOC`, that raw abstract is opened, its mentions found (Ctrl+Shift+M) and linked,
 and the window grabbed with the detected spans and the first uncertain one selected."""

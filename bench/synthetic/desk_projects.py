@@ -2,7 +2,7 @@
 
 NCBI-disease: the train, dev and test PubTator files with MEDIC as the KB, a ResCNN retriever trained
 for a short budget on MEDIC's synonyms and the train gold (`train_seconds`), every mention linked by it
-(stored suggestions, as `curalink link` stores them). Synthetic: core.evaluate.synthetic_project, plus a
+(stored suggestions, as `curalink link` stores them). Synthetic: bench.synthetic.project, plus a
 retriever trained for a few seconds on its vocabulary so the desk's background linking has a real model.
 Each is marked finished by a file written last; a build that was cancelled or failed starts again.
 """
@@ -12,7 +12,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from core.evaluate.synthetic_project import SyntheticSizes, build_synthetic_project
+from bench.synthetic.project import SyntheticSizes, build_synthetic_project
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressCallback, no_progress
 
 NCBI_FILES = {

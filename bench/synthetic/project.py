@@ -15,8 +15,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from bench.synthetic.umls import _base_name, _variant
 from core.documents import Candidate
-from core.evaluate.synthetic_umls import _base_name, _variant
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressCallback, no_progress
 
 MENTION_TYPE = "Disease"

@@ -14,8 +14,8 @@ from dataclasses import replace
 from pathlib import Path
 from xml.sax.saxutils import escape
 
+from bench.synthetic.pubmed import HEADER
 from core.documents import Document
-from core.evaluate.synthetic_pubmed import HEADER
 from core.formats import write_corpus
 
 ROTATION = ("pubtator", "bioc-xml", "jsonl", "bioc-json")

@@ -22,8 +22,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from core.evaluate.memory import peak_rss_mb
 from core.kb.umls_rrf import read_umls_rrf
+from core.memory import peak_rss_mb
 
 _SOURCES = (  # (SAB, term types, source restriction level)
     ("MSH", ("MH", "ET", "PM", "ET"), "0"),

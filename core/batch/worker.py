@@ -30,9 +30,9 @@ from core.batch.models import BatchSpec, open_read_only
 from core.batch.plan import ShardTask, file_sha256
 from core.documents import Document
 from core.errors import InputError
-from core.evaluate.memory import peak_rss_mb
 from core.formats import read_corpus, write_corpus
 from core.formats.report import MAX_LISTED, FormatReport
+from core.memory import peak_rss_mb
 from core.progress import ProgressCallback, no_progress
 
 log = logging.getLogger(__name__)

@@ -2,7 +2,7 @@
 (`<stem>.rows`, core.retrieve.name_rows: compact and memory-mapped) and a JSON sidecar.
 
 Five kinds, chosen by size (`NameIndex.kind_for`); measured with
-`core.evaluate.bench_retrieval.compare_index_kinds` on MEDIC (73k names, 800 distinct NCBI mention
+`bench.retrieval.compare_index_kinds` on MEDIC (73k names, 800 distinct NCBI mention
 strings, fetching 256 names as retrieval does, quiet 2-core machine) and with `curalink bench index`
 on synthetic MRCONSO names (README, "A UMLS-size name index"):
 - exact `IndexFlatIP` below `HNSW_THRESHOLD` names (3,690 queries/s at 73k);

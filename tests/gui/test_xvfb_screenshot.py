@@ -25,7 +25,7 @@ def test_app_in_real_x_server_screenshot(demo_project, xserver, tmp_path):
     out = REPO / "docs" / "screenshot.png" if update else tmp_path / "screenshot.png"
     demo_project.close()
     result = subprocess.run(
-        [sys.executable, "-m", "app.gui.screenshot", str(demo_project.path), str(out)],
+        [sys.executable, "-m", "bench.gui.screenshot", str(demo_project.path), str(out)],
         cwd=REPO,
         env=xserver,
         capture_output=True,

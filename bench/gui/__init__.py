@@ -1,0 +1,1 @@
+"""The desk benchmarks (real Qt windows) and the README screenshot."""

@@ -1,0 +1,1 @@
+"""Synthetic inputs built from real formats: projects, PubMed XML, MRCONSO.RRF, link-batch shards."""
