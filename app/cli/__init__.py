@@ -83,8 +83,8 @@ def _run_bench(args) -> int:
         if exc.name not in ("bench", "bench.cli"):
             raise
         raise CuralinkError(
-            "`curalink bench` needs the benchmark harness (the bench/ package), which this install leaves "
-            "out (the packaged app does): run it from a clone of Curalink installed with `pip install -e .`"
+            "`curalink bench` needs the benchmark harness (the bench/ package), which this install does not "
+            "have (the packaged app leaves it out): run it from a clone installed with `pip install -e .`"
         ) from None
     return run(args.bench_args, project=args.project)
 
