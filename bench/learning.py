@@ -120,7 +120,7 @@ def bench_learning(
     """
     if epochs_per_retrain < 1 or zero_shot_epochs < 1:
         raise ValueError("epochs_per_retrain and zero_shot_epochs must be at least 1")
-    from core.evaluate.ncbi_retrieval import load_ncbi_inputs
+    from bench.ncbi_retrieval import load_ncbi_inputs
     from core.evaluate.retrieval import evaluate_retriever
     from core.learn.warm_start import finetune_rescnn
     from core.retrieve.rescnn import RescnnConfig

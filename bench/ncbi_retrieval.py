@@ -7,47 +7,18 @@ dictionary as synonyms (the BioSyn/ResCNN convention, methods.md A.6).
 
 from __future__ import annotations
 
-import copy
 import logging
 from collections.abc import Sequence
 from pathlib import Path
 
 from core.documents import Document
-from core.kb.identifiers import split_ids
+from core.evaluate.retrieval import mention_pairs, with_mention_synonyms
 from core.kb.knowledge_base import KnowledgeBase
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressFn, no_progress
-from core.retrieve.query_plan import plan_document
 from core.retrieve.rescnn import RescnnConfig
 from core.retrieve.train import TrainOptions, train_rescnn
 
 log = logging.getLogger(__name__)
-
-
-def mention_pairs(documents: Sequence[Document]) -> list[tuple[str, str]]:
-    """(query, id) for every single-concept gold mention: the training pairs and train/dev synonyms.
-
-    The query is the mention as the desk plans it (abbreviations expanded, core.retrieve.query_plan),
-    as the reference preprocesses train, dev and test mentions alike."""
-    pairs: list[tuple[str, str]] = []
-    for document in documents:
-        for mention, plan in zip(document.mentions, plan_document(document), strict=True):
-            ids = split_ids(mention.concept_id)
-            if len(ids) == 1 and not mention.is_composite:
-                pairs.append((plan.query, ids[0]))
-    return pairs
-
-
-def with_mention_synonyms(kb: KnowledgeBase, pairs: Sequence[tuple[str, str]]) -> KnowledgeBase:
-    """A copy of the KB whose concepts also own the training mention strings."""
-    extended = copy.deepcopy(kb)
-    by_concept: dict[str, list[str]] = {}
-    for text, concept_id in pairs:
-        resolved = extended.resolve(concept_id)
-        if resolved is not None:
-            by_concept.setdefault(resolved, []).append(text)
-    for concept_id, names in by_concept.items():
-        extended.add_names(concept_id, names)
-    return extended
 
 
 def load_ncbi_inputs(data_dir: str | Path) -> tuple[KnowledgeBase, list[Document], list[Document]]:

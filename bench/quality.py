@@ -4,7 +4,7 @@ Every row runs the desk's own path: a `Linker` (core.pipeline) plans each mentio
 plan (abbreviations, composite parts merged by rank) and retrieves `CANDIDATES` concepts; the ranker
 rows add TF-IDF's union and the annotation prior exactly as `RankingStage` does when linking. Each row
 is measured twice: with MEDIC alone and with the train+dev mention strings added to the dictionary
-(the papers' protocol, core.evaluate.ncbi_retrieval.with_mention_synonyms).
+(the papers' protocol, core.evaluate.retrieval.with_mention_synonyms).
 
 Choices, stated because the issue is silent on them:
 - "ResCNN + TF-IDF union": ResCNN's top 20 plus TF-IDF's top 8 concepts it missed, ordered by the sum
@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from core.documents import Candidate, Document
-from core.evaluate.ncbi_retrieval import mention_pairs, with_mention_synonyms
+from core.evaluate.retrieval import mention_pairs, with_mention_synonyms
 from core.kb.knowledge_base import KnowledgeBase
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressFn, no_progress
 from core.rank.calibration import expected_calibration_error, precision_coverage
@@ -248,7 +248,7 @@ def run_quality(
 ) -> dict:
     """Load (`retriever_dir`) or train (into `train_out`, a fixed `epochs` on NCBI train+dev and MEDIC
     synonyms, no time limit) the ResCNN, then build the table with every baseline."""
-    from core.evaluate.ncbi_retrieval import load_ncbi_inputs, train_ncbi_rescnn
+    from bench.ncbi_retrieval import load_ncbi_inputs, train_ncbi_rescnn
     from core.formats.pubtator import read
     from core.retrieve.exact import ExactMatchRetriever
     from core.retrieve.tfidf import TfidfRetriever

@@ -152,8 +152,7 @@ COMPOSITE_QUERIES = {
 def test_linker_evaluate_bench_and_training_ask_the_same_queries(corpus, medic) -> None:
     from bench.learning import _order_by_margin
     from bench.rerank import _candidates
-    from core.evaluate.ncbi_retrieval import mention_pairs
-    from core.evaluate.retrieval import evaluate_retriever
+    from core.evaluate.retrieval import evaluate_retriever, mention_pairs
     from core.pipeline import Linker
 
     documents = [corpus[APC_DOC], composite_only(corpus[COMPOSITE_DOC])]

@@ -112,7 +112,7 @@ def cmd_bench_learning(args) -> int:
 
 
 def cmd_bench_retriever_accuracy(args) -> int:
-    from core.evaluate.ncbi_retrieval import load_ncbi_inputs, ncbi_table, train_ncbi_rescnn
+    from bench.ncbi_retrieval import load_ncbi_inputs, ncbi_table, train_ncbi_rescnn
     from core.retrieve.rescnn import RescnnConfig
     from core.retrieve.train import TrainOptions
 
@@ -165,8 +165,8 @@ def cmd_bench_retriever_accuracy(args) -> int:
 
 
 def cmd_bench_retriever(args) -> int:
+    from bench.ncbi_retrieval import load_ncbi_inputs
     from bench.retrieval import bench_retriever
-    from core.evaluate.ncbi_retrieval import load_ncbi_inputs
 
     data = shared_data(args)
     from core.retrieve.query_plan import query_strings

@@ -9,9 +9,10 @@ core.evaluate.metrics). A gold id missing from the KB is simply an error, as in 
 
 from __future__ import annotations
 
+import copy
 import logging
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from core.documents import Document
@@ -99,13 +100,39 @@ def evaluate_retriever(
     return metrics
 
 
+def mention_pairs(documents: Sequence[Document]) -> list[tuple[str, str]]:
+    """(query, id) for every single-concept gold mention: the training pairs and train/dev synonyms.
+
+    The query is the mention as the desk plans it (abbreviations expanded, core.retrieve.query_plan),
+    as the reference preprocesses train, dev and test mentions alike."""
+    pairs: list[tuple[str, str]] = []
+    for document in documents:
+        for mention, plan in zip(document.mentions, plan_document(document), strict=True):
+            ids = split_ids(mention.concept_id)
+            if len(ids) == 1 and not mention.is_composite:
+                pairs.append((plan.query, ids[0]))
+    return pairs
+
+
+def with_mention_synonyms(kb: KnowledgeBase, pairs: Sequence[tuple[str, str]]) -> KnowledgeBase:
+    """A copy of the KB whose concepts also own the training mention strings."""
+    extended = copy.deepcopy(kb)
+    by_concept: dict[str, list[str]] = {}
+    for text, concept_id in pairs:
+        resolved = extended.resolve(concept_id)
+        if resolved is not None:
+            by_concept.setdefault(resolved, []).append(text)
+    for concept_id, names in by_concept.items():
+        extended.add_names(concept_id, names)
+    return extended
+
+
 def evaluate_project_retriever(project, split: str = "test", *, with_train_strings: bool = False) -> dict:
     """`curalink -p DIR evaluate retriever`: the project's active retriever on one split's gold mentions.
 
     `with_train_strings` adds the train+dev gold mention strings to the dictionary as synonyms (the
     reference protocol's second setting)."""
     from core.errors import InputError
-    from core.evaluate.ncbi_retrieval import mention_pairs, with_mention_synonyms
     from core.kb.routing import TypeRouter
     from core.retrieve.rescnn_retriever import RescnnRetriever
 
