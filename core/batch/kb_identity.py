@@ -24,15 +24,17 @@ CURATOR_KEY = "curator_synonyms"
 def kb_identity(project, kb: KnowledgeBase) -> dict[str, Any]:
     """The manifest's KB fields for `kb` (the project's KB as linking uses it, curator synonyms in)."""
     curator = project.names_from_source(CURATOR_SOURCE)
-    base = KnowledgeBase(
-        Concept(
-            **{
-                **c.__dict__,
-                "synonyms": tuple(n for n in c.synonyms if n not in curator.get(c.concept_id, ())),
-            }
+    base = kb
+    if curator:  # the KB again without them (no second copy when curators taught nothing)
+        base = KnowledgeBase(
+            Concept(
+                **{
+                    **c.__dict__,
+                    "synonyms": tuple(n for n in c.synonyms if n not in curator.get(c.concept_id, ())),
+                }
+            )
+            for c in kb
         )
-        for c in kb
-    )
     pairs = sorted((concept_id, name) for concept_id, names in curator.items() for name in names)
     digest = hashlib.sha256()
     for concept_id, name in pairs:

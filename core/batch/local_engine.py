@@ -8,10 +8,11 @@ sends it to the whole process group); the driver decides when to stop. A worker 
 out of memory) ends the run with a clear error; its shard left no output and is redone on resume.
 
 Workers end with their driver: a driver killed outright (kill -9, out of memory) cannot shut its pool
-down, so each worker asks the kernel to kill it when its parent dies (Linux: prctl PR_SET_PDEATHSIG),
-or, elsewhere, watches its parent pid; and a worker only ever leaves a temporary file that the driver
-renames when it records the shard (core.batch.worker), so an orphan could never publish a shard the
-manifest does not list.
+down, so each worker asks the kernel to kill it when its parent dies (Linux: prctl PR_SET_PDEATHSIG;
+it follows the thread that spawned the worker, the one calling `run_local`, which the pool never
+outlives), or, elsewhere, watches its parent pid. And a worker only ever leaves a temporary file that
+the driver renames when it records the shard (core.batch.worker), so even an orphan could never
+publish a shard the manifest does not list.
 """
 
 from __future__ import annotations
