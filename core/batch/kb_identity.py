@@ -64,5 +64,5 @@ def curator_note(then: dict[str, Any] | None, now: dict[str, Any], shards: int =
     return (
         f"{shards} shard(s) linked with other curator synonyms than the project has ({counts}): the same "
         "concepts, so its candidates are this project's, but names curators taught since were not "
-        "retrievable then; link again to use them"
+        "retrievable then; link again (a new --out folder, or --overwrite) to use them"
     )
