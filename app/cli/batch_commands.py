@@ -110,8 +110,8 @@ def cmd_import_linked(args) -> int:
     if not summary.rejected:
         return 0
     stdout.print(
-        f"{len(summary.rejected)} shard(s) not imported ({summary.problem_count} problem(s)); nothing of them "
-        "was stored:"
+        f"{len(summary.rejected)} shard(s) not imported ({summary.problem_count} problem(s)); "
+        "nothing of them was stored:"
     )
     for problems in summary.rejected.values():
         for problem in problems:

@@ -6,13 +6,13 @@ from the project's: core.batch.kb_identity): candidate ids and names would not b
 concepts. Curator synonyms learnt since it was linked do not refuse it; the summary notes them. Each
 finished shard is checked whole first (core.batch.shard_check: the recorded file, valid records, this
 KB's ids); a shard with any problem is not imported at all and its problems are listed, the others go
-on. Each good shard, in input order, is one step: its documents missing from the project are imported (the store's own
-`import_documents`, mentions included, origin as written: gold, or detected), then each linked mention
-is matched to the stored mention at the same span and type and its ranked candidates are stored with
-`store_suggestions`, carrying the retriever and ranker versions the batch recorded. Mentions a curator
-already decided keep their suggestions (the decision was made against them); documents already in
-the project keep their text and mentions (a linked mention with no stored twin is counted, not added).
-Importing the same folder again changes nothing.
+on. Each good shard, in input order, is one step: its documents missing from the project are imported
+(the store's own `import_documents`, mentions included, origin as written: gold, or detected), then
+each linked mention is matched to the stored mention at the same span and type and its ranked
+candidates are stored with `store_suggestions`, carrying the retriever and ranker versions the batch
+recorded. Mentions a curator already decided keep their suggestions (the decision was made against
+them); documents already in the project keep their text and mentions (a linked mention with no stored
+twin is counted, not added). Importing the same folder again changes nothing.
 """
 
 from __future__ import annotations

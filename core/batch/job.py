@@ -8,8 +8,8 @@ the rest linked by the chosen engine, each shard's output renamed into place by 
 records the shard (workers leave temporaries: a worker never publishes a shard the driver did not
 record), the manifest saved after every shard, and PubMed deletions applied across shards
 (core.batch.deletions). Curator synonyms learnt since a folder was linked do not refuse it (the same
-concepts: core.batch.kb_identity); the summary notes the difference. A cancel stops at a shard boundary: what finished is
-recorded, and the same command resumes.
+concepts: core.batch.kb_identity); the summary notes the difference. A cancel stops at a shard
+boundary: what finished is recorded, and the same command resumes.
 """
 
 from __future__ import annotations

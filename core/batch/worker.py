@@ -5,10 +5,9 @@ A shard is read as a stream and written as it is linked, into a temporary file (
 returns) that the *driver* renames onto the output when it records the shard (core.batch.job): a worker
 never publishes a shard itself, so a worker killed mid-shard, or one that outlives a killed driver,
 leaves no output (only a `.curalink-tmp-*` file that the next run removes), and the shard is redone on
-resume. A shard whose
-reader reports any problem (a bad line, a broken XML element) is *malformed*: its temporary output is
-dropped and the result lists every problem (file, line or element, reason), so one bad file never
-half-links and the others go on.
+resume. A shard whose reader reports any problem (a bad line, a broken XML element) is *malformed*: its
+temporary output is dropped and the result lists every problem (file, line or element, reason), so one
+bad file never half-links and the others go on.
 
 The retriever's cross-call cache is emptied before each shard, so a shard's output depends only on the
 shard and the models, never on which shards the same worker linked before: the local engine and Ray
