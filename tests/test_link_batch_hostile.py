@@ -170,3 +170,17 @@ def test_curator_synonyms_learnt_since_do_not_refuse_the_folder(project: Path, t
     manifest = Manifest.load(out)
     assert manifest.identity["curator_synonyms"]["names"] == 1
     assert [e["curator_synonyms"]["names"] for e in manifest.done().values()] == [0, 1]
+
+
+def test_empty_utf16_and_binary_inputs_are_malformed_for_what_they_are(project: Path, tmp_path: Path) -> None:
+    write_shards(DEMO_DOCUMENTS, tmp_path / "in", total=3, per_shard=3, formats=["pubtator"])
+    (tmp_path / "in" / "empty.pubtator").write_bytes(b"")
+    (tmp_path / "in" / "wide.pubtator").write_bytes("12345|t|Huntington disease\n".encode("utf-16"))
+    (tmp_path / "in" / "binary.pubtator").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\xff\xfe")
+    summary = run_batch([tmp_path / "in"], tmp_path / "out", project)
+    assert summary.linked == 1
+    problems = {Path(e["input"]).name: e["problems"] for e in summary.malformed}
+    assert problems["empty.pubtator"] == [
+        f"{tmp_path / 'in' / 'empty.pubtator'}: the file is empty (0 bytes): no documents to read"
+    ]
+    assert "UTF-16" in problems["wide.pubtator"][0] and "binary file" in problems["binary.pubtator"][0]

@@ -35,6 +35,7 @@ from core.documents import Document
 from core.errors import CuralinkError, InputError
 from core.evaluate.memory import peak_rss_mb
 from core.formats import read_corpus, write_corpus
+from core.formats.files import require_text
 from core.formats.report import MAX_LISTED, FormatReport
 from core.progress import ProgressCallback, no_progress
 
@@ -92,6 +93,7 @@ class ShardLinker:
         target = Path(out_dir) / task.name
         try:
             if task.format is None:
+                require_text(Path(task.input))  # empty, UTF-16 or binary: say so, not "which format?"
                 raise InputError(task.input, "cannot tell the corpus format: give --format")
             documents = read_corpus(task.input, task.format, report=report)
             with staged_output(target) as staged:
