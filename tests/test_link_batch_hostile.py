@@ -47,12 +47,15 @@ def test_a_manifest_cannot_name_files_outside_its_folder(project: Path, tmp_path
     outside = tmp_path / "elsewhere.linked.jsonl"
     outside.write_text("mine too")
     entry = {"status": "done", "out_format": "jsonl", "documents": 1}
-    _edit_manifest(out, lambda data: data["shards"].update({"../victim.txt": entry, str(outside): entry}))
+    inside = {"status": "done", "out_format": "text", "documents": 1}  # a linked shard is never plain text
+    shards = {"../victim.txt": entry, str(outside): entry, "notes.linked.jsonl": inside}
+    _edit_manifest(out, lambda data: data["shards"].update(shards))
     with pytest.raises(InputError) as refused:
         run_batch([tmp_path / "in"], out, project, overwrite=True)  # --overwrite unlinks every listed shard
     message = str(refused.value)
     assert str(out / "manifest.json") in message
     assert "'../victim.txt'" in message and repr(str(outside)) in message, "every bad entry is named"
+    assert "'notes.linked.jsonl': out_format must be one of" in message
     assert victim.read_text() == "not the batch's" and outside.read_text() == "mine too"
     assert sorted(p.name for p in out.glob("*.linked.jsonl")) == [
         "shard0000.pubtator.linked.jsonl",

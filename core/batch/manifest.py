@@ -121,6 +121,8 @@ def _entry_problem(entry: object) -> str | None:
         return f"must be an object, got {type(entry).__name__}"
     if entry.get("status") not in ("done", "malformed"):
         return f"status must be done or malformed, got {entry.get('status')!r}"
+    if entry["status"] == "done" and entry.get("out_format") not in OUTPUT_FORMATS:
+        return f"out_format must be one of {', '.join(OUTPUT_FORMATS)}, got {entry.get('out_format')!r}"
     return None
 
 
