@@ -101,8 +101,8 @@ def test_a_folder_linked_with_other_models_or_kb_is_refused(project: Path, tmp_p
     run_batch([tmp_path / "in"], tmp_path / "out", project)
     with pytest.raises(CuralinkError, match="candidates: 16 there, 8 now"):
         run_batch([tmp_path / "in"], tmp_path / "out", project, candidates=8)
-    with Project.open(project) as opened:
-        opened.add_names("D006816", ["Huntington's illness"])  # the KB changes: its fingerprint too
+    with Project.open(project) as opened:  # a KB name (not a curator synonym): another KB
+        opened.add_names("D006816", ["Huntington's illness"], source="kb")
     with pytest.raises(CuralinkError, match="another knowledge base.*kb_fingerprint"):
         run_batch([tmp_path / "in"], tmp_path / "out", project)
     replaced = run_batch([tmp_path / "in"], tmp_path / "out", project, overwrite=True)

@@ -101,3 +101,54 @@ def test_a_run_killed_mid_shard_leaves_no_partial_output_and_resumes(project: Pa
     )
     run_batch([tmp_path / "in"], tmp_path / "whole", project)
     assert _outputs(out) == _outputs(tmp_path / "whole")
+
+
+def test_workers_end_with_a_killed_driver_and_publish_nothing_unrecorded(
+    project: Path, tmp_path: Path
+) -> None:
+    """kill -9 of the driver of `--workers 2`: both workers and the resource tracker end, and no shard
+    appears that the manifest does not list."""
+    import psutil
+
+    write_shards(DEMO_DOCUMENTS, tmp_path / "in", total=96, per_shard=4, formats=["pubtator"])
+    out = tmp_path / "out"
+    command = [sys.executable, "-m", "app.cli", "-p", str(project), "link-batch", str(tmp_path / "in")]
+    driver = subprocess.Popen(
+        [*command, "--out", str(out), "--workers", "2"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+        env={**os.environ, "OMP_WAIT_POLICY": "PASSIVE"},
+    )
+    started: list[psutil.Process] = []
+    try:
+        deadline = time.monotonic() + 240
+        while time.monotonic() < deadline and driver.poll() is None:
+            manifest = Manifest.load(out) if (out / "manifest.json").is_file() else None
+            if manifest is not None and manifest.done():
+                break  # the workers are loaded and linking
+            time.sleep(0.05)
+        assert driver.poll() is None, "the run ended before its driver could be killed"
+        started = psutil.Process(driver.pid).children(recursive=True)
+        assert len(started) >= 2, "two workers (and the resource tracker) run under the driver"
+        os.kill(driver.pid, signal.SIGKILL)  # the driver alone, as the OOM killer or kill -9 would
+        driver.wait(30)
+
+        def alive() -> list[psutil.Process]:
+            return [p for p in started if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
+
+        deadline = time.monotonic() + 60
+        while alive() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert alive() == [], "no worker (or resource tracker) outlives its driver"
+    finally:
+        for process in started:  # what this test started, should any be left
+            if process.is_running():
+                process.kill()
+        if driver.poll() is None:
+            driver.kill()
+            driver.wait(30)
+
+    finished = Manifest.load(out).done()
+    visible = {p.name for p in out.glob("*.linked.*") if not p.name.startswith(".")}
+    assert visible <= set(finished), "every shard in the folder is one the manifest lists as done"

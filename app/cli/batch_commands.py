@@ -6,11 +6,12 @@ from __future__ import annotations
 from dataclasses import asdict
 
 from app.cli.output import open_project, print_json, stdout
-from app.console import cancellable, progress_bar
+from app.console import cancellable, escape_controls, progress_bar
 from core.errors import CuralinkError
 from core.pipeline import DEFAULT_CANDIDATES
 
 EXIT_CANCELLED = 130
+EXIT_ERROR = 2  # as app.cli's: some input was refused
 
 
 def cmd_link_batch(args) -> int:
@@ -83,6 +84,8 @@ def _print_batch(summary) -> None:
         stdout.print(f"malformed, skipped: {entry['input']} ({entry['problem_count']} problem(s))")
         for problem in entry["problems"][:5]:
             stdout.print(f"  {problem}")
+    for note in summary.notes:
+        stdout.print(f"note: {note}")
     if summary.cancelled:
         stdout.print("stopped at a shard boundary: run the same command again to link the rest")
     stdout.print(f"results and manifest.json in {summary.out_dir}")
@@ -100,7 +103,18 @@ def cmd_import_linked(args) -> int:
         + (f"; {summary.reviewed_kept} reviewed mentions kept theirs" if summary.reviewed_kept else "")
         + (f"; {summary.unmatched} linked mentions match no stored mention" if summary.unmatched else "")
     )
-    return 0
+    for note in summary.notes:
+        stdout.print(f"note: {note}")
+    if not summary.rejected:
+        return 0
+    stdout.print(
+        f"{len(summary.rejected)} shard(s) not imported ({summary.problem_count} problem(s)); "
+        "nothing of them was stored:"
+    )
+    for problems in summary.rejected.values():
+        for problem in problems:
+            stdout.print(f"  {escape_controls(problem)}", markup=False, highlight=False)
+    return EXIT_ERROR
 
 
 def register(commands) -> None:

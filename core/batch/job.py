@@ -4,22 +4,27 @@ Order of refusals, all before any shard is linked: unknown formats and output-na
 without mentions and no --detect; Ray missing or its address unreachable; another run holding the
 folder; a folder made with other models or another KB (or not a link-batch folder) unless
 `overwrite`. Then finished shards (manifest entry done, same input hash, output present) are skipped,
-the rest linked by the chosen engine, the manifest saved after every shard, and PubMed deletions
-applied across shards (core.batch.deletions). A cancel stops at a shard boundary: what finished is
-recorded, and the same command resumes.
+the rest linked by the chosen engine, each shard's output renamed into place by this driver as it
+records the shard (workers leave temporaries: a worker never publishes a shard the driver did not
+record), the manifest saved after every shard, and PubMed deletions applied across shards
+(core.batch.deletions). Curator synonyms learnt since a folder was linked do not refuse it (the same
+concepts: core.batch.kb_identity); the summary notes the difference. A cancel stops at a shard
+boundary: what finished is recorded, and the same command resumes.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from core.atomic_files import remove_stale_temporaries
+from core.atomic_files import _fsync_folder, remove_stale_temporaries
 from core.batch.deletions import apply_deletions
+from core.batch.kb_identity import CURATOR_KEY, curator_note
 from core.batch.manifest import LOCK, MANIFEST, Manifest, folder_lock
 from core.batch.models import INDEX_FOLDER, identity_differences, resolve
 from core.batch.plan import WITHOUT_MENTIONS, ShardTask, file_sha256, plan_shards
@@ -48,6 +53,8 @@ class BatchSummary:
     removed_by_deletions: int = 0
     seconds: float = 0.0
     cancelled: bool = False
+    notes: list[str] = field(default_factory=list)
+    """What a user should know that did not stop the run (curator synonyms learnt since, ...)."""
     figures: dict[str, Any] = field(default_factory=dict)
     """Start-up and steady-state figures of this run's shards (core.batch.timing)."""
 
@@ -112,9 +119,14 @@ def run_batch(
         )
         manifest = _manifest_for(out_dir, previous, identity, overwrite)
         todo = _unfinished(tasks, manifest, summary)
+        _note_curator_synonyms(manifest, tasks, todo, identity, summary)
         entries: list[dict[str, Any]] = []
 
         def on_result(entry: dict[str, Any]) -> None:
+            staged = entry.pop("staged", None)
+            if entry["status"] == "done":
+                _publish(out_dir, staged, entry["name"])
+                entry[CURATOR_KEY] = identity[CURATOR_KEY]
             manifest.shards[entry["name"]] = entry
             manifest.save()
             entries.append(entry)
@@ -188,6 +200,33 @@ def _run_engine(engine, spec, todo, out_dir, workers, address, identity, on_resu
     return {}
 
 
+def _publish(out_dir: Path, staged: str | None, name: str) -> None:
+    """The worker's temporary output renamed onto the shard's name: only the driver does this, just
+    before it records the shard (a kill in between leaves an output the manifest does not list as done,
+    which the next run links again)."""
+    if not staged or Path(staged).name != staged or not (out_dir / staged).is_file():
+        raise CuralinkError(f"{out_dir}: the linked output of {name} is missing (its temporary {staged})")
+    os.replace(out_dir / staged, out_dir / name)
+    _fsync_folder(out_dir)
+
+
+def _note_curator_synonyms(
+    manifest: Manifest, tasks: list[ShardTask], todo: list[ShardTask], identity: dict, summary: BatchSummary
+) -> None:
+    """A resume after curators taught the project synonyms goes on (same concepts); say so."""
+    linking = {t.name for t in todo}
+    kept = [
+        manifest.shards[t.name]
+        for t in tasks
+        if t.name not in linking and manifest.shards.get(t.name, {}).get("status") == "done"
+    ]
+    differ = [e for e in kept if curator_note(e.get(CURATOR_KEY), identity[CURATOR_KEY])]
+    if differ:
+        note = curator_note(differ[0].get(CURATOR_KEY), identity[CURATOR_KEY], len(differ))
+        summary.notes.append(f"{manifest.folder}: {note}")
+        log.warning("%s: %s", manifest.folder, note)
+
+
 def _tidy(out_dir: Path, todo: list[ShardTask], manifest: Manifest) -> None:
     """After the engine stopped (done, cancelled or failed): the temporaries of shards abandoned in flight
     (Ray stops its actors mid-shard on a cancel) and any output this run did not record as done (an
@@ -218,7 +257,8 @@ def _manifest_for(out_dir: Path, previous: Manifest | None, identity: dict, over
     if differences and not overwrite:
         raise CuralinkError(
             f"{out_dir}: linked with other models or another knowledge base ({'; '.join(differences)}); "
-            "choose another --out folder, or --overwrite to replace its shards"
+            f"choose another --out folder, or --overwrite to delete its {len(previous.shards)} linked "
+            "shard(s) there and link afresh"
         )
     if overwrite:
         for name in previous.shards:
@@ -241,7 +281,8 @@ def _unfinished(tasks: list[ShardTask], manifest: Manifest, summary: BatchSummar
         entry = manifest.shards.get(task.name)
         if entry is not None and entry.get("input_sha256") == file_sha256(task.input):
             entry["position"] = task.position
-            if entry.get("status") == "done" and (manifest.folder / task.name).is_file():
+            output = manifest.folder / task.name
+            if entry.get("status") == "done" and output.is_file() and not output.is_symlink():
                 summary.already_done += 1
                 continue
             if entry.get("status") == "malformed":

@@ -6,13 +6,24 @@ At most one shard per worker is in flight, so a cancel (Ctrl-C) lets the running
 starts no new one: the run stops at a shard boundary. Workers ignore SIGINT themselves (the terminal
 sends it to the whole process group); the driver decides when to stop. A worker that dies (killed,
 out of memory) ends the run with a clear error; its shard left no output and is redone on resume.
+
+Workers end with their driver: a driver killed outright (kill -9, out of memory) cannot shut its pool
+down, so each worker asks the kernel to kill it when its parent dies (Linux: prctl PR_SET_PDEATHSIG;
+it follows the thread that spawned the worker, the one calling `run_local`, which the pool never
+outlives), or, elsewhere, watches its parent pid. And a worker only ever leaves a temporary file that
+the driver renames when it records the shard (core.batch.worker), so even an orphan could never
+publish a shard the manifest does not list.
 """
 
 from __future__ import annotations
 
+import ctypes
 import multiprocessing
 import os
 import signal
+import sys
+import threading
+import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
@@ -53,7 +64,10 @@ def run_local(
     with (
         _child_environment(OMP_NUM_THREADS=str(spec.threads), OMP_WAIT_POLICY="PASSIVE"),
         ProcessPoolExecutor(
-            max_workers=workers, mp_context=context, initializer=_load_quietly, initargs=(spec.to_json(),)
+            max_workers=workers,
+            mp_context=context,
+            initializer=_load_quietly,
+            initargs=(spec.to_json(), os.getpid()),
         ) as pool,
     ):
         waiting = iter(tasks)
@@ -97,6 +111,29 @@ def _child_environment(**values: str) -> Iterator[None]:
                 os.environ[key] = value
 
 
-def _load_quietly(spec_json: dict) -> None:
+def _load_quietly(spec_json: dict, driver: int) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    end_with_parent(driver)
     load_in_process(spec_json)
+
+
+_PR_SET_PDEATHSIG = 1
+_WATCH_SECONDS = 1.0
+
+
+def end_with_parent(parent: int) -> None:
+    """This process is killed when `parent` (the driver that started it) dies, however it dies."""
+    if sys.platform.startswith("linux"):
+        libc = ctypes.CDLL(None, use_errno=True)
+        if libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:
+            raise OSError(ctypes.get_errno(), "prctl(PR_SET_PDEATHSIG) failed")
+    else:
+        threading.Thread(target=_watch_parent, args=(parent,), daemon=True, name="parent-watch").start()
+    if os.getppid() != parent:  # the driver died before the request took effect
+        os._exit(1)
+
+
+def _watch_parent(parent: int) -> None:
+    while os.getppid() == parent:
+        time.sleep(_WATCH_SECONDS)
+    os._exit(1)

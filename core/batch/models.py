@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from core.batch.kb_identity import kb_identity, same_base_kb
 from core.errors import CuralinkError
 from core.pipeline import DEFAULT_CANDIDATES
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressCallback, no_progress
@@ -23,7 +24,8 @@ log = logging.getLogger(__name__)
 
 INDEX_FOLDER = ".index"
 IDENTITY_KEYS = ("kb_fingerprint", "retriever", "reranker", "ranker", "candidates", "mention_type")
-"""What must agree between runs writing into one output folder (the project's place may differ)."""
+"""What must agree between runs writing into one output folder (the project's place may differ; the KB
+is compared without its curator synonyms: core.batch.kb_identity)."""
 
 
 @dataclass(frozen=True)
@@ -91,6 +93,11 @@ def resolve(
         index_dir = project.index_dir
         if not NameIndex.exists(index_dir, stem):
             index_dir = out_dir / INDEX_FOLDER
+            if index_dir.is_symlink():
+                raise CuralinkError(
+                    f"{index_dir}: is a symbolic link; the name index is built inside the output folder, "
+                    "never through a link (remove the link)"
+                )
             if not NameIndex.exists(index_dir, stem):
                 log.info("no saved name index for this KB and retriever: building it once into %s", index_dir)
                 RescnnRetriever.load(retriever.path, index_dir=index_dir).index(
@@ -98,9 +105,8 @@ def resolve(
                 )
         identity = {
             "project": str(project_path),
-            "kb_fingerprint": fingerprint,
-            "kb_concepts": len(kb),
-            "kb_names": len(kb.names),
+            **kb_identity(project, kb),
+            "kb_full_fingerprint": fingerprint,  # curator synonyms in: the name index's
             "retriever": {"version": retriever.version, "weights": weights},
             "reranker": {"version": reranker.version} if reranker is not None else None,
             "ranker": {"version": ranker.version} if ranker is not None else None,
@@ -121,6 +127,8 @@ def identity_differences(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
     """What differs between the identity a folder was made with and this run's, in words."""
     differences = []
     for key in IDENTITY_KEYS:
+        if key == "kb_fingerprint" and same_base_kb(old, new, new.get("kb_full_fingerprint", "")):
+            continue
         if old.get(key) != new.get(key):
             differences.append(f"{key}: {_shown(old.get(key))} there, {_shown(new.get(key))} now")
     return differences

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from core.batch.linked import OUTPUT_FORMATS
+from core.batch.manifest import shard_name_problem
 from core.errors import CuralinkError, InputError
 from core.formats import FORMATS
 from core.formats.sniff import guess_format
@@ -71,6 +72,9 @@ def plan_shards(inputs: Sequence[str | Path], fmt: str | None, out_format: str) 
     for position, path in enumerate(input_files(inputs)):
         base = path.name[:-3] if path.name.lower().endswith(".gz") else path.name
         name = base + OUTPUT_FORMATS[out_format]
+        problem = shard_name_problem(name)
+        if problem:
+            raise InputError(path, f"cannot be linked into {name!r} ({problem}): rename the input")
         if name in by_name:
             raise CuralinkError(
                 f"{path} and {by_name[name]} would both be linked into {name}: rename one, or link them "

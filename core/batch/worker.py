@@ -1,12 +1,13 @@
 """`ShardLinker`: one worker's models, loaded once (KB, name index, retriever, reranker, ranker,
 detector), then one shard at a time: read -> detect -> link -> write.
 
-A shard is read as a stream and written as it is linked, through a temporary file renamed onto the
-output only when the whole shard succeeded: a worker killed mid-shard leaves no output (only a
-`.curalink-tmp-*` file that the next run removes), and the shard is redone on resume. A shard whose
-reader reports any problem (a bad line, a broken XML element) is *malformed*: its temporary output is
-dropped and the result lists every problem (file, line or element, reason), so one bad file never
-half-links and the others go on.
+A shard is read as a stream and written as it is linked, into a temporary file (`staged` in the entry it
+returns) that the *driver* renames onto the output when it records the shard (core.batch.job): a worker
+never publishes a shard itself, so a worker killed mid-shard, or one that outlives a killed driver,
+leaves no output (only a `.curalink-tmp-*` file that the next run removes), and the shard is redone on
+resume. A shard whose reader reports any problem (a bad line, a broken XML element) is *malformed*: its
+temporary output is dropped and the result lists every problem (file, line or element, reason), so one
+bad file never half-links and the others go on.
 
 The retriever's cross-call cache is emptied before each shard, so a shard's output depends only on the
 shard and the models, never on which shards the same worker linked before: the local engine and Ray
@@ -18,19 +19,22 @@ from __future__ import annotations
 import logging
 import os
 import socket
+import tempfile
 import time
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from core.atomic_files import atomic_path
+from core.atomic_files import TEMP_PREFIX, WRITE_ERRORS, write_failed
 from core.batch.linked import with_candidates
 from core.batch.models import BatchSpec, open_read_only
 from core.batch.plan import ShardTask, file_sha256
 from core.documents import Document
-from core.errors import InputError
+from core.errors import CuralinkError, InputError
 from core.formats import read_corpus, write_corpus
+from core.formats.files import require_text
 from core.formats.report import MAX_LISTED, FormatReport
 from core.memory import peak_rss_mb
 from core.progress import ProgressCallback, no_progress
@@ -72,8 +76,8 @@ class ShardLinker:
         log.info("%s loaded the models and name index in %.1f s", self.worker, self.load_seconds)
 
     def link(self, task: ShardTask, out_dir: str | Path, progress: ProgressCallback = no_progress) -> dict:
-        """Link one shard into `out_dir/task.name`; returns its manifest entry (status done or
-        malformed)."""
+        """Link one shard into a temporary file in `out_dir`; returns its manifest entry (status done,
+        with `staged`: the file the driver renames onto `task.name`, or malformed)."""
         started_at, started, cpu = time.time(), time.perf_counter(), time.process_time()
         counts = {"documents": 0, "mentions": 0, "detected": 0}
         report = FormatReport()
@@ -89,10 +93,11 @@ class ShardLinker:
         target = Path(out_dir) / task.name
         try:
             if task.format is None:
+                require_text(Path(task.input))  # empty, UTF-16 or binary: say so, not "which format?"
                 raise InputError(task.input, "cannot tell the corpus format: give --format")
             documents = read_corpus(task.input, task.format, report=report)
-            with atomic_path(target) as temporary:
-                write_corpus(self._linked(documents, counts, task, progress), temporary, task.out_format)
+            with staged_output(target) as staged:
+                write_corpus(self._linked(documents, counts, task, progress), staged, task.out_format)
                 if report.problem_count:
                     raise _Malformed
         except _Malformed:
@@ -101,7 +106,7 @@ class ShardLinker:
         except InputError as error:  # the file as a whole: empty, wrong format, not text, unreadable
             entry.update(status="malformed", problems=[str(error)], problem_count=1)
         else:
-            entry.update(status="done", output_sha256=file_sha256(target), **counts)
+            entry.update(status="done", staged=staged.name, output_sha256=file_sha256(staged), **counts)
         if entry["status"] == "malformed":
             shown = "; ".join(entry["problems"][:MAX_LISTED])
             log.warning("%s: malformed, skipped (%d problems): %s", task.input, entry["problem_count"], shown)
@@ -146,6 +151,24 @@ class ShardLinker:
         ]
         counts["detected"] += len(found)
         return document.with_mentions([*document.mentions, *found]) if found else document
+
+
+@contextmanager
+def staged_output(target: Path) -> Iterator[Path]:
+    """A temporary file beside `target`, kept (synced) when the block succeeds and removed when it
+    fails; renaming it onto `target` is the driver's step, not the worker's."""
+    descriptor, name = tempfile.mkstemp(prefix=TEMP_PREFIX, suffix="-" + target.name, dir=target.parent)
+    os.close(descriptor)
+    staged = Path(name)
+    try:
+        yield staged
+        with staged.open("rb+") as handle:
+            os.fsync(handle.fileno())
+    except BaseException as error:
+        staged.unlink(missing_ok=True)
+        if isinstance(error, WRITE_ERRORS) and not isinstance(error, CuralinkError):
+            raise write_failed(target, error) from error
+        raise
 
 
 def _use_threads(linker, threads: int) -> None:
