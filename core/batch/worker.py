@@ -88,8 +88,6 @@ class ShardLinker:
         self.linker.retriever.cache.clear()
         target = Path(out_dir) / task.name
         try:
-            if task.format is None:
-                raise InputError(task.input, "cannot tell the corpus format: give --format")
             documents = read_corpus(task.input, task.format, report=report)
             with atomic_path(target) as temporary:
                 write_corpus(self._linked(documents, counts, task, progress), temporary, task.out_format)
