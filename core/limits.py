@@ -112,9 +112,9 @@ def bounded_lines(stream: BinaryIO, limit: int | None = None) -> Iterator[bytes 
         if len(raw) <= limit or raw.endswith(b"\n"):
             yield raw
             continue
+        yield None  # before reading past it: a reader that stops here does not read the rest
         while (rest := stream.readline(_SKIP_CHUNK)) and not rest.endswith(b"\n"):
             pass
-        yield None
 
 
 def control_character(value: str) -> str | None:
