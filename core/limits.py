@@ -16,6 +16,15 @@ A tiny file must not allocate gigabytes, and an id that no export can write must
   is an error, never silently 1.
 - nesting: JSON values nested deeper than `MAX_JSON_DEPTH` are refused (the store serialises infons
   and metadata again, and Python's recursion limit is about 1,000).
+- lines: every line-based reader (PubTator, brat .ann, JSONL, MEDIC, CTD, TSV, RRF) reads through
+  `bounded_lines`, which refuses a line longer than `MAX_LINE_BYTES` without holding it: a 4.5 MB
+  gzip file can hold one 3 GB line, and iterating a file object would read all of it at once.
+  The longest real lines are JSONL documents and NLM-Chem's full-text paragraphs, far below it.
+- XML: the readers stream with lxml's own limits (no huge_tree: a text node of at most 10 MB, at
+  most 256 levels deep, no amplifying entities) and core.formats.xml_guard bounds the tags and bytes
+  of one citation, article or document and of the stretch between two (`MAX_XML_TAGS`,
+  `MAX_XML_BYTES`): a 2 MB gzip file can hold 512 million empty elements, and lxml builds every
+  element it is given (about 125 bytes each).
 """
 
 from __future__ import annotations
@@ -24,8 +33,9 @@ import json
 import math
 import re
 import unicodedata
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from core.errors import InputError
 
@@ -34,6 +44,10 @@ MAX_CONCEPT_ID_LENGTH = 1000
 GAP_FACTOR = 10
 GAP_ALLOWANCE = 1_000_000
 MAX_JSON_DEPTH = 64
+MAX_LINE_BYTES = 16 * 1024 * 1024
+MAX_XML_TAGS = 2_000_000  # '<' of start and end tags: at most ~250 MB of lxml nodes
+MAX_XML_BYTES = 64 * 1024 * 1024  # a large PMC article is a few MB, a PubMed citation a few KB
+_SKIP_CHUNK = 1 << 16
 # A line-based file (PubTator, brat .ann, MEDIC, CTD, TSV, RRF) whose last line has no line break may
 # have been cut short (an interrupted download or copy), and a cut line often still parses: `D006331`
 # cut to `D006`, 28 of 50 MEDIC concepts. Every real file of these formats ends with a line break.
@@ -67,6 +81,40 @@ def _utf8(head: bytes) -> bool:
     except UnicodeDecodeError as error:
         return error.reason == "unexpected end of data" and error.start >= len(head) - 3
     return True
+
+
+def cr_only_lines(head: bytes) -> bool:
+    """True when the first bytes of a file break lines with CR alone (classic Mac OS): no LF at all but
+    CRs inside the text, so every line reader would see the whole file as one unfinished line."""
+    return b"\n" not in head and b"\r" in head.rstrip(b"\r")
+
+
+CR_ONLY = (
+    "the lines end in CR alone (classic Mac OS line ends), so the file reads as one unfinished line: "
+    "save it with LF (or CR LF) line ends"
+)
+
+
+def too_long_line(limit: int | None = None) -> str:
+    """The problem of a line over `limit` bytes (default `MAX_LINE_BYTES`), worded for a curator."""
+    return (
+        f"the line is longer than {limit or MAX_LINE_BYTES:,} bytes, refused (no real line of these formats comes close: "
+        "a damaged or hostile file?)"
+    )
+
+
+def bounded_lines(stream: BinaryIO, limit: int | None = None) -> Iterator[bytes | None]:
+    """Each line's bytes with its line break, as iterating `stream` gives them, but None for a line of
+    more than `limit` bytes (default `MAX_LINE_BYTES`, its break not counted), which is read past in
+    64 KB pieces and never held."""
+    limit = limit or MAX_LINE_BYTES
+    while raw := stream.readline(limit + 1):
+        if len(raw) <= limit or raw.endswith(b"\n"):
+            yield raw
+            continue
+        yield None  # before reading past it: a reader that stops here does not read the rest
+        while (rest := stream.readline(_SKIP_CHUNK)) and not rest.endswith(b"\n"):
+            pass
 
 
 def control_character(value: str) -> str | None:

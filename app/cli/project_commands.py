@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
-import time
 from pathlib import Path
 
 from rich.table import Table
@@ -139,63 +137,30 @@ def cmd_kb_namespaces(args) -> int:
 
 
 def cmd_corpus_import(args) -> int:
-    from core.formats import FormatReport, get_format, read_corpus
+    from core.formats import get_format
+    from core.jobs.io import import_corpus
 
     path = Path(args.file)
     get_format(args.format, path)
     if not path.exists():
         raise CuralinkError(f"{path}: no such file or folder")
-    report = FormatReport()
     with (
         open_project(args) as project,
         cancellable() as cancel,
         progress_bar(f"importing {path.name}") as bar,
     ):
-        summary = project.import_documents(
-            read_corpus(path, args.format, report=report),
-            source=str(path),
-            fmt=args.format,
+        result = import_corpus(
+            project,
+            path,
+            args.format,
             split=args.split or "",
             on_duplicate=args.on_duplicate,
             on_invalid=args.on_invalid,
-            report=report,
             progress=bar,
             cancel=cancel,
         )
-        written = _problem_report(project, path, report)
-    stdout.print(f"{path}: {summary.added} documents ({summary.mentions} mentions) added")
-    if summary.skipped:
-        stdout.print(
-            f"  {summary.skipped} skipped as duplicates of documents already in the project "
-            "(--on-duplicate skip): " + _ids(summary.skipped_ids)
-        )
-    if summary.updated:
-        stdout.print(f"  {summary.updated} documents already in the project updated (--on-duplicate update)")
-    if summary.in_file_duplicates:
-        stdout.print(
-            f"  {len(summary.in_file_duplicates)} repeated in the file exactly, skipped: "
-            + _ids(summary.in_file_duplicates)
-        )
-    duplicates_here = len(report.duplicates) - len(summary.in_file_duplicates)
-    if duplicates_here > 0:
-        stdout.print(
-            f"  {duplicates_here} repeated block(s) of a document skipped: "
-            + _ids([d.doc_id for d in report.duplicates if d.doc_id not in summary.in_file_duplicates])
-        )
-    if report.problem_count:
-        stdout.print(
-            f"  {report.problem_count} invalid item(s) skipped (--on-invalid skip), each listed in {written}"
-        )
-    for line in report.loss_lines():
-        stdout.print(f"  not kept: {line}")
-    if report.deletion_count:
-        held = [d.doc_id for d in report.deletions if d.in_file]
-        stdout.print(
-            f"  {report.deletion_count} citation(s) deleted by the file (DeleteCitation): "
-            + _ids([d.doc_id for d in report.deletions])
-            + f"; {len(held)} of them were in the file and were not imported; documents with these ids "
-            f"already in the project are kept (never deleted by an import), each listed in {written}"
-        )
+    for line in result.lines():
+        stdout.print(line)
     return 0
 
 
@@ -213,35 +178,22 @@ Decided mentions carry the decision, curator, time and model version as infons (
 Deleted mentions are never written."""
 
 
-def _ids(ids: list[str], shown: int = 5) -> str:
-    return ", ".join(ids[:shown]) + (f" and {len(ids) - shown} more" if len(ids) > shown else "")
-
-
-def _problem_report(project, path: Path, report) -> Path | None:
-    """Write the list of skipped items next to the project's logs; returns its path (None if none)."""
-    from core.formats import write_problem_report
-
-    if not report.problem_count and not report.duplicates and not report.deletions:
-        return None
-    stamp = time.strftime("%Y%m%d-%H%M%S")
-    name = re.sub(r"[^A-Za-z0-9._-]", "_", path.name)
-    return write_problem_report(report, project.logs_dir / f"import-{stamp}-{name}.skipped.tsv")
-
-
 def cmd_export(args) -> int:
-    from core.formats import FormatReport, get_format, write_corpus
-    from core.store.curation import curated_documents
+    from core.formats import get_format
+    from core.jobs.io import export_corpus
 
     get_format(args.format, args.out, writing=True)
-    report = FormatReport()
     with open_project(args) as project:
-        documents = curated_documents(
-            project, accepted_only=args.accepted_only, curated_only=args.curated_only, split=args.split
+        result = export_corpus(
+            project,
+            Path(args.out),
+            args.format,
+            accepted_only=args.accepted_only,
+            curated_only=args.curated_only,
+            split=args.split,
         )
-        count = write_corpus(documents, Path(args.out), args.format, report=report)
-    stdout.print(f"wrote {count} documents to {args.out} ({args.format})")
-    for line in report.loss_lines():
-        stdout.print(f"  not written: {line}")
+    for line in result.lines():
+        stdout.print(line)
     return 0
 
 

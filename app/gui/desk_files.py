@@ -1,11 +1,17 @@
 """The desk's File and Edit menus: import, export, settings, new / open project. Long work runs in a
-background job behind a progress dialog with a cancel button."""
+background job behind a progress dialog with a cancel button.
+
+Corpus import and export are core.jobs.io's, as the CLI's are: an import whose file has bad items
+stores nothing and offers to import the rest ("Skip and report", the CLI's `--on-invalid skip`), which
+writes the same report of skipped items in the project's logs; what an import skipped and what an
+export's format could not keep are shown, line for line as the CLI prints them."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtWidgets import QFileDialog
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QFileDialog, QMessageBox
 
 from app.gui.dialogs import (
     ExportDialog,
@@ -21,11 +27,11 @@ from app.gui.workers import MODELS_NOT_LOADED, Job, run_in_thread
 class ProjectFilesMixin:
     """Mixed into `MainWindow`: needs its project, settings, status bar, link service and labels."""
 
-    def _run_dialog_job(self, title: str, work, on_done) -> Job:
+    def _run_dialog_job(self, title: str, work, on_done, on_error=None) -> Job:
         job = run_in_thread(work, title)
         dialog = progress_for(self, job, title)
         job.signals.returned.connect(on_done)
-        job.signals.errored.connect(lambda exc: show_error(self, exc, context=title))
+        job.signals.errored.connect(on_error or (lambda exc: show_error(self, exc, context=title)))
         dialog.show()
         self.menu_job = job  # kept alive (and visible to tests) until the next menu job
         return job
@@ -54,27 +60,71 @@ class ProjectFilesMixin:
         dialog.open()
         return dialog
 
-    def import_corpus_from(self, path: Path, fmt: str, split: str = "") -> Job:
-        def work(progress, cancel):
-            from core.formats import read_corpus
+    def import_corpus_from(self, path: Path, fmt: str, split: str = "", on_invalid: str = "error") -> Job:
+        """Import through core.jobs.io; bad items under "error" open `offer_skip` (nothing stored)."""
+        title = f"importing {path.name}"
 
-            return self.project.import_documents(
-                read_corpus(path, fmt),
-                source=str(path),
-                fmt=fmt,
-                split=split,
-                progress=progress,
-                cancel=cancel,
+        def work(progress, cancel):
+            from core.jobs.io import import_corpus
+
+            return import_corpus(
+                self.project, path, fmt, split=split, on_invalid=on_invalid, progress=progress, cancel=cancel
             )
 
-        def done(summary) -> None:
+        def done(result) -> None:
+            summary = result.summary
             self.statusBar().showMessage(
                 f"{path.name}: {summary.added} documents added, {summary.skipped} skipped"
+                + (
+                    f", {result.report.problem_count} invalid items skipped"
+                    if result.report.problem_count
+                    else ""
+                )
             )
+            if result.report_file is not None or result.report.losses:
+                self.report_dialog = _report_box(self, "Import", result.lines())
             self.reload_queue()
             self.prefetch()
 
-        return self._run_dialog_job(f"importing {path.name}", work, done)
+        def failed(exc: BaseException) -> None:
+            from core.formats import InvalidItemsError
+
+            if isinstance(exc, InvalidItemsError) and on_invalid == "error":
+                self.offer_skip(path, fmt, split, exc)
+            else:
+                show_error(self, exc, context=title)
+
+        return self._run_dialog_job(title, work, done, failed)
+
+    def offer_skip(self, path: Path, fmt: str, split: str, exc: BaseException) -> QMessageBox:
+        """The file has bad items and nothing was stored: list them, and offer to import the rest with a
+        report of each skipped item (the CLI's --on-invalid skip)."""
+        report = exc.report  # type: ignore[attr-defined]
+        noun = "item" if report.problem_count == 1 else "items"
+        box = QMessageBox(
+            QMessageBox.Icon.Warning,
+            "Bad items in the file",
+            f"{path.name}: {report.problem_count} {noun} cannot be read; nothing was imported.",
+            QMessageBox.StandardButton.Cancel,
+            self,
+        )
+        box.setInformativeText(
+            "Skip and report imports the rest and writes each skipped item to a report in the project's "
+            "logs folder."
+        )
+        box.setDetailedText("\n".join(str(problem) for problem in report.problems))
+        skip = box.addButton("Skip and report", QMessageBox.ButtonRole.AcceptRole)
+        box.setDefaultButton(QMessageBox.StandardButton.Cancel)
+
+        def clicked(button) -> None:
+            if button is skip:
+                self.import_corpus_from(path, fmt, split, "skip")
+
+        box.buttonClicked.connect(clicked)
+        box.setWindowModality(Qt.WindowModality.WindowModal)
+        box.open()
+        self.report_dialog = box
+        return box
 
     def import_kb(self) -> ImportKbDialog:
         dialog = ImportKbDialog(self)
@@ -130,19 +180,23 @@ class ProjectFilesMixin:
         """Write the corpus with the same filters as `curalink export` (see `curated_documents`)."""
 
         def work(progress, cancel):
-            from core.formats import write_corpus
-            from core.store.curation import curated_documents
+            from core.jobs.io import export_corpus
 
-            documents = curated_documents(
-                self.project, accepted_only=accepted_only, curated_only=curated_only, split=split or None
+            return export_corpus(
+                self.project,
+                path,
+                fmt,
+                accepted_only=accepted_only,
+                curated_only=curated_only,
+                split=split or None,
             )
-            return write_corpus(documents, path, fmt)
 
-        return self._run_dialog_job(
-            f"exporting {path.name}",
-            work,
-            lambda count: self.statusBar().showMessage(f"exported {count} documents to {path}", 6000),
-        )
+        def done(result) -> None:
+            self.statusBar().showMessage(f"exported {result.count} documents to {path}", 6000)
+            if result.report.losses:  # what the format could not keep, as `curalink export` prints it
+                self.report_dialog = _report_box(self, "Export", result.lines())
+
+        return self._run_dialog_job(f"exporting {path.name}", work, done)
 
     KB_EXPORT_FILTERS = {
         "TSV, every field (*.tsv)": "tsv",
@@ -237,3 +291,12 @@ class ProjectFilesMixin:
         window.show()
         self.close()
         return window
+
+
+def _report_box(parent, title: str, lines: list[str]) -> QMessageBox:
+    """A window-modal message with an import's or an export's summary lines, not blocking the desk."""
+    box = QMessageBox(QMessageBox.Icon.Information, title, lines[0], QMessageBox.StandardButton.Ok, parent)
+    box.setInformativeText("\n".join(line.strip() for line in lines[1:]))
+    box.setWindowModality(Qt.WindowModality.WindowModal)
+    box.open()
+    return box

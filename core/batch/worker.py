@@ -34,7 +34,6 @@ from core.batch.plan import ShardTask, file_sha256
 from core.documents import Document
 from core.errors import CuralinkError, InputError
 from core.formats import read_corpus, write_corpus
-from core.formats.files import require_text
 from core.formats.report import MAX_LISTED, FormatReport
 from core.memory import peak_rss_mb
 from core.progress import ProgressCallback, no_progress
@@ -92,9 +91,6 @@ class ShardLinker:
         self.linker.retriever.cache.clear()
         target = Path(out_dir) / task.name
         try:
-            if task.format is None:
-                require_text(Path(task.input))  # empty, UTF-16 or binary: say so, not "which format?"
-                raise InputError(task.input, "cannot tell the corpus format: give --format")
             documents = read_corpus(task.input, task.format, report=report)
             with staged_output(target) as staged:
                 write_corpus(self._linked(documents, counts, task, progress), staged, task.out_format)

@@ -18,6 +18,7 @@ from pathlib import Path
 from core.documents import Document
 from core.errors import InputError
 from core.formats import bioc_json, bioc_xml, brat, jats, jsonl, pubmed_xml, pubtator, text
+from core.formats.files import require_text
 from core.formats.report import FormatReport, InvalidItemsError, write_problem_report
 from core.formats.sniff import guess_format
 
@@ -103,6 +104,8 @@ def read_corpus(
     if fmt is None:
         fmt = guess_format(path)
         if fmt is None:
+            if path.is_file():
+                require_text(path)  # empty, UTF-16 or binary: say which, not "cannot tell"
             raise InputError(path, f"cannot tell the corpus format; give one of: {', '.join(FORMATS)}")
     else:
         check_format(path, fmt)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from unicodedata import normalize
 
 from core.documents import Mention
 from core.errors import InputError
@@ -86,7 +87,8 @@ def build_mention(
             raise InputError(
                 source,
                 f"mention text {column_text!r} does not match the document text at offsets "
-                f"{', '.join(f'{s}-{e}' for s, e in fragments)}: {expected!r}",
+                f"{', '.join(f'{s}-{e}' for s, e in fragments)}: {expected!r}"
+                + _unseen_difference(column_text, expected),
                 line=line,
                 item=item,
             )
@@ -103,6 +105,35 @@ def build_mention(
         origin=origin,
         infons=extra,
     )
+
+
+def _unseen_difference(column: str, text: str) -> str:
+    """The code points where two strings that may print alike first differ (an NFD column against NFC
+    text, a look-alike letter), and the normalisation that would make them equal; '' when the first
+    difference is plain ASCII, which shows in the strings themselves."""
+    at = next(
+        (i for i, (a, b) in enumerate(zip(column, text, strict=False)) if a != b), min(len(column), len(text))
+    )
+    column_part, text_part = column[at : at + 3], text[at : at + 3]
+    if (column_part + text_part).isascii():
+        return ""
+    normalised = next(
+        (form for form in ("NFC", "NFKC") if normalize(form, column) == normalize(form, text)), None
+    )
+    return (
+        f" (they differ at character {at + 1}: {_code_points(column_part)} in the column, "
+        f"{_code_points(text_part)} in the text"
+        + (
+            f"; the same text in Unicode {normalised} form: normalise the file to {normalised}"
+            if normalised
+            else ""
+        )
+        + ")"
+    )
+
+
+def _code_points(text: str) -> str:
+    return " ".join(f"U+{ord(char):04X}" for char in text) or "nothing"
 
 
 def source_text(mention: Mention) -> str:

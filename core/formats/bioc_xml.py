@@ -4,7 +4,8 @@ Reading walks the file with lxml's `iterparse` and hands each complete `<documen
 `bioc.biocxml.loads`, instead of using `bioc.biocxml.BioCXMLDocumentReader` directly: that reader
 looks one document ahead (so a malformed document would also swallow the good one before it) and
 its errors carry no line numbers. This way every document is yielded as soon as it is complete,
-a truncated or malformed file raises with the XML line, and memory stays flat. External entities
+a truncated or malformed file raises with the XML line, and memory stays flat (core.formats.xml_guard
+bounds the elements and text of one document and between two). External entities
 and DTDs are never loaded. The mapping to our data classes is core.formats.bioc_model (reading) and
 core.formats.bioc_write (writing).
 
@@ -36,15 +37,13 @@ from core.formats.bioc_write import check_collection, collection_header, to_bioc
 from core.formats.files import atomic_output, open_bytes, require_nonempty
 from core.formats.report import FormatReport, skip_or_raise
 from core.formats.sniff import looks_like_hint
+from core.formats.xml_guard import bounded_items, root_element
 from core.limits import LayoutBudget, strict_integer
 
 logger = logging.getLogger(__name__)
 
 _COLLECTION_FIELDS = ("source", "date", "key", "version")
-# Entities declared in the file's own DTD (`<!ENTITY nbsp "&#160;">`) are expanded; external ones
-# (SYSTEM / PUBLIC: a file or URL) never are, and no DTD is fetched. libxml2 refuses expansion that
-# amplifies the input too much (a "billion laughs" file) without huge_tree.
-PARSER_OPTIONS = {"resolve_entities": "internal", "load_dtd": False, "no_network": True}
+_ITEMS = frozenset({"document", "infon", *_COLLECTION_FIELDS})
 _OTHER_XML = {
     "PubmedArticleSet": "PubMed citation XML: try --format pubmed-xml",
     "article": "JATS / PMC full-text XML: try --format jats",
@@ -56,27 +55,23 @@ def read(path: Path | str, report: FormatReport | None = None) -> Iterator[Docum
     """Documents as each `</document>` is reached."""
     path = Path(path)
     require_nonempty(path)
-    root: etree._Element | None = None
     collection: Infons = {}
     documents = 0
     layout = LayoutBudget()
+    root, line = root_element(path)
+    if root is not None and root != "collection":
+        other = _OTHER_XML.get(root)
+        raise InputError(
+            path,
+            f"not BioC XML: the root element is <{root}>, expected <collection>"
+            + (f" ({other})" if other else ""),
+            line=line,
+        )
     with open_bytes(path) as stream:
-        events = etree.iterparse(stream, events=("start", "end"), **PARSER_OPTIONS)
         try:
-            for event, element in events:
-                if root is None:
-                    root = element
-                    if element.tag != "collection":
-                        other = _OTHER_XML.get(element.tag)
-                        raise InputError(
-                            path,
-                            f"not BioC XML: the root element is <{element.tag}>, expected <collection>"
-                            + (f" ({other})" if other else ""),
-                            line=element.sourceline,
-                        )
-                    continue
-                if event != "end" or element.getparent() is not root:
-                    continue
+            for element in bounded_items(stream, path, _ITEMS, "document"):
+                if element.getparent() is None or element.getparent().getparent() is not None:
+                    continue  # not a child of <collection>
                 if element.tag != "document":
                     _collection_part(element, collection)
                     continue
@@ -88,9 +83,6 @@ def read(path: Path | str, report: FormatReport | None = None) -> Iterator[Docum
                 if document is not None:
                     yield document
                     documents += 1
-                element.clear()
-                while element.getprevious() is not None:
-                    del root[0]
         except etree.XMLSyntaxError as error:
             line, problem = xml_error(error)
             skip_or_raise(
@@ -116,7 +108,9 @@ def xml_error(error: etree.XMLSyntaxError) -> tuple[int | None, str]:
     suffix = f", line {error.lineno}, column "
     if suffix in problem:  # lxml repeats the position in the message
         problem = problem[: problem.index(suffix)]
-    if "amplification" in problem:
+    if problem.startswith("Excessive depth in document"):  # lxml's own bound; the option it names is off
+        problem = "elements nested more than 256 levels deep, refused (no real file nests so deep)"
+    elif "amplification" in problem:
         problem = f"entity expansion too large, refused ({problem})"
     elif "not defined" in problem and "Entity" in problem:
         problem += (

@@ -17,21 +17,34 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO, TextIO
 
-from core.atomic_files import atomic_path
+from core.atomic_files import TEMP_PREFIX, atomic_path
 from core.errors import InputError
-from core.limits import CUT_LAST_LINE, not_text
+from core.limits import CR_ONLY, CUT_LAST_LINE, bounded_lines, cr_only_lines, not_text, too_long_line
 
 _BOM = b"\xef\xbb\xbf"
 GZIP_MAGIC = b"\x1f\x8b"
 # characters no file name may hold on Windows, macOS or Linux, so one export opens everywhere
+_NAME_BYTES = 255
+_TEMPORARY_NAME_EXTRA = len(TEMP_PREFIX) + 8 + 1  # mkstemp's random part and the "-" before the name
 _UNSAFE_NAME = re.compile(r'[/\\\x00-\x1f:*?"<>|]')
 
 
 def document_file(folder: Path, doc_id: str, suffix: str) -> Path:
     """`folder/<doc_id><suffix>` for formats with one file per document; refuses ids that are not
-    portable file names rather than silently renaming (the stem is the doc_id on reading back)."""
+    portable file names rather than silently renaming (the stem is the doc_id on reading back), and
+    ids too long for one: file systems allow 255 bytes a name, and the file is written through a
+    temporary sibling whose name is longer (core.atomic_files)."""
     if not doc_id or doc_id in (".", "..") or doc_id != doc_id.strip() or _UNSAFE_NAME.search(doc_id):
         raise InputError(folder, "doc_id cannot be used as a file name", item=f"document {doc_id!r}")
+    allowed = _NAME_BYTES - _TEMPORARY_NAME_EXTRA - len(suffix.encode("utf-8"))
+    size = len(doc_id.encode("utf-8"))
+    if size > allowed:
+        raise InputError(
+            folder,
+            f"doc_id is too long for a file name: {size:,} bytes in UTF-8, at most {allowed} fit "
+            f"(file systems allow {_NAME_BYTES} bytes a name); export to a single-file format instead",
+            item=f"document {doc_id[:40]!r}...",
+        )
     return folder / f"{doc_id}{suffix}"
 
 
@@ -52,6 +65,23 @@ def require_text(path: Path) -> None:
         found = not_text(handle.read(4096))
     if found is not None:
         raise InputError(path, found[0], line=found[1])
+
+
+def require_lines(path: Path) -> None:
+    """`require_text`, and a clear error for a file whose lines end in CR alone (core.limits.CR_ONLY),
+    for the line-based formats: otherwise the whole file is one line, "cut short" at its end."""
+    require_text(path)
+    with open_bytes(path) as handle:
+        if cr_only_lines(handle.read(4096)):
+            raise InputError(path, CR_ONLY, line=1)
+
+
+def raw_lines(path: Path) -> Iterator[tuple[int, bytes | InputError]]:
+    """(1-based line number, the line's bytes with its break) of a plain or gzip file, a line longer than
+    core.limits.MAX_LINE_BYTES coming as its InputError (read past, never held)."""
+    with open_bytes(path) as handle:
+        for line_no, raw in enumerate(bounded_lines(handle), start=1):
+            yield line_no, raw if raw is not None else InputError(path, too_long_line(), line=line_no)
 
 
 def is_gzip(path: Path) -> bool:
@@ -112,24 +142,26 @@ def iter_lines_lenient(
     if not (allow_empty and path.is_file()):
         require_nonempty(path)
     if path.stat().st_size:
-        require_text(path)
-    with open_bytes(path) as handle:
-        for line_no, raw in enumerate(handle, start=1):
-            if line_no == 1 and raw.startswith(_BOM):
-                raw = raw[len(_BOM) :]
-            if raw.endswith(b"\n"):
-                raw = raw[:-1]
-            elif whole_lines and raw.strip():
-                yield line_no, InputError(path, CUT_LAST_LINE, line=line_no)
-                continue
-            if raw.endswith(b"\r"):
-                raw = raw[:-1]
-            line: str | InputError
-            try:
-                line = decode_line(raw, path, line_no)
-            except InputError as error:
-                line = error
-            yield line_no, line
+        require_lines(path)
+    for line_no, raw in raw_lines(path):
+        if isinstance(raw, InputError):
+            yield line_no, raw
+            continue
+        if line_no == 1 and raw.startswith(_BOM):
+            raw = raw[len(_BOM) :]
+        if raw.endswith(b"\n"):
+            raw = raw[:-1]
+        elif whole_lines and raw.strip():
+            yield line_no, InputError(path, CUT_LAST_LINE, line=line_no)
+            continue
+        if raw.endswith(b"\r"):
+            raw = raw[:-1]
+        line: str | InputError
+        try:
+            line = decode_line(raw, path, line_no)
+        except InputError as error:
+            line = error
+        yield line_no, line
 
 
 def read_text(path: Path) -> str:

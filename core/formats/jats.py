@@ -28,13 +28,15 @@ from core.documents import Document, Infons
 from core.errors import InputError
 from core.formats.files import open_bytes, require_nonempty, stem
 from core.formats.report import FormatReport, skip_or_raise
-from core.formats.xml_text import PARSER_OPTIONS, check_root, flat_text, lay_out, syntax_error
+from core.formats.xml_guard import bounded_items
+from core.formats.xml_text import check_root, flat_text, lay_out, syntax_error
 from core.limits import check_id
 
 logger = logging.getLogger(__name__)
 
 FORMAT = "jats"
 _ROOTS = ("article", "pmc-articleset")
+_ITEM = frozenset({"article"})
 _CAPTIONED = {"fig": "fig_caption", "table-wrap": "table_caption"}
 # Never read as running text: cells, TeX, media and the places citations and notes live.
 _SKIP = frozenset(
@@ -78,9 +80,8 @@ def _read_file(path: Path, report: FormatReport | None) -> Iterator[Document]:
     root_tag = check_root(path, _ROOTS, FORMAT)
     count = 0
     with open_bytes(path) as stream:
-        events = etree.iterparse(stream, events=("end",), tag="article", **PARSER_OPTIONS)
         try:
-            for _, element in events:
+            for element in bounded_items(stream, path, _ITEM, "article"):
                 try:
                     document = article(element, path, single=root_tag == "article")
                 except InputError as error:
@@ -89,10 +90,6 @@ def _read_file(path: Path, report: FormatReport | None) -> Iterator[Document]:
                 if document is not None:
                     count += 1
                     yield document
-                element.clear(keep_tail=False)
-                parent = element.getparent()
-                while parent is not None and element.getprevious() is not None:
-                    del parent[0]
         except etree.XMLSyntaxError as error:
             skip_or_raise(report, syntax_error(path, error, FORMAT, report is not None))
             return

@@ -17,7 +17,8 @@ deleted by an import: they may carry curator decisions, so a curator decides (ho
 stored is lost). The main parse cross-checks the pre-scan, so a mismatch is a reported problem, never
 a silent import.
 
-Memory stays flat: an element-filtered `iterparse` clears each citation once read. With a
+Memory stays flat: core.formats.xml_guard streams one citation at a time, bounded in elements and
+text, and clears each once read. With a
 `FormatReport` a citation that cannot be read (no PMID, no text) is recorded and skipped; malformed
 XML ends the reading there, the citations before it kept.
 """
@@ -35,12 +36,13 @@ from core.documents import Document, Infons
 from core.errors import InputError
 from core.formats.files import open_bytes, require_nonempty
 from core.formats.report import Deletion, FormatReport, skip_or_raise
-from core.formats.xml_text import PARSER_OPTIONS, check_root, flat_text, lay_out, syntax_error
+from core.formats.xml_guard import bounded_items
+from core.formats.xml_text import check_root, flat_text, lay_out, syntax_error
 
 logger = logging.getLogger(__name__)
 
 FORMAT = "pubmed-xml"
-_ITEMS = ("PubmedArticle", "PubmedBookArticle", "DeleteCitation")
+_ITEMS = frozenset({"PubmedArticle", "PubmedBookArticle", "DeleteCitation"})
 _YEAR = re.compile(r"\b(1[6-9]\d\d|2\d\d\d)\b")
 _CHUNK = 1 << 20
 _MAX_PARTIAL = 1 << 16  # an unfinished <PMID> carried to the next chunk; beyond this it is not a PMID
@@ -59,9 +61,8 @@ def read(path: Path | str, report: FormatReport | None = None) -> Iterator[Docum
     held_back: set[str] = set()
     count = 0
     with open_bytes(path) as stream:
-        events = etree.iterparse(stream, events=("end",), tag=_ITEMS, **PARSER_OPTIONS)
         try:
-            for _, element in events:
+            for element in bounded_items(stream, path, _ITEMS, "citation"):
                 if element.tag == "DeleteCitation":
                     for pmid, line in _deleted_in(element):
                         deleted.setdefault(pmid, line)
@@ -76,22 +77,12 @@ def read(path: Path | str, report: FormatReport | None = None) -> Iterator[Docum
                     elif document is not None:
                         count += 1
                         yield document
-                _release(element)
         except etree.XMLSyntaxError as error:
             skip_or_raise(report, syntax_error(path, error, FORMAT, report is not None))
             return
     _settle_deletions(path, announced, deleted, held_back, report)
     if count == 0 and not deleted and (report is None or not report.problem_count):
         raise InputError(path, "the PubmedArticleSet holds no <PubmedArticle>")
-
-
-def _release(element: etree._Element) -> None:
-    """Free a read item and everything before it, so memory does not grow with the file."""
-    element.clear(keep_tail=False)
-    parent = element.getparent()
-    if parent is not None:
-        while element.getprevious() is not None:
-            del parent[0]
 
 
 def _deleted_in(element: etree._Element) -> Iterator[tuple[str, int | None]]:

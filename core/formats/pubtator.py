@@ -41,9 +41,9 @@ from pathlib import Path
 from core.documents import Document, Mention, Passage, Relation, document_from_title_abstract
 from core.errors import InputError
 from core.formats.annotations import INDIVIDUAL_MENTIONS, SOURCE_TEXT, build_mention
-from core.formats.files import decode_line, open_bytes, require_text
+from core.formats.files import decode_line, raw_lines, require_lines
 from core.formats.pubtator_runs import HEADER, Action, RunInfo, plan_runs
-from core.formats.pubtator_write import BLOCK, write
+from core.formats.pubtator_write import BLOCK, TITLE_ONLY, write
 from core.formats.report import FormatReport, skip_or_raise
 from core.formats.sniff import looks_like_hint
 from core.limits import CUT_LAST_LINE, MAX_CONCEPT_ID_LENGTH, check_id, check_optional_id
@@ -88,8 +88,8 @@ def classify(fields: list[str]) -> str:
 def read(path: Path | str, report: FormatReport | None = None) -> Iterator[Document]:
     """Documents one run of blocks at a time; a bad line raises (or, with `report`, is skipped)."""
     path = Path(path)
-    require_text(path)
-    plan = plan_runs(path)
+    require_lines(path)
+    plan = plan_runs(path, strict=report is None)
     held: list[_Block] = []
     run: list[_Block] = []
     index = -1
@@ -152,13 +152,16 @@ def _same_block(a: _Block, b: _Block) -> bool:
     )
 
 
-def _lines(path: Path) -> Iterator[tuple[int, bytes, bool]]:
-    """(line number, bytes without the line break, whether the line is cut: the last, without a break)."""
-    with open_bytes(path) as handle:
-        for line_no, raw in enumerate(handle, start=1):
-            if line_no == 1 and raw.startswith(b"\xef\xbb\xbf"):
-                raw = raw[3:]
-            yield line_no, raw.rstrip(b"\n").removesuffix(b"\r"), not raw.endswith(b"\n")
+def _lines(path: Path) -> Iterator[tuple[int, bytes | InputError, bool]]:
+    """(line number, bytes without the line break, whether the line is cut: the last, without a break);
+    a line too long to hold comes as its InputError."""
+    for line_no, raw in raw_lines(path):
+        if isinstance(raw, InputError):
+            yield line_no, raw, False
+            continue
+        if line_no == 1 and raw.startswith(b"\xef\xbb\xbf"):
+            raw = raw[3:]
+        yield line_no, raw.rstrip(b"\n").removesuffix(b"\r"), not raw.endswith(b"\n")
 
 
 def _blocks(path: Path, report: FormatReport | None) -> Iterator[_Block]:
@@ -166,6 +169,11 @@ def _blocks(path: Path, report: FormatReport | None) -> Iterator[_Block]:
     reader knows a run has ended before the next block's lines are checked."""
     block: _Block | None = None
     for line_no, raw, cut in _lines(path):
+        if isinstance(raw, InputError):  # too long to read: the block it is in is not whole
+            if block is not None:
+                block.broken = True
+            skip_or_raise(report, raw)
+            continue
         if not raw.strip():
             block = None
             continue
@@ -260,7 +268,9 @@ def _layout(blocks: list[_Block]) -> tuple[list[Passage], list[int]]:
         block = blocks[0]
         if block.title is None:
             return [Passage(1, block.abstract or "", "abstract")], [0]
-        document = document_from_title_abstract(block.pmid, block.title, block.abstract or "")
+        if block.abstract is None:  # no `|a|` line: written back without one
+            return [Passage(0, block.title, "title", {TITLE_ONLY: "true"})], [0]
+        document = document_from_title_abstract(block.pmid, block.title, block.abstract)
         return list(document.passages), [0]
     passages: list[Passage] = []
     starts: list[int] = []

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from core.formats.files import open_bytes
+from core.formats.files import raw_lines
 
 HEADER = re.compile(rb"^([^\t|]+)\|([ta])\|")
 
@@ -43,33 +43,37 @@ class RunInfo:
     first_line: int
 
 
-def _runs(path: Path) -> Iterator[tuple[int, bytes, int]]:
-    """(run index, PMID bytes, first line) for every run, with the reader's block boundaries."""
+def _runs(path: Path, strict: bool) -> Iterator[tuple[int, bytes, int]]:
+    """(run index, PMID bytes, first line) for every run, with the reader's block boundaries; `strict`
+    raises at a line too long to read (the reader would, and a 3 GB line is not read twice)."""
     previous: bytes | None = None
     block_open = False
     index = -1
-    with open_bytes(path) as handle:
-        for line_no, raw in enumerate(handle, start=1):
-            if not raw.strip():
-                block_open = False
-                continue
-            match = HEADER.match(raw.lstrip(b"\xef\xbb\xbf") if line_no == 1 else raw)
-            if match is None:
-                continue
-            if match.group(2) == b"t" or not block_open:
-                block_open = True
-                pmid = match.group(1)
-                if pmid != previous:
-                    index += 1
-                    previous = pmid
-                    yield index, pmid, line_no
-            # an `|a|` line inside an open block belongs to that block
+    for line_no, raw in raw_lines(path):
+        if not isinstance(raw, bytes):  # a line too long to read is no header: the reader reports it
+            if strict:
+                raise raw
+            continue
+        if not raw.strip():
+            block_open = False
+            continue
+        match = HEADER.match(raw.lstrip(b"\xef\xbb\xbf") if line_no == 1 else raw)
+        if match is None:
+            continue
+        if match.group(2) == b"t" or not block_open:
+            block_open = True
+            pmid = match.group(1)
+            if pmid != previous:
+                index += 1
+                previous = pmid
+                yield index, pmid, line_no
+        # an `|a|` line inside an open block belongs to that block
 
 
-def plan_runs(path: Path) -> dict[int, RunInfo]:
+def plan_runs(path: Path, strict: bool = False) -> dict[int, RunInfo]:
     """Run index -> what to do, for runs whose PMID has other runs in the file; {} for most files."""
     hashes = array("q")
-    for _, pmid, _ in _runs(path):
+    for _, pmid, _ in _runs(path, strict):
         hashes.append(_key(pmid))
     if not hashes:
         return {}
@@ -116,27 +120,28 @@ def _digests(path: Path, repeated: set[int]) -> Iterator[tuple[int, bytes, int, 
     index = -1
     previous: bytes | None = None
     block_open = False
-    with open_bytes(path) as handle:
-        for line_no, raw in enumerate(handle, start=1):
-            stripped = raw.rstrip(b"\r\n")
-            if not stripped.strip():
-                block_open = False
-                continue
-            match = HEADER.match(raw.lstrip(b"\xef\xbb\xbf") if line_no == 1 else raw)
-            if match is not None and (match.group(2) == b"t" or not block_open):
-                block_open = True
-                pmid = match.group(1)
-                if pmid != previous:
-                    previous = pmid
-                    index += 1
-                    if current is not None:
-                        yield (*current, digest.digest())
-                        current = None
-                    if _key(pmid) in repeated:
-                        current = (index, pmid, line_no)
-                        digest = hashlib.blake2b(digest_size=16)
-            if current is not None:
-                digest.update(stripped + b"\n")
+    for line_no, raw in raw_lines(path):
+        if not isinstance(raw, bytes):
+            continue
+        stripped = raw.rstrip(b"\r\n")
+        if not stripped.strip():
+            block_open = False
+            continue
+        match = HEADER.match(raw.lstrip(b"\xef\xbb\xbf") if line_no == 1 else raw)
+        if match is not None and (match.group(2) == b"t" or not block_open):
+            block_open = True
+            pmid = match.group(1)
+            if pmid != previous:
+                previous = pmid
+                index += 1
+                if current is not None:
+                    yield (*current, digest.digest())
+                    current = None
+                if _key(pmid) in repeated:
+                    current = (index, pmid, line_no)
+                    digest = hashlib.blake2b(digest_size=16)
+        if current is not None:
+            digest.update(stripped + b"\n")
     if current is not None:
         yield (*current, digest.digest())
 

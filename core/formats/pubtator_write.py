@@ -34,6 +34,9 @@ from core.formats.report import FormatReport, lost
 logger = logging.getLogger(__name__)
 
 BLOCK = "pubtator_block"
+# On the title passage of a document read from a block with no `|a|` line at all, so it is written
+# back without one (a block with an empty `PMID|a|` line is written with it, as most files have it).
+TITLE_ONLY = "pubtator_title_only"
 _LINE_BREAKS = str.maketrans({"\n": " ", "\r": " "})
 _FIELD_BREAKS = str.maketrans({"\n": " ", "\r": " ", "\t": " "})
 _BREAK = re.compile(r"[\t\n\r]")
@@ -112,6 +115,8 @@ def _single_block(document: Document, path: Path | str, report: FormatReport | N
     passages = sorted(document.passages, key=lambda p: p.offset)
     if len(passages) == 1 and passages[0].kind == "abstract" and passages[0].offset == 1:
         lines = [f"{pmid}|a|{passages[0].text.translate(_LINE_BREAKS)}"]  # no title line, as it was read
+    elif len(passages) == 1 and passages[0].offset == 0 and passages[0].infons.get(TITLE_ONLY):
+        lines = [f"{pmid}|t|{passages[0].text.translate(_LINE_BREAKS)}"]  # no abstract line, as it was read
     else:
         if not _fits_one_block(passages):
             lost(
@@ -254,7 +259,7 @@ def _passage_infons(passage: Passage) -> dict[str, Any]:
     return {
         k: v
         for k, v in passage.infons.items()
-        if k != BLOCK and not (k in ("type", "section_type") and v == passage.kind)
+        if k not in (BLOCK, TITLE_ONLY) and not (k in ("type", "section_type") and v == passage.kind)
     }
 
 

@@ -13,6 +13,9 @@ import re
 import zlib
 from pathlib import Path
 
+from core.errors import InputError
+from core.formats.xml_guard import root_element
+
 SNIFF_BYTES = 8192
 
 _PUBTATOR_TITLE = re.compile(r"^[^\t|\s]+\|[ta]\|")
@@ -100,9 +103,34 @@ def guess_format(path: Path | str) -> str | None:
         return "brat"
     head = read_head(path)
     sniffed = sniff_bytes(head)
+    if (sniffed == "bioc-xml" and xml_root(head) is None) or _utf16_markup(head):
+        sniffed = _parsed_root_format(path) or sniffed
     if sniffed == "text" and path.with_suffix(".ann").is_file():
         return "brat"
     return sniffed
+
+
+def _utf16_markup(head: bytes) -> bool:
+    """True when the file starts like UTF-16 XML (a byte-order mark or NUL-interleaved, then '<')."""
+    for encoding in ("utf-16", "utf-16-le", "utf-16-be"):
+        if head.startswith((b"\xff\xfe", b"\xfe\xff")) != (encoding == "utf-16"):
+            continue
+        text = head[: len(head) // 2 * 2].decode(encoding, errors="ignore").lstrip("\ufeff \t\r\n")
+        if text.startswith("<"):
+            return True
+    return False
+
+
+def _parsed_root_format(path: Path) -> str | None:
+    """The XML format by the root element lxml reads from the whole file (a DOCTYPE past the sniffed
+    bytes, UTF-16), None when it finds none."""
+    try:
+        root, _ = root_element(path)
+    except InputError:
+        return None
+    if root is None:
+        return None
+    return XML_ROOTS.get(root.rpartition("}")[2] if root.startswith("{") else root, "bioc-xml")
 
 
 def read_head(path: Path) -> bytes:

@@ -1,7 +1,7 @@
 """What the literature XML readers (PubMed citations, JATS full text) share: the root element check,
 text of mixed-content elements, passages laid out one after another, and parse errors as one line.
 
-Parsing options are BioC XML's (core.formats.bioc_xml.PARSER_OPTIONS): no DTD or external entity is
+Parsing options and bounds are core.formats.xml_guard's: no DTD or external entity is
 ever loaded, no network, no huge trees; only entities declared in the file itself are expanded and
 libxml2 refuses an expansion that amplifies the input (a "billion laughs" file).
 """
@@ -15,22 +15,23 @@ from lxml import etree
 
 from core.documents import Infons, Passage
 from core.errors import InputError
-from core.formats.bioc_xml import PARSER_OPTIONS, xml_error
-from core.formats.files import open_bytes
-from core.formats.sniff import SNIFF_BYTES, looks_like_hint, xml_root
+from core.formats.bioc_xml import xml_error
+from core.formats.sniff import looks_like_hint
+from core.formats.xml_guard import root_element
 
-__all__ = ["PARSER_OPTIONS", "check_root", "flat_text", "lay_out", "syntax_error"]
+__all__ = ["check_root", "flat_text", "lay_out", "syntax_error"]
 
 
 def check_root(path: Path, expected: tuple[str, ...], fmt: str) -> str:
-    """The root element's name from the file's first bytes; an InputError when it is not one of
-    `expected`. Checked before streaming: an element-filtered iterparse of another kind of XML would
-    build the whole tree and report nothing."""
-    with open_bytes(path) as stream:  # a damaged gzip stream is its own one-line error
-        root = xml_root(stream.read(SNIFF_BYTES))
+    """The root element's name, read by lxml (a DOCTYPE of any length, UTF-16); an InputError when it
+    is not one of `expected`. Checked before streaming: an element-filtered iterparse of another kind
+    of XML would read the whole file and report nothing."""
+    root, line = root_element(path)  # a damaged gzip stream is its own one-line error
     if root in expected:
         return root
-    found = f"the root element is <{root}>" if root else "no XML root element in the first 8 KB"
+    if root is None and line is not None:  # broken before the root: the reader's parse says how
+        return ""
+    found = f"the root element is <{root}>" if root else "no XML root element"
     raise InputError(
         path, f"not {fmt}: {found}, expected <{'> or <'.join(expected)}>" + looks_like_hint(path, fmt)
     )

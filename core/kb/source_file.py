@@ -1,7 +1,8 @@
 """Reading vocabulary files: gzip by magic bytes, UTF-8 checked line by line, progress in bytes.
 
 Every text loader goes through `read_lines`, so a bad byte is reported with its line number
-(a TextIOWrapper would only say "position 81920"), gzip is recognised whatever the file is
+(a TextIOWrapper would only say "position 81920"), a line too long to hold is refused with its number
+(core.limits.bounded_lines), gzip is recognised whatever the file is
 called, and cancellation and progress work the same way for every format.
 """
 
@@ -15,7 +16,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from core.errors import InputError
-from core.limits import CUT_LAST_LINE, not_text
+from core.limits import CR_ONLY, CUT_LAST_LINE, bounded_lines, cr_only_lines, not_text, too_long_line
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressFn, no_progress
 
 GZIP_MAGIC = b"\x1f\x8b"
@@ -93,13 +94,18 @@ def read_lines(
     message = message or f"reading {Path(path).name}"
     cancel.raise_if_cancelled()
     with open_binary(path) as (stream, _):
-        found = not_text(stream.read(4096))
+        head = stream.read(4096)
+    found = not_text(head)
     if found is not None:
         raise InputError(path, found[0], line=found[1])
+    if cr_only_lines(head):
+        raise InputError(path, CR_ONLY, line=1)
     with open_binary(path) as (stream, position):
         progress(0, position.size, message)
         number = 0
-        for number, raw_line in enumerate(stream, start=1):
+        for number, raw_line in enumerate(bounded_lines(stream), start=1):
+            if raw_line is None:
+                raise InputError(path, too_long_line(), line=number)
             if number == 1 and raw_line.startswith(UTF8_BOM):
                 raw_line = raw_line[len(UTF8_BOM) :]
             if not raw_line.endswith(b"\n") and raw_line.strip():
@@ -130,7 +136,9 @@ def head_text(path: str | Path, limit: int = 65_536) -> str:
 def first_undecodable_line(path: str | Path) -> InputError | None:
     """The InputError for the first line that is not UTF-8, for parsers that only say "bad UTF-8"."""
     with open_binary(path) as (stream, _):
-        for number, raw_line in enumerate(stream, start=1):
+        for number, raw_line in enumerate(bounded_lines(stream), start=1):
+            if raw_line is None:
+                continue
             try:
                 decode_line(raw_line, path, number)
             except InputError as error:

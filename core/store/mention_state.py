@@ -35,6 +35,12 @@ class StateChange:
     undecided: int = 0
 
 
+def rebuilt_objects() -> frozenset[tuple[str, str]]:
+    """(type, name) of the schema objects `ensure_current` makes again when they are missing."""
+    table = MentionStateRow.__table__
+    return frozenset({("table", table.name), *(("index", str(index.name)) for index in table.indexes)})
+
+
 def _chunks(ids: Iterable[int]) -> list[list[int]]:
     ordered = sorted(set(ids))
     return [ordered[i : i + _CHUNK] for i in range(0, len(ordered), _CHUNK)]

@@ -21,7 +21,6 @@ from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.exc import DatabaseError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
-import core.store.migrations as migrations_package
 from core.errors import ProjectError
 from core.housekeeping import tidy_project
 from core.locations import inside_project
@@ -31,8 +30,9 @@ from core.store.curation_marks import CurationMarks
 from core.store.desk_queries import DeskQueries, QueueEntry
 from core.store.documents_store import DUPLICATE_POLICIES, DocumentStore, ImportSummary
 from core.store.kb_store import KnowledgeBaseStore
-from core.store.mention_state import ensure_current
+from core.store.mention_state import ensure_current, rebuilt_objects
 from core.store.model_registry import ModelRegistry
+from core.store.schema_check import alembic_config, check_schema
 from core.store.settings_store import SettingsStore
 from core.store.write_faults import StoreWriteError, WriteFault, apply_lock_wait, write_fault
 
@@ -55,9 +55,7 @@ __all__ = [
 
 
 def _alembic_config() -> Config:
-    config = Config()
-    config.set_main_option("script_location", str(Path(migrations_package.__file__).parent))
-    return config
+    return alembic_config()
 
 
 def _sqlite_pragmas(dbapi_connection, _record) -> None:
@@ -224,6 +222,8 @@ class Project(
         engine = _engine(db_path)
         try:
             current, head = _schema_version(engine, db_path)
+            with engine.connect() as connection:  # before anything is written: a trigger would run
+                check_schema(connection, db_path, current, rebuilt_objects())
             if upgrade and current != head:
                 try:
                     _upgrade_in_one_transaction(db_path)
