@@ -127,6 +127,26 @@ class AppSettings:
     def abstract_zoom(self, value: int) -> None:
         self._settings.setValue("abstract_zoom", int(value))
 
+    @property
+    def ncbi_api_key(self) -> str:
+        """The key for NCBI E-utilities (10 requests a second instead of 3); else $NCBI_API_KEY."""
+        return self._get("ncbi_api_key", "") or os.environ.get("NCBI_API_KEY", "")
+
+    @ncbi_api_key.setter
+    def ncbi_api_key(self, value: str) -> None:
+        self._settings.setValue("ncbi_api_key", value.strip())
+
+    @property
+    def eutils_url(self) -> str:
+        """Where E-utilities answers (NCBI's server unless a mirror, or a test's local server, is set)."""
+        from core.jobs.eutils import DEFAULT_BASE_URL
+
+        return self._get("eutils_url", "") or DEFAULT_BASE_URL
+
+    @eutils_url.setter
+    def eutils_url(self, value: str) -> None:
+        self._settings.setValue("eutils_url", value.strip())
+
     def view_state(self, project_key: str) -> dict:
         """The queue's filters, order and current document as last left in one project ({} if none or
         garbled). Keyed by the project's identity (core.store.desk_lookup.project_identity), not its
