@@ -318,6 +318,9 @@ class MainWindow(
         curate.addSeparator()
         curate.addAction(self._action("Retrain…", [], lambda: open_retrain(self)))
         curate.addAction(self._action("Adjudicate…", [], lambda: open_adjudication(self)))
+        from app.gui.curator_identity import install_curator  # who decides (issue 23)
+
+        install_curator(self, curate)
         self._build_view_menu(bar.addMenu("&View"))
         help_menu = bar.addMenu("&Help")
         help_menu.addAction(self.act_help)
