@@ -195,7 +195,11 @@ def test_cli_fetch_pubmed(tmp_path: Path, efetch_server, capsys, monkeypatch) ->
     bad.write_text("91000005\nPMC123\n", encoding="utf-8")
     assert main([*args, "x1", "--file", str(bad), *url]) == EXIT_ERROR
     err = capsys.readouterr().err
-    assert "2 items are not PMIDs" in err and "line 1, 'x1'" in err and "bad.txt, line 2, 'PMC123'" in err
+    assert (
+        "2 items are not PMIDs" in err
+        and "the command line, argument 1, 'x1'" in err
+        and "bad.txt, line 2, 'PMC123'" in err
+    )
     assert main([*args, *url]) == EXIT_ERROR
     assert "give PMIDs" in capsys.readouterr().err
     with Project.open(path) as project:

@@ -6,7 +6,7 @@ import os
 
 from app.cli.output import open_project, stdout
 from app.console import cancellable, progress_bar
-from core.errors import CuralinkError
+from core.errors import CuralinkError, InputError
 
 API_KEY_VARIABLE = "NCBI_API_KEY"
 
@@ -15,15 +15,17 @@ def cmd_fetch_pubmed(args) -> int:
     from core.jobs.eutils import EutilsClient
     from core.jobs.fetch_pubmed import PmidList, fetch_pubmed, parse_pmids, read_pmid_file
 
-    given = PmidList()
+    given, sources = PmidList(), []
     if args.pmids:
-        given = parse_pmids("\n".join(args.pmids), "the command line")
-        given.pmids = list(dict.fromkeys(given.pmids))
-    sources = ["the command line"] if args.pmids else []
+        given = parse_pmids("\n".join(args.pmids), "the command line")  # one argument a line
+        given.problems = [
+            InputError(p.source, p.problem, item=f"argument {p.line}, {p.item}") for p in given.problems
+        ]
+        sources.append("the command line")
     for name in args.file or []:
         listed = read_pmid_file(name)
         given.problems += listed.problems
-        given.pmids = list(dict.fromkeys(given.pmids + listed.pmids))
+        given.pmids = list(dict.fromkeys(given.pmids + listed.pmids))  # first mention kept, repeats dropped
         sources.append(name)
     if not sources:
         raise CuralinkError("give PMIDs (curalink -p DIR corpus fetch-pubmed 12345 67890) or --file FILE")
