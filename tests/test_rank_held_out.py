@@ -114,6 +114,8 @@ def test_trained_and_retrained_rankers_store_the_curve(demo):
     stored = json.loads((Path(outcome.path) / "ranker.json").read_text())
     curve = valid_curve(stored["metrics"][METRICS_KEY])
     assert curve is not None and curve["mentions"] == decided
+    assert f"bulk accept on {decided} held-out mentions: too few" in outcome.message
+    assert METRICS_KEY not in outcome.metrics  # the curve stays in the file, out of the summary
     report = retrain(demo, kinds=("ranker",), held_out_fraction=0.34, device="cpu", promote="always")
     stored = json.loads((Path(report.kinds["ranker"].path) / "ranker.json").read_text())
     assert valid_curve(stored["metrics"][METRICS_KEY]) is not None

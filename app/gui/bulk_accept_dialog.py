@@ -86,7 +86,7 @@ def read_scale(project) -> BulkScale:
 
 
 def _percent(value: float | None) -> str:
-    return "–" if value is None else f"{value:.1f} %"
+    return "–" if value is None else f"{value:.1f}\u00a0%"  # the figure and its sign stay on one line
 
 
 class BulkAcceptDialog(QDialog):
@@ -95,7 +95,7 @@ class BulkAcceptDialog(QDialog):
     def __init__(self, parent, project, mention_ids: list[int], scale: BulkScale | None = None):
         super().__init__(parent)
         self.setWindowTitle("Bulk accept")
-        self.setMinimumWidth(560)
+        self.setMinimumWidth(620)
         self.project = project
         self.mention_ids = list(mention_ids)
         self.scale = scale or read_scale(project)
@@ -119,7 +119,7 @@ class BulkAcceptDialog(QDialog):
         self.other_label = self._label("bulkOther")
         form = QFormLayout()
         form.addRow("Score", self.score_label)
-        form.addRow("Accept the top suggestion when its score is at least", self.threshold)
+        form.addRow("Accept the top suggestion at score ≥", self.threshold)
         form.addRow("", self.default_label)
         form.addRow("In", self.scope)
         note = QLabel("Only mentions without a decision are touched. One Ctrl+Z undoes the lot.")

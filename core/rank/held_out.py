@@ -95,3 +95,19 @@ def valid_curve(curve: object) -> dict | None:
     if not all(isinstance(c, list) for c in columns) or len({len(c) for c in columns}) != 1 or not columns[0]:
         return None
     return curve
+
+
+def describe(curve: dict | None) -> str:
+    """One line for the training summary: the default threshold and what it measured."""
+    if not curve:
+        return "no held-out bulk-accept curve (too few documents for folds)"
+    threshold = default_threshold(curve)
+    head = f"bulk accept on {curve['mentions']:,} held-out mentions: "
+    if threshold is None:
+        return head + (
+            f"too few to set the threshold by (at least {MIN_MENTIONS}); the desk starts at {FALLBACK_THRESHOLD:.2f}"
+            if curve["mentions"] < MIN_MENTIONS
+            else f"no threshold reached {TARGET_PRECISION:g} % precision; the desk starts at {FALLBACK_THRESHOLD:.2f}"
+        )
+    precision, coverage = curve_point(curve, threshold)
+    return head + f"threshold {threshold:.2f} is {precision:.2f} % right at {coverage:.2f} % coverage"

@@ -18,6 +18,7 @@ from core.documents import Candidate, Document
 from core.errors import CuralinkError, ModelError
 from core.kb.knowledge_base import KnowledgeBase
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressCallback, no_progress
+from core.rank.held_out import METRICS_KEY, describe
 from core.rank.model import RankerModel, fit_ranker
 from core.rank.stage import RankingStage, annotation_prior
 
@@ -221,10 +222,11 @@ def train_ranker_for_project(
     register_version(
         project, KIND, version, final, metrics=model.metrics, kb_fingerprint=kb.fingerprint(), promote=True
     )
-    log.info("ranker %s trained on %d mentions: %s", version, model.metrics["mentions"], model.metrics)
-    return RankerOutcome(
-        True, f"ranker {version} saved in {final} and made active", version, str(final), model.metrics
-    )
+    # The held-out bulk-accept curve (101 points) stays in ranker.json, out of the log and the summary.
+    shown = {k: v for k, v in model.metrics.items() if k != METRICS_KEY}
+    log.info("ranker %s trained on %d mentions: %s", version, model.metrics["mentions"], shown)
+    message = f"ranker {version} saved in {final} and made active; {describe(model.metrics.get(METRICS_KEY))}"
+    return RankerOutcome(True, message, version, str(final), shown)
 
 
 def retrain_ranker(project, kb: KnowledgeBase, data, *, promote, device, seed, progress, cancel, finish):
