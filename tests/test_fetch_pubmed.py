@@ -204,3 +204,24 @@ def test_cli_fetch_pubmed(tmp_path: Path, efetch_server, capsys, monkeypatch) ->
     assert "give PMIDs" in capsys.readouterr().err
     with Project.open(path) as project:
         assert sorted(project.document_ids()) == SAMPLE[:4]
+
+
+def test_cli_takes_the_api_key_saved_in_the_desk(tmp_path: Path, efetch_server, capsys, monkeypatch) -> None:
+    from PySide6.QtCore import QSettings
+
+    from app.gui.settings import AppSettings
+
+    native, user = QSettings.Format.NativeFormat, QSettings.Scope.UserScope
+    before = Path(QSettings("Curalink", "Curalink").fileName()).parents[1]
+    QSettings.setPath(native, user, str(tmp_path / "config"))  # the desk's settings file, for this test
+    try:
+        AppSettings().ncbi_api_key = "saved-in-desk"
+        monkeypatch.delenv("NCBI_API_KEY", raising=False)
+        path = tmp_path / "proj"
+        assert main(["init", str(path)]) == 0
+        args = ["-p", str(path), "corpus", "fetch-pubmed", "--eutils-url", efetch_server.url]
+        assert main([*args, "91000001"]) == 0
+        assert main([*args, "91000002", "--api-key", "given"]) == 0
+    finally:
+        QSettings.setPath(native, user, str(before))
+    assert [r.fields.get("api_key") for r in efetch_server.requests] == ["saved-in-desk", "given"]

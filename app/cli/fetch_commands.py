@@ -30,7 +30,7 @@ def cmd_fetch_pubmed(args) -> int:
     if not sources:
         raise CuralinkError("give PMIDs (curalink -p DIR corpus fetch-pubmed 12345 67890) or --file FILE")
     pmids = given.require_valid(", ".join(sources))
-    api_key = args.api_key or os.environ.get(API_KEY_VARIABLE, "")
+    api_key = args.api_key or os.environ.get(API_KEY_VARIABLE, "") or _desk_api_key()
     client = EutilsClient(args.eutils_url, api_key=api_key, email=args.email or "")
     with (
         open_project(args) as project,
@@ -54,6 +54,15 @@ def cmd_fetch_pubmed(args) -> int:
     return 0
 
 
+def _desk_api_key() -> str:
+    """The key saved in the desk's settings (File ▸ Add PubMed abstracts), so it is given once."""
+    try:
+        from app.gui.settings import AppSettings
+    except ImportError:  # no Qt on this machine: no desk settings either
+        return ""
+    return AppSettings().ncbi_api_key
+
+
 def register_fetch(corpus) -> None:
     """Add `fetch-pubmed` beside `corpus import`."""
     from core.jobs.eutils import DEFAULT_BASE_URL
@@ -63,7 +72,7 @@ def register_fetch(corpus) -> None:
         "fetch-pubmed",
         help="add PubMed abstracts by PMID, fetched from NCBI E-utilities (needs the network)",
         description="Fetch PubMed citations by PMID with NCBI efetch (3 requests a second, 10 with an "
-        f"API key: --api-key or ${API_KEY_VARIABLE}) and store them like `corpus import --format "
+        f"API key: --api-key, ${API_KEY_VARIABLE} or the desk's setting) and store them like `corpus import --format "
         "pubmed-xml`. PMIDs the project already has are not fetched again.",
     )
     fetch.add_argument("pmids", nargs="*", metavar="PMID")
@@ -78,7 +87,9 @@ def register_fetch(corpus) -> None:
         help="a PMID the project already has: do not fetch it (default), or fetch and replace it "
         "while no curator has touched it",
     )
-    fetch.add_argument("--api-key", help=f"NCBI API key (default: ${API_KEY_VARIABLE})")
+    fetch.add_argument(
+        "--api-key", help=f"NCBI API key (default: ${API_KEY_VARIABLE}, else the one saved in the desk)"
+    )
     fetch.add_argument("--email", help="your e-mail, sent with each request as NCBI asks")
     fetch.add_argument("--batch-size", type=int, default=BATCH_SIZE, help="PMIDs per request")
     fetch.add_argument("--eutils-url", default=DEFAULT_BASE_URL, help="E-utilities base URL (a mirror)")
