@@ -46,6 +46,7 @@ class Recorded:
 class EfetchServer:
     citations: dict[str, bytes]
     fail_next: list[int] = field(default_factory=list)
+    retry_after: str = ""  # the Retry-After header sent with a failure
     requests: list[Recorded] = field(default_factory=list)
     url: str = ""
 
@@ -68,6 +69,8 @@ def serve(citations: dict[str, bytes]):
             fields = {k: v[-1] for k, v in urllib.parse.parse_qs(query).items()}
             status, body = state.answer(fields)
             self.send_response(status)
+            if status != 200 and state.retry_after:
+                self.send_header("Retry-After", state.retry_after)
             self.send_header("Content-Type", "text/xml" if status == 200 else "text/plain")
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()

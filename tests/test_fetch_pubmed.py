@@ -115,6 +115,13 @@ def test_busy_answers_are_retried_with_backoff(project, efetch_server) -> None:
     assert sorted(_stored(project)) == SAMPLE[:2]  # nothing of the failed fetch stored
 
 
+def test_the_servers_retry_after_is_waited_for(project, efetch_server) -> None:
+    efetch_server.fail_next, efetch_server.retry_after = [429], "1"
+    assert fetch_pubmed(project, SAMPLE[:1], _client(efetch_server, backoff=0.01)).added == 1
+    first, second = (r.at for r in efetch_server.requests)
+    assert second - first >= 1.0 - 0.02  # its 1 s, not the client's 0.01 s backoff
+
+
 def test_a_failure_in_a_later_batch_stores_nothing(project, efetch_server) -> None:
     original = efetch_server.answer
 
