@@ -147,3 +147,26 @@ def test_without_a_ranker_the_dialog_falls_back_to_090_and_says_so(window):
     suggestions = window.project.suggestions_for(window.mention_ids)
     expected = sum(1 for m in window.mention_ids if suggestions[m] and suggestions[m][0].score >= 0.9)
     assert f"Accepts {expected} mention" in _plain(dialog.count_label)
+
+
+def test_suggestions_the_ranker_did_not_score_are_never_bulk_accepted(ranked_window, ranked_project):
+    from core.pipeline import Linker
+
+    window, project = ranked_window, ranked_project
+    doc_id = window.doc.doc_id
+    Linker.for_project(project, device="cpu", use_ranker=False).link_project(project, ids=[doc_id])
+    window.open_document(doc_id)
+    assert not any(project.suggestion_version(m).endswith("ranker v1") for m in window.mention_ids)
+    dialog = window.bulk_accept_dialog()
+    dialog.threshold.setValue(0.0)
+    assert "Accepts 0 mentions in this document, of 0 undecided" in _plain(dialog.count_label)
+    others = len([m for m in window.mention_ids if project.suggestions(m)])
+    assert others > 0 and dialog.other_label.isVisible()
+    assert f"{others} undecided mentions here have suggestions ranker v1 did not score" in _plain(
+        dialog.other_label
+    )
+    assert not dialog.findChild(QDialogButtonBox).button(QDialogButtonBox.StandardButton.Ok).isEnabled()
+    assert window.bulk_accept(0.0) == 0 and project.current_decisions() == {}
+    dialog.scope.setCurrentIndex(1)  # the rest of the queue was scored by the ranker
+    count, _ = _sql_count(project, 0.0, "v1")
+    assert count > 0 and f"Accepts {count} mentions" in _plain(dialog.count_label)
