@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import socket
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -85,20 +86,21 @@ def test_fetched_citations_are_stored_as_the_pubmed_reader_reads_them(project, e
 
 
 def test_requests_keep_to_ncbis_rate_with_and_without_an_api_key(project, efetch_server) -> None:
+    """Arrival times at the server: a gap may shrink only by the first request's own transit (the
+    client sends the next one after the answer), hence the 0.05 s tolerance."""
     fetch_pubmed(project, SAMPLE[:4], _client(efetch_server), batch_size=1)
     times = [r.at for r in efetch_server.requests]
     assert len(times) == 4
-    assert min(b - a for a, b in zip(times, times[1:])) >= 1 / 3 - 0.02  # 3 a second without a key
+    assert min(b - a for a, b in zip(times, times[1:])) >= 1 / 3 - 0.05  # 3 a second without a key
 
     efetch_server.requests.clear()
-    fetch_pubmed(project, SAMPLE[4:], _client(efetch_server, api_key="secret"), on_duplicate="update")
     keyed = _client(efetch_server, api_key="secret")
-    for pmid in SAMPLE:
+    fetch_pubmed(project, SAMPLE[4:], keyed, on_duplicate="update")
+    for pmid in SAMPLE[:4]:
         keyed.efetch([pmid])
-    times = [r.at for r in efetch_server.requests[1:]]
-    gaps = [b - a for a, b in zip(times, times[1:])]
-    assert min(gaps) >= 0.1 - 0.02  # 10 a second with one
-    assert max(gaps) < 1 / 3  # ... and not held to the keyless rate
+    times = [r.at for r in efetch_server.requests]
+    assert min(b - a for a, b in zip(times, times[1:])) >= 0.1 - 0.05  # 10 a second with one
+    assert times[-1] - times[0] < 4 / 3  # ... not held to the keyless rate (5 requests: >= 1.33 s)
     assert {r.fields["api_key"] for r in efetch_server.requests} == {"secret"}
 
 
@@ -160,12 +162,14 @@ def test_cancel_stops_between_requests_and_stores_nothing(project, efetch_server
 
 
 def test_a_waiting_request_sees_the_cancel(efetch_server) -> None:
-    client = _client(efetch_server)
+    client = _client(efetch_server, rate=0.1)  # one request every 10 s
     client.efetch(SAMPLE[:1])
     cancel = CancelToken()
     threading.Timer(0.05, cancel.cancel).start()
+    started = time.monotonic()
     with pytest.raises(Cancelled):
-        client.efetch(SAMPLE[1:2], cancel)  # waits ~1/3 s for its turn; the cancel comes first
+        client.efetch(SAMPLE[1:2], cancel)  # waits ~10 s for its turn; the cancel comes first
+    assert time.monotonic() - started < 5  # seen while waiting, not after the wait
     assert len(efetch_server.requests) == 1
 
 
