@@ -86,21 +86,22 @@ def test_fetched_citations_are_stored_as_the_pubmed_reader_reads_them(project, e
 
 
 def test_requests_keep_to_ncbis_rate_with_and_without_an_api_key(project, efetch_server) -> None:
-    """Arrival times at the server: a gap may shrink only by the first request's own transit (the
-    client sends the next one after the answer), hence the 0.05 s tolerance."""
+    """Arrival times at the server, over a run of requests: a request's own handling can be late by tens
+    of milliseconds on a loaded machine, hence the 0.15 s tolerance on the span (a limiter at the other
+    rate, or none, misses by far more)."""
     fetch_pubmed(project, SAMPLE[:4], _client(efetch_server), batch_size=1)
     times = [r.at for r in efetch_server.requests]
     assert len(times) == 4
-    assert min(b - a for a, b in zip(times, times[1:])) >= 1 / 3 - 0.05  # 3 a second without a key
+    assert times[-1] - times[0] >= 3 / 3 - 0.15  # 3 a second without a key: 4 requests span >= 1 s
 
     efetch_server.requests.clear()
     keyed = _client(efetch_server, api_key="secret")
     fetch_pubmed(project, SAMPLE[4:], keyed, on_duplicate="update")
-    for pmid in SAMPLE[:4]:
+    for pmid in SAMPLE:
         keyed.efetch([pmid])
     times = [r.at for r in efetch_server.requests]
-    assert min(b - a for a, b in zip(times, times[1:])) >= 0.1 - 0.05  # 10 a second with one
-    assert times[-1] - times[0] < 4 / 3  # ... not held to the keyless rate (5 requests: >= 1.33 s)
+    assert len(times) == 6
+    assert 5 / 10 - 0.15 <= times[-1] - times[0] < 5 / 3  # 10 a second with one, not 3 (>= 1.67 s)
     assert {r.fields["api_key"] for r in efetch_server.requests} == {"secret"}
 
 
