@@ -111,3 +111,21 @@ def stored_versions():
         return found
 
     return read
+
+
+REAL_PUBMED = "realworld/pubmed/pubmed-29768149.xml"
+
+
+@pytest.fixture
+def efetch_server():
+    """A local efetch (tests/efetch_server.py) serving tests/fixtures/pubmed/efetch_sample.xml, and the
+    real citation of ../shared/data/realworld when it is there."""
+    from efetch_server import citations_in, serve
+
+    citations = citations_in(FIXTURES / "pubmed" / "efetch_sample.xml")
+    real = _shared_data_dir() / REAL_PUBMED
+    if real.is_file():
+        citations.update(citations_in(real))
+    state, stop = serve(citations)
+    yield state
+    stop()

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from rich.table import Table
 
-from app.cli import kb_search_commands
+from app.cli import fetch_commands, kb_search_commands
 from app.cli.output import open_project, print_json, stdout
 from app.console import cancellable, progress_bar
 from core.errors import CuralinkError
@@ -319,6 +319,7 @@ def register(commands) -> None:
         "each skipped item next to the project's logs (skip)",
     )
     corpus_import.set_defaults(handler=cmd_corpus_import)
+    fetch_commands.register_fetch(corpus)
 
     export = commands.add_parser(
         "export",

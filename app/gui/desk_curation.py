@@ -22,12 +22,13 @@ from app.gui.actions import (
     DecisionCommand,
     DeleteMentionCommand,
 )
+from app.gui.bulk_accept_dialog import BulkAcceptDialog, BulkScale, read_scale
 from app.gui.desk_extras import DeskExtrasMixin
-from app.gui.dialogs import BulkAcceptDialog
 from app.gui.kb_search import KbSearchDialog
 from app.gui.workers import MODELS_LOADING, MODELS_NOT_LOADED
 from core.store.curation import COMPOSITE_SEPARATOR, LINKING_ACTIONS
 from core.store.curation_log import concept_parts
+from core.store.top_suggestions import undecided_top_suggestions
 from core.text.words import snap_to_words
 
 # Decisions that act on the suggestions shown: the store refuses them once the mention has changed.
@@ -257,25 +258,20 @@ class CurationMixin(DeskExtrasMixin):
 
     # --- bulk accept -----------------------------------------------------------------------------
 
-    def bulk_accept(self, threshold: float, *, whole_queue: bool = False) -> int:
-        """Accept the top suggestion of every undecided mention whose score reaches `threshold`."""
-        if whole_queue:
-            pairs = list(self.project.documents_with_mention_ids())
-            ids = [m for _, mention_ids in pairs for m in mention_ids]
-            found = self.project.suggestion_sets(ids)
-            ranked_by_id = {m: s.candidates for m, s in found.items()}
-            keys = {m: s.key for m, s in found.items()}
-            decided = self.project.current_decisions(mention_ids=ids)
-        else:
-            ids, ranked_by_id, decided = self.mention_ids, self.suggestions, self.decisions
-            keys = self.suggested_for
-        accepts = []
-        for mention_id in ids:
-            ranked = ranked_by_id.get(mention_id) or []
-            if mention_id in decided or not ranked or ranked[0].score < threshold:
-                continue
-            version = self.project.suggestion_version(mention_id)
-            accepts.append((mention_id, ranked[0].concept_id, version, ranked[0].score, keys[mention_id]))
+    def bulk_accept(
+        self, threshold: float, *, whole_queue: bool = False, scale: BulkScale | None = None
+    ) -> int:
+        """Accept the top suggestion of every undecided mention whose score reaches `threshold`; with a
+        ranker in force only the suggestions it scored (app.gui.bulk_accept_dialog)."""
+        if self.waiting_for_writes("bulk accept"):
+            return 0
+        scale = scale or read_scale(self.project)
+        tops = undecided_top_suggestions(self.project, None if whole_queue else self.mention_ids)
+        accepts = [
+            (t.mention_id, t.concept_id, t.version, t.score, t.key)
+            for t in scale.eligible(tops)
+            if t.score >= threshold
+        ]
         if accepts:
             outcome = self.perform(BulkAcceptCommand(self.context, accepts, threshold))
             if outcome != "saved":  # refused (status bar), or waiting in the save bar
@@ -283,9 +279,13 @@ class CurationMixin(DeskExtrasMixin):
         self.statusBar().showMessage(f"bulk-accepted {len(accepts)} suggestion(s) ≥ {threshold:.2f}", 5000)
         return len(accepts)
 
-    def bulk_accept_dialog(self) -> None:
-        dialog = BulkAcceptDialog(self)
+    def bulk_accept_dialog(self) -> BulkAcceptDialog:
+        dialog = BulkAcceptDialog(self, self.project, self.mention_ids)
         dialog.accepted.connect(
-            lambda: self.bulk_accept(dialog.threshold.value(), whole_queue=dialog.whole_queue)
+            lambda: self.bulk_accept(
+                dialog.threshold.value(), whole_queue=dialog.whole_queue, scale=dialog.scale
+            )
         )
+        self.menu_dialog = dialog
         dialog.open()
+        return dialog

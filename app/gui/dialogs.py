@@ -1,5 +1,5 @@
-"""Dialogs: readable errors (also logged to the project), import / export, settings, bulk accept,
-progress with cancel, and the key-binding overlay."""
+"""Dialogs: readable errors (also logged to the project), import / export, settings, progress with
+cancel, and the key-binding overlay (bulk accept's is app/gui/bulk_accept_dialog.py)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,6 @@ from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
     QDialogButtonBox,
-    QDoubleSpinBox,
     QFileDialog,
     QFormLayout,
     QHBoxLayout,
@@ -230,37 +229,6 @@ class SettingsDialog(QDialog):
         self.settings.use_reranker = self.use_reranker.isChecked()
         self.settings.prefetch = self.prefetch.value()
         self.settings.sync()
-
-
-class BulkAcceptDialog(QDialog):
-    def __init__(self, parent=None, *, threshold: float = 0.9):
-        super().__init__(parent)
-        self.setWindowTitle("Bulk accept")
-        self.threshold = QDoubleSpinBox()
-        self.threshold.setRange(-100.0, 100.0)
-        self.threshold.setDecimals(3)
-        self.threshold.setSingleStep(0.05)
-        self.threshold.setValue(threshold)
-        self.scope = QComboBox()
-        self.scope.addItems(["this document", "the whole queue"])
-        form = QFormLayout()
-        form.addRow("Accept the top suggestion when its score is at least", self.threshold)
-        form.addRow("In", self.scope)
-        note = QLabel("Only mentions without a decision are touched. One Ctrl+Z undoes the lot.")
-        note.setObjectName("hint")
-        buttons = QDialogButtonBox(
-            QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
-        )
-        buttons.accepted.connect(self.accept)
-        buttons.rejected.connect(self.reject)
-        layout = QVBoxLayout(self)
-        layout.addLayout(form)
-        layout.addWidget(note)
-        layout.addWidget(buttons)
-
-    @property
-    def whole_queue(self) -> bool:
-        return self.scope.currentIndex() == 1
 
 
 KEY_HELP = (

@@ -40,9 +40,12 @@ def application() -> QApplication:
     return app
 
 
-def open_project_window(project_path: Path, settings=None):
-    """Open a project (log to its logs/ folder) in a new main window."""
+def open_project_window(project_path: Path, settings=None, *, ask_curator: bool = False):
+    """Open a project (log to its logs/ folder) in a new main window; with `ask_curator` (the desk's own
+    start, not a smoke run or a bench) ask who is curating when no name was ever given and
+    $CURALINK_CURATOR gives none (app.gui.curator_identity)."""
     from app.console import log_to_project
+    from app.gui.curator_identity import ask_curator_once
     from app.gui.main_window import MainWindow
     from app.gui.settings import AppSettings
     from core.store import Project
@@ -53,10 +56,14 @@ def open_project_window(project_path: Path, settings=None):
     settings.last_project = project.path
     window = MainWindow(project, settings)
     window.show()
+    if ask_curator:
+        ask_curator_once(window)
     return window
 
 
-def start_with_demo(settings=None, *, path: Path | None = None, train_seconds: float | None = None):
+def start_with_demo(
+    settings=None, *, path: Path | None = None, train_seconds: float | None = None, ask_curator: bool = False
+):
     """Build (or reopen) the demo project off the UI thread behind a progress dialog, then open it.
 
     The dialog is the only window while the demo builds, and Qt quits when the last window closes: so
@@ -81,7 +88,7 @@ def start_with_demo(settings=None, *, path: Path | None = None, train_seconds: f
 
     def opened(built: Path) -> None:
         try:
-            job.window = open_project_window(built, settings)
+            job.window = open_project_window(built, settings, ask_curator=ask_curator)
         except Exception as exc:  # noqa: BLE001 - the curator sees a dialog, the log gets the trace
             log.exception("could not open the demo project")
             _fatal(exc, "opening the demo project")
@@ -158,13 +165,13 @@ def launch_gui(
         watcher = watch(app, smoke_seconds)
     try:
         if opening:
-            open_project_window(Path(target), settings)
+            open_project_window(Path(target), settings, ask_curator=smoke_seconds is None)
         elif project_path is not None:
             from core.errors import ProjectError
 
             raise ProjectError(f"{project_path}: not a Curalink project (no curalink.db)")
         else:
-            start_with_demo(settings, train_seconds=demo_train_seconds)
+            start_with_demo(settings, train_seconds=demo_train_seconds, ask_curator=smoke_seconds is None)
     except Exception as exc:  # noqa: BLE001 - the curator sees a dialog, the log gets the trace
         log.exception("could not start")
         if watcher is not None:

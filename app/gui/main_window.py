@@ -286,7 +286,11 @@ class MainWindow(
 
     def _build_menus(self) -> None:
         bar = self.menuBar()
-        self._build_file_menu(bar.addMenu("&File"))
+        file_menu = bar.addMenu("&File")
+        self._build_file_menu(file_menu)
+        from app.gui.fetch_pubmed_dialog import install_fetch_pubmed  # abstracts by PMID (issue 23)
+
+        install_fetch_pubmed(self, file_menu)
         edit = bar.addMenu("&Edit")
         edit.addActions([self.act_undo, self.act_redo])
         edit.addSeparator()
@@ -314,6 +318,9 @@ class MainWindow(
         curate.addSeparator()
         curate.addAction(self._action("Retrain…", [], lambda: open_retrain(self)))
         curate.addAction(self._action("Adjudicate…", [], lambda: open_adjudication(self)))
+        from app.gui.curator_identity import install_curator  # who decides (issue 23)
+
+        install_curator(self, curate)
         self._build_view_menu(bar.addMenu("&View"))
         help_menu = bar.addMenu("&Help")
         help_menu.addAction(self.act_help)

@@ -8,12 +8,13 @@ import os
 import tempfile
 from pathlib import Path
 
-from PySide6.QtCore import QSettings, QStandardPaths
+from PySide6.QtCore import QObject, QSettings, QStandardPaths, Signal
 
 from core.errors import CuralinkError
 
 DEVICES = ("auto", "cpu", "cuda")
 ZOOM_RANGE = (-6, 20)  # points below / above the abstract's base size
+CURATOR_VARIABLE = "CURALINK_CURATOR"  # who curates, for headless runs and tests: the desk does not ask
 
 
 class NoWritableHome(CuralinkError):
@@ -47,11 +48,25 @@ def settings_folder() -> Path | None:
     return Path(base) / "Curalink" if base else None
 
 
+def login_name() -> str:
+    """The name the first-start question offers (and the fallback when nobody answered it)."""
+    try:
+        return getpass.getuser() or "curator"
+    except (KeyError, OSError):
+        return "curator"
+
+
+class SettingsSignals(QObject):
+    curatorChanged = Signal(str)  # the new name, when another curator takes over
+
+
 class AppSettings:
     """Typed access to QSettings, so a missing or garbled value falls back to a sane default."""
 
     def __init__(self, settings: QSettings | None = None):
         self._settings = settings or QSettings("Curalink", "Curalink")
+        self._switched = ""  # a name set in this session wins over $CURALINK_CURATOR
+        self.signals = SettingsSignals()
 
     def _get(self, key: str, default, kind=str):
         value = self._settings.value(key, default)
@@ -64,15 +79,29 @@ class AppSettings:
 
     @property
     def curator(self) -> str:
-        try:
-            fallback = getpass.getuser()
-        except (KeyError, OSError):
-            fallback = "curator"
-        return self._get("curator", fallback) or fallback
+        """Who signs the decisions: the name switched to in this session, else $CURALINK_CURATOR, else
+        the name given once at the first start, else the login name."""
+        return (
+            self._switched
+            or os.environ.get(CURATOR_VARIABLE, "").strip()
+            or self._get("curator", "")
+            or login_name()
+        )
 
     @curator.setter
     def curator(self, value: str) -> None:
-        self._settings.setValue("curator", value.strip())
+        before = self.curator
+        self._switched = value.strip()
+        self._settings.setValue("curator", self._switched)
+        if self.curator != before:
+            self.signals.curatorChanged.emit(self.curator)
+
+    @property
+    def curator_chosen(self) -> bool:
+        """Whether a name was given (stored, or $CURALINK_CURATOR): else the desk asks once at start."""
+        return bool(
+            self._switched or os.environ.get(CURATOR_VARIABLE, "").strip() or self._get("curator", "")
+        )
 
     @property
     def candidates(self) -> int:
@@ -126,6 +155,26 @@ class AppSettings:
     @abstract_zoom.setter
     def abstract_zoom(self, value: int) -> None:
         self._settings.setValue("abstract_zoom", int(value))
+
+    @property
+    def ncbi_api_key(self) -> str:
+        """The key for NCBI E-utilities (10 requests a second instead of 3); else $NCBI_API_KEY."""
+        return self._get("ncbi_api_key", "") or os.environ.get("NCBI_API_KEY", "")
+
+    @ncbi_api_key.setter
+    def ncbi_api_key(self, value: str) -> None:
+        self._settings.setValue("ncbi_api_key", value.strip())
+
+    @property
+    def eutils_url(self) -> str:
+        """Where E-utilities answers (NCBI's server unless a mirror, or a test's local server, is set)."""
+        from core.jobs.eutils import DEFAULT_BASE_URL
+
+        return self._get("eutils_url", "") or DEFAULT_BASE_URL
+
+    @eutils_url.setter
+    def eutils_url(self, value: str) -> None:
+        self._settings.setValue("eutils_url", value.strip())
 
     def view_state(self, project_key: str) -> dict:
         """The queue's filters, order and current document as last left in one project ({} if none or

@@ -2,7 +2,8 @@
 Xvfb test): `python -m bench.gui.screenshot PROJECT OUT.png`. With `--retrain`, a retrain runs in the
 background (status-bar progress) when the window is grabbed; it is cancelled before the window closes.
 With `--find-mentions DOC`, that raw abstract is opened, its mentions found (Ctrl+Shift+M) and linked,
-and the window grabbed with the detected spans and the first uncertain one selected."""
+and the window grabbed with the detected spans and the first uncertain one selected. With `--bulk-accept`,
+the bulk-accept dialog (Ctrl+B) is grabbed instead of the window."""
 
 from __future__ import annotations
 
@@ -26,6 +27,13 @@ def main(argv: list[str] | None = None) -> int:
         "--retrain", action="store_true", help="grab while a retrain runs (once its bar is past 15 %%)"
     )
     parser.add_argument("--find-mentions", metavar="DOC", help="find mentions in this raw abstract first")
+    parser.add_argument(
+        "--bulk-accept",
+        nargs="?",
+        const="",
+        metavar="DOC",
+        help="grab the bulk-accept dialog (Ctrl+B), on this document (default: the one the desk opens)",
+    )
     args = parser.parse_args(argv)
     app = application()
     window = open_project_window(args.project)
@@ -41,6 +49,9 @@ def main(argv: list[str] | None = None) -> int:
         )
         job.signals.returned.connect(lambda _found: QTimer.singleShot(2 * args.delay_ms, lambda: grab()))
         job.signals.errored.connect(lambda exc: (sys.stderr.write(f"{exc}\n"), app.quit()))
+    elif args.bulk_accept is not None:  # the dialog counts the undecided mentions: none decided for it
+        if args.bulk_accept:
+            window.open_document(args.bulk_accept)
     else:
         # Show a little curation so every state colour is on screen: accept, correct, reject, not in KB.
         window.accept_rank(1)
@@ -53,10 +64,17 @@ def main(argv: list[str] | None = None) -> int:
         if args.retrain and window.retrain_job is not None and window.retrain_status.fraction < 0.15:
             QTimer.singleShot(500, grab)  # until the bar shows the retrain well under way
             return
-        screen = window.screen()
-        pixmap = screen.grabWindow(window.winId()) if screen is not None else window.grab()
+        target = window
+        if args.bulk_accept is not None:
+            if window.menu_dialog is None or not window.menu_dialog.isVisible():
+                window.bulk_accept_dialog()
+                QTimer.singleShot(args.delay_ms, grab)  # once it is shown and laid out
+                return
+            target = window.menu_dialog
+        screen = target.screen()
+        pixmap = screen.grabWindow(target.winId()) if screen is not None else target.grab()
         if pixmap.isNull() or pixmap.width() < 100:
-            pixmap = window.grab()
+            pixmap = target.grab()
         args.out.parent.mkdir(parents=True, exist_ok=True)
         status["code"] = 0 if pixmap.save(str(args.out)) else 1
         window.cancel_retrain()

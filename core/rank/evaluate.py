@@ -16,6 +16,7 @@ from core.evaluate.metrics import first_hit_rank, hit_rate
 from core.kb.knowledge_base import KnowledgeBase
 from core.progress import NEVER_CANCELLED, CancelToken
 from core.rank.calibration import expected_calibration_error, precision_coverage
+from core.rank.held_out import METRICS_KEY
 from core.rank.project_jobs import DEFAULT_CANDIDATES, KIND, load_ranking_stage
 
 BULK_THRESHOLDS = (0.5, 0.8, 0.9, 0.95, 0.99)
@@ -98,5 +99,6 @@ def evaluate_ranker_for_project(
         "with ranker": after,
         "top1_ece": round(expected_calibration_error(probability, right), 4),
         "bulk_accept": [precision_coverage(probability, right, t) for t in BULK_THRESHOLDS],
-        "trained_on": stage.model.metrics,
+        # the held-out bulk-accept curve (101 points) stays in ranker.json; the desk's dialog reads it
+        "trained_on": {k: v for k, v in stage.model.metrics.items() if k != METRICS_KEY},
     }

@@ -21,6 +21,7 @@ from core.atomic_files import write_text_atomic
 from core.errors import ModelError
 from core.rank.calibration import apply_calibration, check_calibration, fit_calibration
 from core.rank.features import FEATURE_NAMES, FEATURE_SET_VERSION
+from core.rank.held_out import METRICS_KEY, bulk_accept_curve, held_out_top1
 from core.safe_models import read_json_file
 
 log = logging.getLogger(__name__)
@@ -87,8 +88,16 @@ class RankerModel:
         return model
 
 
-def fit_ranker(rows: np.ndarray, labels: np.ndarray, groups: np.ndarray, *, seed: int = 13) -> RankerModel:
-    """Fit the ranker on candidate rows (labels 0/1, groups = document of each row)."""
+def fit_ranker(
+    rows: np.ndarray,
+    labels: np.ndarray,
+    groups: np.ndarray,
+    *,
+    mentions: np.ndarray | None = None,
+    seed: int = 13,
+) -> RankerModel:
+    """Fit the ranker on candidate rows (labels 0/1, groups = document of each row). With `mentions` (the
+    mention of each row), its metrics keep the held-out bulk-accept curve (core.rank.held_out)."""
     if len(rows) == 0 or labels.min() == labels.max():
         raise ModelError("the ranker needs candidates that are right and candidates that are wrong")
     mean = rows.mean(axis=0)
@@ -96,9 +105,11 @@ def fit_ranker(rows: np.ndarray, labels: np.ndarray, groups: np.ndarray, *, seed
     scale[scale < 1e-9] = 1.0  # a constant column (no cross-encoder, say) stays 0 after centring
     standard = (rows - mean) / scale
     out_of_fold = np.zeros(len(rows))
+    fold_of = np.zeros(len(rows), dtype=int)
     folds = min(CALIBRATION_FOLDS, len(np.unique(groups)))
     if folds >= 2:
-        for train, held in GroupKFold(n_splits=folds).split(standard, labels, groups):
+        for number, (train, held) in enumerate(GroupKFold(n_splits=folds).split(standard, labels, groups)):
+            fold_of[held] = number
             if labels[train].min() == labels[train].max():
                 out_of_fold[held] = 0.0
                 continue
@@ -110,6 +121,9 @@ def fit_ranker(rows: np.ndarray, labels: np.ndarray, groups: np.ndarray, *, seed
     final = _logistic(seed).fit(standard, labels)
     if not calibration:  # one document: Platt on its own scores, the best there is
         calibration = fit_calibration(final.decision_function(standard), labels)
+    metrics = {}
+    if folds >= 2 and mentions is not None:
+        metrics[METRICS_KEY] = bulk_accept_curve(*held_out_top1(out_of_fold, labels, mentions, fold_of))
     return RankerModel(
         features=list(FEATURE_NAMES),
         mean=[float(v) for v in mean],
@@ -117,6 +131,7 @@ def fit_ranker(rows: np.ndarray, labels: np.ndarray, groups: np.ndarray, *, seed
         coef=[float(v) for v in final.coef_[0]],
         intercept=float(final.intercept_[0]),
         calibration=calibration,
+        metrics=metrics,
     )
 
 

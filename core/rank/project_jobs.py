@@ -18,6 +18,7 @@ from core.documents import Candidate, Document
 from core.errors import CuralinkError, ModelError
 from core.kb.knowledge_base import KnowledgeBase
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressCallback, no_progress
+from core.rank.held_out import METRICS_KEY, describe
 from core.rank.model import RankerModel, fit_ranker
 from core.rank.stage import RankingStage, annotation_prior
 
@@ -68,6 +69,7 @@ class Examples:
     groups: np.ndarray
     mentions: int = 0
     found: int = 0  # mentions whose gold concept is among the candidates
+    mention_of_row: np.ndarray | None = None  # which mention each row is a candidate of
 
 
 def examples(
@@ -81,7 +83,7 @@ def examples(
     cancel: CancelToken = NEVER_CANCELLED,
 ) -> Examples:
     """Feature rows of every candidate of every linked mention, labelled by the mention's concept."""
-    rows, labels, groups = [], [], []
+    rows, labels, groups, mention_of_row = [], [], [], []
     mentions = found = 0
     flat_queries, flat, golds, numbers = [], [], [], []
     for number, (document, queries, per_document) in enumerate(
@@ -98,6 +100,7 @@ def examples(
     featured = stage.features(flat_queries, flat, use_cross_encoder=use_cross_encoder, union=union)
     for (merged, features), gold, number in zip(featured, golds, numbers, strict=True):
         right = [bool(stage.kb.ids_of(c.concept_id) & gold) for c in merged]
+        mention_of_row.extend([mentions] * len(merged))
         mentions += 1
         found += any(right)
         rows.append(features)
@@ -110,6 +113,7 @@ def examples(
         np.asarray(groups, dtype=int),
         mentions,
         found,
+        np.asarray(mention_of_row, dtype=int),
     )
 
 
@@ -139,11 +143,12 @@ def fit_for_documents(
             "the ranker needs linked mentions whose concept is among the candidates and others that are not"
         )
     progress(2, 3, "fitting the ranker")
-    model = fit_ranker(data.rows, data.labels, data.groups, seed=seed)
+    model = fit_ranker(data.rows, data.labels, data.groups, mentions=data.mention_of_row, seed=seed)
     model.uses_cross_encoder = use_cross_encoder
     model.tfidf_union = union
     model.prior_smoothing = stage.prior.smoothing
-    model.metrics = {
+    model.metrics = {  # after the held-out bulk-accept curve fit_ranker measured
+        **model.metrics,
         "documents": len(documents),
         "mentions": data.mentions,
         "gold_among_candidates": data.found,
@@ -217,10 +222,11 @@ def train_ranker_for_project(
     register_version(
         project, KIND, version, final, metrics=model.metrics, kb_fingerprint=kb.fingerprint(), promote=True
     )
-    log.info("ranker %s trained on %d mentions: %s", version, model.metrics["mentions"], model.metrics)
-    return RankerOutcome(
-        True, f"ranker {version} saved in {final} and made active", version, str(final), model.metrics
-    )
+    # The held-out bulk-accept curve (101 points) stays in ranker.json, out of the log and the summary.
+    shown = {k: v for k, v in model.metrics.items() if k != METRICS_KEY}
+    log.info("ranker %s trained on %d mentions: %s", version, model.metrics["mentions"], shown)
+    message = f"ranker {version} saved in {final} and made active; {describe(model.metrics.get(METRICS_KEY))}"
+    return RankerOutcome(True, message, version, str(final), shown)
 
 
 def retrain_ranker(project, kb: KnowledgeBase, data, *, promote, device, seed, progress, cancel, finish):

@@ -1,0 +1,218 @@
+"""Ctrl+B, bulk accept, as a calibrated tool: the dialog names the score it thresholds (the calibrated
+probability of the ranker in force), counts the mentions the chosen threshold accepts in the document or
+the whole queue (as Ctrl+D counts), shows the precision and coverage the ranker measured at that
+threshold on held-out data (core.rank.held_out), and starts at the smallest threshold whose held-out
+precision reached 98 %. Without a ranker, or a ranker that kept no curve, it starts at 0.90 and says so.
+
+With a ranker in force only suggestions that ranker scored are accepted: a retriever's similarity or an
+earlier model's score is not the probability the threshold and the figures are about."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QDoubleSpinBox,
+    QFormLayout,
+    QLabel,
+    QVBoxLayout,
+)
+
+from core.errors import ModelError
+from core.rank.held_out import (
+    FALLBACK_THRESHOLD,
+    METRICS_KEY,
+    MIN_MENTIONS,
+    TARGET_PRECISION,
+    curve_point,
+    default_threshold,
+    valid_curve,
+)
+from core.store.top_suggestions import TopSuggestion, undecided_top_suggestions
+
+KIND = "ranker"
+
+
+@dataclass
+class BulkScale:
+    """What the threshold is compared with: the ranker in force ("" when none) and its held-out curve."""
+
+    ranker: str = ""
+    curve: dict | None = None
+    default: float = FALLBACK_THRESHOLD
+    why_fallback: str = ""  # why the default is the fixed fallback, when it is
+
+    def eligible(self, tops: list[TopSuggestion]) -> list[TopSuggestion]:
+        """The suggestions whose score is this scale's: the ranker's own, when a ranker is in force."""
+        return [t for t in tops if t.scored_by(self.ranker)] if self.ranker else list(tops)
+
+
+def read_scale(project) -> BulkScale:
+    """The ranker in force and the curve stored with it (ranker.json), or why there is none."""
+    from core.rank.model import RankerModel
+
+    active = project.active_model(KIND)
+    if active is None:
+        return BulkScale(why_fallback="no ranker in force, so the scores are not calibrated probabilities")
+    try:
+        model = RankerModel.load(active.path, project.path)
+    except ModelError as exc:  # linking then keeps the retriever's order: its scores are not probabilities
+        return BulkScale(why_fallback=f"the ranker in force cannot be used ({exc})")
+    curve = valid_curve(model.metrics.get(METRICS_KEY))
+    if curve is None:
+        return BulkScale(
+            active.version,
+            why_fallback=f"ranker {active.version} kept no held-out curve (trained before it was kept: "
+            "retrain it to see precision and coverage here)",
+        )
+    if curve["mentions"] < MIN_MENTIONS:
+        return BulkScale(
+            active.version,
+            curve,
+            why_fallback=f"ranker {active.version} was measured on {curve['mentions']} held-out mentions, "
+            f"too few to set the threshold by (at least {MIN_MENTIONS})",
+        )
+    default = default_threshold(curve)
+    if default is None:
+        return BulkScale(
+            active.version,
+            curve,
+            why_fallback=f"no threshold reached {TARGET_PRECISION:g} % held-out precision",
+        )
+    return BulkScale(active.version, curve, default)
+
+
+def _percent(value: float | None) -> str:
+    return "–" if value is None else f"{value:.1f}\u00a0%"  # the figure and its sign stay on one line
+
+
+class BulkAcceptDialog(QDialog):
+    """Threshold and scope, with what they would accept and what the ranker measured, kept up to date."""
+
+    def __init__(self, parent, project, mention_ids: list[int], scale: BulkScale | None = None):
+        super().__init__(parent)
+        self.setWindowTitle("Bulk accept")
+        self.setMinimumWidth(620)
+        self.project = project
+        self.mention_ids = list(mention_ids)
+        self.scale = scale or read_scale(project)
+        self._tops: dict[bool, list[TopSuggestion]] = {}  # per scope: the undecided top suggestions
+        self.threshold = QDoubleSpinBox()
+        if self.scale.ranker:
+            self.threshold.setRange(0.0, 1.0)
+            self.threshold.setDecimals(2)
+            self.threshold.setSingleStep(0.01)
+        else:
+            self.threshold.setRange(-100.0, 100.0)
+            self.threshold.setDecimals(3)
+            self.threshold.setSingleStep(0.05)
+        self.threshold.setValue(self.scale.default)
+        self.scope = QComboBox()
+        self.scope.addItems(["this document", "the whole queue"])
+        self.score_label = self._label("bulkScore")
+        self.default_label = self._label("bulkDefault")
+        self.count_label = self._label("bulkCount")
+        self.held_out_label = self._label("bulkHeldOut")
+        self.other_label = self._label("bulkOther")
+        form = QFormLayout()
+        form.addRow("Score", self.score_label)
+        form.addRow("Accept the top suggestion at score ≥", self.threshold)
+        form.addRow("", self.default_label)
+        form.addRow("In", self.scope)
+        note = QLabel("Only mentions without a decision are touched. One Ctrl+Z undoes the lot.")
+        note.setObjectName("hint")
+        self.buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
+        )
+        self.buttons.accepted.connect(self.accept)
+        self.buttons.rejected.connect(self.reject)
+        layout = QVBoxLayout(self)
+        layout.addLayout(form)
+        for widget in (self.count_label, self.held_out_label, self.other_label, note, self.buttons):
+            layout.addWidget(widget)
+        self._describe_scale()
+        self.threshold.valueChanged.connect(self.recount)
+        self.scope.currentIndexChanged.connect(self.recount)
+        self.recount()
+
+    @staticmethod
+    def _label(name: str) -> QLabel:
+        label = QLabel()
+        label.setObjectName(name)
+        label.setWordWrap(True)
+        return label
+
+    @property
+    def whole_queue(self) -> bool:
+        return self.scope.currentIndex() == 1
+
+    def tops(self) -> list[TopSuggestion]:
+        """The scope's undecided top suggestions (read once per scope while the dialog is open)."""
+        if self.whole_queue not in self._tops:
+            ids = None if self.whole_queue else self.mention_ids
+            self._tops[self.whole_queue] = undecided_top_suggestions(self.project, ids)
+        return self._tops[self.whole_queue]
+
+    def selected(self) -> list[TopSuggestion]:
+        """What OK would accept at the threshold shown."""
+        threshold = self.threshold.value()
+        return [t for t in self.scale.eligible(self.tops()) if t.score >= threshold]
+
+    def _describe_scale(self) -> None:
+        scale = self.scale
+        if scale.ranker:
+            self.score_label.setText(
+                f"the calibrated probability of ranker {scale.ranker} that the top candidate is right"
+            )
+        else:
+            self.score_label.setText(
+                "the top candidate's raw score (cross-encoder or retriever): not a probability"
+            )
+        if scale.why_fallback:
+            self.default_label.setText(
+                f"Default {scale.default:.2f}, a fixed fallback: {scale.why_fallback}."
+            )
+        else:
+            self.default_label.setText(
+                f"Default {scale.default:.2f}: the smallest threshold whose precision on held-out data "
+                f"reached {TARGET_PRECISION:g} %."
+            )
+
+    def recount(self) -> None:
+        threshold = self.threshold.value()
+        tops = self.tops()
+        eligible = self.scale.eligible(tops)
+        chosen = [t for t in eligible if t.score >= threshold]
+        where = "in the whole queue" if self.whole_queue else "in this document"
+        documents = len({t.document for t in chosen})
+        self.count_label.setText(
+            f"<b>Accepts {len(chosen)} mention{'s' if len(chosen) != 1 else ''}</b>"
+            + (f" in {documents} document{'s' if documents != 1 else ''}" if self.whole_queue else "")
+            + f" {where}, of {len(eligible)} undecided with suggestions."
+        )
+        self.buttons.button(QDialogButtonBox.StandardButton.Ok).setEnabled(bool(chosen))
+        curve = self.scale.curve
+        point = curve_point(curve, threshold) if curve else None
+        if point is not None:
+            precision, coverage = point
+            self.held_out_label.setText(
+                f"Measured on held-out data ({curve['mentions']:,} mentions, ranker {self.scale.ranker}): "
+                f"at ≥ {threshold:.2f}, precision <b>{_percent(precision)}</b>, "
+                f"coverage {_percent(coverage)} of the mentions."
+            )
+        else:
+            self.held_out_label.setText(
+                "No held-out precision or coverage to show: "
+                + (self.scale.why_fallback or "the threshold is off the measured curve")
+                + "."
+            )
+        others = len(tops) - len(eligible)
+        self.other_label.setVisible(others > 0)
+        self.other_label.setText(
+            f"{others} undecided mention{'s' if others != 1 else ''} here "
+            f"{'have' if others != 1 else 'has'} suggestions ranker {self.scale.ranker} did not score "
+            "(retriever only, or an earlier model): never bulk-accepted; link them again first."
+        )

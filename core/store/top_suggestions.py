@@ -1,0 +1,71 @@
+"""What bulk accept would take: each undecided mention's top suggestion, with the models that scored it.
+
+Read straight from the store (rank 1 of the stored suggestions, mentions not deleted, no decision in
+force), so the count the bulk-accept dialog shows and the decisions bulk accept then writes come from
+one rule, whichever scope (a document's mentions, or every mention of the project)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from sqlalchemy import select
+
+from core.store.curation_log import MentionKey
+from core.store.schema import MentionRow, SuggestionRow
+
+_CHUNK = 500  # SQLite caps bound parameters per statement
+
+
+@dataclass(frozen=True)
+class TopSuggestion:
+    mention_id: int
+    document: int  # the document's row id (counts documents)
+    concept_id: str
+    score: float  # the final score: the ranker's probability when a ranker scored it
+    version: str  # retriever version + reranker / ranker versions, as recorded with a decision
+    key: MentionKey  # the span and type it was computed for
+
+    def scored_by(self, ranker_version: str) -> bool:
+        """Whether the score is this ranker version's calibrated probability."""
+        return self.version.endswith(f"ranker {ranker_version}")
+
+
+def undecided_top_suggestions(project, mention_ids: Sequence[int] | None = None) -> list[TopSuggestion]:
+    """Top suggestions of the undecided mentions among `mention_ids` (None: the whole project), by id."""
+    query = (
+        select(
+            SuggestionRow.mention_id,
+            MentionRow.document_id,
+            SuggestionRow.concept_id,
+            SuggestionRow.retriever_score,
+            SuggestionRow.reranker_score,
+            SuggestionRow.retriever_version,
+            SuggestionRow.reranker_version,
+            MentionRow.start,
+            MentionRow.end,
+            MentionRow.type,
+        )
+        .join(MentionRow, MentionRow.id == SuggestionRow.mention_id)
+        .where(SuggestionRow.rank == 1, MentionRow.removed.is_(False))
+        .order_by(SuggestionRow.mention_id)
+    )
+    rows = []
+    with project.session() as session:
+        if mention_ids is None:
+            rows = session.execute(query).all()
+        else:
+            ordered = sorted(set(mention_ids))
+            for start in range(0, len(ordered), _CHUNK):
+                chunk = ordered[start : start + _CHUNK]
+                rows += session.execute(query.where(SuggestionRow.mention_id.in_(chunk))).all()
+    decided = project.current_decisions(mention_ids=mention_ids)
+    found = []
+    for row in rows:
+        if row.mention_id in decided:
+            continue
+        score = row.reranker_score if row.reranker_score is not None else row.retriever_score
+        version = "+".join(v for v in (row.retriever_version, row.reranker_version) if v)
+        key = (row.start, row.end, row.type)
+        found.append(TopSuggestion(row.mention_id, row.document_id, row.concept_id, score, version, key))
+    return found
