@@ -14,18 +14,11 @@ from collections import Counter
 
 from PySide6.QtWidgets import QInputDialog
 
-from app.gui.actions import (
-    AddMentionCommand,
-    AdjustSpanCommand,
-    BulkAcceptCommand,
-    ChangeTypeCommand,
-    DecisionCommand,
-    DeleteMentionCommand,
-)
 from app.gui.desk_extras import DeskExtrasMixin
 from app.gui.dialogs import BulkAcceptDialog
 from app.gui.kb_search import KbSearchDialog
 from app.gui.workers import MODELS_LOADING, MODELS_NOT_LOADED
+from core.jobs import curation
 from core.store.curation import COMPOSITE_SEPARATOR, LINKING_ACTIONS
 from core.store.curation_log import concept_parts
 from core.text.words import snap_to_words
@@ -49,21 +42,22 @@ class CurationMixin(DeskExtrasMixin):
         suggested_for = None
         if action in ON_SUGGESTIONS and self.suggestions.get(mention_id):
             suggested_for = self.suggested_for.get(mention_id)
-        version = self.project.suggestion_version(mention_id)
-        text = f"{action} “{self.doc.mentions[self.current].text}”" + (
-            f" → {concept_id}" if concept_id else ""
+        mention = self.doc.mentions[self.current]
+        text = f"{action} “{mention.text}”" + (f" → {concept_id}" if concept_id else "")
+        if action == "reject" and mention.origin == "detected":
+            text = f"reject “{mention.text}”: not a mention (it is left out of exports)"
+        outcome = self.perform(
+            text,
+            lambda curator: curation.decide(
+                self.project,
+                mention_id,
+                action,
+                concept_id=concept_id,
+                curator=curator,
+                detail=detail,
+                suggested_for=suggested_for,
+            ),
         )
-        command = DecisionCommand(
-            self.context,
-            mention_id,
-            action,
-            concept_id=concept_id,
-            model_version=version,
-            detail=detail,
-            text=text,
-            suggested_for=suggested_for,
-        )
-        outcome = self.perform(command)
         if outcome == "refused":
             return False
         if outcome == "saved":
@@ -194,8 +188,11 @@ class CurationMixin(DeskExtrasMixin):
         kind = types.most_common(1)[0][0] if types else ""
         if self.waiting_for_writes("adding a mention"):
             return False
-        command = AddMentionCommand(self.context, self.doc.doc_id, span[0], span[1], kind)
-        if self.perform(command) == "refused":
+        doc_id = self.doc.doc_id
+        operation = lambda curator: curation.add_mention(  # noqa: E731
+            self.project, doc_id, span[0], span[1], type=kind, curator=curator
+        )
+        if self.perform(f"add mention [{span[0]}, {span[1]})", operation) == "refused":
             return False
         self.abstract.select_text(span[1], span[1])
         self.statusBar().showMessage(f"added mention “{self.doc.text[span[0] : span[1]]}”", 4000)
@@ -207,8 +204,9 @@ class CurationMixin(DeskExtrasMixin):
             return False
         if self.waiting_for_writes("deleting a mention"):
             return False
-        command = DeleteMentionCommand(self.context, mention_id, self.doc.mentions[self.current].text)
-        return self.perform(command) != "refused"
+        label = f"delete mention {self.doc.mentions[self.current].text}"
+        operation = lambda curator: curation.delete_mention(self.project, mention_id, curator=curator)  # noqa: E731
+        return self.perform(label, operation) != "refused"
 
     def adjust(self, start_delta: int, end_delta: int) -> bool:
         mention_id = self.current_mention_id()
@@ -218,8 +216,14 @@ class CurationMixin(DeskExtrasMixin):
         new = (mention.start + start_delta, mention.end + end_delta)
         if not 0 <= new[0] < new[1] <= len(self.doc.text) or self.waiting_for_writes("a span edit"):
             return False
-        command = AdjustSpanCommand(self.context, mention_id, (mention.start, mention.end), new)
-        return self.perform(command) != "refused"
+        return self.edit_span(mention_id, new, merge=True)
+
+    def edit_span(self, mention_id: int, new: tuple[int, int], *, merge: bool, label: str = "") -> bool:
+        """One span edit; `merge`: nudges of the same mention in a row are one undo step."""
+        operation = lambda curator: curation.edit_span(  # noqa: E731
+            self.project, mention_id, *new, curator=curator, merge=merge
+        )
+        return self.perform(label or "adjust boundaries", operation) != "refused"
 
     def change_type(self, new_type: str | None = None) -> QInputDialog | bool:
         """T: pick a type (those in use, or a new one); with `new_type`, set it directly."""
@@ -230,7 +234,7 @@ class CurationMixin(DeskExtrasMixin):
         if new_type is not None:
             if new_type == old or self.waiting_for_writes("a type change"):
                 return False
-            return self.perform(ChangeTypeCommand(self.context, mention_id, old, new_type)) != "refused"
+            return self._change_type(mention_id, old, new_type)
         types = self.project.mention_types()
         dialog = QInputDialog(self)
         dialog.setWindowTitle("Mention type")
@@ -246,7 +250,11 @@ class CurationMixin(DeskExtrasMixin):
 
     def _type_chosen(self, mention_id: int, old: str, new: str) -> None:
         if mention_id in self.mention_ids and not self.waiting_for_writes("a type change"):
-            self.perform(ChangeTypeCommand(self.context, mention_id, old, new))
+            self._change_type(mention_id, old, new)
+
+    def _change_type(self, mention_id: int, old: str, new: str) -> bool:
+        operation = lambda curator: curation.change_type(self.project, mention_id, new, curator=curator)  # noqa: E731
+        return self.perform(f"type {old or '(none)'} → {new or '(none)'}", operation) != "refused"
 
     def resuggest(self, mention_id: int) -> None:
         """Ask for suggestions for an edited mention at once (the store already dropped its old ones)."""
@@ -275,9 +283,17 @@ class CurationMixin(DeskExtrasMixin):
             if mention_id in decided or not ranked or ranked[0].score < threshold:
                 continue
             version = self.project.suggestion_version(mention_id)
-            accepts.append((mention_id, ranked[0].concept_id, version, ranked[0].score, keys[mention_id]))
+            accepts.append(
+                curation.BulkAccept(
+                    mention_id, ranked[0].concept_id, version, ranked[0].score, keys[mention_id]
+                )
+            )
         if accepts:
-            outcome = self.perform(BulkAcceptCommand(self.context, accepts, threshold))
+            label = f"bulk-accept {len(accepts)} suggestion(s) ≥ {threshold:.2f}"
+            operation = lambda curator: curation.bulk_accept(  # noqa: E731
+                self.project, accepts, threshold, curator=curator
+            )
+            outcome = self.perform(label, operation)
             if outcome != "saved":  # refused (status bar), or waiting in the save bar
                 return 0
         self.statusBar().showMessage(f"bulk-accepted {len(accepts)} suggestion(s) ≥ {threshold:.2f}", 5000)
