@@ -124,6 +124,7 @@ class CurationMixin(DeskExtrasMixin):
 
     def clear_marks(self) -> None:
         self.marked = []
+        self.searched_marks = set()
         self.candidates.set_marked([])
 
     def accept_marked(self) -> bool:
@@ -131,12 +132,16 @@ class CurationMixin(DeskExtrasMixin):
         mention_id = self.current_mention_id()
         ranked = self.suggestions.get(mention_id, []) if mention_id is not None else []
         order = [c.concept_id for c in ranked]
-        chosen = [c for c in self.marked if c in order]
+        chosen = [c for c in self.marked if c in order or c in self.searched_marks]
         if not chosen:
             self.clear_marks()
             return False
-        detail = {"ranks": [order.index(c) + 1 for c in chosen]}
-        self.marked = []
+        detail = {"ranks": [order.index(c) + 1 if c in order else None for c in chosen]}
+        searched = [c for c in chosen if c in self.searched_marks]
+        self.clear_marks()
+        if searched:  # concepts found in the KB search: a correction, as Enter there makes
+            detail = {**detail, "via": "kb search"}
+            return self.decide("correct", COMPOSITE_SEPARATOR.join(chosen), detail=detail)
         return self.decide("accept", COMPOSITE_SEPARATOR.join(chosen), detail=detail)
 
     def linked_ids(self, mention_id: int | None) -> list[str]:
@@ -167,11 +172,17 @@ class CurationMixin(DeskExtrasMixin):
         if not self.kb_dialog.add:
             self.decide("correct", chosen, detail={"via": "kb search"})
             return
+        # Building a link to several concepts stores nothing until it is complete (Enter), as with
+        # Ctrl+1-9: a first pick stored at once was a one-concept correction the linker learnt from.
         base = list(self.marked) or self.linked_ids(mention_id)
-        self.marked = []
-        concepts = [*base, *([chosen] if chosen not in base else [])]
-        self.decide(
-            "correct", COMPOSITE_SEPARATOR.join(concepts), detail={"via": "kb search", "added": chosen}
+        self.marked = [*base, *([chosen] if chosen not in base else [])]
+        self.marked_mention = mention_id
+        self.searched_marks.update(self.marked)
+        self.candidates.set_marked(self.marked)
+        self.statusBar().showMessage(
+            f"link being built: {' + '.join(self.marked)}. Ctrl+F then Ctrl+Enter adds another, "
+            "Enter stores it, Esc clears",
+            10000,
         )
 
     # --- mention edits ---------------------------------------------------------------------------

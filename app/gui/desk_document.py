@@ -39,6 +39,12 @@ class OpenDocumentMixin:
         self.suggested_for = {}
         self._install(self.project.suggestion_sets(self.mention_ids))
         self.decisions = self.project.current_decisions(mention_ids=self.mention_ids)
+        # every candidate's and link's concept at once: moving on after a decision then reads nothing
+        wanted = {c.concept_id for ranked in self.suggestions.values() for c in ranked}
+        wanted |= {p for d in self.decisions.values() for p in concept_parts(d.concept_id)}
+        missing = sorted(wanted - set(self.concepts))
+        if missing:
+            self.concepts.update(self.project.concepts(missing))
         self.abstract.set_document(self.doc, self._marks())
         self.queue.select(doc_id, emit=False)
         entry = self.queue.entry(doc_id)

@@ -101,6 +101,7 @@ class MainWindow(
         self.resuggesting: set[int] = set()  # edited mentions waiting for new suggestions
         self.marked: list[str] = []  # candidates marked for one link to several concepts
         self.marked_mention: int | None = None
+        self.searched_marks: set[str] = set()  # marked from the KB search (Ctrl+Enter), not candidates
         self.decisions: dict = {}
         self.current: int | None = None
         self.concepts: dict[str, Concept | None] = {}
@@ -355,9 +356,11 @@ class MainWindow(
         mention = self.doc.mentions[index]
         mention_id = self.mention_ids[index]
         if mention_id != self.marked_mention:
-            self.marked, self.marked_mention = [], mention_id
+            self.marked, self.marked_mention, self.searched_marks = [], mention_id, set()
         ranked = self.suggestions.get(mention_id, [])
-        self.marked = [c for c in self.marked if any(r.concept_id == c for r in ranked)]
+        self.marked = [
+            c for c in self.marked if c in self.searched_marks or any(r.concept_id == c for r in ranked)
+        ]
         decision = self.decisions.get(mention_id)
         state = mention_state(decision.action if decision else None, bool(ranked))
         missing = [c.concept_id for c in ranked if c.concept_id not in self.concepts]
