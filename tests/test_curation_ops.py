@@ -6,11 +6,15 @@ store's own tables (current decisions, marks, mention spans), not from what the 
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
+from app.cli import EXIT_ERROR
+from app.cli import main as cli
 from app.demo import demo_dir
+from core.errors import CuralinkError
 from core.formats import read_corpus
 from core.jobs import curation
 from core.kb import load_kb
@@ -146,3 +150,41 @@ def test_a_project_from_before_the_history_starts_from_the_log(project_path: Pat
         assert len(curation.history_of(project, "ann").labels) == 2
         curation.undo(project, "ann")
         assert second not in project.current_decisions() and first in project.current_decisions()
+
+
+def test_a_redo_the_store_refuses_clears_the_redo_side(project_path: Path) -> None:
+    with Project.open(project_path) as project:
+        mention_id = _mentions(project)[0][1]
+        curation.decide(project, mention_id, "nil", curator="ann")
+        curation.undo(project, "ann")
+        project.set_mention_removed(mention_id, True)  # deleted meanwhile (another window)
+        with pytest.raises(CuralinkError, match="cannot be redone"):
+            curation.redo(project, "ann")
+        assert mention_id not in project.current_decisions()
+        assert curation.history_of(project, "ann").redo_text == ""
+
+
+def test_undo_redo_and_history_from_the_command_line(project_path: Path, capsys) -> None:
+    with Project.open(project_path) as project:
+        doc, mention_id, text = _mentions(project)[0]
+        curation.decide(project, mention_id, "nil", curator="ann")
+    path = str(project_path)
+    assert cli(["-p", path, "history", "--curator", "ann", "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert shown == {"steps": [f"nil “{text}” in {doc}"], "done": 1, "undo": shown["steps"][0], "redo": ""}
+    assert cli(["-p", path, "undo", "--curator", "ann", "--json"]) == 0
+    undone = json.loads(capsys.readouterr().out)
+    assert (undone["label"], undone["document"], undone["mention"]) == (
+        f"undo nil “{text}” in {doc}",
+        doc,
+        mention_id,
+    )
+    with Project.open(project_path) as project:
+        assert mention_id not in project.current_decisions()
+    assert cli(["-p", path, "redo", "--curator", "ann"]) == 0
+    assert capsys.readouterr().out.strip() == f"redone: nil “{text}” in {doc}"
+    with Project.open(project_path) as project:
+        assert project.current_decisions()[mention_id].action == "nil"
+    assert cli(["-p", path, "redo", "--curator", "ann"]) == 0  # nothing left: says so, no error
+    assert "nothing to redo" in capsys.readouterr().out
+    assert cli(["-p", str(project_path / "missing"), "undo"]) == EXIT_ERROR

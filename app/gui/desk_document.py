@@ -7,6 +7,7 @@ import gc
 
 from app.gui.abstract_view import MentionMark
 from app.gui.states import detected_probability, mention_state
+from core.jobs import curation
 from core.kb.concept import Concept
 from core.store.curation_log import SuggestionSet, concept_parts, mention_key
 from core.store.desk_lookup import document_facets
@@ -118,6 +119,9 @@ class OpenDocumentMixin:
         operations: adjudication, a discarded write); keep (or move to) the given mention."""
         keep = mention_id if mention_id is not None else self.current_mention_id()
         self.reload_queue()
+        self.undo_stack.set(
+            curation.history_of(self.project, self.settings.curator)
+        )  # the curator may be new
         if self.doc is not None:
             self.open_document(self.doc.doc_id, mention_id=keep)
 

@@ -21,7 +21,7 @@ from core.jobs.undo import ADD, DECISIONS, DELETE, MARK, SPAN, TYPE, Step, span_
 from core.store.curation_log import MentionKey, NewDecision
 from core.store.curation_marks import DONE, FLAG, NOTE
 from core.store.desk_lookup import document_facets
-from core.store.identical_mentions import COPIED_FROM
+from core.store.identical_mentions import apply_to_identical as copy_to_identical
 from core.store.op_changes import History, OpChanges
 from core.store.schema import DecisionRow, DocumentRow, MentionRow, MentionStateRow
 
@@ -106,12 +106,11 @@ def decision_label(project, mention_id: int, action: str, concept_id: str = "") 
 # --- decisions ------------------------------------------------------------------------------------------
 
 
-def _record(
-    project, curator: str, decisions: list[NewDecision], *, label: str, focus, skip_decided: bool
-) -> OpChanges:
+def _record(project, curator: str, write, *, label: str, focus, skip_decided: bool) -> OpChanges:
+    """Run `write` (decisions, returning their OpChanges) and record it as one step, in one transaction."""
     with project.transaction():
-        now = history.view(project, curator)  # first: a history started from the log must not hold this
-        changes = project.decide(decisions, skip_decided=skip_decided)
+        history.ensure(project, curator)  # first: a history started from the log must not hold this
+        changes = write()
         if changes.decision_ids:
             step = Step(
                 DECISIONS,
@@ -121,6 +120,8 @@ def _record(
                 {"decisions": list(changes.decision_ids), "skip_decided": skip_decided},
             )
             now, _ = history.push(project, curator, step)
+        else:
+            now = history.view(project, curator)
     return _finish(project, changes, label=label, focus=focus, history_now=now)
 
 
@@ -145,7 +146,12 @@ def decide(
         mention_id, action, concept_id, curator, model_version, detail or {}, suggested_for
     )
     return _record(
-        project, curator, [decision], label=label, focus=(document, mention_id), skip_decided=False
+        project,
+        curator,
+        lambda: project.decide([decision]),
+        label=label,
+        focus=(document, mention_id),
+        skip_decided=False,
     )
 
 
@@ -171,33 +177,31 @@ def bulk_accept(project, accepts: Sequence[BulkAccept], threshold: float, *, cur
     where = next(iter(documents)) if len(documents) == 1 else f"{len(documents)} documents"
     label = f"bulk accept of {len(accepts)} mention(s) ≥ {threshold:.2f} in {where}"
     focus = (project.mention_documents([first])[first], first)
-    return _record(project, curator, decisions, label=label, focus=focus, skip_decided=False)
+    return _record(
+        project, curator, lambda: project.decide(decisions), label=label, focus=focus, skip_decided=False
+    )
 
 
 def apply_to_identical(project, source: int, targets: Sequence[int], *, curator: str = "") -> OpChanges:
-    """Copy the decision in force on `source` to each target still undecided, as one step."""
+    """Copy the decision in force on `source` to each target still undecided, as one step
+    (core.store.identical_mentions writes it)."""
     decision = project.current_decisions(mention_ids=[source]).get(source)
     if decision is None:
         raise CuralinkError(f"mention {source} has no decision to apply to identical mentions")
-    batch = uuid.uuid4().hex[:12]
-    copies = [
-        NewDecision(
-            target,
-            decision.action,
-            concept_id=decision.concept_id,
-            curator=curator,
-            detail={COPIED_FROM: source, "batch": batch},
-        )
-        for target in targets
-        if target != source
-    ]
     documents = set(project.mention_documents(list(targets)).values())
     document, text, *_ = _mention(project, source)
     label = (
-        f"{decision.action} “{text}” copied to {len(copies)} identical mention(s) "
-        f"in {len(documents)} document(s)"
+        f"{decision.action} “{text}” copied to {len([t for t in targets if t != source])} identical "
+        f"mention(s) in {len(documents)} document(s)"
     )
-    return _record(project, curator, copies, label=label, focus=(document, source), skip_decided=True)
+    return _record(
+        project,
+        curator,
+        lambda: copy_to_identical(project, source, targets, curator=curator),
+        label=label,
+        focus=(document, source),
+        skip_decided=True,
+    )
 
 
 # --- mention edits, notes and marks ---------------------------------------------------------------------
@@ -205,7 +209,7 @@ def apply_to_identical(project, source: int, targets: Sequence[int], *, curator:
 
 def _edit(project, curator: str, step: Step, write, *, merge_span: bool = False) -> OpChanges:
     with project.transaction():
-        history.view(project, curator)
+        history.ensure(project, curator)
         write()
         now, merged = history.push(project, curator, step, merge_span=merge_span)
     return _edited(project, step, history_now=now, merged=merged)
@@ -270,7 +274,7 @@ def add_mention(
 ) -> OpChanges:
     """A curator-drawn mention; undo removes it, redo brings the same row back."""
     with project.transaction():
-        history.view(project, curator)
+        history.ensure(project, curator)
         mention_id = project.add_mention(document, start, end, type=type, curator=curator)
         text = _mention(project, mention_id)[1]
         step = Step(ADD, f"add mention “{text}” in {document}", document, mention_id, {})
@@ -338,12 +342,16 @@ def undo(project, curator: str = "") -> OpChanges:
 
 def redo(project, curator: str = "") -> OpChanges:
     """Do again the curator's step undone last; `label` says what was redone ("" when nothing)."""
-    with project.transaction():
-        step = history.step_to_redo(project, curator)
-        if step is None:
-            return OpChanges(history=history.view(project, curator))
-        changes = _carry_out(project, curator, step, undoing=False)
-        now = history.moved(project, curator, step, undone=False)
+    try:
+        with project.transaction():
+            step = history.step_to_redo(project, curator)
+            if step is None:
+                return OpChanges(history=history.view(project, curator))
+            changes = _carry_out(project, curator, step, undoing=False)
+            now = history.moved(project, curator, step, undone=False)
+    except CuralinkError as exc:  # the store refused it: nothing was written; the redo side goes
+        history.drop_undone(project, curator)
+        raise CuralinkError(f"{exc}; it cannot be redone, so the redo history was cleared") from exc
     return _after(project, step, changes, now, "redo")
 
 

@@ -81,10 +81,12 @@ def _read_json(session: Session, key: str):
     return None if row is None else json.loads(row.value_json)
 
 
-def _load(project, session: Session, curator: str) -> _Index:
+def _load(project, session: Session, curator: str, *, persist: bool = True) -> _Index:
+    """The index; a curator without one gets it from the log (stored with `persist`: a plain look, as
+    when the desk opens, writes nothing, so it works while another program holds the write lock)."""
     value = _read_json(session, _index_key(curator))
     if value is None:
-        return _seed(project, session, curator)
+        return _seed(project, session, curator, persist=persist)
     return _Index(int(value["first"]), int(value["done"]), list(value["labels"]))
 
 
@@ -94,7 +96,7 @@ def _save(session: Session, curator: str, index: _Index) -> None:
     )
 
 
-def _seed(project, session: Session, curator: str) -> _Index:
+def _seed(project, session: Session, curator: str, *, persist: bool) -> _Index:
     """The history of a curator who has none stored yet: their decisions still in force, a batch as one
     step (what the desk restored from the log before this history was kept)."""
     index = _Index()
@@ -112,10 +114,12 @@ def _seed(project, session: Session, curator: str) -> _Index:
             label = f"{action} {len(restored.decisions)} mentions (“{text}”, …) in {count} document(s)"
         ids = _decision_ids(session, restored)
         step = Step(DECISIONS, label, where, mention_id, {"decisions": ids, "skip_decided": True})
-        write_setting(session, _step_key(curator, len(index.labels)), step.to_json())
+        if persist:
+            write_setting(session, _step_key(curator, len(index.labels)), step.to_json())
         index.labels.append(label)
     index.done = len(index.labels)
-    _save(session, curator, index)
+    if persist:
+        _save(session, curator, index)
     return index
 
 
@@ -144,7 +148,23 @@ def span_label(old_text: str, new_text: str, document: str) -> str:
 def view(project, curator: str) -> History:
     """The curator's history as labels and the number done."""
     with project.transaction() as session:
+        index = _load(project, session, curator, persist=False)
+    return History(tuple(index.labels), index.done)
+
+
+def ensure(project, curator: str) -> None:
+    """Store the history started from the log, if the curator has none yet (before an operation writes
+    its own step, which that history must not already hold)."""
+    with project.transaction() as session:
+        _load(project, session, curator)
+
+
+def drop_undone(project, curator: str) -> History:
+    """Forget the steps that could be redone (one of them can no longer be: its mention was deleted)."""
+    with project.transaction() as session:
         index = _load(project, session, curator)
+        _drop_undone(session, curator, index)
+        _save(session, curator, index)
     return History(tuple(index.labels), index.done)
 
 
