@@ -1,10 +1,11 @@
 """The desk's curation keys: decisions (one or several concepts per link), KB-search corrections, mention
-edits that re-suggest at once, and bulk accept. Every write is an undoable command (app/gui/actions.py)
-made through the desk's writer (`perform`, app/gui/desk_saving.py): the undo stack shows it once stored.
+edits that re-suggest at once, and bulk accept. Every write is one core curation operation
+(core.jobs.curation: one undoable step in the project's history) run through the desk's writer (`perform`,
+app/gui/desk_saving.py); the window redraws from the OpChanges it returns.
 
 A mention naming several concepts ("colorectal, endometrial, and ovarian cancers") is linked by marking
-candidates (Ctrl+1-9, or the check boxes) and pressing Enter, or by adding KB-search hits to its link
-(Ctrl+Enter in the search). The mention keeps its one gold span: splitting it would break the span
+candidates (Ctrl+1-9, or the check boxes) or adding KB-search hits (Ctrl+Enter in the search), then
+pressing Enter: nothing is stored while the link is being built. The mention keeps its one gold span: splitting it would break the span
 that NCBI-disease-style corpora annotate and evaluate (one composite mention, `A|B|C`).
 """
 

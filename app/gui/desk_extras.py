@@ -1,6 +1,6 @@
 """The curator features of issue 12 item 4 wired into the desk: their keys (also in the F1 help and the
-Curate menu), word-wise span edges, today's statistics, and the undo stack rebuilt from the decision log
-when the desk opens (so Ctrl+Z after a restart undoes the last decision made before closing).
+Curate menu), word-wise span edges, today's statistics, and the undo history shown as the project keeps it
+(core.jobs.undo: Ctrl+Z after a restart undoes the last step made before closing, a note or mark too).
 
 Keys: Ctrl+D identical mentions; E / Shift+E note; F / Shift+F flag; D document done; Alt+Shift+← / →
 the end by a word, Ctrl+Alt+← / → the start by a word (Shift+← / → and Ctrl+Shift+← / → keep moving by

@@ -1,5 +1,6 @@
-"""How the desk saves: every change goes through one `DeskWriter`, the undo stack moves only after the
-store confirmed, and a change the store does not have yet is always on screen.
+"""How the desk saves: every change is one core curation operation run through one `DeskWriter`; the
+window (and the undo history it shows) moves only after the store confirmed, from the OpChanges the
+operation returned, and a change the store does not have yet is always on screen.
 
 The save bar above the panes lists the waiting changes: amber while the writer retries (another program
 holds the database's lock; the desk stays usable, and new decisions queue behind), red once it stalls

@@ -9,6 +9,7 @@ and where (`focus`), so a front end can take the curator there.
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -18,7 +19,7 @@ from sqlalchemy import select
 from core.errors import CuralinkError
 from core.jobs import undo as history
 from core.jobs.undo import ADD, DECISIONS, DELETE, MARK, SPAN, TYPE, Step, span_label
-from core.store.curation_log import MentionKey, NewDecision
+from core.store.curation_log import MentionKey, NewDecision, concept_parts
 from core.store.curation_marks import DONE, FLAG, NOTE
 from core.store.desk_lookup import document_facets
 from core.store.identical_mentions import apply_to_identical as copy_to_identical
@@ -85,18 +86,16 @@ def _mention(project, mention_id: int) -> tuple[str, str, str, int, int, str]:
 
 
 def _link_text(project, concept_id: str) -> str:
-    parts = [p for p in concept_id.split("|") if p]
-    named = []
-    for part in parts:
-        concept = project.concept(part)
-        named.append(f"{part} {concept.preferred_name}" if concept else part)
-    return " + ".join(named)
+    """“D1 Name 1 + D2 Name 2”, as the desk names a link."""
+    parts = concept_parts(concept_id)
+    found = project.concepts(parts)
+    return " + ".join(f"{p} {found[p].preferred_name}" if found.get(p) else p for p in parts)
 
 
-def decision_label(project, mention_id: int, action: str, concept_id: str = "") -> str:
+def decision_label(project, mention_id: int, action: str, concept_id: str = "", *, mention=None) -> str:
     """“accept “HD” → D006816 Huntington Disease in 123”; a reject of a detected span says it is not a
-    mention."""
-    document, text, origin, *_ = _mention(project, mention_id)
+    mention. `mention`: `_mention` of it, when already read."""
+    document, text, origin, *_ = mention or _mention(project, mention_id)
     if action == "reject" and origin == "detected":
         return f"reject “{text}” (not a mention) in {document}"
     link = f" → {_link_text(project, concept_id)}" if concept_id else ""
@@ -140,8 +139,9 @@ def decide(
     the version behind the mention's stored suggestions is recorded."""
     if model_version is None:
         model_version = project.suggestion_version(mention_id)
-    label = decision_label(project, mention_id, action, concept_id)
-    document = _mention(project, mention_id)[0]
+    mention = _mention(project, mention_id)
+    label = decision_label(project, mention_id, action, concept_id, mention=mention)
+    document = mention[0]
     decision = NewDecision(
         mention_id, action, concept_id, curator, model_version, detail or {}, suggested_for
     )
@@ -412,16 +412,10 @@ def _redo_decisions(project, curator: str, step: Step) -> OpChanges:
                 concept_id=row.concept_id,
                 curator=curator,
                 model_version=row.model_version,
-                detail=_detail(row.detail_json),
+                detail=json.loads(row.detail_json or "{}"),
             )
             for row in rows
         ]
     changes = project.decide(again, skip_decided=bool(step.data.get("skip_decided")))
     step.data = {**step.data, "decisions": list(changes.decision_ids)}
     return changes
-
-
-def _detail(text: str) -> dict:
-    import json
-
-    return json.loads(text or "{}")

@@ -78,6 +78,8 @@ def _step_key(curator: str, number: int) -> str:
 
 def _read_json(session: Session, key: str):
     row = session.get(SettingRow, key)
+    if row is not None:  # held for the transaction: the next look (and the write) needs no statement
+        session.info.setdefault("undo_rows", []).append(row)
     return None if row is None else json.loads(row.value_json)
 
 
