@@ -14,17 +14,16 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from sqlalchemy import select
-
 from core.errors import CuralinkError
 from core.jobs import undo as history
 from core.jobs.undo import ADD, DECISIONS, DELETE, MARK, SPAN, TYPE, Step, span_label
+from core.store import step_reads
 from core.store.curation_log import MentionKey, NewDecision, concept_parts
 from core.store.curation_marks import DONE, FLAG, NOTE
 from core.store.desk_lookup import document_facets
 from core.store.identical_mentions import apply_to_identical as copy_to_identical
 from core.store.op_changes import History, OpChanges
-from core.store.schema import DecisionRow, DocumentRow, MentionRow, MentionStateRow
+from core.store.step_reads import mention_facts
 
 
 @dataclass(frozen=True)
@@ -67,22 +66,8 @@ def _finish(
 
 def _mention(project, mention_id: int) -> tuple[str, str, str, int, int, str]:
     """(document id, text, origin, start, end, type) of a mention (deleted ones too)."""
-    with project.session() as session:
-        row = session.execute(
-            select(
-                DocumentRow.external_id,
-                MentionRow.text,
-                MentionRow.origin,
-                MentionRow.start,
-                MentionRow.end,
-                MentionRow.type,
-            )
-            .join(DocumentRow, DocumentRow.id == MentionRow.document_id)
-            .where(MentionRow.id == mention_id)
-        ).first()
-    if row is None:
-        raise CuralinkError(f"no mention with id {mention_id}")
-    return tuple(row)
+    facts = mention_facts(project, mention_id)
+    return facts.document, facts.text, facts.origin, facts.start, facts.end, facts.type
 
 
 def _link_text(project, concept_id: str) -> str:
@@ -236,13 +221,9 @@ def edit_span(
 ) -> OpChanges:
     """Move a mention's boundaries (its suggestions are dropped: suggest it again). With `merge`, a nudge
     right after another of the same mention joins its undo step."""
-    document, text, _origin, old_start, old_end, _type = _mention(project, mention_id)
-    with project.session() as session:
-        full = session.scalar(
-            select(DocumentRow.text)
-            .join(MentionRow, MentionRow.document_id == DocumentRow.id)
-            .where(MentionRow.id == mention_id)
-        )
+    facts = mention_facts(project, mention_id)
+    document, text, old_start, old_end = facts.document, facts.text, facts.start, facts.end
+    full = facts.document_text
     new_text = full[start:end] if 0 <= start < end <= len(full) else ""
     step = Step(
         SPAN,
@@ -387,35 +368,25 @@ def _carry_out(project, curator: str, step: Step, *, undoing: bool) -> OpChanges
 
 def _undo_decisions(project, curator: str, step: Step) -> OpChanges:
     """Revert the step's decisions still in force (one a later decision covered is left alone)."""
-    ids = step.data["decisions"]
-    with project.session() as session:
-        rows = session.execute(
-            select(DecisionRow.mention_id, DecisionRow.action)
-            .join(MentionStateRow, MentionStateRow.decision_id == DecisionRow.id)
-            .where(DecisionRow.id.in_(ids))
-        ).all()
+    standing = step_reads.in_force(project, step.data["decisions"])
+    rows = [(d.mention_id, d.action) for d in standing]
     reverts = [NewDecision(m, "revert", curator=curator, detail={"undo": action}) for m, action in rows]
     return project.decide(reverts)
 
 
 def _redo_decisions(project, curator: str, step: Step) -> OpChanges:
     """Write the step's decisions again (new rows, same content); the step now holds the new ids."""
-    ids = step.data["decisions"]
-    with project.session() as session:
-        rows = session.scalars(
-            select(DecisionRow).where(DecisionRow.id.in_(ids)).order_by(DecisionRow.id)
-        ).all()
-        again = [
-            NewDecision(
-                row.mention_id,
-                row.action,
-                concept_id=row.concept_id,
-                curator=curator,
-                model_version=row.model_version,
-                detail=json.loads(row.detail_json or "{}"),
-            )
-            for row in rows
-        ]
+    again = [
+        NewDecision(
+            d.mention_id,
+            d.action,
+            concept_id=d.concept_id,
+            curator=curator,
+            model_version=d.model_version,
+            detail=json.loads(d.detail_json or "{}"),
+        )
+        for d in step_reads.decisions_by_id(project, step.data["decisions"])
+    ]
     changes = project.decide(again, skip_decided=bool(step.data.get("skip_decided")))
     step.data = {**step.data, "decisions": list(changes.decision_ids)}
     return changes

@@ -16,11 +16,11 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from sqlalchemy import delete, select
+from sqlalchemy import delete
 from sqlalchemy.orm import Session
 
 from core.store.op_changes import History
-from core.store.schema import DocumentRow, MentionRow, MentionStateRow, SettingRow
+from core.store.schema import SettingRow
 from core.store.settings_store import write_setting
 from core.store.undo_history import recent_decisions
 
@@ -105,7 +105,7 @@ def _seed(project, session: Session, curator: str, *, persist: bool) -> _Index:
     steps = recent_decisions(project, curator, HISTORY_LIMIT) if curator else []
     for restored in steps:
         mention_ids = [m for m, *_ in restored.decisions]
-        documents = _documents_of(session, mention_ids)
+        documents = project.mention_documents(mention_ids)
         first = restored.decisions[0]
         mention_id, action, concept_id, _detail, text = first
         where = documents.get(mention_id, "")
@@ -114,8 +114,8 @@ def _seed(project, session: Session, curator: str, *, persist: bool) -> _Index:
         else:
             count = len(set(documents.values()))
             label = f"{action} {len(restored.decisions)} mentions (“{text}”, …) in {count} document(s)"
-        ids = _decision_ids(session, restored)
-        step = Step(DECISIONS, label, where, mention_id, {"decisions": ids, "skip_decided": True})
+        data = {"decisions": sorted(restored.decision_ids), "skip_decided": True}
+        step = Step(DECISIONS, label, where, mention_id, data)
         if persist:
             write_setting(session, _step_key(curator, len(index.labels)), step.to_json())
         index.labels.append(label)
@@ -123,24 +123,6 @@ def _seed(project, session: Session, curator: str, *, persist: bool) -> _Index:
     if persist:
         _save(session, curator, index)
     return index
-
-
-def _decision_ids(session: Session, restored) -> list[int]:
-    """The ids of the decisions in force that a restored step names (recent_decisions gives mentions)."""
-    mention_ids = [m for m, *_ in restored.decisions]
-    rows = session.execute(
-        select(MentionStateRow.decision_id).where(MentionStateRow.mention_id.in_(mention_ids))
-    ).scalars()
-    return sorted(rows)
-
-
-def _documents_of(session: Session, mention_ids: list[int]) -> dict[int, str]:
-    rows = session.execute(
-        select(MentionRow.id, DocumentRow.external_id)
-        .join(DocumentRow, DocumentRow.id == MentionRow.document_id)
-        .where(MentionRow.id.in_(mention_ids))
-    ).all()
-    return dict(rows)
 
 
 def span_label(old_text: str, new_text: str, document: str) -> str:
