@@ -164,6 +164,19 @@ def test_a_redo_the_store_refuses_clears_the_redo_side(project_path: Path) -> No
         assert curation.history_of(project, "ann").redo_text == ""
 
 
+def test_an_undo_the_store_refuses_takes_the_step_out(project_path: Path) -> None:
+    with Project.open(project_path) as project:
+        (doc, first, _), (_, second, _) = _mentions(project)[:2]
+        curation.decide(project, first, "nil", curator="ann")
+        curation.set_mark(project, NOTE, "look again", document=doc, mention_id=second, curator="ann")
+        project.set_mention_removed(second, True)  # deleted meanwhile (another window)
+        with pytest.raises(CuralinkError, match="cannot be undone"):
+            curation.undo(project, "ann")
+        assert curation.history_of(project, "ann").undo_text.startswith("nil")  # the next step is reachable
+        curation.undo(project, "ann")
+        assert first not in project.current_decisions()
+
+
 def test_undo_redo_and_history_from_the_command_line(project_path: Path, capsys) -> None:
     with Project.open(project_path) as project:
         doc, mention_id, text = _mentions(project)[0]

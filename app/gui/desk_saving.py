@@ -133,7 +133,7 @@ class SavingMixin:
             )
             self.learn_decided(changes)
 
-        def refused(exc: Exception) -> None:  # e.g. the mention a redo needs was deleted since
+        def refused(exc: Exception) -> None:  # e.g. its mention was deleted since: the step is dropped
             self.report_refusal(exc)
             self.undo_stack.set(curation.history_of(self.project, curator))
 

@@ -312,12 +312,16 @@ def history_of(project, curator: str = "") -> History:
 
 def undo(project, curator: str = "") -> OpChanges:
     """Take back the curator's newest step still done; `label` says what was undone ("" when nothing)."""
-    with project.transaction():
-        step = history.step_to_undo(project, curator)
-        if step is None:
-            return OpChanges(history=history.view(project, curator))
-        changes = _carry_out(project, curator, step, undoing=True)
-        now = history.moved(project, curator, step, undone=True)
+    try:
+        with project.transaction():
+            step = history.step_to_undo(project, curator)
+            if step is None:
+                return OpChanges(history=history.view(project, curator))
+            changes = _carry_out(project, curator, step, undoing=True)
+            now = history.moved(project, curator, step, undone=True)
+    except CuralinkError as exc:  # refused (its mention was deleted since): nothing was written
+        history.drop_undone(project, curator, with_top=True)
+        raise CuralinkError(f"{exc}; it cannot be undone, so it was taken out of the history") from exc
     return _after(project, step, changes, now, "undo")
 
 

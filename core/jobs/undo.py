@@ -143,10 +143,13 @@ def ensure(project, curator: str) -> None:
         _load(project, session, curator)
 
 
-def drop_undone(project, curator: str) -> History:
-    """Forget the steps that could be redone (one of them can no longer be: its mention was deleted)."""
+def drop_undone(project, curator: str, *, with_top: bool = False) -> History:
+    """Forget the steps that could be redone (one of them can no longer be: its mention was deleted);
+    `with_top`: the newest done step too (it can no longer be undone)."""
     with project.transaction() as session:
         index = _load(project, session, curator)
+        if with_top and index.done:
+            index.done -= 1
         _drop_undone(session, curator, index)
         _save(session, curator, index)
     return History(tuple(index.labels), index.done)
