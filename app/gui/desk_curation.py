@@ -294,11 +294,8 @@ class CurationMixin(DeskExtrasMixin):
             ranked = ranked_by_id.get(mention_id) or []
             if mention_id in decided or not ranked or ranked[0].score < threshold:
                 continue
-            version = self.project.suggestion_version(mention_id)
-            accepts.append(
-                curation.BulkAccept(
-                    mention_id, ranked[0].concept_id, version, ranked[0].score, keys[mention_id]
-                )
+            accepts.append(  # the model versions are read by the operation, in one statement
+                curation.BulkAccept(mention_id, ranked[0].concept_id, None, ranked[0].score, keys[mention_id])
             )
         if accepts:
             label = f"bulk-accept {len(accepts)} suggestion(s) ≥ {threshold:.2f}"

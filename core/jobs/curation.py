@@ -33,7 +33,7 @@ class BulkAccept:
 
     mention_id: int
     concept_id: str
-    model_version: str = ""
+    model_version: str | None = None  # None: the version behind its stored suggestions
     score: float = 0.0
     suggested_for: MentionKey | None = None
 
@@ -145,13 +145,15 @@ def bulk_accept(project, accepts: Sequence[BulkAccept], threshold: float, *, cur
     if not accepts:
         return OpChanges(history=history.view(project, curator))
     batch = uuid.uuid4().hex[:12]  # the decisions' shared id: one step in the log too
+    unknown = [a.mention_id for a in accepts if a.model_version is None]
+    versions = step_reads.suggestion_versions(project, unknown) if unknown else {}
     decisions = [
         NewDecision(
             a.mention_id,
             "accept",
             concept_id=a.concept_id,
             curator=curator,
-            model_version=a.model_version,
+            model_version=versions.get(a.mention_id, "") if a.model_version is None else a.model_version,
             detail={"bulk_threshold": threshold, "score": round(a.score, 4), "batch": batch},
             suggested_for=a.suggested_for,
         )

@@ -1,6 +1,7 @@
 """The few reads the curation operations (core.jobs.curation) make around a write: what a label names
-(a mention's document, text, origin, span and type; the text a new span would cover), and the decisions an
-undo step holds (all of them, to write them again; those still in force, to revert them)."""
+(a mention's document, text, origin, span and type; the text a new span would cover), the model versions a
+bulk accept records, and the decisions an undo step holds (all of them, to write them again; those still
+in force, to revert them)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from sqlalchemy import select
 
 from core.errors import CuralinkError
 from core.store.curation_log import Decision
-from core.store.schema import DecisionRow, DocumentRow, MentionRow, MentionStateRow
+from core.store.schema import DecisionRow, DocumentRow, MentionRow, MentionStateRow, SuggestionRow
 
 _CHUNK = 500  # SQLite caps bound parameters per statement
 
@@ -73,3 +74,20 @@ def in_force(project, decision_ids: Sequence[int]) -> list[Decision]:
             )
             found += [Decision.of(row) for row in session.scalars(query)]
     return sorted(found, key=lambda d: d.id)
+
+
+def suggestion_versions(project, mention_ids: Sequence[int]) -> dict[int, str]:
+    """The model version(s) behind each mention's suggestions (`Project.suggestion_version` for many, in
+    one statement per 500 mentions: a bulk accept records them)."""
+    ordered = sorted(set(mention_ids))
+    found: dict[int, str] = {}
+    with project.session() as session:
+        for i in range(0, len(ordered), _CHUNK):
+            rows = session.execute(
+                select(
+                    SuggestionRow.mention_id, SuggestionRow.retriever_version, SuggestionRow.reranker_version
+                ).where(SuggestionRow.mention_id.in_(ordered[i : i + _CHUNK]), SuggestionRow.rank == 1)
+            )
+            for mention_id, retriever, reranker in rows:
+                found[mention_id] = "+".join(v for v in (retriever, reranker) if v)
+    return found

@@ -48,6 +48,8 @@ def test_undo_after_a_restart_takes_back_the_done_mark_first_and_shows_where(
     bulk = window.bulk_accept(0.0)  # every suggested, undecided mention of the document
     accepted = [m for m in window.mention_ids if m in window.decisions]
     assert bulk == len(accepted) > 1
+    state = demo_project.current_decisions()
+    assert all(state[m].model_version == demo_project.suggestion_version(m) != "" for m in accepted)
     qtbot.keyClick(window, Qt.Key.Key_E, SHIFT)  # a note on the document
     window.menu_dialog.setTextValue("abbreviations checked")
     window.menu_dialog.accept()
