@@ -14,7 +14,7 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 from rich.text import Text  # noqa: E402
 
-from app.cli import batch_commands, model_commands, project_commands  # noqa: E402
+from app.cli import batch_commands, curation_commands, model_commands, project_commands  # noqa: E402
 from app.console import configure_logging, escape_controls, stderr  # noqa: E402
 from core.errors import Cancelled, CuralinkError  # noqa: E402
 
@@ -35,7 +35,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="open the desk, print its start-up times as JSON once it is usable, quit (fail after SECONDS)",
     )
     commands = parser.add_subparsers(dest="command")
-    for module in (project_commands, model_commands, batch_commands):
+    for module in (project_commands, curation_commands, model_commands, batch_commands):
         module.register(commands)
     bench = commands.add_parser(
         "bench",

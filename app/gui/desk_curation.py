@@ -1,10 +1,11 @@
 """The desk's curation keys: decisions (one or several concepts per link), KB-search corrections, mention
-edits that re-suggest at once, and bulk accept. Every write is an undoable command (app/gui/actions.py)
-made through the desk's writer (`perform`, app/gui/desk_saving.py): the undo stack shows it once stored.
+edits that re-suggest at once, and bulk accept. Every write is one core curation operation
+(core.jobs.curation: one undoable step in the project's history) run through the desk's writer (`perform`,
+app/gui/desk_saving.py); the window redraws from the OpChanges it returns.
 
 A mention naming several concepts ("colorectal, endometrial, and ovarian cancers") is linked by marking
-candidates (Ctrl+1-9, or the check boxes) and pressing Enter, or by adding KB-search hits to its link
-(Ctrl+Enter in the search). The mention keeps its one gold span: splitting it would break the span
+candidates (Ctrl+1-9, or the check boxes) or adding KB-search hits (Ctrl+Enter in the search), then
+pressing Enter: nothing is stored while the link is being built. The mention keeps its one gold span: splitting it would break the span
 that NCBI-disease-style corpora annotate and evaluate (one composite mention, `A|B|C`).
 """
 
@@ -14,18 +15,11 @@ from collections import Counter
 
 from PySide6.QtWidgets import QInputDialog
 
-from app.gui.actions import (
-    AddMentionCommand,
-    AdjustSpanCommand,
-    BulkAcceptCommand,
-    ChangeTypeCommand,
-    DecisionCommand,
-    DeleteMentionCommand,
-)
 from app.gui.bulk_accept_dialog import BulkAcceptDialog, BulkScale, read_scale
 from app.gui.desk_extras import DeskExtrasMixin
 from app.gui.kb_search import KbSearchDialog
 from app.gui.workers import MODELS_LOADING, MODELS_NOT_LOADED
+from core.jobs import curation
 from core.store.curation import COMPOSITE_SEPARATOR, LINKING_ACTIONS
 from core.store.curation_log import concept_parts
 from core.store.top_suggestions import undecided_top_suggestions
@@ -50,21 +44,22 @@ class CurationMixin(DeskExtrasMixin):
         suggested_for = None
         if action in ON_SUGGESTIONS and self.suggestions.get(mention_id):
             suggested_for = self.suggested_for.get(mention_id)
-        version = self.project.suggestion_version(mention_id)
-        text = f"{action} “{self.doc.mentions[self.current].text}”" + (
-            f" → {concept_id}" if concept_id else ""
+        mention = self.doc.mentions[self.current]
+        text = f"{action} “{mention.text}”" + (f" → {concept_id}" if concept_id else "")
+        if action == "reject" and mention.origin == "detected":
+            text = f"reject “{mention.text}”: not a mention (it is left out of exports)"
+        outcome = self.perform(
+            text,
+            lambda curator: curation.decide(
+                self.project,
+                mention_id,
+                action,
+                concept_id=concept_id,
+                curator=curator,
+                detail=detail,
+                suggested_for=suggested_for,
+            ),
         )
-        command = DecisionCommand(
-            self.context,
-            mention_id,
-            action,
-            concept_id=concept_id,
-            model_version=version,
-            detail=detail,
-            text=text,
-            suggested_for=suggested_for,
-        )
-        outcome = self.perform(command)
         if outcome == "refused":
             return False
         if outcome == "saved":
@@ -131,6 +126,7 @@ class CurationMixin(DeskExtrasMixin):
 
     def clear_marks(self) -> None:
         self.marked = []
+        self.searched_marks = set()
         self.candidates.set_marked([])
 
     def accept_marked(self) -> bool:
@@ -138,12 +134,16 @@ class CurationMixin(DeskExtrasMixin):
         mention_id = self.current_mention_id()
         ranked = self.suggestions.get(mention_id, []) if mention_id is not None else []
         order = [c.concept_id for c in ranked]
-        chosen = [c for c in self.marked if c in order]
+        chosen = [c for c in self.marked if c in order or c in self.searched_marks]
         if not chosen:
             self.clear_marks()
             return False
-        detail = {"ranks": [order.index(c) + 1 for c in chosen]}
-        self.marked = []
+        detail = {"ranks": [order.index(c) + 1 if c in order else None for c in chosen]}
+        searched = [c for c in chosen if c in self.searched_marks]
+        self.clear_marks()
+        if searched:  # concepts found in the KB search: a correction, as Enter there makes
+            detail = {**detail, "via": "kb search"}
+            return self.decide("correct", COMPOSITE_SEPARATOR.join(chosen), detail=detail)
         return self.decide("accept", COMPOSITE_SEPARATOR.join(chosen), detail=detail)
 
     def linked_ids(self, mention_id: int | None) -> list[str]:
@@ -174,11 +174,17 @@ class CurationMixin(DeskExtrasMixin):
         if not self.kb_dialog.add:
             self.decide("correct", chosen, detail={"via": "kb search"})
             return
+        # Building a link to several concepts stores nothing until it is complete (Enter), as with
+        # Ctrl+1-9: a first pick stored at once was a one-concept correction the linker learnt from.
         base = list(self.marked) or self.linked_ids(mention_id)
-        self.marked = []
-        concepts = [*base, *([chosen] if chosen not in base else [])]
-        self.decide(
-            "correct", COMPOSITE_SEPARATOR.join(concepts), detail={"via": "kb search", "added": chosen}
+        self.marked = [*base, *([chosen] if chosen not in base else [])]
+        self.marked_mention = mention_id
+        self.searched_marks.update(self.marked)
+        self.candidates.set_marked(self.marked)
+        self.statusBar().showMessage(
+            f"link being built: {' + '.join(self.marked)}. Ctrl+F then Ctrl+Enter adds another, "
+            "Enter stores it, Esc clears",
+            10000,
         )
 
     # --- mention edits ---------------------------------------------------------------------------
@@ -195,8 +201,11 @@ class CurationMixin(DeskExtrasMixin):
         kind = types.most_common(1)[0][0] if types else ""
         if self.waiting_for_writes("adding a mention"):
             return False
-        command = AddMentionCommand(self.context, self.doc.doc_id, span[0], span[1], kind)
-        if self.perform(command) == "refused":
+        doc_id = self.doc.doc_id
+        operation = lambda curator: curation.add_mention(  # noqa: E731
+            self.project, doc_id, span[0], span[1], type=kind, curator=curator
+        )
+        if self.perform(f"add mention [{span[0]}, {span[1]})", operation) == "refused":
             return False
         self.abstract.select_text(span[1], span[1])
         self.statusBar().showMessage(f"added mention “{self.doc.text[span[0] : span[1]]}”", 4000)
@@ -208,8 +217,9 @@ class CurationMixin(DeskExtrasMixin):
             return False
         if self.waiting_for_writes("deleting a mention"):
             return False
-        command = DeleteMentionCommand(self.context, mention_id, self.doc.mentions[self.current].text)
-        return self.perform(command) != "refused"
+        label = f"delete mention {self.doc.mentions[self.current].text}"
+        operation = lambda curator: curation.delete_mention(self.project, mention_id, curator=curator)  # noqa: E731
+        return self.perform(label, operation) != "refused"
 
     def adjust(self, start_delta: int, end_delta: int) -> bool:
         mention_id = self.current_mention_id()
@@ -219,8 +229,14 @@ class CurationMixin(DeskExtrasMixin):
         new = (mention.start + start_delta, mention.end + end_delta)
         if not 0 <= new[0] < new[1] <= len(self.doc.text) or self.waiting_for_writes("a span edit"):
             return False
-        command = AdjustSpanCommand(self.context, mention_id, (mention.start, mention.end), new)
-        return self.perform(command) != "refused"
+        return self.edit_span(mention_id, new, merge=True)
+
+    def edit_span(self, mention_id: int, new: tuple[int, int], *, merge: bool, label: str = "") -> bool:
+        """One span edit; `merge`: nudges of the same mention in a row are one undo step."""
+        operation = lambda curator: curation.edit_span(  # noqa: E731
+            self.project, mention_id, *new, curator=curator, merge=merge
+        )
+        return self.perform(label or "adjust boundaries", operation) != "refused"
 
     def change_type(self, new_type: str | None = None) -> QInputDialog | bool:
         """T: pick a type (those in use, or a new one); with `new_type`, set it directly."""
@@ -231,7 +247,7 @@ class CurationMixin(DeskExtrasMixin):
         if new_type is not None:
             if new_type == old or self.waiting_for_writes("a type change"):
                 return False
-            return self.perform(ChangeTypeCommand(self.context, mention_id, old, new_type)) != "refused"
+            return self._change_type(mention_id, old, new_type)
         types = self.project.mention_types()
         dialog = QInputDialog(self)
         dialog.setWindowTitle("Mention type")
@@ -247,7 +263,11 @@ class CurationMixin(DeskExtrasMixin):
 
     def _type_chosen(self, mention_id: int, old: str, new: str) -> None:
         if mention_id in self.mention_ids and not self.waiting_for_writes("a type change"):
-            self.perform(ChangeTypeCommand(self.context, mention_id, old, new))
+            self._change_type(mention_id, old, new)
+
+    def _change_type(self, mention_id: int, old: str, new: str) -> bool:
+        operation = lambda curator: curation.change_type(self.project, mention_id, new, curator=curator)  # noqa: E731
+        return self.perform(f"type {old or '(none)'} → {new or '(none)'}", operation) != "refused"
 
     def resuggest(self, mention_id: int) -> None:
         """Ask for suggestions for an edited mention at once (the store already dropped its old ones)."""
@@ -268,12 +288,16 @@ class CurationMixin(DeskExtrasMixin):
         scale = scale or read_scale(self.project)
         tops = undecided_top_suggestions(self.project, None if whole_queue else self.mention_ids)
         accepts = [
-            (t.mention_id, t.concept_id, t.version, t.score, t.key)
+            curation.BulkAccept(t.mention_id, t.concept_id, t.version, t.score, t.key)
             for t in scale.eligible(tops)
             if t.score >= threshold
         ]
         if accepts:
-            outcome = self.perform(BulkAcceptCommand(self.context, accepts, threshold))
+            label = f"bulk-accept {len(accepts)} suggestion(s) ≥ {threshold:.2f}"
+            operation = lambda curator: curation.bulk_accept(  # noqa: E731
+                self.project, accepts, threshold, curator=curator
+            )
+            outcome = self.perform(label, operation)
             if outcome != "saved":  # refused (status bar), or waiting in the save bar
                 return 0
         self.statusBar().showMessage(f"bulk-accepted {len(accepts)} suggestion(s) ≥ {threshold:.2f}", 5000)

@@ -7,9 +7,11 @@ import gc
 
 from app.gui.abstract_view import MentionMark
 from app.gui.states import detected_probability, mention_state
+from core.jobs import curation
 from core.kb.concept import Concept
 from core.store.curation_log import SuggestionSet, concept_parts, mention_key
 from core.store.desk_lookup import document_facets
+from core.store.op_changes import OpChanges
 
 
 def settle_memory() -> None:
@@ -38,6 +40,12 @@ class OpenDocumentMixin:
         self.suggested_for = {}
         self._install(self.project.suggestion_sets(self.mention_ids))
         self.decisions = self.project.current_decisions(mention_ids=self.mention_ids)
+        # every candidate's and link's concept at once: moving on after a decision then reads nothing
+        wanted = {c.concept_id for ranked in self.suggestions.values() for c in ranked}
+        wanted |= {p for d in self.decisions.values() for p in concept_parts(d.concept_id)}
+        missing = sorted(wanted - set(self.concepts))
+        if missing:
+            self.concepts.update(self.project.concepts(missing))
         self.abstract.set_document(self.doc, self._marks())
         self.queue.select(doc_id, emit=False)
         entry = self.queue.entry(doc_id)
@@ -80,7 +88,8 @@ class OpenDocumentMixin:
                 return index
         return 0 if self.mention_ids else None
 
-    def _marks(self) -> list[MentionMark]:
+    def _marks(self, *, reread: bool = True) -> list[MentionMark]:
+        """The highlights of the open document; `reread` reads its notes and flags again."""
         assert self.doc is not None
         marks = []
         for mention, mention_id in zip(self.doc.mentions, self.mention_ids, strict=True):
@@ -103,45 +112,50 @@ class OpenDocumentMixin:
                     probability=detected_probability(mention, decision is not None),
                 )
             )
-        return self._with_curation_marks(marks)
+        return self._with_curation_marks(marks, reread=reread)
 
-    def refresh(
-        self, mention_id: int | None = None, *, changed: list[int] | None = None, decisions_only: bool = False
-    ) -> None:
-        """Re-read the current document's state after a write; keep (or move to) the given mention. With
-        `changed` (the mentions written) only their documents' queue rows are re-read: reloading the
-        whole queue after each decision froze the desk for seconds with 20,000 documents. With
-        `decisions_only` (a decision, a bulk accept, their undo: text, mentions and suggestions are as
-        shown), the open document re-reads only the changed mentions' decisions instead of itself
-        whole (half of a key press's time on NCBI-disease)."""
+    def refresh(self, mention_id: int | None = None) -> None:
+        """Re-read the whole queue and the open document (after a change from outside the desk's own
+        operations: adjudication, a discarded write); keep (or move to) the given mention."""
         keep = mention_id if mention_id is not None else self.current_mention_id()
-        if changed is None:
-            self.reload_queue()
-        else:
-            touched = {self.doc.doc_id} if self.doc is not None else set()
-            touched |= set(self.project.mention_documents(changed).values()) if changed else set()
-            ids = sorted(touched)
-            if not self.queue.update_entries(
-                self.project.queue(doc_ids=ids), document_facets(self.project, ids)
-            ):
-                self.reload_queue()
-        if self.doc is None:
-            return
-        if decisions_only and changed is not None and set(changed) <= set(self.mention_ids):
-            self._refresh_decisions(changed, keep)
-        else:
+        self.reload_queue()
+        self.undo_stack.set(
+            curation.history_of(self.project, self.settings.curator)
+        )  # the curator may be new
+        if self.doc is not None:
             self.open_document(self.doc.doc_id, mention_id=keep)
 
-    def _refresh_decisions(self, changed: list[int], keep: int | None) -> None:
-        """The open document after decisions on some of its mentions: their decisions re-read, the
-        highlights and the counts redrawn, the selection kept (the store's answer, never a guess)."""
-        fresh = self.project.current_decisions(mention_ids=changed)
-        for mention_id in changed:
-            if mention_id in fresh:
-                self.decisions[mention_id] = fresh[mention_id]
+    def show_changes(self, changes: OpChanges, *, navigate: bool = False, follow: bool = True) -> None:
+        """Redraw what one curation operation changed, from its `OpChanges` alone: the history, the queue
+        rows, and the open document's decisions (nothing is read for a decision). An edit of the open
+        document's mentions reads that document again; a note or mark re-reads its marks. `navigate`
+        (an undo or redo) opens the document and selects the mention it changed; `follow` is False for a
+        change saved late, which must not pull the selection from where the curator has moved on to."""
+        self.undo_stack.set(changes.history)
+        if changes.queue and not self.queue.update_entries(list(changes.queue), changes.facets):
+            self.reload_queue()
+        document, mention_id = changes.focus or (None, None)
+        if navigate and document and (self.doc is None or self.doc.doc_id != document):
+            self.open_document(document, mention_id=mention_id)
+            return
+        if self.doc is None:
+            return
+        keep = mention_id if (navigate or follow) and mention_id in self.mention_ids else None
+        keep = keep if keep is not None else self.current_mention_id()
+        new_here = (
+            document == self.doc.doc_id and mention_id is not None and mention_id not in self.mention_ids
+        )
+        if new_here or set(changes.edited) & set(self.mention_ids):
+            self.open_document(self.doc.doc_id, mention_id=mention_id if new_here else keep)
+            return
+        for changed, decision in changes.decisions.items():
+            if changed not in self.mention_ids:
+                continue
+            if decision is None:
+                self.decisions.pop(changed, None)
             else:
-                self.decisions.pop(mention_id, None)
-        self.abstract.set_marks(self._marks())
+                self.decisions[changed] = decision
+        self.abstract.set_marks(self._marks(reread=self.doc.doc_id in changes.marks))
         self._update_doc_meta(self.queue.entry(self.doc.doc_id))
         self.select_mention(self.mention_ids.index(keep) if keep in self.mention_ids else self.current)
 

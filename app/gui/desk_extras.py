@@ -1,6 +1,6 @@
 """The curator features of issue 12 item 4 wired into the desk: their keys (also in the F1 help and the
-Curate menu), word-wise span edges, today's statistics, and the undo stack rebuilt from the decision log
-when the desk opens (so Ctrl+Z after a restart undoes the last decision made before closing).
+Curate menu), word-wise span edges, today's statistics, and the undo history shown as the project keeps it
+(core.jobs.undo: Ctrl+Z after a restart undoes the last step made before closing, a note or mark too).
 
 Keys: Ctrl+D identical mentions; E / Shift+E note; F / Shift+F flag; D document done; Alt+Shift+← / →
 the end by a word, Ctrl+Alt+← / → the start by a word (Shift+← / → and Ctrl+Shift+← / → keep moving by
@@ -14,11 +14,10 @@ import html
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QVBoxLayout
 
-from app.gui.desk_commands import RestoredBatchCommand, RestoredDecisionCommand, WordSpanCommand
 from app.gui.desk_identical import IdenticalMixin
 from app.gui.desk_marks import MarksMixin
+from core.jobs import curation
 from core.store.day_stats import day_stats
-from core.store.undo_history import HISTORY_LIMIT, recent_decisions
 from core.text import words
 
 # Rows of the F1 help (app/gui/dialogs.py adds them to its table).
@@ -113,9 +112,8 @@ class DeskExtrasMixin(MarksMixin, IdenticalMixin):
         new = (moved, mention.end) if edge == "start" else (mention.start, moved)
         if self.waiting_for_writes("a span edit"):
             return False
-        command = WordSpanCommand(self.context, mention_id, (mention.start, mention.end), new)
-        command.setText(f"move the {edge} of “{mention.text}” by a word")
-        return self.perform(command) != "refused"
+        label = f"move the {edge} of “{mention.text}” by a word"
+        return self.edit_span(mention_id, new, merge=False, label=label)  # one undo step per word move
 
     # --- statistics ---------------------------------------------------------------------------------
 
@@ -170,29 +168,12 @@ class DeskExtrasMixin(MarksMixin, IdenticalMixin):
 
     # --- undo across restarts -----------------------------------------------------------------------
 
-    def restore_undo_history(self, limit: int = HISTORY_LIMIT) -> int:
-        """Fill the empty undo stack with this curator's recent decisions still in force, newest on top."""
-        if self.undo_stack.count() or not self.settings.curator:
-            return 0
-        steps = recent_decisions(self.project, self.settings.curator, limit)
-        for step in steps:
-            if len(step.decisions) == 1:
-                mention_id, action, concept_id, detail, text = step.decisions[0]
-                command = RestoredDecisionCommand(
-                    self.context,
-                    mention_id,
-                    action,
-                    concept_id=concept_id,
-                    detail=detail,
-                    text=f"{action} “{text}”" + (f" → {concept_id}" if concept_id else ""),
-                )
-            else:
-                first = step.decisions[0]
-                label = f"{first[1]} {len(step.decisions)} mentions (“{first[4]}”, …)"
-                command = RestoredBatchCommand(self.context, [d[:4] for d in step.decisions], label)
-            self.undo_stack.push(command)
-        if steps:
-            self.statusBar().showMessage(
-                f"undo history: your last {len(steps)} decision(s), Ctrl+Z undoes", 5000
-            )
-        return len(steps)
+    def restore_undo_history(self) -> int:
+        """Show the curator's history as the project holds it (core.jobs.undo): after a restart Ctrl+Z
+        undoes the newest step whatever it was (a decision, a bulk accept, a note, a done mark), and the
+        Edit menu says which."""
+        found = curation.history_of(self.project, self.settings.curator)
+        self.undo_stack.set(found)
+        if found.done:
+            self.statusBar().showMessage(f"Ctrl+Z undoes: {found.undo_text}", 5000)
+        return found.done

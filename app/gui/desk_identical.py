@@ -1,6 +1,6 @@
 """Ctrl+D: the selected mention's decision applied to every identical unreviewed mention, in this document
 or the whole queue, after a confirm dialog that counts them ("N mentions in M documents"). One write, one
-Ctrl+Z (core.store.identical_mentions)."""
+Ctrl+Z (core.jobs.curation.apply_to_identical)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
 )
 
-from app.gui.desk_commands import IdenticalCommand
+from core.jobs import curation
 from core.store.identical_mentions import IdenticalMentions, find_identical
 
 
@@ -93,8 +93,12 @@ class IdenticalMixin:
         if not found or not found.mention_ids or self.waiting_for_writes("applying to identical mentions"):
             return False
         label = f"{summary} for {found.describe()}"
-        command = IdenticalCommand(self.context, mention_id, list(found.mention_ids), label)
-        outcome = self.perform(command)
+        targets = list(found.mention_ids)
+        operation = lambda curator: curation.apply_to_identical(  # noqa: E731
+            self.project, mention_id, targets, curator=curator
+        )
+        outcome = self.perform(label, operation)
         if outcome == "saved":
-            self.statusBar().showMessage(f"saved: {label} ({len(command.written)} written)", 6000)
+            written = len(self.last_changes.decision_ids)
+            self.statusBar().showMessage(f"saved: {label} ({written} written)", 6000)
         return outcome != "refused"

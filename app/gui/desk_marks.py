@@ -13,7 +13,7 @@ import html
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QInputDialog, QLabel, QSizePolicy
 
-from app.gui.desk_commands import MarkCommand
+from core.jobs import curation
 from core.store.curation_marks import DONE, FLAG, NOTE, SET, Mark
 
 FLAG_SIGN = "\u2691"  # ⚑
@@ -54,11 +54,13 @@ class MarksMixin:
         self.document_marks: dict = {}
         return self.marks_strip
 
-    def _with_curation_marks(self, marks: list) -> list:
-        """Read the document's marks (once per refresh) and put the flags and notes on its highlights."""
-        self.mention_marks = self.project.mention_marks(self.mention_ids) if self.doc else {}
-        found = self.project.document_marks([self.doc.doc_id]) if self.doc else {}
-        self.document_marks = found.get(self.doc.doc_id, {}) if self.doc else {}
+    def _with_curation_marks(self, marks: list, *, reread: bool = True) -> list:
+        """Read the document's marks (`reread`: once per refresh; a decision changes none) and put the
+        flags and notes on its highlights."""
+        if reread:
+            self.mention_marks = self.project.mention_marks(self.mention_ids) if self.doc else {}
+            found = self.project.document_marks([self.doc.doc_id]) if self.doc else {}
+            self.document_marks = found.get(self.doc.doc_id, {}) if self.doc else {}
         for mark, mention_id in zip(marks, self.mention_ids, strict=True):
             mine = self.mention_marks.get(mention_id, {})
             mark.flagged = FLAG in mine
@@ -101,10 +103,11 @@ class MarksMixin:
         where = "document" if mention_id is None else f"“{self.doc.mentions[self.current].text}”"
         verb = {NOTE: "note on", FLAG: "flag", DONE: "mark done"}[kind]
         label = f"{verb} {where}" if value else f"clear {kind} on {where}"
-        command = MarkCommand(
-            self.context, kind, old, value, document=self.doc.doc_id, mention_id=mention_id, label=label
+        doc_id = self.doc.doc_id
+        operation = lambda curator: curation.set_mark(  # noqa: E731
+            self.project, kind, value, document=doc_id, mention_id=mention_id, curator=curator
         )
-        if self.perform(command) == "refused":
+        if self.perform(label, operation) == "refused":
             return False
         self.statusBar().showMessage(f"saved: {label}", 4000)
         return True

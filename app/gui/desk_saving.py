@@ -1,5 +1,6 @@
-"""How the desk saves: every change goes through one `DeskWriter`, the undo stack moves only after the
-store confirmed, and a change the store does not have yet is always on screen.
+"""How the desk saves: every change is one core curation operation run through one `DeskWriter`; the
+window (and the undo history it shows) moves only after the store confirmed, from the OpChanges the
+operation returned, and a change the store does not have yet is always on screen.
 
 The save bar above the panes lists the waiting changes: amber while the writer retries (another program
 holds the database's lock; the desk stays usable, and new decisions queue behind), red once it stalls
@@ -11,14 +12,16 @@ the store holds); decisions on other mentions may queue. Closing the window with
 from __future__ import annotations
 
 import html
+from collections.abc import Callable
 
 from PySide6.QtCore import Signal
 from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QMessageBox, QPushButton, QVBoxLayout, QWidget
 
-from app.gui.actions import StoreCommand
 from app.gui.desk_writer import DeskWriter, Write
 from app.gui.dialogs import show_error
+from core.jobs import curation
+from core.store.op_changes import OpChanges
 from core.store.write_faults import StoreWriteError, WriteFault
 
 SHOWN_LABELS = 3  # waiting changes named in the bar; the rest are counted (all are in the tooltip)
@@ -91,61 +94,61 @@ class SavingMixin:
         layout.addWidget(panes, 1)
         return central
 
-    def perform(self, command: StoreCommand) -> str:
-        """Write a new change; it enters the undo stack once the store has it. Returns the writer's answer:
-        "saved", "pending" (waiting for the lock, or behind a change that is) or "refused"."""
+    def perform(self, label: str, operation: Callable[[str], OpChanges]) -> str:
+        """Run one curation operation (core.jobs.curation) with the curator's name, through the writer; the
+        window redraws from the `OpChanges` it returns. Returns the writer's answer: "saved", "pending"
+        (waiting for the lock, or behind a change that is) or "refused"."""
         curator = self.settings.curator
 
-        def saved(_result) -> None:
-            command.follow = not write.late
-            self.undo_stack.push(command)
+        def saved(changes: OpChanges) -> None:
+            self.last_changes = changes
+            self.show_changes(changes, follow=not write.late)
             if write.late:
-                self.statusBar().showMessage(f"saved: {command.text()}", 4000)
-            self.learn_decided(command)
+                self.statusBar().showMessage(f"saved: {changes.label or label}", 4000)
+            self.learn_decided(changes)
 
-        write = Write(command.text(), lambda: command.write_redo(curator), saved, self.report_refusal)
+        write = Write(label, lambda: operation(curator), saved, self.report_refusal)
         return self.writer.submit(write)
 
     def undo(self) -> str | None:
-        if self.waiting_for_writes("undo") or not self.undo_stack.canUndo():
-            return None
-        command = self.undo_stack.command(self.undo_stack.index() - 1)
-        curator = self.settings.curator
-        return self.writer.submit(
-            Write(
-                f"undo {command.text()}",
-                lambda: command.write_undo(curator),
-                lambda _result: (self.undo_stack.undo(), self.learn_decided(command)),
-                self.report_refusal,
-            )
-        )
+        """Ctrl+Z: the newest step of the curator's history (core.jobs.curation.undo), whatever it was;
+        the desk goes to the document and mention it changed and says what was undone."""
+        return self._step("undo", curation.undo)
 
     def redo(self) -> str | None:
-        if self.waiting_for_writes("redo") or not self.undo_stack.canRedo():
-            return None
-        command = self.undo_stack.command(self.undo_stack.index())
-        curator = self.settings.curator
+        return self._step("redo", curation.redo)
 
-        def refused(exc: Exception) -> None:  # e.g. the suggestions it acted on are gone: drop the step
+    def _step(self, verb: str, operation: Callable) -> str | None:
+        if self.waiting_for_writes(verb) or not getattr(self.undo_stack, f"can{verb.title()}")():
+            return None
+        curator = self.settings.curator
+        text = self.undo_stack.undoText() if verb == "undo" else self.undo_stack.redoText()
+
+        def saved(changes: OpChanges) -> None:
+            self.last_changes = changes
+            self.show_changes(changes, navigate=True)
+            self.statusBar().showMessage(
+                f"{verb}ne: {changes.label[len(verb) + 1 :]}" if changes.label else f"nothing to {verb}",
+                6000,
+            )
+            self.learn_decided(changes)
+
+        def refused(exc: Exception) -> None:  # e.g. its mention was deleted since: the step is dropped
             self.report_refusal(exc)
-            command.setObsolete(True)
-            self.undo_stack.redo()
-            self.refresh(None)
+            self.undo_stack.set(curation.history_of(self.project, curator))
 
         return self.writer.submit(
-            Write(
-                f"redo {command.text()}",
-                lambda: command.write_redo(curator),
-                lambda _result: (self.undo_stack.redo(), self.learn_decided(command)),
-                refused,
-            )
+            Write(f"{verb} {text}", lambda: operation(self.project, curator), saved, refused)
         )
 
-    def learn_decided(self, command: StoreCommand) -> None:
+    def learn_decided(self, changes: OpChanges) -> None:
         """Decisions stored, undone or redone reach the loaded models at once (LinkService.learn): the
         identical mentions still to review are suggested again with what the curator just taught."""
-        if command.decisions_only:
-            self.service.learn(command.changed())
+        if changes.decision_ids:
+            self.service.learn(sorted(changes.mentions))
+        for mention_id in sorted(changes.edited):  # a span, type or new mention: new suggestions at once
+            if mention_id in self.mention_ids and not self.suggestions.get(mention_id):
+                self.resuggest(mention_id)
 
     def on_learned(self, outcome) -> None:
         learned, resuggested = outcome

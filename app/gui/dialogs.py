@@ -236,13 +236,13 @@ KEY_HELP = (
     ("1 – 9", "accept the n-th candidate"),
     ("Ctrl+1 – 9", "mark / unmark candidate n (a mention naming several concepts)"),
     ("Esc", "clear the marks"),
-    ("R", "reject the suggestions"),
+    ("R", "reject the suggestions; on a detected span (not gold): not a mention, left out of exports"),
     ("N", "not in the knowledge base"),
     ("A", "ambiguous"),
     (
         "Ctrl+F  or  /",
         "search the KB by name or any id, typos and spellings forgiven: ↑/↓ show each concept, "
-        "Enter links it, Ctrl+Enter adds it to the link",
+        "Enter links it, Ctrl+Enter adds it to the link being built (Enter stores the link)",
     ),
     ("M  or  Insert", "add a mention from the selected text"),
     ("Delete", "delete the mention"),

@@ -6,7 +6,7 @@ import html
 import logging
 
 from PySide6.QtCore import QSize, Qt, QTimer
-from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QUndoStack
+from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
     QLabel,
     QMainWindow,
@@ -19,7 +19,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.gui.abstract_view import AbstractView
-from app.gui.actions import DeskContext
+from app.gui.actions import DeskHistory
 from app.gui.candidate_panel import CandidatePanel
 from app.gui.concept_pane import ConceptPane
 from app.gui.desk_curation import CurationMixin
@@ -79,10 +79,8 @@ class MainWindow(
         self.project = project
         self.settings = settings or AppSettings()
         self.background = background
-        self.undo_stack = QUndoStack(self)
-        self.context = DeskContext(
-            project, lambda: self.settings.curator, self.refresh, self.resuggest, self.report_refusal
-        )
+        self.undo_stack = DeskHistory(self)  # the project's undo history as the store last reported it
+        self.last_changes = None  # the OpChanges of the newest operation the desk saw through
         self.service = LinkService(
             project,
             device=self.settings.device,
@@ -103,6 +101,7 @@ class MainWindow(
         self.resuggesting: set[int] = set()  # edited mentions waiting for new suggestions
         self.marked: list[str] = []  # candidates marked for one link to several concepts
         self.marked_mention: int | None = None
+        self.searched_marks: set[str] = set()  # marked from the KB search (Ctrl+Enter), not candidates
         self.decisions: dict = {}
         self.current: int | None = None
         self.concepts: dict[str, Concept | None] = {}
@@ -270,8 +269,8 @@ class MainWindow(
         self.act_redo = self._action("Redo", ["Ctrl+Shift+Z", "Ctrl+Y"], self.redo)
         self.undo_stack.canUndoChanged.connect(self.act_undo.setEnabled)
         self.undo_stack.canRedoChanged.connect(self.act_redo.setEnabled)
-        self.undo_stack.undoTextChanged.connect(lambda t: self.act_undo.setText(f"Undo {t}".strip()))
-        self.undo_stack.redoTextChanged.connect(lambda t: self.act_redo.setText(f"Redo {t}".strip()))
+        self.undo_stack.undoTextChanged.connect(lambda t: self._history_text(self.act_undo, "Undo", t))
+        self.undo_stack.redoTextChanged.connect(lambda t: self._history_text(self.act_redo, "Redo", t))
         self.act_undo.setEnabled(False)
         self.act_redo.setEnabled(False)
         self.act_bulk = self._action("Bulk accept…", ["Ctrl+B"], self.bulk_accept_dialog)
@@ -283,6 +282,15 @@ class MainWindow(
         self.act_find_raw = self._action(
             "Find mentions in every document without any", [], self.find_mentions_in_raw
         )
+
+    @staticmethod
+    def _history_text(action: QAction, verb: str, label: str) -> None:
+        """“Undo accept “HD” → D006816 Huntington Disease in 123”: the menu says what the key will do (a
+        long label is cut in the menu, whole in the tip and the status bar)."""
+        shown = label if len(label) <= 80 else label[:79] + "…"
+        action.setText(f"{verb} {shown}".strip())
+        action.setStatusTip(f"{verb} {label}".strip() if label else f"nothing to {verb.lower()}")
+        action.setToolTip(action.statusTip())
 
     def _build_menus(self) -> None:
         bar = self.menuBar()
@@ -355,9 +363,11 @@ class MainWindow(
         mention = self.doc.mentions[index]
         mention_id = self.mention_ids[index]
         if mention_id != self.marked_mention:
-            self.marked, self.marked_mention = [], mention_id
+            self.marked, self.marked_mention, self.searched_marks = [], mention_id, set()
         ranked = self.suggestions.get(mention_id, [])
-        self.marked = [c for c in self.marked if any(r.concept_id == c for r in ranked)]
+        self.marked = [
+            c for c in self.marked if c in self.searched_marks or any(r.concept_id == c for r in ranked)
+        ]
         decision = self.decisions.get(mention_id)
         state = mention_state(decision.action if decision else None, bool(ranked))
         missing = [c.concept_id for c in ranked if c.concept_id not in self.concepts]

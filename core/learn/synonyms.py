@@ -19,7 +19,7 @@ from sqlalchemy import select
 
 from core.kb.knowledge_base import KnowledgeBase, NameEntry
 from core.retrieve.query_plan import plan_document
-from core.store.curation import LINKING_ACTIONS
+from core.store.curation import COMPOSITE_SEPARATOR, LINKING_ACTIONS
 from core.store.schema import DecisionRow, MentionStateRow
 from core.text.normalize import normalize_name
 
@@ -57,6 +57,8 @@ def _collect(project, kb: KnowledgeBase, state, doc_ids: list[str], found: dict[
         for plan, mention_id in zip(plan_document(document), ids, strict=True):
             decision = state.get(mention_id)
             if decision is None or decision.action not in LINKING_ACTIONS or not decision.concept_id:
+                continue
+            if COMPOSITE_SEPARATOR in decision.concept_id:  # "retinal and pineal tumours" names no part alone
                 continue
             concept_id = kb.resolve(decision.concept_id)
             if concept_id is not None and plan.query.strip():

@@ -61,7 +61,9 @@ def curated_documents(
       - nil [N, not in the KB]: the id "-1";
       - reject [R, the suggested link is wrong] and ambiguous [A, several readings, none chosen]: the
         mention stays (deleting it is a different key), but no id is written, because no link was
-        confirmed; the imported id survives only as the `imported_id` infon.
+        confirmed; the imported id survives only as the `imported_id` infon;
+      - reject of a detected span (origin "detected", not gold or curator-drawn): "not a mention", so it
+        is not written at all (as the detector's training already reads it, core.detect.segments).
     Decided mentions carry the decision, curator, time, model version and detail as infons, which only
     formats with infons (BioC, JSONL) write. Deleted mentions are never written. A curator's note, flag
     and "done" mark (core.store.curation_marks) travel the same way: as mention infons, and as document
@@ -83,6 +85,8 @@ def curated_documents(
             if mention_id in mention_marks:
                 marked = {**mention.infons, **curation_infons(mention_marks[mention_id])}
                 mention = replace(mention, infons=marked)
+            if decision is not None and not_a_mention(mention, decision.action):
+                continue
             if decision is None:
                 if not accepted_only:
                     mentions.append(mention)
@@ -96,6 +100,11 @@ def curated_documents(
             metadata = {**document.metadata, **curation_infons(document_marks[document.doc_id])}
             document = replace(document, metadata=metadata)
         yield document.with_mentions(mentions)
+
+
+def not_a_mention(mention: Mention, action: str) -> bool:
+    """A detected span the curator rejected: the detector was wrong, there is no mention to write."""
+    return action == "reject" and mention.origin == "detected"
 
 
 def _preferred_ids(project) -> Callable[[str], str]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -186,6 +187,7 @@ class Project(
         self.path = path
         self.engine = engine
         self._sessions = sessionmaker(engine, expire_on_commit=False)
+        self._shared = threading.local()  # the session of a `transaction()` open in this thread
 
     # --- lifecycle -------------------------------------------------------------------------------
 
@@ -269,8 +271,27 @@ class Project(
         return self.path / "logs"
 
     @contextmanager
+    def transaction(self) -> Iterator[Session]:
+        """One transaction around several store calls: every `session()` this thread opens inside it joins
+        it, so a curation operation and its undo step are stored together or not at all."""
+        if getattr(self._shared, "session", None) is not None:
+            yield self._shared.session
+            return
+        with self.session() as session:
+            self._shared.session = session
+            try:
+                yield session
+            finally:
+                self._shared.session = None
+
+    @contextmanager
     def session(self) -> Iterator[Session]:
-        """One transaction: committed on success, rolled back on any error (a cancel included)."""
+        """One transaction: committed on success, rolled back on any error (a cancel included); inside a
+        `transaction()` of this thread, that one (committed or rolled back by it)."""
+        shared = getattr(getattr(self, "_shared", None), "session", None)
+        if shared is not None:
+            yield shared
+            return
         session = self._sessions()
         try:
             yield session

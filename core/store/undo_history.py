@@ -1,4 +1,5 @@
-"""The curator's recent decisions read back from the log, so the desk's undo stack survives a restart.
+"""The curator's recent decisions read back from the log: where the undo history (core.jobs.undo) of a
+project written before it was kept starts.
 
 Only decisions still in force and made by this curator are undoable steps (one undone since, or covered by
 another curator's decision, is not); newest last, at most `limit`. Decisions written together under one
@@ -23,6 +24,7 @@ class RestoredStep:
 
     batch: str
     decisions: list[tuple[int, str, str, dict, str]] = field(default_factory=list)
+    decision_ids: list[int] = field(default_factory=list)
 
 
 def recent_decisions(project, curator: str, limit: int = HISTORY_LIMIT) -> list[RestoredStep]:
@@ -44,4 +46,5 @@ def recent_decisions(project, curator: str, limit: int = HISTORY_LIMIT) -> list[
                     break
                 steps[batch] = RestoredStep(batch)
             steps[batch].decisions.append((row.mention_id, row.action, row.concept_id, detail, text))
+            steps[batch].decision_ids.append(row.id)
     return list(reversed(steps.values()))

@@ -147,6 +147,8 @@ def test_composite_mention_linked_to_several_concepts(window, demo_project, qtbo
     dialog.run_search()
     assert dialog.result_ids()[0] == "D011471"
     qtbot.keyClick(dialog.query, Qt.Key.Key_Return, CTRL)
+    assert demo_project.current_decisions()[mention_id].concept_id == "D001943|D010051"  # not yet
+    qtbot.keyClick(window, Qt.Key.Key_Return)  # Enter stores the link built
     decision = demo_project.current_decisions()[mention_id]
     assert (decision.action, decision.concept_id) == ("correct", "D001943|D010051|D011471")
 

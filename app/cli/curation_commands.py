@@ -1,0 +1,71 @@
+"""`curalink -p DIR undo | redo | history --curator NAME`: the desk's Ctrl+Z, Ctrl+Shift+Z and its Edit menu,
+over the same history in the project (core.jobs.curation), so a script can take a step back too."""
+
+from __future__ import annotations
+
+from app.cli.output import open_project, print_json, stdout
+
+
+def _history_payload(history) -> dict:
+    return {
+        "steps": list(history.labels),
+        "done": history.done,
+        "undo": history.undo_text,
+        "redo": history.redo_text,
+    }
+
+
+def cmd_step(args) -> int:
+    from core.jobs import curation
+
+    operation = curation.undo if args.command == "undo" else curation.redo
+    with open_project(args) as project:
+        changes = operation(project, args.curator)
+    if args.json:
+        focus = changes.focus or ("", None)
+        print_json(
+            {
+                "label": changes.label,
+                "document": focus[0],
+                "mention": focus[1],
+                **_history_payload(changes.history),
+            }
+        )
+    elif changes.label:
+        done = {"undo": "undone", "redo": "redone"}[args.command]
+        stdout.print(f"{done}: {changes.label[len(args.command) + 1 :]}")
+    else:
+        stdout.print(f"nothing to {args.command} for curator {args.curator or '(no name)'}")
+    return 0
+
+
+def cmd_history(args) -> int:
+    from core.jobs import curation
+
+    with open_project(args) as project:
+        history = curation.history_of(project, args.curator)
+    if args.json:
+        print_json(_history_payload(history))
+        return 0
+    for number, label in enumerate(history.labels, start=1):
+        mark = "  " if number <= history.done else "↷ "  # undone steps, which redo does again
+        stdout.print(f"{mark}{number:>3}  {label}")
+    if not history.labels:
+        stdout.print(f"no history for curator {args.curator or '(no name)'}")
+    return 0
+
+
+def register(commands) -> None:
+    for name, text, handler in (
+        (
+            "undo",
+            "undo the curator's newest step (a decision, a bulk accept, an edit, a note or mark)",
+            cmd_step,
+        ),
+        ("redo", "do again the curator's step undone last", cmd_step),
+        ("history", "the curator's undo history, oldest first (↷: undone, redo does it again)", cmd_history),
+    ):
+        parser = commands.add_parser(name, help=text)
+        parser.add_argument("--curator", default="", help="whose history (the desk's curator name)")
+        parser.add_argument("--json", action="store_true")
+        parser.set_defaults(handler=handler)

@@ -1,0 +1,398 @@
+"""Curation operations: decide, bulk accept, apply to identical mentions, mention edits, notes and marks,
+and undo / redo over one history of them all (core.jobs.undo). The desk, the CLI and tests call these.
+
+Each writes the change and its undo step in one transaction and returns an `OpChanges` that says what
+changed and holds what a desk needs to redraw it (decisions in force, queue rows, the history), read once
+after the write; the desk reads nothing else after a decision. Undo and redo say what they did (`label`)
+and where (`focus`), so a front end can take the curator there.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from core.errors import CuralinkError
+from core.jobs import undo as history
+from core.jobs.undo import ADD, DECISIONS, DELETE, MARK, SPAN, TYPE, Step, span_label
+from core.store import step_reads
+from core.store.curation_log import MentionKey, NewDecision, concept_parts
+from core.store.curation_marks import DONE, FLAG, NOTE
+from core.store.desk_lookup import document_facets
+from core.store.identical_mentions import apply_to_identical as copy_to_identical
+from core.store.op_changes import History, OpChanges
+from core.store.step_reads import mention_facts
+
+
+@dataclass(frozen=True)
+class BulkAccept:
+    """One mention of a bulk accept: its top suggestion, the model version and score behind it, and the
+    span and type the suggestions were computed for."""
+
+    mention_id: int
+    concept_id: str
+    model_version: str | None = None  # None: the version behind its stored suggestions
+    score: float = 0.0
+    suggested_for: MentionKey | None = None
+
+
+# --- what the desk needs after a write ----------------------------------------------------------------
+
+
+def _finish(
+    project, changes: OpChanges, *, label: str, focus, history_now: History, merged=False
+) -> OpChanges:
+    """The change with what a desk redraws from: decisions in force, queue rows and facets."""
+    documents = set(changes.documents)
+    if focus is not None and focus[0]:
+        documents.add(focus[0])
+    wanted = sorted(changes.mentions)
+    in_force = project.current_decisions(mention_ids=wanted) if wanted else {}
+    ordered = sorted(documents)
+    return replace(
+        changes,
+        documents=frozenset(documents),
+        decisions={m: in_force.get(m) for m in wanted},
+        queue=tuple(project.queue(doc_ids=ordered)) if ordered else (),
+        facets=document_facets(project, ordered) if ordered else {},
+        label=label,
+        focus=focus,
+        history=history_now,
+        merged=merged,
+    )
+
+
+def _mention(project, mention_id: int) -> tuple[str, str, str, int, int, str]:
+    """(document id, text, origin, start, end, type) of a mention (deleted ones too)."""
+    facts = mention_facts(project, mention_id)
+    return facts.document, facts.text, facts.origin, facts.start, facts.end, facts.type
+
+
+def _link_text(project, concept_id: str) -> str:
+    """“D1 Name 1 + D2 Name 2”, as the desk names a link."""
+    parts = concept_parts(concept_id)
+    found = project.concepts(parts)
+    return " + ".join(f"{p} {found[p].preferred_name}" if found.get(p) else p for p in parts)
+
+
+def decision_label(project, mention_id: int, action: str, concept_id: str = "", *, mention=None) -> str:
+    """“accept “HD” → D006816 Huntington Disease in 123”; a reject of a detected span says it is not a
+    mention. `mention`: `_mention` of it, when already read."""
+    document, text, origin, *_ = mention or _mention(project, mention_id)
+    if action == "reject" and origin == "detected":
+        return f"reject “{text}” (not a mention) in {document}"
+    link = f" → {_link_text(project, concept_id)}" if concept_id else ""
+    return f"{action} “{text}”{link} in {document}"
+
+
+# --- decisions ------------------------------------------------------------------------------------------
+
+
+def _record(project, curator: str, write, *, label: str, focus, skip_decided: bool) -> OpChanges:
+    """Run `write` (decisions, returning their OpChanges) and record it as one step, in one transaction."""
+    with project.transaction():
+        history.ensure(project, curator)  # first: a history started from the log must not hold this
+        changes = write()
+        if changes.decision_ids:
+            step = Step(
+                DECISIONS,
+                label,
+                focus[0],
+                focus[1],
+                {"decisions": list(changes.decision_ids), "skip_decided": skip_decided},
+            )
+            now, _ = history.push(project, curator, step)
+        else:
+            now = history.view(project, curator)
+    return _finish(project, changes, label=label, focus=focus, history_now=now)
+
+
+def decide(
+    project,
+    mention_id: int,
+    action: str,
+    *,
+    concept_id: str = "",
+    curator: str = "",
+    model_version: str | None = None,
+    detail: dict | None = None,
+    suggested_for: MentionKey | None = None,
+) -> OpChanges:
+    """One decision (a link may name several concepts, `A|B|C`, as one step). Without `model_version`,
+    the version behind the mention's stored suggestions is recorded."""
+    if model_version is None:
+        model_version = project.suggestion_version(mention_id)
+    mention = _mention(project, mention_id)
+    label = decision_label(project, mention_id, action, concept_id, mention=mention)
+    document = mention[0]
+    decision = NewDecision(
+        mention_id, action, concept_id, curator, model_version, detail or {}, suggested_for
+    )
+    return _record(
+        project,
+        curator,
+        lambda: project.decide([decision]),
+        label=label,
+        focus=(document, mention_id),
+        skip_decided=False,
+    )
+
+
+def bulk_accept(project, accepts: Sequence[BulkAccept], threshold: float, *, curator: str = "") -> OpChanges:
+    """Accept many top suggestions as one step, in one transaction (all or nothing)."""
+    if not accepts:
+        return OpChanges(history=history.view(project, curator))
+    batch = uuid.uuid4().hex[:12]  # the decisions' shared id: one step in the log too
+    unknown = [a.mention_id for a in accepts if a.model_version is None]
+    versions = step_reads.suggestion_versions(project, unknown) if unknown else {}
+    decisions = [
+        NewDecision(
+            a.mention_id,
+            "accept",
+            concept_id=a.concept_id,
+            curator=curator,
+            model_version=versions.get(a.mention_id, "") if a.model_version is None else a.model_version,
+            detail={"bulk_threshold": threshold, "score": round(a.score, 4), "batch": batch},
+            suggested_for=a.suggested_for,
+        )
+        for a in accepts
+    ]
+    documents = set(project.mention_documents([a.mention_id for a in accepts]).values())
+    first = accepts[0].mention_id
+    where = next(iter(documents)) if len(documents) == 1 else f"{len(documents)} documents"
+    label = f"bulk accept of {len(accepts)} mention(s) ≥ {threshold:.2f} in {where}"
+    focus = (project.mention_documents([first])[first], first)
+    return _record(
+        project, curator, lambda: project.decide(decisions), label=label, focus=focus, skip_decided=False
+    )
+
+
+def apply_to_identical(project, source: int, targets: Sequence[int], *, curator: str = "") -> OpChanges:
+    """Copy the decision in force on `source` to each target still undecided, as one step
+    (core.store.identical_mentions writes it)."""
+    decision = project.current_decisions(mention_ids=[source]).get(source)
+    if decision is None:
+        raise CuralinkError(f"mention {source} has no decision to apply to identical mentions")
+    documents = set(project.mention_documents(list(targets)).values())
+    document, text, *_ = _mention(project, source)
+    label = (
+        f"{decision.action} “{text}” copied to {len([t for t in targets if t != source])} identical "
+        f"mention(s) in {len(documents)} document(s)"
+    )
+    return _record(
+        project,
+        curator,
+        lambda: copy_to_identical(project, source, targets, curator=curator),
+        label=label,
+        focus=(document, source),
+        skip_decided=True,
+    )
+
+
+# --- mention edits, notes and marks ---------------------------------------------------------------------
+
+
+def _edit(project, curator: str, step: Step, write, *, merge_span: bool = False) -> OpChanges:
+    with project.transaction():
+        history.ensure(project, curator)
+        write()
+        now, merged = history.push(project, curator, step, merge_span=merge_span)
+    return _edited(project, step, history_now=now, merged=merged)
+
+
+def _edited(project, step: Step, *, history_now: History, merged: bool = False, label: str = "") -> OpChanges:
+    focus = (step.document, step.mention)
+    if step.kind == MARK:
+        changes = OpChanges(documents=frozenset({step.document}), marks=frozenset({step.document}))
+    else:
+        assert step.mention is not None
+        changes = OpChanges(
+            mentions=frozenset({step.mention}),
+            documents=frozenset({step.document}),
+            edited=frozenset({step.mention}),
+        )
+    return _finish(
+        project, changes, label=label or step.label, focus=focus, history_now=history_now, merged=merged
+    )
+
+
+def edit_span(
+    project, mention_id: int, start: int, end: int, *, curator: str = "", merge: bool = False
+) -> OpChanges:
+    """Move a mention's boundaries (its suggestions are dropped: suggest it again). With `merge`, a nudge
+    right after another of the same mention joins its undo step."""
+    facts = mention_facts(project, mention_id)
+    document, text, old_start, old_end = facts.document, facts.text, facts.start, facts.end
+    full = facts.document_text
+    new_text = full[start:end] if 0 <= start < end <= len(full) else ""
+    step = Step(
+        SPAN,
+        span_label(text, new_text, document),
+        document,
+        mention_id,
+        {"old": [old_start, old_end], "new": [start, end], "old_text": text, "new_text": new_text},
+    )
+    return _edit(
+        project,
+        curator,
+        step,
+        lambda: project.set_mention_span(mention_id, start, end, curator=curator),
+        merge_span=merge,
+    )
+
+
+def change_type(project, mention_id: int, new_type: str, *, curator: str = "") -> OpChanges:
+    document, text, _origin, _s, _e, old = _mention(project, mention_id)
+    label = f"type of “{text}” {old or '(none)'} → {new_type or '(none)'} in {document}"
+    step = Step(TYPE, label, document, mention_id, {"old": old, "new": new_type})
+    return _edit(
+        project, curator, step, lambda: project.set_mention_type(mention_id, new_type, curator=curator)
+    )
+
+
+def add_mention(
+    project, document: str, start: int, end: int, *, type: str = "", curator: str = ""
+) -> OpChanges:
+    """A curator-drawn mention; undo removes it, redo brings the same row back."""
+    with project.transaction():
+        history.ensure(project, curator)
+        mention_id = project.add_mention(document, start, end, type=type, curator=curator)
+        text = _mention(project, mention_id)[1]
+        step = Step(ADD, f"add mention “{text}” in {document}", document, mention_id, {})
+        now, _ = history.push(project, curator, step)
+    return _edited(project, step, history_now=now)
+
+
+def delete_mention(project, mention_id: int, *, curator: str = "") -> OpChanges:
+    document, text, *_ = _mention(project, mention_id)
+    step = Step(DELETE, f"delete mention “{text}” in {document}", document, mention_id, {})
+    return _edit(
+        project, curator, step, lambda: project.set_mention_removed(mention_id, True, curator=curator)
+    )
+
+
+def _mark_label(project, kind: str, value: str, document: str, mention_id: int | None) -> str:
+    where = document if mention_id is None else f"“{_mention(project, mention_id)[1]}” in {document}"
+    if not value:
+        return f"clear {kind} on {where}"
+    return {NOTE: f"note on {where}", FLAG: f"flag {where}", DONE: f"mark {document} done"}[kind]
+
+
+def set_mark(
+    project, kind: str, value: str, *, document: str, mention_id: int | None = None, curator: str = ""
+) -> OpChanges:
+    """A note, flag or done mark set (or, with "", cleared) as an undoable step."""
+    if mention_id is not None:
+        found = project.mention_marks([mention_id]).get(mention_id, {})
+    else:
+        found = project.document_marks([document]).get(document, {})
+    old = found[kind].value if kind in found else ""
+    step = Step(
+        MARK,
+        _mark_label(project, kind, value, document, mention_id),
+        document,
+        mention_id,
+        {"kind": kind, "old": old, "new": value},
+    )
+    return _edit(
+        project,
+        curator,
+        step,
+        lambda: project.set_mark(kind, value, document=document, mention_id=mention_id, curator=curator),
+    )
+
+
+# --- undo and redo --------------------------------------------------------------------------------------
+
+
+def history_of(project, curator: str = "") -> History:
+    """The curator's history: labels oldest first, and how many can be undone."""
+    return history.view(project, curator)
+
+
+def undo(project, curator: str = "") -> OpChanges:
+    """Take back the curator's newest step still done; `label` says what was undone ("" when nothing)."""
+    try:
+        with project.transaction():
+            step = history.step_to_undo(project, curator)
+            if step is None:
+                return OpChanges(history=history.view(project, curator))
+            changes = _carry_out(project, curator, step, undoing=True)
+            now = history.moved(project, curator, step, undone=True)
+    except CuralinkError as exc:  # refused (its mention was deleted since): nothing was written
+        history.drop_undone(project, curator, with_top=True)
+        raise CuralinkError(f"{exc}; it cannot be undone, so it was taken out of the history") from exc
+    return _after(project, step, changes, now, "undo")
+
+
+def redo(project, curator: str = "") -> OpChanges:
+    """Do again the curator's step undone last; `label` says what was redone ("" when nothing)."""
+    try:
+        with project.transaction():
+            step = history.step_to_redo(project, curator)
+            if step is None:
+                return OpChanges(history=history.view(project, curator))
+            changes = _carry_out(project, curator, step, undoing=False)
+            now = history.moved(project, curator, step, undone=False)
+    except CuralinkError as exc:  # the store refused it: nothing was written; the redo side goes
+        history.drop_undone(project, curator)
+        raise CuralinkError(f"{exc}; it cannot be redone, so the redo history was cleared") from exc
+    return _after(project, step, changes, now, "redo")
+
+
+def _after(project, step: Step, changes: OpChanges, now: History, verb: str) -> OpChanges:
+    label = f"{verb} {step.label}"
+    if step.kind == DECISIONS:
+        return _finish(project, changes, label=label, focus=(step.document, step.mention), history_now=now)
+    return _edited(project, step, history_now=now, label=label)
+
+
+def _carry_out(project, curator: str, step: Step, *, undoing: bool) -> OpChanges:
+    """Write what undoes (or redoes) one step; a decision step's data is updated to the decisions it
+    holds now."""
+    data = step.data
+    if step.kind == DECISIONS:
+        return _undo_decisions(project, curator, step) if undoing else _redo_decisions(project, curator, step)
+    if step.kind == MARK:
+        value = data["old"] if undoing else data["new"]
+        project.set_mark(
+            data["kind"], value, document=step.document, mention_id=step.mention, curator=curator
+        )
+    elif step.kind == SPAN:
+        project.set_mention_span(step.mention, *(data["old"] if undoing else data["new"]), curator=curator)
+    elif step.kind == TYPE:
+        project.set_mention_type(step.mention, data["old"] if undoing else data["new"], curator=curator)
+    elif step.kind in (ADD, DELETE):
+        removed = undoing == (step.kind == ADD)
+        project.set_mention_removed(step.mention, removed, curator=curator)
+    else:
+        raise CuralinkError(f"unknown undo step {step.kind!r} in the project's history")
+    return OpChanges()
+
+
+def _undo_decisions(project, curator: str, step: Step) -> OpChanges:
+    """Revert the step's decisions still in force (one a later decision covered is left alone)."""
+    standing = step_reads.in_force(project, step.data["decisions"])
+    rows = [(d.mention_id, d.action) for d in standing]
+    reverts = [NewDecision(m, "revert", curator=curator, detail={"undo": action}) for m, action in rows]
+    return project.decide(reverts)
+
+
+def _redo_decisions(project, curator: str, step: Step) -> OpChanges:
+    """Write the step's decisions again (new rows, same content); the step now holds the new ids."""
+    again = [
+        NewDecision(
+            d.mention_id,
+            d.action,
+            concept_id=d.concept_id,
+            curator=curator,
+            model_version=d.model_version,
+            detail=json.loads(d.detail_json or "{}"),
+        )
+        for d in step_reads.decisions_by_id(project, step.data["decisions"])
+    ]
+    changes = project.decide(again, skip_decided=bool(step.data.get("skip_decided")))
+    step.data = {**step.data, "decisions": list(changes.decision_ids)}
+    return changes
