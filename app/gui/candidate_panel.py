@@ -30,8 +30,11 @@ RETRIEVER_COLUMN = 5
 OPTIONAL_COLUMNS = (3, 4)  # hidden while no shown candidate has anything in them
 ORDER_SOURCES = {
     # what the final score column holds, by the model that produced the stored order
-    "ranker": ("P(right) ▼", "the ranker's calibrated probability that this concept is right; the list is "
-               "ordered by it, and bulk accept thresholds it"),
+    "ranker": (
+        "P(right) ▼",
+        "the ranker's calibrated probability that this concept is right; the list is "
+        "ordered by it, and bulk accept thresholds it",
+    ),
     "cross-encoder": ("Cross-enc. ▼", "the cross-encoder's score; the list is ordered by it"),
     "retriever": ("Final", "no ranker or cross-encoder in force: the list is ordered by the retriever score"),
 }
@@ -167,7 +170,9 @@ class CandidateModel(QAbstractTableModel):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         if role == Qt.ItemDataRole.ForegroundRole and column in (3, 4, RETRIEVER_COLUMN):
             return QColor(muted())
-        if role == Qt.ItemDataRole.FontRole and (candidate.concept_id in self.linked or column == FINAL_COLUMN):
+        if role == Qt.ItemDataRole.FontRole and (
+            candidate.concept_id in self.linked or column == FINAL_COLUMN
+        ):
             font = QFont()
             font.setBold(True)  # the chosen row, and the score the order follows
             return font

@@ -36,8 +36,10 @@ def test_long_ids_and_names_keep_both_ends_with_the_whole_text_in_the_tooltip(qt
     assert view.textElideMode() == Qt.TextElideMode.ElideMiddle
     # The id column is wide enough for the whole OMIM id: no two rows read the same.
     metrics = view.fontMetrics()
-    shown_ids = [metrics.elidedText(c.concept_id, Qt.TextElideMode.ElideMiddle, view.columnWidth(1) - 14)
-                 for c in MEDIC]
+    shown_ids = [
+        metrics.elidedText(c.concept_id, Qt.TextElideMode.ElideMiddle, view.columnWidth(1) - 14)
+        for c in MEDIC
+    ]
     assert len(set(shown_ids)) == len(MEDIC), shown_ids
     for row, candidate in enumerate(MEDIC):
         assert candidate.name in model.index(row, 2).data(Qt.ItemDataRole.ToolTipRole)
@@ -48,7 +50,9 @@ def test_every_column_can_be_resized_and_a_dragged_width_is_kept(qtbot):
     panel = _panel(qtbot, MEDIC, CONCEPTS, "ranker")
     header = panel.view.horizontalHeader()
     modes = [header.sectionResizeMode(c) for c in range(panel.model.columnCount())]
-    assert all(m in (QHeaderView.ResizeMode.Interactive, QHeaderView.ResizeMode.Stretch) for m in modes), modes
+    assert all(m in (QHeaderView.ResizeMode.Interactive, QHeaderView.ResizeMode.Stretch) for m in modes), (
+        modes
+    )
     header.resizeSection(1, 231)  # as a drag of the header's edge does
     panel.resize(600, 300)
     qtbot.waitUntil(lambda: panel.view.viewport().width() > 520)
@@ -73,12 +77,14 @@ def test_the_order_column_is_named_for_its_model_and_candidates_without_a_retrie
     model = panel.model
     title = model.headerData(FINAL_COLUMN, Qt.Orientation.Horizontal)
     assert title.startswith("P(right)")
-    assert "calibrated probability" in model.headerData(FINAL_COLUMN, Qt.Orientation.Horizontal,
-                                                        Qt.ItemDataRole.ToolTipRole)
+    assert "calibrated probability" in model.headerData(
+        FINAL_COLUMN, Qt.Orientation.Horizontal, Qt.ItemDataRole.ToolTipRole
+    )
     # Row 3 came from TF-IDF or the prior, not the retriever: no misleading 0.000 above the real scores.
     assert model.index(2, RETRIEVER_COLUMN).data() == "—"
     assert "not among the retriever's candidates" in model.index(2, RETRIEVER_COLUMN).data(
-        Qt.ItemDataRole.ToolTipRole)
+        Qt.ItemDataRole.ToolTipRole
+    )
     assert [model.index(r, FINAL_COLUMN).data() for r in range(3)] == ["0.410", "0.220", "0.180"]
     assert order_source(False, True) == "cross-encoder"
     panel.show_candidates("<b>lupus</b>", MEDIC, CONCEPTS, [], order_source(False, True))
