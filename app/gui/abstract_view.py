@@ -223,7 +223,19 @@ class AbstractView(QTextEdit):
         probe.setPosition(mark.start)
         if not self.textCursor().hasSelection():
             self.setTextCursor(probe)
-            self.ensureCursorVisible()
+            self.center_on(mark.start)
+
+    def center_on(self, offset: int) -> None:
+        """Bring a character to the middle third of the view: ensureCursorVisible only scrolls it to the
+        edge, where the curator must look for it and the next mention is still out of view."""
+        probe = QTextCursor(self.document())
+        probe.setPosition(offset)
+        rect = self.cursorRect(probe)
+        height = self.viewport().height()
+        if height / 3 <= rect.center().y() <= 2 * height / 3:
+            return
+        bar = self.verticalScrollBar()
+        bar.setValue(bar.value() + rect.center().y() - height // 2)
 
     # --- queries ---------------------------------------------------------------------------------
 

@@ -291,7 +291,9 @@ class CandidatePanel(QWidget):
         self._hide_empty_columns()
         self._fit_columns()
         if candidates:
-            self.view.selectRow(0)
+            # the row the mention is linked to (candidate 3 picked: the concept pane shows candidate 3)
+            rows = [i for i, c in enumerate(candidates) if c.concept_id in self.model.linked]
+            self.view.selectRow(rows[0] if rows else 0)
 
     def set_marked(self, marked: list[str]) -> None:
         self.model.set_marked(marked)

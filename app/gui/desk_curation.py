@@ -122,7 +122,7 @@ class CurationMixin(DeskExtrasMixin):
         self.candidates.set_marked(self.marked)
         if self.marked:
             self.statusBar().showMessage(
-                f"marked {' + '.join(self.marked)}: Enter links the mention to all of them, Esc clears", 6000
+                f"marked {' | '.join(self.marked)}: Enter links the mention to all of them, Esc clears", 6000
             )
         else:
             self.statusBar().clearMessage()

@@ -376,12 +376,15 @@ class MainWindow(
             label += "<br><i>computing suggestions for the new span…</i>"
         elif not ranked and self.background:
             label += "<br><i>suggestions are being computed in the background…</i>"
-        source = order_source(bool(self.ranker_version), bool(self.reranker_version) and self.settings.use_reranker)
+        source = order_source(
+            bool(self.ranker_version), bool(self.reranker_version) and self.settings.use_reranker
+        )
         self.candidates.show_candidates(
             label, ranked, {k: v for k, v in concepts.items() if v}, linked, source, self.marked
         )
         if not ranked:  # no candidate row to follow: the linked concept, or nothing (never a stale one)
             self.concept.show_concept(self._concept(linked[0]) if linked else None)
+        self.remember_view()
 
     def _show_candidate_concept(self, row: int) -> None:
         ranked = self.candidates.model.candidates

@@ -1,0 +1,87 @@
+"""Issue 23 item 8, the small daily things, in the real window on a copy of the demo project: the selected
+mention is brought to the middle of the view, the concept pane starts at the top of each concept, a
+revisited mention shows the candidate it is linked to, composites read with '|', and a restart goes back
+to the mention the curator was on."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+
+from core.kb.concept import Concept
+
+
+def _open(qtbot, project, settings):
+    from app.gui.main_window import MainWindow
+
+    win = MainWindow(project, settings, background=False)
+    qtbot.addWidget(win)
+    win.show()
+    qtbot.waitExposed(win)
+    win.activateWindow()
+    qtbot.waitUntil(win.isActiveWindow, timeout=2000)
+    return win
+
+
+def test_a_restart_returns_to_the_mention_the_curator_was_on(qtbot, demo_project, app_settings):
+    desk = _open(qtbot, demo_project, app_settings)
+    for _ in range(3):
+        qtbot.keyClick(desk, Qt.Key.Key_Tab)
+    doc_id, mention_id = desk.doc.doc_id, desk.current_mention_id()
+    assert desk.current == 3
+    desk.close()
+    desk.service.shutdown()
+    again = _open(qtbot, demo_project, app_settings)
+    try:
+        assert again.doc.doc_id == doc_id
+        assert again.current_mention_id() == mention_id
+    finally:
+        again.service.shutdown()
+
+
+def test_the_selected_mention_is_brought_to_the_middle_of_the_view(qtbot, window):
+    window.abstract.set_zoom(12)  # large text in a short window: the abstract scrolls
+    window.resize(1100, 420)
+    qtbot.waitUntil(lambda: window.abstract.verticalScrollBar().maximum() > 0)
+    last = len(window.mention_ids) - 1
+    window.select_mention(last)
+    mark = window.abstract.marks[last]
+    probe = window.abstract.textCursor()
+    probe.setPosition(mark.start)
+    y = window.abstract.cursorRect(probe).center().y()
+    height = window.abstract.viewport().height()
+    bar = window.abstract.verticalScrollBar()
+    # in the middle third, unless the view is already scrolled as far as it goes
+    assert height / 3 <= y <= 2 * height / 3 or bar.value() == bar.maximum(), (y, height, bar.value())
+    window.select_mention(0)
+    probe.setPosition(window.abstract.marks[0].start)
+    y = window.abstract.cursorRect(probe).center().y()
+    assert 0 <= y <= 2 * height / 3
+
+
+def test_the_concept_pane_starts_at_the_top_of_each_concept(qtbot, window):
+    pane = window.concept
+    long_one = Concept("D0", "MeSH", "Long", synonyms=tuple(f"synonym {i}" for i in range(60)))
+    pane.resize(300, 150)
+    pane.show_concept(long_one)
+    qtbot.waitUntil(lambda: pane.verticalScrollBar().maximum() > 0)
+    pane.verticalScrollBar().setValue(pane.verticalScrollBar().maximum())
+    pane.show_concept(Concept("D1", "MeSH", "Other", synonyms=tuple(f"other {i}" for i in range(60))))
+    assert pane.verticalScrollBar().value() == 0
+
+
+def test_a_revisited_mention_shows_the_candidate_it_is_linked_to(qtbot, window, demo_project):
+    ranked = window.suggestions[window.current_mention_id()]
+    assert len(ranked) >= 3
+    mention_id = window.current_mention_id()
+    qtbot.keyClick(window, Qt.Key.Key_3)
+    qtbot.waitUntil(
+        lambda: demo_project.current_decisions(mention_ids=[mention_id]).get(mention_id) is not None
+    )
+    window.select_mention(window.mention_ids.index(mention_id))
+    assert window.candidates.view.currentIndex().row() == 2
+    assert window.concept.concept is not None and window.concept.concept.concept_id == ranked[2].concept_id
+
+
+def test_a_composite_link_reads_with_the_stored_separator(window):
+    text = window._link_text("D006816|D003924")
+    assert " | " in text and " + " not in text
