@@ -118,6 +118,7 @@ class DocumentQueue(QWidget):
         index = self.view.currentIndex()
         if index.isValid():
             self.view.scrollTo(index)
+        self._summarise()
         self.viewChanged.emit()
 
     def sort_key(self) -> str:
@@ -229,10 +230,21 @@ class DocumentQueue(QWidget):
         return changed
 
     def _summarise(self) -> None:
+        """Counts over the documents the filters show (a split filter on: that split's progress), with
+        the whole project's beside them."""
         total, reviewed, done = self.model.totals
-        self.overall.setMaximum(max(total, 1))
-        self.overall.setValue(reviewed)
-        self.summary.setText(f"{done} of {len(self.model.entries)} documents done")
+        if not self.model.filtered():
+            self.overall.setMaximum(max(total, 1))
+            self.overall.setValue(reviewed)
+            self.summary.setText(f"{done} of {len(self.model.entries)} documents done")
+            return
+        shown_total, shown_reviewed, shown_done = self.model.shown_totals
+        self.overall.setMaximum(max(shown_total, 1))
+        self.overall.setValue(shown_reviewed)
+        self.summary.setText(
+            f"{shown_done} of {len(self.model.shown)} shown documents done "
+            f"({done} of {len(self.model.entries)} in all)"
+        )
 
     def entry(self, doc_id: str) -> QueueEntry | None:
         row = self.model.rows.get(doc_id)

@@ -85,3 +85,32 @@ def test_a_revisited_mention_shows_the_candidate_it_is_linked_to(qtbot, window, 
 def test_a_composite_link_reads_with_the_stored_separator(window):
     text = window._link_text("D006816|D003924")
     assert " | " in text and " + " not in text
+
+
+def test_the_key_help_fits_the_default_window_and_lists_the_menu_keys(window):
+    from PySide6.QtGui import QKeySequence
+
+    text = " ".join(label.text() for label in window.help_overlay.findChildren(type(window.legend)))
+    window.resize(1500, 880)
+    assert window.help_overlay.sizeHint().height() <= window.height()
+    for action in (window.act_bulk, window.act_help):
+        assert action.shortcut().toString(QKeySequence.SequenceFormat.PortableText) in text
+    for keys in ("Ctrl+L", "Ctrl+N", "Ctrl+O", "Ctrl+I", "Ctrl+Shift+I", "Ctrl+Y"):
+        assert keys in text, keys
+
+
+def test_the_note_editor_wraps_and_ctrl_enter_saves(qtbot, window, demo_project):
+    from PySide6.QtWidgets import QPlainTextEdit
+
+    dialog = window.edit_note(on_document=True)
+    editor = dialog.findChild(QPlainTextEdit)
+    assert dialog.width() >= 500 and editor.lineWrapMode() == QPlainTextEdit.LineWrapMode.WidgetWidth
+    qtbot.keyClicks(editor, "check the second abstract")
+    qtbot.keyClick(editor, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+    doc_id = window.doc.doc_id
+    qtbot.waitUntil(lambda: "note" in demo_project.document_marks([doc_id]).get(doc_id, {}))
+    assert demo_project.document_marks([doc_id])[doc_id]["note"].value == "check the second abstract"
+
+
+def test_the_window_title_names_the_project_once(window, demo_project):
+    assert window.windowTitle() == demo_project.path.name
