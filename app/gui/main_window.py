@@ -115,7 +115,7 @@ class MainWindow(
         self.retriever_version = ""
         self.ranker_version = ""
 
-        self.setWindowTitle(project.path.name)  # Qt adds " — Curalink", the application display name
+        self.setWindowTitle(f"Curalink — {project.path.name}")
         self._build_widgets()
         self._build_actions()
         self._build_menus()

@@ -110,7 +110,3 @@ def test_the_note_editor_wraps_and_ctrl_enter_saves(qtbot, window, demo_project)
     doc_id = window.doc.doc_id
     qtbot.waitUntil(lambda: "note" in demo_project.document_marks([doc_id]).get(doc_id, {}))
     assert demo_project.document_marks([doc_id])[doc_id]["note"].value == "check the second abstract"
-
-
-def test_the_window_title_names_the_project_once(window, demo_project):
-    assert window.windowTitle() == demo_project.path.name
