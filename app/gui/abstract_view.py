@@ -14,7 +14,7 @@ from __future__ import annotations
 import html
 from dataclasses import dataclass
 
-from PySide6.QtCore import QEvent, Qt, Signal
+from PySide6.QtCore import QEvent, QRect, Qt, Signal
 from PySide6.QtGui import QColor, QFont, QTextBlockFormat, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import QTextEdit, QToolTip
 
@@ -238,6 +238,18 @@ class AbstractView(QTextEdit):
         bar.setValue(bar.value() + rect.center().y() - height // 2)
 
     # --- queries ---------------------------------------------------------------------------------
+
+    def mention_rect(self, index: int) -> QRect:
+        """The mention's lines across the view's width, in global coordinates (what a dialog must not
+        cover while the curator links it)."""
+        mark = self.marks[index]
+        start, end = QTextCursor(self.document()), QTextCursor(self.document())
+        start.setPosition(mark.start)
+        end.setPosition(mark.end)
+        top, bottom = self.cursorRect(start), self.cursorRect(end)
+        viewport = self.viewport()
+        rect = QRect(0, top.top(), viewport.width(), bottom.bottom() - top.top() + 1)
+        return QRect(viewport.mapToGlobal(rect.topLeft()), rect.size())
 
     def mentions_at(self, offset: int) -> list[int]:
         """Indexes of mentions covering a character, innermost (shortest) first."""

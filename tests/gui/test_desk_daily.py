@@ -110,3 +110,35 @@ def test_the_note_editor_wraps_and_ctrl_enter_saves(qtbot, window, demo_project)
     doc_id = window.doc.doc_id
     qtbot.waitUntil(lambda: "note" in demo_project.document_marks([doc_id]).get(doc_id, {}))
     assert demo_project.document_marks([doc_id])[doc_id]["note"].value == "check the second abstract"
+
+
+def test_kb_search_placement_leaves_the_mention_in_view():
+    from PySide6.QtCore import QRect
+
+    from app.gui.kb_search import MIN_SIZE, placement
+
+    screen = QRect(0, 0, 1920, 1080)
+    wanted = QRect(0, 0, 1040, 560)
+    # the abstract in the middle of a 1500-wide window: the search goes to the wider side, level with it
+    mention = QRect(300, 400, 600, 40)
+    placed = placement(wanted, mention, screen)
+    assert not placed.intersects(mention) and screen.contains(placed)
+    assert placed.left() > mention.right() and placed.width() == 1020  # 1920 - 900, shrunk to the room
+    # a mention across the whole width: below it, or above when it is low on the screen
+    wide = QRect(0, 100, 1920, 30)
+    assert placement(wanted, wide, screen).top() > wide.bottom()
+    low = QRect(0, 900, 1920, 30)
+    assert placement(wanted, low, screen).bottom() < low.top()
+    # never smaller than readable
+    tight = QRect(0, 0, 800, 600)
+    placed = placement(wanted, QRect(0, 280, 800, 30), tight)
+    assert placed.width() >= MIN_SIZE[0] and placed.height() >= MIN_SIZE[1]
+
+
+def test_the_kb_search_does_not_cover_the_mention_being_linked(qtbot, window):
+    window.move(0, 0)
+    dialog = window.open_kb_search()
+    qtbot.waitExposed(dialog)
+    mention = window.abstract.mention_rect(window.current)
+    assert not dialog.frameGeometry().intersects(mention), (dialog.frameGeometry(), mention)
+    dialog.reject()
