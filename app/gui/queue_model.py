@@ -23,6 +23,7 @@ _HEADER_TIPS = (
     "mentions reviewed / mentions",
     "smallest top-two score margin among unreviewed mentions: low means uncertain",
 )
+DONE_SIGN = "\u2714"  # ✔, as the desk's marks strip shows it
 _STATUS_COLOURS = {"done": "#2e8b3a", "in progress": "#d9780f", "unreviewed": "#707070"}
 
 _Index = QModelIndex | QPersistentModelIndex
@@ -235,7 +236,7 @@ class QueueModel(QAbstractTableModel):
         column = index.column()
         if role == Qt.ItemDataRole.DisplayRole:
             if column == 0:
-                return entry.doc_id
+                return f"{DONE_SIGN} {entry.doc_id}" if entry.marked_done else entry.doc_id
             if column == 1:
                 return entry.title
             if column == 2:
@@ -246,10 +247,13 @@ class QueueModel(QAbstractTableModel):
             pending = f"; {entry.unsuggested} without suggestions yet" if entry.unsuggested else ""
             facets = self.facets.get(entry.doc_id)
             split = f"; split {facets.split or NO_SPLIT}" if facets is not None else ""
+            marked = f"\n{DONE_SIGN} marked done by a curator" if entry.marked_done else ""
             return (
                 f"{entry.doc_id}: {entry.title}\n{entry.status}, {entry.reviewed} of {entry.mentions} "
-                f"reviewed{pending}{split}"
+                f"reviewed{pending}{split}{marked}"
             )
         if role == Qt.ItemDataRole.ForegroundRole and column == 2:
             return QColor(_STATUS_COLOURS[entry.status])
+        if role == Qt.ItemDataRole.ForegroundRole and column == 0 and entry.marked_done:
+            return QColor(_STATUS_COLOURS["done"])
         return None

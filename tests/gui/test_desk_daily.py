@@ -142,3 +142,20 @@ def test_the_kb_search_does_not_cover_the_mention_being_linked(qtbot, window):
     mention = window.abstract.mention_rect(window.current)
     assert not dialog.frameGeometry().intersects(mention), (dialog.frameGeometry(), mention)
     dialog.reject()
+
+
+def test_a_document_marked_done_is_marked_in_the_queue(qtbot, window, demo_project):
+    doc_id = window.doc.doc_id
+    row = window.queue.model.shown_rows[doc_id]
+    assert not window.queue.model.index(row, 0).data().startswith("✔")
+    qtbot.keyClick(window, Qt.Key.Key_D)
+    qtbot.waitUntil(lambda: window.queue.entry(doc_id).marked_done)
+    row = window.queue.model.shown_rows[doc_id]
+    assert window.queue.model.index(row, 0).data() == f"✔ {doc_id}"
+    assert "marked done" in window.queue.model.index(row, 0).data(Qt.ItemDataRole.ToolTipRole)
+    assert window.queue.current_id() == doc_id
+    # as the store says, read afresh; and D again clears it
+    assert [e.marked_done for e in demo_project.queue([doc_id])] == [True]
+    qtbot.keyClick(window, Qt.Key.Key_D)
+    qtbot.waitUntil(lambda: not window.queue.entry(doc_id).marked_done)
+    assert [e.marked_done for e in demo_project.queue([doc_id])] == [False]
