@@ -87,3 +87,15 @@ def test_real_files_are_sniffed_and_the_wrong_format_is_refused(vocab_dir: Path)
         load_kb(vocab_dir / CTD, "medic")
     with pytest.raises(InputError, match="looks like ctd, not tsv"):
         load_kb(vocab_dir / CTD, "tsv")
+
+
+def test_medic_names_are_read_as_written_not_xml_escaped(vocab_dir: Path) -> None:
+    """The 2012 MEDIC writes "Wissler&apos;s Syndrome" and "Sj&#246;gren": the desk showed them raw."""
+    path = vocab_dir / MEDIC
+    raw_lines = [line for line in path.read_text(encoding="utf-8").splitlines() if "&apos;" in line]
+    assert raw_lines, "the file no longer has escaped names: this test has nothing to check"
+    concepts = list(load_kb(path, "medic"))
+    names = [name for concept in concepts for name in concept.names]
+    assert not [name for name in names if "&apos;" in name or "&#" in name or "&amp;" in name]
+    assert any(name == "Wissler's Syndrome" for name in names)
+    assert any("Sjögren" in name for name in names)

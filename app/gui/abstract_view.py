@@ -14,7 +14,7 @@ from __future__ import annotations
 import html
 from dataclasses import dataclass
 
-from PySide6.QtCore import QEvent, Qt, Signal
+from PySide6.QtCore import QEvent, QRect, Qt, Signal
 from PySide6.QtGui import QColor, QFont, QTextBlockFormat, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import QTextEdit, QToolTip
 
@@ -223,9 +223,33 @@ class AbstractView(QTextEdit):
         probe.setPosition(mark.start)
         if not self.textCursor().hasSelection():
             self.setTextCursor(probe)
-            self.ensureCursorVisible()
+            self.center_on(mark.start)
+
+    def center_on(self, offset: int) -> None:
+        """Bring a character to the middle third of the view: ensureCursorVisible only scrolls it to the
+        edge, where the curator must look for it and the next mention is still out of view."""
+        probe = QTextCursor(self.document())
+        probe.setPosition(offset)
+        rect = self.cursorRect(probe)
+        height = self.viewport().height()
+        if height / 3 <= rect.center().y() <= 2 * height / 3:
+            return
+        bar = self.verticalScrollBar()
+        bar.setValue(bar.value() + rect.center().y() - height // 2)
 
     # --- queries ---------------------------------------------------------------------------------
+
+    def mention_rect(self, index: int) -> QRect:
+        """The mention's lines across the view's width, in global coordinates (what a dialog must not
+        cover while the curator links it)."""
+        mark = self.marks[index]
+        start, end = QTextCursor(self.document()), QTextCursor(self.document())
+        start.setPosition(mark.start)
+        end.setPosition(mark.end)
+        top, bottom = self.cursorRect(start), self.cursorRect(end)
+        viewport = self.viewport()
+        rect = QRect(0, top.top(), viewport.width(), bottom.bottom() - top.top() + 1)
+        return QRect(viewport.mapToGlobal(rect.topLeft()), rect.size())
 
     def mentions_at(self, offset: int) -> list[int]:
         """Indexes of mentions covering a character, innermost (shortest) first."""

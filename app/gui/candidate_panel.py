@@ -1,7 +1,9 @@
-"""Ranked candidates for the selected mention, retriever and reranker scores side by side.
+"""Ranked candidates for the selected mention, retriever and final scores side by side.
 
 Every concept the mention is linked to is highlighted (several for a composite mention), and the check
 box in the first column marks candidates for one link naming several concepts (Ctrl+1-9 does the same).
+The last column is the score the list is ordered by, named for what produced it (the ranker's calibrated
+probability, or the cross-encoder's score), so a curator can see why a row stands where it does.
 """
 
 from __future__ import annotations
@@ -14,18 +16,41 @@ from app.gui.states import fill, muted
 from core.documents import Candidate
 from core.kb.concept import Concept
 
-COLUMNS = ("#", "ID", "Preferred name", "Synonym", "Tree/type", "Retr.", "Rerank")
+COLUMNS = ("#", "ID", "Preferred name", "Matched synonym", "Tree / type", "Retriever", "Final")
 HEADER_TIPS = {
+    1: "concept id",
+    2: "the concept's preferred name",
     3: "the synonym the retriever matched, when it is not the preferred name",
     4: "MeSH tree numbers or UMLS semantic types",
-    5: "retriever score (ResCNN, cosine)",
-    6: "reranker score (cross-encoder)",
+    5: "retriever score (ResCNN, cosine); — : not among the retriever's candidates (added by character "
+    "n-gram TF-IDF or by what curators linked this string to before)",
 }
-NOT_TRAINED = "not trained"
+FINAL_COLUMN = 6
+RETRIEVER_COLUMN = 5
+OPTIONAL_COLUMNS = (3, 4)  # hidden while no shown candidate has anything in them
+ORDER_SOURCES = {
+    # what the final score column holds, by the model that produced the stored order
+    "ranker": (
+        "P(right) ▼",
+        "the ranker's calibrated probability that this concept is right; the list is "
+        "ordered by it, and bulk accept thresholds it",
+    ),
+    "cross-encoder": ("Cross-enc. ▼", "the cross-encoder's score; the list is ordered by it"),
+    "retriever": ("Final", "no ranker or cross-encoder in force: the list is ordered by the retriever score"),
+}
+NOT_FROM_RETRIEVER = "—"
 # Columns that take a fixed width from their content sample; the name stretches, text columns elide.
-_SAMPLES = {0: "☐ ✓99", 1: "D0000000", 5: "0.000", 6: NOT_TRAINED}
+_SAMPLES = {0: "☐ ✓99", 1: "D0000000", RETRIEVER_COLUMN: "Retriever", FINAL_COLUMN: "Cross-enc. ▼"}
 _TEXT_WIDTHS = {3: 0.30, 4: 0.18}  # shares of the width the fixed columns leave
 _Index = QModelIndex | QPersistentModelIndex
+
+
+def order_source(ranker_active: bool, reranker_active: bool) -> str:
+    """Which model's score orders the stored suggestions: the ranker when one is in force (its probability
+    is what the store keeps as the final score), else the cross-encoder, else the retriever alone."""
+    if ranker_active:
+        return "ranker"
+    return "cross-encoder" if reranker_active else "retriever"
 
 
 class CandidateModel(QAbstractTableModel):
@@ -37,14 +62,14 @@ class CandidateModel(QAbstractTableModel):
         self.concepts: dict[str, Concept] = {}
         self.linked: set[str] = set()
         self.marked: set[str] = set()
-        self.reranker_trained = False
+        self.source = "retriever"
 
     def set_candidates(
         self,
         candidates: list[Candidate],
         concepts: dict[str, Concept],
         linked: list[str],
-        reranker_trained: bool,
+        source: str,
         marked: list[str] | None = None,
     ) -> None:
         self.beginResetModel()
@@ -52,8 +77,36 @@ class CandidateModel(QAbstractTableModel):
         self.concepts = concepts
         self.linked = set(linked)
         self.marked = set(marked or [])
-        self.reranker_trained = reranker_trained
+        self.source = source
         self.endResetModel()
+        self.headerDataChanged.emit(Qt.Orientation.Horizontal, FINAL_COLUMN, FINAL_COLUMN)
+
+    def column_is_empty(self, column: int) -> bool:
+        return not any(self.text(row, column) for row in range(len(self.candidates)))
+
+    def text(self, row: int, column: int) -> str:
+        """The full text of a cell (the table may elide it; the tooltip shows all of it)."""
+        candidate = self.candidates[row]
+        concept = self.concepts.get(candidate.concept_id)
+        if column == 0:
+            return f"{'✓' if candidate.concept_id in self.linked else ''}{row + 1}"
+        if column == 1:
+            return candidate.concept_id
+        if column == 2:
+            return candidate.name or (concept.preferred_name if concept else "")
+        if column == 3:
+            return "" if candidate.matched_name == candidate.name else candidate.matched_name
+        if column == 4:
+            if concept is None:
+                return ""
+            return ", ".join(concept.tree_numbers[:3] or concept.semantic_types[:3])
+        if column == RETRIEVER_COLUMN:
+            if candidate.retriever_score == 0.0 and candidate.reranker_score is not None:
+                return NOT_FROM_RETRIEVER
+            return f"{candidate.retriever_score:.3f}"
+        if column == FINAL_COLUMN:
+            return "" if candidate.reranker_score is None else f"{candidate.reranker_score:.3f}"
+        return ""
 
     def set_marked(self, marked: list[str]) -> None:
         self.marked = set(marked)
@@ -80,6 +133,9 @@ class CandidateModel(QAbstractTableModel):
     def headerData(self, section: int, orientation, role: int = Qt.ItemDataRole.DisplayRole):
         if orientation != Qt.Orientation.Horizontal:
             return None
+        if section == FINAL_COLUMN and role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole):
+            title, tip = ORDER_SOURCES[self.source]
+            return title if role == Qt.ItemDataRole.DisplayRole else tip
         if role == Qt.ItemDataRole.DisplayRole:
             return COLUMNS[section]
         if role == Qt.ItemDataRole.ToolTipRole:
@@ -93,7 +149,9 @@ class CandidateModel(QAbstractTableModel):
         column = index.column()
         if role == Qt.ItemDataRole.ToolTipRole:
             # Long names are elided in the table; the tooltip has the whole text and the key to press.
-            full = self.data(index, Qt.ItemDataRole.DisplayRole) if column in (1, 2, 3, 4) else ""
+            full = self.text(index.row(), column) if column in (1, 2, 3, 4) else ""
+            if column == RETRIEVER_COLUMN and self.text(index.row(), column) == NOT_FROM_RETRIEVER:
+                full = HEADER_TIPS[RETRIEVER_COLUMN].split("; ", 1)[1]
             n = index.row() + 1
             key = (
                 f"press {n} to accept, Ctrl+{n} to mark it for a link to several concepts"
@@ -107,34 +165,16 @@ class CandidateModel(QAbstractTableModel):
             marked = candidate.concept_id in self.marked
             return Qt.CheckState.Checked if marked else Qt.CheckState.Unchecked
         if role == Qt.ItemDataRole.DisplayRole:
-            concept = self.concepts.get(candidate.concept_id)
-            if column == 0:
-                return f"{'✓' if candidate.concept_id in self.linked else ''}{index.row() + 1}"
-            if column == 1:
-                return candidate.concept_id
-            if column == 2:
-                return candidate.name or (concept.preferred_name if concept else "")
-            if column == 3:
-                return "" if candidate.matched_name == candidate.name else candidate.matched_name
-            if column == 4:
-                if concept is None:
-                    return ""
-                return ", ".join(concept.tree_numbers[:3] or concept.semantic_types[:3])
-            if column == 5:
-                return f"{candidate.retriever_score:.3f}"
-            if column == 6:
-                if candidate.reranker_score is not None:
-                    return f"{candidate.reranker_score:.3f}"
-                return "" if self.reranker_trained else NOT_TRAINED
-        if role == Qt.ItemDataRole.TextAlignmentRole and column in (0, 5, 6):
+            return self.text(index.row(), column)
+        if role == Qt.ItemDataRole.TextAlignmentRole and column in (0, RETRIEVER_COLUMN, FINAL_COLUMN):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-        if role == Qt.ItemDataRole.ForegroundRole and column == 6 and candidate.reranker_score is None:
-            return QColor("#8a8a8a")
-        if role == Qt.ItemDataRole.ForegroundRole and column in (3, 4):
+        if role == Qt.ItemDataRole.ForegroundRole and column in (3, 4, RETRIEVER_COLUMN):
             return QColor(muted())
-        if role == Qt.ItemDataRole.FontRole and candidate.concept_id in self.linked:
+        if role == Qt.ItemDataRole.FontRole and (
+            candidate.concept_id in self.linked or column == FINAL_COLUMN
+        ):
             font = QFont()
-            font.setBold(True)
+            font.setBold(True)  # the chosen row, and the score the order follows
             return font
         if role == Qt.ItemDataRole.BackgroundRole and candidate.concept_id in self.linked:
             return fill("accepted")
@@ -160,16 +200,18 @@ class CandidatePanel(QWidget):
         self.view.verticalHeader().hide()
         self.view.setAlternatingRowColors(True)
         self.view.setWordWrap(False)
-        self.view.setTextElideMode(Qt.TextElideMode.ElideRight)
+        # Ids and names differ at their ends ("OMIM:613…", "Lupus Erythemat…"): keep both ends in view.
+        self.view.setTextElideMode(Qt.TextElideMode.ElideMiddle)
         self.view.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         header = self.view.horizontalHeader()
         header.setMinimumSectionSize(20)
         header.setDefaultAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
         header.setStretchLastSection(False)
-        header.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)  # every column can be dragged wider
         header.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
-        for column in _TEXT_WIDTHS:
-            header.setSectionResizeMode(column, QHeaderView.ResizeMode.Interactive)
+        header.sectionResized.connect(self._on_section_resized)
+        self._resized_by_user: set[int] = set()
+        self._fitting = False
         self._fit_columns()
         self.heading = QLabel("Candidates")
         self.heading.setObjectName("paneTitle")
@@ -197,15 +239,37 @@ class CandidatePanel(QWidget):
         bold.setBold(True)  # headers and the chosen row are bold
         metrics = QFontMetrics(bold)
         padding = 14
-        fixed = 0
-        for column, sample in _SAMPLES.items():
-            width = max(metrics.horizontalAdvance(sample), metrics.horizontalAdvance(COLUMNS[column]))
-            header.resizeSection(column, width + padding)
-            fixed += width + padding
-        available = max(0, self.view.viewport().width() - fixed)
-        for column, share in _TEXT_WIDTHS.items():
-            minimum = metrics.horizontalAdvance(COLUMNS[column]) + padding
-            header.resizeSection(column, max(minimum, int(available * share)))
+        self._fitting = True
+        try:
+            fixed = 0
+            for column, sample in _SAMPLES.items():
+                width = max(metrics.horizontalAdvance(sample), metrics.horizontalAdvance(COLUMNS[column]))
+                if column == 1:  # ids: as wide as the longest shown, within reason
+                    ids = [c.concept_id for c in self.model.candidates]
+                    width = max([width, *(min(metrics.horizontalAdvance(i), 160) for i in ids)])
+                if column not in self._resized_by_user:
+                    header.resizeSection(column, width + padding)
+                fixed += header.sectionSize(column) if not self.view.isColumnHidden(column) else 0
+            available = max(0, self.view.viewport().width() - fixed)
+            shown = [c for c in _TEXT_WIDTHS if not self.view.isColumnHidden(c)]
+            for column in shown:
+                if column in self._resized_by_user:
+                    continue
+                minimum = metrics.horizontalAdvance(COLUMNS[column]) + padding
+                header.resizeSection(column, max(minimum, int(available * _TEXT_WIDTHS[column])))
+        finally:
+            self._fitting = False
+
+    def _on_section_resized(self, column: int, _old: int, _new: int) -> None:
+        """A width the curator dragged is kept: fitting to the window leaves that column alone."""
+        if not self._fitting and column != 2:
+            self._resized_by_user.add(column)
+
+    def _hide_empty_columns(self) -> None:
+        """MEDIC has no tree numbers, and most rows match the preferred name: an empty column is room lost."""
+        for column in OPTIONAL_COLUMNS:
+            self.view.setColumnHidden(column, self.model.column_is_empty(column))
+        self.view.setColumnHidden(FINAL_COLUMN, self.model.column_is_empty(FINAL_COLUMN))
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
@@ -217,18 +281,23 @@ class CandidatePanel(QWidget):
         candidates: list[Candidate],
         concepts: dict[str, Concept],
         linked: list[str],
-        reranker_trained: bool,
+        source: str,
         marked: list[str] | None = None,
     ) -> None:
-        """`linked`: the concepts the mention is linked to now; `marked`: those ticked for one link."""
+        """`linked`: the concepts the mention is linked to now; `marked`: those ticked for one link;
+        `source`: the model whose score orders the list (see `order_source`)."""
         self.mention_label.setText(mention_html)
-        self.model.set_candidates(candidates, concepts, linked, reranker_trained, marked)
+        self.model.set_candidates(candidates, concepts, linked, source, marked)
+        self._hide_empty_columns()
+        self._fit_columns()
         if candidates:
-            self.view.selectRow(0)
+            # the row the mention is linked to (candidate 3 picked: the concept pane shows candidate 3)
+            rows = [i for i, c in enumerate(candidates) if c.concept_id in self.model.linked]
+            self.view.selectRow(rows[0] if rows else 0)
 
     def set_marked(self, marked: list[str]) -> None:
         self.model.set_marked(marked)
 
     def clear(self, message: str) -> None:
         self.mention_label.setText(message)
-        self.model.set_candidates([], {}, [], self.model.reranker_trained)
+        self.model.set_candidates([], {}, [], self.model.source)

@@ -52,6 +52,7 @@ class ConceptPane(QTextBrowser):
             self.setHtml(
                 f"<p style='color:{muted()}'>Select a candidate to see its synonyms, definition and tree.</p>"
             )
+            self.verticalScrollBar().setValue(0)
             return
         esc = html.escape
         parts = [
@@ -84,6 +85,7 @@ class ConceptPane(QTextBrowser):
                 f"<p><b>Synonyms ({len(synonyms)})</b><br>" + "<br>".join(map(esc, shown)) + more + "</p>"
             )
         self.setHtml("".join(parts))
+        self.verticalScrollBar().setValue(0)  # a new concept is read from its name down
 
     def _parents_html(self, parents: tuple[str, ...]) -> str:
         shown = [

@@ -118,7 +118,7 @@ class CurationMixin(DeskExtrasMixin):
         self.candidates.set_marked(self.marked)
         if self.marked:
             self.statusBar().showMessage(
-                f"marked {' + '.join(self.marked)}: Enter links the mention to all of them, Esc clears", 6000
+                f"marked {' | '.join(self.marked)}: Enter links the mention to all of them, Esc clears", 6000
             )
         else:
             self.statusBar().clearMessage()
@@ -163,6 +163,7 @@ class CurationMixin(DeskExtrasMixin):
         self.kb_dialog.accepted.connect(lambda: self._kb_picked(mention_id))
         self.kb_dialog.finished.connect(lambda _result: self.activateWindow())  # keys go to the desk again
         self.kb_dialog.open()
+        self.kb_dialog.keep_in_view(self.abstract.mention_rect(self.current))  # the mention stays in view
         return self.kb_dialog
 
     def _kb_picked(self, mention_id: int | None) -> None:

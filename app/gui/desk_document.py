@@ -169,5 +169,6 @@ class OpenDocumentMixin:
         return concept.preferred_name if concept else ""
 
     def _link_text(self, concept_id: str) -> str:
-        """“D1 Name 1 + D2 Name 2” for a link naming one or several concepts."""
-        return " + ".join(f"{part} {self._concept_name(part)}".strip() for part in concept_parts(concept_id))
+        """“D1 Name 1 | D2 Name 2” for a link naming one or several concepts: “|” as stored and exported,
+        since in NCBI-disease and MEDIC “+” is part of some concepts' names (combination concepts)."""
+        return " | ".join(f"{part} {self._concept_name(part)}".strip() for part in concept_parts(concept_id))

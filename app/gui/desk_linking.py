@@ -63,10 +63,13 @@ class BackgroundLinkingMixin:
     def _update_models_label(self) -> None:
         retriever = self.project.active_model("retriever")
         reranker = self.project.active_model("reranker")
+        ranker = self.project.active_model("ranker")
         self.retriever_version = retriever.version if retriever else ""
         self.reranker_version = reranker.version if reranker else ""
+        self.ranker_version = ranker.version if ranker else ""
         self.models_label.setText(
-            f"retriever {self.retriever_version or 'not trained'} · reranker {self.reranker_version or 'not trained'}"
+            f"retriever {self.retriever_version or 'not trained'} · ranker {self.ranker_version or 'not trained'}"
+            f" · cross-encoder {self.reranker_version or 'not trained'}"
         )
         stats = self.project.stats()
         self.kb_label.setText(f"KB {stats['concepts']:,} concepts / {stats['names']:,} names")

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import html
 
-from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QInputDialog, QLabel, QSizePolicy
+from PySide6.QtCore import QEvent, QObject, Qt
+from PySide6.QtWidgets import QDialog, QInputDialog, QLabel, QPlainTextEdit, QSizePolicy
 
 from core.jobs import curation
 from core.store.curation_marks import DONE, FLAG, NOTE, SET, Mark
@@ -38,6 +38,25 @@ def marks_html(marks: dict[str, Mark], what: str) -> str:
             f"({_who(marks[NOTE])})</span>"
         )
     return f"<b>{what}</b> " + " · ".join(parts) if parts else ""
+
+
+class _SubmitOnCtrlEnter(QObject):
+    """Ctrl+Enter in a multi-line editor accepts its dialog (a shortcut never sees the key: the editor
+    takes it as a line break)."""
+
+    def __init__(self, dialog: QDialog):
+        super().__init__(dialog)
+        self.dialog = dialog
+
+    def eventFilter(self, watched, event) -> bool:
+        if (
+            event.type() == QEvent.Type.KeyPress
+            and event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter)
+            and event.modifiers() & Qt.KeyboardModifier.ControlModifier
+        ):
+            self.dialog.accept()
+            return True
+        return False
 
 
 class MarksMixin:
@@ -135,6 +154,11 @@ class MarksMixin:
         dialog.setLabelText(f"Note on {what} (empty to clear)")
         dialog.setOption(QInputDialog.InputDialogOption.UsePlainTextEditForTextInput)
         dialog.setTextValue(current[NOTE].value if NOTE in current else "")
+        # Room for a real note, wrapped as typed; Ctrl+Enter saves (Enter is a new line).
+        dialog.resize(560, 320)
+        for editor in dialog.findChildren(QPlainTextEdit):
+            editor.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
+            editor.installEventFilter(_SubmitOnCtrlEnter(dialog))
         doc_id = self.doc.doc_id
         dialog.textValueSelected.connect(lambda text: self._note_written(doc_id, mention_id, text.strip()))
         dialog.finished.connect(lambda _result: self.activateWindow())

@@ -75,15 +75,22 @@ class DeskViewMixin:
         if not isinstance(target, str) or self.queue.visible_row(target) is None:
             target = next(iter(self.queue.visible_from(None, 1)), None)
         if target is not None:
-            self.open_document(target)
+            mention = state.get("mention") if state.get("current") == target else None
+            self.open_document(target, mention_id=mention if isinstance(mention, int) else None)
         elif self.queue.model.entries:
             self.statusBar().showMessage("No document matches the queue's filters; Alt+0 shows every one.")
         self.queue.viewChanged.connect(self.remember_view)
         self.queue.view.selectionModel().currentRowChanged.connect(lambda *_: self.remember_view())
+        self.view_restored = True
 
     def remember_view(self) -> None:
+        """Also the mention the curator is on, so a restart goes back to it rather than to mention 1."""
+        if not getattr(self, "view_restored", False):
+            return
         current = self.queue.current_id() or (self.doc.doc_id if self.doc is not None else None)
         state = {"sort": self.queue.sort_key(), "filters": self.queue.filters(), "current": current}
+        if self.doc is not None and self.doc.doc_id == current:
+            state["mention"] = self.current_mention_id()
         self.settings.set_view_state(self._view_key(), state)
 
     # --- queue filters by key ---------------------------------------------------------------------

@@ -252,8 +252,9 @@ KEY_HELP = (
     *EXTRA_KEY_HELP,
     ("Tab / Shift+Tab,  J / K", "next / previous mention"),
     ("Ctrl+↓ / ↑,  PgDown / PgUp", "next / previous document"),
-    ("Ctrl+Z / Ctrl+Shift+Z", "undo / redo"),
+    ("Ctrl+Z / Ctrl+Shift+Z  or  Ctrl+Y", "undo / redo"),
     ("Ctrl+B", "bulk-accept above a score"),
+    ("Ctrl+L", "link (suggest for) the documents without suggestions, in the background"),
     (
         "Ctrl+Shift+M",
         "find mentions in this document's raw text (span model, else dictionary); dotted = uncertain span",
@@ -264,6 +265,10 @@ KEY_HELP = (
     ("Alt+4", "sort the queue by id / by uncertainty"),
     ("Alt+0", "show every document (clear the queue's filters)"),
     ("Ctrl+=  /  Ctrl+-  /  Ctrl+0", "larger / smaller / default text in the abstract"),
+    ("Ctrl+N  /  Ctrl+O", "new project / open a project"),
+    ("Ctrl+I  /  Ctrl+Shift+I", "import a corpus / a knowledge base"),
+    ("Ctrl+,", "settings"),
+    ("Ctrl+Q", "quit (every decision is already saved)"),
     ("F1  or  ?", "show / hide this help"),
 )
 
@@ -275,9 +280,14 @@ class KeyHelpOverlay(QWidget):
         super().__init__(parent)
         self.setAttribute(Qt.WidgetAttribute.WA_StyledBackground, False)
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+        # Two columns of keys: one column ran past the bottom of the window at its default height.
+        half = (len(KEY_HELP) + 1) // 2
+        cell = "<td style='padding:3px 12px 3px 0'><b>{}</b></td><td style='padding:3px 36px 3px 0'>{}</td>"
         rows = "".join(
-            f"<tr><td style='padding:4px 18px 4px 0'><b>{key}</b></td><td style='padding:4px 0'>{what}</td></tr>"
-            for key, what in KEY_HELP
+            "<tr>"
+            + "".join(cell.format(key, what) for key, what in KEY_HELP[i : i + half * 2 : half])
+            + "</tr>"
+            for i in range(half)
         )
         label = QLabel(
             f"<h2 style='margin-bottom:8px'>Keyboard</h2><table>{rows}</table>"

@@ -118,6 +118,7 @@ class DocumentQueue(QWidget):
         index = self.view.currentIndex()
         if index.isValid():
             self.view.scrollTo(index)
+        self._summarise()
         self.viewChanged.emit()
 
     def sort_key(self) -> str:
@@ -229,10 +230,21 @@ class DocumentQueue(QWidget):
         return changed
 
     def _summarise(self) -> None:
+        """Counts over the documents the filters show (a split filter on: that split's progress), with
+        the whole project's beside them."""
         total, reviewed, done = self.model.totals
-        self.overall.setMaximum(max(total, 1))
-        self.overall.setValue(reviewed)
-        self.summary.setText(f"{done} of {len(self.model.entries)} documents done")
+        if not self.model.filtered():
+            self.overall.setMaximum(max(total, 1))
+            self.overall.setValue(reviewed)
+            self.summary.setText(f"{done} of {len(self.model.entries)} documents done")
+            return
+        shown_total, shown_reviewed, shown_done = self.model.shown_totals
+        self.overall.setMaximum(max(shown_total, 1))
+        self.overall.setValue(shown_reviewed)
+        self.summary.setText(
+            f"{shown_done} of {len(self.model.shown)} shown documents done "
+            f"({done} of {len(self.model.entries)} in all)"
+        )
 
     def entry(self, doc_id: str) -> QueueEntry | None:
         row = self.model.rows.get(doc_id)
@@ -256,7 +268,7 @@ class DocumentQueue(QWidget):
 
     def current_id(self) -> str | None:
         index = self.view.currentIndex()
-        return index.siblingAtColumn(0).data() if index.isValid() else None
+        return self.model.shown[index.row()].doc_id if index.isValid() else None
 
     def select(self, doc_id: str, *, emit: bool = True) -> bool:
         if self.current_id() == doc_id:  # already there: moving the selection costs ~0.1 s at 20,000 rows
@@ -287,4 +299,4 @@ class DocumentQueue(QWidget):
 
     def _row_changed(self, current: QModelIndex, _previous: QModelIndex) -> None:
         if not self._quiet and current.isValid():
-            self.documentActivated.emit(current.siblingAtColumn(0).data())
+            self.documentActivated.emit(self.model.shown[current.row()].doc_id)

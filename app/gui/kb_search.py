@@ -12,7 +12,7 @@ import logging
 import threading
 import time
 
-from PySide6.QtCore import QEvent, QObject, Qt, QTimer
+from PySide6.QtCore import QEvent, QObject, QRect, Qt, QTimer
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QDialog,
@@ -45,6 +45,39 @@ def warm_search_index(project) -> threading.Thread:
     thread = threading.Thread(target=build, name="kb-search-index", daemon=True)
     thread.start()
     return thread
+
+
+MIN_SIZE = (560, 320)  # below this the results and the concept pane are no longer readable side by side
+
+
+def placement(wanted: QRect, avoid: QRect, screen: QRect) -> QRect:
+    """Where the search goes so that `avoid` (the mention being linked, with its line) stays in view:
+    beside it on the wider side, else below or above it, shrunk to the room there (never below
+    MIN_SIZE); where nothing fits, the place that covers the least of it."""
+    width, height = wanted.width(), wanted.height()
+    min_w, min_h = MIN_SIZE
+    room = {
+        "right": QRect(avoid.right() + 1, screen.top(), screen.right() - avoid.right(), screen.height()),
+        "left": QRect(screen.left(), screen.top(), avoid.left() - screen.left(), screen.height()),
+        "below": QRect(screen.left(), avoid.bottom() + 1, screen.width(), screen.bottom() - avoid.bottom()),
+        "above": QRect(screen.left(), screen.top(), screen.width(), avoid.top() - screen.top()),
+    }
+    order = sorted(("right", "left"), key=lambda side: -room[side].width()) + ["below", "above"]
+    for side in order:
+        area = room[side]
+        if area.width() >= min_w and area.height() >= min_h:
+            w, h = min(width, area.width()), min(height, area.height())
+            x = area.left() if side != "left" else area.right() - w + 1
+            y = area.top() if side != "above" else area.bottom() - h + 1
+            if side in ("right", "left"):  # level with the mention where the screen allows
+                y = max(screen.top(), min(avoid.center().y() - h // 2, screen.bottom() - h + 1))
+            else:
+                x = max(screen.left(), min(avoid.center().x() - w // 2, screen.right() - w + 1))
+            return QRect(x, y, w, h)
+    w, h = max(min_w, min(width, screen.width())), max(min_h, min(height, screen.height()))
+    below = avoid.bottom() + 1 <= screen.bottom() - h + 1
+    y = avoid.bottom() + 1 if below else screen.top()
+    return QRect(screen.left(), min(y, screen.bottom() - h + 1), w, h)
 
 
 class KbSearchDialog(QDialog):
@@ -107,6 +140,16 @@ class KbSearchDialog(QDialog):
         self.query.returnPressed.connect(lambda: self.pick())
         self.query.setText(initial)
         self.query.selectAll()
+
+    def keep_in_view(self, avoid: QRect) -> None:
+        """Move (and if need be shrink) the dialog so it does not cover `avoid` (global coordinates)."""
+        screen = self.screen().availableGeometry() if self.screen() else QRect(0, 0, 1920, 1080)
+        frame = self.frameGeometry()
+        extra_w, extra_h = frame.width() - self.width(), frame.height() - self.height()
+        wanted = QRect(0, 0, self.width() + extra_w, self.height() + extra_h)
+        target = placement(wanted, avoid, screen)
+        self.resize(target.width() - extra_w, target.height() - extra_h)
+        self.move(target.topLeft())
 
     def run_search(self) -> None:
         text = self.query.text()

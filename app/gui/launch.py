@@ -28,7 +28,7 @@ def application() -> QApplication:
     sys.setswitchinterval(0.001)
     QCoreApplication.setOrganizationName("Curalink")
     QCoreApplication.setApplicationName("Curalink")
-    app.setApplicationDisplayName("Curalink")
+    # No application display name: Qt appends it to every window title ("Curalink — demo — Curalink").
     app.setDesktopFileName("curalink")
     icon = resources_dir() / "icons" / "curalink.svg"
     if icon.is_file():

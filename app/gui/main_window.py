@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
 
 from app.gui.abstract_view import AbstractView
 from app.gui.actions import DeskHistory
-from app.gui.candidate_panel import CandidatePanel
+from app.gui.candidate_panel import CandidatePanel, order_source
 from app.gui.concept_pane import ConceptPane
 from app.gui.desk_curation import CurationMixin
 from app.gui.desk_detect import FindMentionsMixin
@@ -112,6 +112,7 @@ class MainWindow(
         self.menu_dialog = None
         self.reranker_version = ""
         self.retriever_version = ""
+        self.ranker_version = ""
 
         self.setWindowTitle(f"Curalink — {project.path.name}")
         self._build_widgets()
@@ -392,12 +393,15 @@ class MainWindow(
             label += "<br><i>computing suggestions for the new span…</i>"
         elif not ranked and self.background:
             label += "<br><i>suggestions are being computed in the background…</i>"
-        reranker_trained = bool(self.reranker_version) and self.settings.use_reranker
+        source = order_source(
+            bool(self.ranker_version), bool(self.reranker_version) and self.settings.use_reranker
+        )
         self.candidates.show_candidates(
-            label, ranked, {k: v for k, v in concepts.items() if v}, linked, reranker_trained, self.marked
+            label, ranked, {k: v for k, v in concepts.items() if v}, linked, source, self.marked
         )
         if not ranked:  # no candidate row to follow: the linked concept, or nothing (never a stale one)
             self.concept.show_concept(self._concept(linked[0]) if linked else None)
+        self.remember_view()
 
     def _show_candidate_concept(self, row: int) -> None:
         ranked = self.candidates.model.candidates

@@ -23,6 +23,7 @@ _HEADER_TIPS = (
     "mentions reviewed / mentions",
     "smallest top-two score margin among unreviewed mentions: low means uncertain",
 )
+DONE_SIGN = "\u2714"  # ✔, as the desk's marks strip shows it
 _STATUS_COLOURS = {"done": "#2e8b3a", "in progress": "#d9780f", "unreviewed": "#707070"}
 
 _Index = QModelIndex | QPersistentModelIndex
@@ -55,6 +56,10 @@ class QueueModel(QAbstractTableModel):
         # Mentions, reviewed mentions and finished documents over all rows, kept up to date row by row:
         # summing 20,000 rows after every decision was a quarter of a key press's time in a profile.
         self.totals = (0, 0, 0)
+        self.shown_totals = (0, 0, 0)  # the same over the rows the filters let through
+
+    def filtered(self) -> bool:
+        return not self.status == self.split == self.type == ALL
 
     @staticmethod
     def _counts(entries: list[QueueEntry]) -> tuple[int, int, int]:
@@ -119,6 +124,7 @@ class QueueModel(QAbstractTableModel):
         self.totals = self._counts(self.entries)
         self.shown = self._filtered(self.entries)
         self.shown_rows = {entry.doc_id: row for row, entry in enumerate(self.shown)}
+        self.shown_totals = self._counts(self.shown)
         self.endResetModel()
 
     def set_sort(self, key: str) -> None:
@@ -142,6 +148,7 @@ class QueueModel(QAbstractTableModel):
         shown = self._filtered(ordered)
         if len(shown) == len(self.shown) and all(a is b for a, b in zip(shown, self.shown, strict=True)):
             return
+        self.shown_totals = self._counts(shown)
         self.layoutAboutToBeChanged.emit()
         old = self.persistentIndexList()
         ids = [self.shown[index.row()].doc_id for index in old]
@@ -178,11 +185,21 @@ class QueueModel(QAbstractTableModel):
             for entry in entries:
                 row = self.shown_rows.get(entry.doc_id)
                 if row is not None:
+                    self.shown_totals = tuple(
+                        t - b + a
+                        for t, b, a in zip(
+                            self.shown_totals,
+                            self._counts([self.shown[row]]),
+                            self._counts([entry]),
+                            strict=True,
+                        )
+                    )
                     self.shown[row] = entry
                     self.dataChanged.emit(self.index(row, 0), self.index(row, len(_COLUMNS) - 1))
             return True
         self.shown = [self.entries[self.rows[e.doc_id]] if e.doc_id in self.rows else e for e in self.shown]
         self._relayout(moved or self.entries)
+        self.shown_totals = self._counts(self.shown)
         for entry in entries:  # repainted even where the shown order stayed as it was
             row = self.shown_rows.get(entry.doc_id)
             if row is not None:
@@ -219,7 +236,7 @@ class QueueModel(QAbstractTableModel):
         column = index.column()
         if role == Qt.ItemDataRole.DisplayRole:
             if column == 0:
-                return entry.doc_id
+                return f"{DONE_SIGN} {entry.doc_id}" if entry.marked_done else entry.doc_id
             if column == 1:
                 return entry.title
             if column == 2:
@@ -230,10 +247,13 @@ class QueueModel(QAbstractTableModel):
             pending = f"; {entry.unsuggested} without suggestions yet" if entry.unsuggested else ""
             facets = self.facets.get(entry.doc_id)
             split = f"; split {facets.split or NO_SPLIT}" if facets is not None else ""
+            marked = f"\n{DONE_SIGN} marked done by a curator" if entry.marked_done else ""
             return (
                 f"{entry.doc_id}: {entry.title}\n{entry.status}, {entry.reviewed} of {entry.mentions} "
-                f"reviewed{pending}{split}"
+                f"reviewed{pending}{split}{marked}"
             )
         if role == Qt.ItemDataRole.ForegroundRole and column == 2:
             return QColor(_STATUS_COLOURS[entry.status])
+        if role == Qt.ItemDataRole.ForegroundRole and column == 0 and entry.marked_done:
+            return QColor(_STATUS_COLOURS["done"])
         return None

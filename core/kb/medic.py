@@ -3,11 +3,13 @@
 This is the MEDIC the NCBI-disease corpus was annotated against (2012), and the layout of the
 BioSyn `*_dictionary.txt` files (one name a line, the id repeated): consecutive lines with the
 same id field are merged into one concept, so both load the same way. Bare OMIM numbers become
-`OMIM:...`, MeSH ids stay bare (core.kb.identifiers).
+`OMIM:...`, MeSH ids stay bare (core.kb.identifiers). Names are XML-unescaped (the 2012 file writes
+"Wissler&apos;s Syndrome"); the BioSyn dictionaries and CTD hold none.
 """
 
 from __future__ import annotations
 
+import html
 import logging
 import re
 from collections.abc import Iterator
@@ -80,7 +82,9 @@ def _parse_line(path: Path, number: int, line: str) -> tuple[list[str], list[str
         if _SPACE.search(raw) is not None:
             raise InputError(path, f"id {raw!r} contains spaces; expected {LAYOUT}", line=number)
         check_optional_id(raw, "id", source=path, line=number)
-    names = [name.strip() for name in name_part.split("|") if name.strip()]
+    # The 2012 MEDIC file is XML-escaped ("Wissler&apos;s Syndrome", "Sj&#246;gren"): names as written.
+    names = [html.unescape(name.strip()) if "&" in name else name.strip() for name in name_part.split("|")]
+    names = [name for name in names if name]
     if not names:
         raise InputError(path, f"no name after '||'; expected {LAYOUT}", line=number, item=f"id {ids[0]}")
     return ids, names

@@ -8,8 +8,10 @@ from dataclasses import dataclass
 from sqlalchemy import case, func, select
 from sqlalchemy.orm import aliased
 
+from core.store.curation_marks import DONE
 from core.store.schema import (
     ConceptRow,
+    CurationMarkRow,
     DecisionRow,
     DocumentRow,
     MentionRow,
@@ -26,6 +28,17 @@ def _queue_query():
     among undecided ones (absolute, as core.learn.ordering.margin: a composite's second row may score
     higher; reranker score when present). Python-side aggregation of 200,000 mentions took seconds."""
     first, second = aliased(SuggestionRow), aliased(SuggestionRow)
+    marked_done = (  # the document's newest "done" mark, as core.store.curation_marks keeps them in force
+        select(CurationMarkRow.value)
+        .where(
+            CurationMarkRow.document_id == DocumentRow.id,
+            CurationMarkRow.mention_id.is_(None),
+            CurationMarkRow.kind == DONE,
+        )
+        .order_by(CurationMarkRow.id.desc())
+        .limit(1)
+        .scalar_subquery()
+    )
     score = lambda row: func.coalesce(row.reranker_score, row.retriever_score)  # noqa: E731
     margin = case(
         (MentionStateRow.mention_id.is_not(None), None),
@@ -41,6 +54,7 @@ def _queue_query():
             func.count(MentionStateRow.mention_id),
             func.count(MentionRow.id) - func.count(first.id),
             func.min(margin),
+            marked_done,
         )
         .select_from(DocumentRow)
         .outerjoin(MentionRow, (MentionRow.document_id == DocumentRow.id) & MentionRow.removed.is_(False))
@@ -53,9 +67,15 @@ def _queue_query():
 
 
 def _entry(row) -> QueueEntry:
-    external_id, title, mentions, reviewed, unsuggested, margin = row
+    external_id, title, mentions, reviewed, unsuggested, margin, marked_done = row
     return QueueEntry(
-        external_id, title, mentions, reviewed, unsuggested, 1.0 if margin is None else min(margin, 1.0)
+        external_id,
+        title,
+        mentions,
+        reviewed,
+        unsuggested,
+        1.0 if margin is None else min(margin, 1.0),
+        bool(marked_done),
     )
 
 
@@ -135,6 +155,7 @@ class QueueEntry:
     reviewed: int = 0
     unsuggested: int = 0
     margin: float = 1.0
+    marked_done: bool = False  # a curator marked the document done (D), whatever its counts say
 
     @property
     def status(self) -> str:

@@ -22,6 +22,7 @@ from core.errors import CuralinkError, InputError
 from core.formats.jsonl import to_json
 from core.formats.report import FormatReport, InvalidItemsError, skip_or_raise
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressCallback, no_progress
+from core.store import span_infons
 from core.store.curation_log import NewDecision, decision_row, lock_mentions
 from core.store.curation_marks import restore_marks
 from core.store.schema import (
@@ -321,7 +322,7 @@ class DocumentStore:
                 concept_id=m.concept_id,
                 mention_id=m.source_key,
                 origin=m.origin,
-                infons=json.loads(m.infons_json),
+                infons=span_infons.current(json.loads(m.infons_json), m.start, m.end),
             )
             for m in kept
         )
@@ -411,6 +412,10 @@ class DocumentStore:
             if old != (start, end):
                 session.query(SuggestionRow).filter(SuggestionRow.mention_id == mention_id).delete()
             row.start, row.end, row.text = start, end, text[start:end]
+            infons = json.loads(row.infons_json)
+            updated = span_infons.moved(infons, old, (start, end))
+            if updated is not infons:
+                row.infons_json = json.dumps(updated, ensure_ascii=False)
             if curator is not None:
                 detail = {"old_start": old[0], "old_end": old[1], "new_start": start, "new_end": end}
                 session.add(

@@ -133,7 +133,7 @@ def test_composite_mention_linked_to_several_concepts(window, demo_project, qtbo
     label = window.candidates.mention_label.text()
     assert "Breast Neoplasms" in label and "Ovarian Neoplasms" in label
     mark = window.abstract.marks[window.current]
-    assert mark.state == "accepted" and "D001943 Breast Neoplasms + D010051 Ovarian Neoplasms" in mark.concept
+    assert mark.state == "accepted" and "D001943 Breast Neoplasms | D010051 Ovarian Neoplasms" in mark.concept
 
     qtbot.keyClick(window, Qt.Key.Key_Z, CTRL)  # one undo step for the whole link
     assert mention_id not in demo_project.current_decisions()

@@ -113,3 +113,36 @@ def test_shown_rows_match_an_independent_filter_and_sort_after_many_changes(qtbo
         shown = queue.visible_ids()
         if shown and queue.current_id() is None:
             queue.select(rng.choice(shown), emit=False)
+
+
+def test_footer_counts_follow_the_split_filter(qtbot):
+    """With a split chosen, the bar and the done count are that split's (issue 23 item 8), the whole
+    project's beside them; counted here from the rows the test wrote."""
+    from core.store.desk_lookup import DocumentFacets
+
+    queue = DocumentQueue()
+    qtbot.addWidget(queue)
+    entries = [
+        QueueEntry(f"{n:03d}", f"t{n}", mentions=3, reviewed=3 if n % 4 == 0 else n % 3) for n in range(40)
+    ]
+    facets = {
+        e.doc_id: DocumentFacets("test" if n % 2 else "train", frozenset({"Disease"}))
+        for n, e in enumerate(entries)
+    }
+    queue.set_entries(entries, facets)
+    queue.set_filters(split="test")
+    test_rows = [e for n, e in enumerate(entries) if n % 2]
+    done = lambda rows: sum(e.reviewed >= e.mentions for e in rows)  # noqa: E731
+    assert queue.overall.maximum() == sum(e.mentions for e in test_rows)
+    assert queue.overall.value() == sum(e.reviewed for e in test_rows)
+    assert queue.summary.text().startswith(f"{done(test_rows)} of {len(test_rows)} shown documents done")
+    assert f"({done(entries)} of 40 in all)" in queue.summary.text()
+    # a decision in a shown row moves the split's counts (and the project's)
+    changed = QueueEntry("001", "t1", mentions=3, reviewed=3)
+    queue.update_entries([changed], {"001": facets["001"]})
+    test_rows = [changed if e.doc_id == "001" else e for e in test_rows]
+    entries = [changed if e.doc_id == "001" else e for e in entries]
+    assert queue.overall.value() == sum(e.reviewed for e in test_rows)
+    assert queue.summary.text().startswith(f"{done(test_rows)} of {len(test_rows)} shown documents done")
+    queue.set_filters()
+    assert queue.summary.text() == f"{done(entries)} of 40 documents done"

@@ -68,6 +68,8 @@ def test_curalink_without_subcommand_opens_the_window(demo_project, xserver):
                 [xwininfo, "-root", "-tree"], env=xserver, capture_output=True, text=True, timeout=10
             ).stdout
         line = next(line for line in tree.splitlines() if title in line)
+        shown_title = line.split('"')[1]
+        assert shown_title.count("Curalink") == 1, line  # the title names the application once
         width, height = (int(v) for v in line.split()[-2].split("+")[0].split("x"))
         assert width >= 1000 and height >= 600, line
     finally:
