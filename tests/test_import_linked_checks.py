@@ -14,10 +14,10 @@ import pytest
 
 from app.cli import EXIT_ERROR, main
 from app.resources import demo_dir
+from bench.synthetic.shards import write_shards
 from core.batch import run_batch
 from core.batch.manifest import Manifest
 from core.batch.plan import file_sha256
-from core.evaluate.batch_shards import write_shards
 from core.formats import read_corpus
 from core.store import Project
 

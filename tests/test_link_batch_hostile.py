@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 
 from app.resources import demo_dir
+from bench.synthetic.shards import write_pubmed_xml, write_shards
 from core.batch import job, run_batch
 from core.batch.deletions import apply_deletions
 from core.batch.manifest import Manifest
 from core.batch.plan import file_sha256
 from core.errors import CuralinkError, InputError
-from core.evaluate.batch_shards import write_pubmed_xml, write_shards
 from core.formats import read_corpus
 from core.progress import NEVER_CANCELLED
 from core.store import Project
