@@ -25,7 +25,7 @@ from core.documents import Document
 from core.errors import CuralinkError, InputError
 from core.formats.pubmed_xml import FORMAT, read
 from core.formats.report import MAX_LISTED, FormatReport
-from core.formats.xml_text import PARSER_OPTIONS
+from core.formats.xml_guard import PARSER_OPTIONS
 from core.jobs.eutils import EutilsClient
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressCallback, no_progress
 
