@@ -52,6 +52,19 @@ def choose_mention_type(project, kb: KnowledgeBase, requested: str | None = None
 
 
 def _type_from_annotations(project, kb: KnowledgeBase) -> MentionType | None:
+    counts = annotated_type_counts(project, kb)
+    if not counts:
+        return None
+    name, count = sorted(counts.items(), key=lambda item: (-item[1], item[0]))[0]
+    total = sum(counts.values())
+    return MentionType(
+        name, f"the type of {count} of the {total} annotated mentions linked to this knowledge base"
+    )
+
+
+def annotated_type_counts(project, kb: KnowledgeBase) -> Counter[str]:
+    """Mention type -> how many of the project's annotated (not detected) mentions of that type are
+    linked to a concept of `kb`."""
     from core.store.schema import MentionRow
 
     counts: Counter[str] = Counter()
@@ -64,13 +77,7 @@ def _type_from_annotations(project, kb: KnowledgeBase) -> MentionType | None:
         for mention_type, concept_id in rows:
             if any(kb.resolve(part) for part in split_ids(concept_id)):
                 counts[mention_type] += 1
-    if not counts:
-        return None
-    name, count = sorted(counts.items(), key=lambda item: (-item[1], item[0]))[0]
-    total = sum(counts.values())
-    return MentionType(
-        name, f"the type of {count} of the {total} annotated mentions linked to this knowledge base"
-    )
+    return counts
 
 
 def _type_from_kb(kb: KnowledgeBase) -> MentionType | None:
