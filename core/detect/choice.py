@@ -57,7 +57,8 @@ def dictionary_for_project(
     from core.kb.routing import TypeRouter
 
     router = TypeRouter.for_project(project, kb)
-    types = detection_types(project, kb, router) if requested_type is None and router.active else []
+    active = requested_type is None and router.active
+    types = detection_types(project, kb, router, leave_out=leave_out) if active else []
     if not types:
         mention_type = choose_mention_type(project, kb, requested_type)
         # tag only names of concepts the type may link to: all of MeSH as "Disease" would tag chemicals

@@ -11,6 +11,7 @@ made-up type.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Collection
 from dataclasses import dataclass
 
 from sqlalchemy import select
@@ -62,20 +63,21 @@ def _type_from_annotations(project, kb: KnowledgeBase) -> MentionType | None:
     )
 
 
-def annotated_type_counts(project, kb: KnowledgeBase) -> Counter[str]:
+def annotated_type_counts(project, kb: KnowledgeBase, leave_out: Collection[str] = ()) -> Counter[str]:
     """Mention type -> how many of the project's annotated (not detected) mentions of that type are
-    linked to a concept of `kb`."""
-    from core.store.schema import MentionRow
+    linked to a concept of `kb`, the documents in `leave_out` (an evaluation's split) excepted."""
+    from core.store.schema import DocumentRow, MentionRow
 
     counts: Counter[str] = Counter()
+    left_out = set(leave_out)
     with project.session() as session:
         rows = session.execute(
-            select(MentionRow.type, MentionRow.concept_id).where(
-                MentionRow.origin != "detected", MentionRow.removed.is_(False), MentionRow.type != ""
-            )
+            select(DocumentRow.external_id, MentionRow.type, MentionRow.concept_id)
+            .join(DocumentRow, DocumentRow.id == MentionRow.document_id)
+            .where(MentionRow.origin != "detected", MentionRow.removed.is_(False), MentionRow.type != "")
         )
-        for mention_type, concept_id in rows:
-            if any(kb.resolve(part) for part in split_ids(concept_id)):
+        for doc_id, mention_type, concept_id in rows:
+            if doc_id not in left_out and any(kb.resolve(part) for part in split_ids(concept_id)):
                 counts[mention_type] += 1
     return counts
 

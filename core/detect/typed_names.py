@@ -32,12 +32,15 @@ class DetectionType:
     admitted: frozenset[str] | None  # concept ids it may tag (None: all)
 
 
-def detection_types(project, kb: KnowledgeBase, router: TypeRouter) -> list[DetectionType]:
-    """The types one dictionary pass tags, most used by the annotations first (see the module docstring)."""
+def detection_types(
+    project, kb: KnowledgeBase, router: TypeRouter, *, leave_out: Collection[str] = ()
+) -> list[DetectionType]:
+    """The types one dictionary pass tags, most used by the annotations first (see the module docstring);
+    the annotations of `leave_out` (an evaluation's split) do not count."""
     from core.detect.mention_type import annotated_type_counts
 
     by_route: dict[str, Counter[str]] = {}
-    for mention_type, count in annotated_type_counts(project, kb).items():
+    for mention_type, count in annotated_type_counts(project, kb, leave_out).items():
         found = router.table.get(mention_type.strip().lower())
         if found is not None:
             by_route.setdefault(found[1].spec, Counter())[mention_type] += count
