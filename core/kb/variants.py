@@ -98,8 +98,9 @@ def _uninverted(name: str) -> list[str]:
     core = [p for p in parts if p not in trailing]
     if any(p.startswith(("and ", "or ")) for p in trailing) or len(core) < 2:
         return []
-    if " of " in core[0] or any(f" {w} " in core[-1] for w in ("and", "or")):
-        return []  # "Syndrome of a, b and c" is a list, not an inversion
+    before_of = core[-1].split(" of ")[0]
+    if " of " in core[0] or " and " in before_of or " or " in before_of:
+        return []  # "Syndrome of a, b and c" is a list, not an inversion ("..., X of Head and Neck" is)
     if len(core) > 2 and not all(p[:1].isupper() or p[:1].isdigit() for p in core):
         return []  # "Ascitis, splenomegaly, lymphadenopathy": three names, not MeSH's "Leukemia, Myeloid, Acute"
     tail = (" " + " ".join(trailing)) if trailing else ""
