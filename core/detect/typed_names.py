@@ -6,11 +6,12 @@ annotations name it most ("Chemical", "ChemicalEntity"): a disease corpus with a
 does not start tagging drugs. Without such annotations every route that admits a concept is tagged,
 named by the first type of the table that takes that route ("Disease", "Chemical", ...).
 
-A name admitted by two routes ("Lead" as a chemical and as a disease concept's synonym) takes the type
-the project's annotations use most for that name, else the type used most overall (table order without
-annotations); it keeps only the concepts of that type. A name the annotations mostly give a type this
-dictionary does not tag ("insulin" annotated as a Gene with NCBI Gene ids, in a MeSH project) is left
-out: the project has said what it is, and the KB cannot link it as that.
+A name admitted by two routes takes the type the project's annotations use most for that name, else
+the type they use most overall (table order without annotations), and keeps only the concepts of that
+type. Routes of types the annotations use but never link to this KB compete too: in a MeSH project
+annotated like BioRED, proteins (MeSH D12.776) are admitted by the chemical route and the gene route,
+genes carry NCBI Gene ids, and "insulin" or a protein never annotated is a gene there, which the KB
+cannot link - so it is left out rather than tagged as a chemical.
 """
 
 from __future__ import annotations
@@ -74,28 +75,41 @@ def typed_names(
     type per name (see the module docstring); `leave_out`: documents whose annotations do not count."""
     from core.detect.dictionary import dictionary_key
 
-    by_route = {t.route: t for t in types}
     votes = _annotated_votes(project, router, leave_out)
-    offered: dict[str, dict[str, list[tuple[str, str]]]] = {}  # key -> type name -> (name, id)
+    usage: Counter[str] = Counter()
+    for said in votes.values():
+        usage.update(said)
+    detected = {t.route for t in types}
+    # routes the annotations use that this dictionary cannot tag (genes with NCBI Gene ids in a MeSH
+    # project) still compete for the concepts they admit: MeSH's proteins are chemicals and genes
+    competing = {
+        spec: admitted
+        for spec in usage
+        if spec not in detected
+        and not spec.startswith("=")
+        and spec != ALL
+        and (admitted := router.admitted(spec, warn_empty=False))
+    }
+    ranked = (
+        [t.route for t in types] if not usage else sorted({*detected, *competing}, key=lambda r: -usage[r])
+    )
+    names = {t.route: t.name for t in types}
+    admitted_by = [(t.route, t.admitted) for t in types] + list(competing.items())
+    offered: dict[str, dict[str, list[tuple[str, str]]]] = {}  # key -> route -> (name, id)
     for name, concept_id in pairs:
         key = dictionary_key(name)
-        for detection_type in types:
-            if detection_type.admitted is None or concept_id in detection_type.admitted:
-                offered.setdefault(key, {}).setdefault(detection_type.name, []).append((name, concept_id))
-    order = {t.name: position for position, t in enumerate(types)}
+        for route, admitted in admitted_by:
+            if admitted is None or concept_id in admitted:
+                offered.setdefault(key, {}).setdefault(route, []).append((name, concept_id))
     result: list[tuple[str, str, str]] = []
-    for key, per_type in offered.items():
+    for key, per_route in offered.items():
         said = votes.get(key)
         if said:
-            top_route = said.most_common(1)[0][0]
-            if top_route not in by_route:
-                continue  # the annotations call it something this dictionary does not tag
-            chosen = by_route[top_route].name
-            if chosen not in per_type:
-                continue
+            chosen = said.most_common(1)[0][0]  # what the annotations call this very name
         else:
-            chosen = min(per_type, key=order.__getitem__)
-        result += [(name, concept_id, chosen) for name, concept_id in per_type[chosen]]
+            chosen = min(per_route, key=ranked.index)  # the route used most among those admitting it
+        if chosen in names and chosen in per_route:
+            result += [(name, concept_id, names[chosen]) for name, concept_id in per_route[chosen]]
     return result
 
 

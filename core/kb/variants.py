@@ -40,6 +40,8 @@ _EPONYM_HEADS = frozenset(
     "paralysis cyst fracture angina reflex dystrophy ataxia chorea".split()
 )
 _EPONYM = re.compile(r"^[A-Z][a-z]+(?:-[A-Z][a-z]+)?$")
+# endings of the adjectives MeSH capitalises like names ("Choreatic Disorder", "Mental Disorder")
+_ADJECTIVE = ("ic", "al", "ous", "ive", "ary", "ar", "oid", "ile", "ed", "ory", "ant", "ent", "ful", "less")
 _POSSESSIVE = re.compile(r"(\w)(?:'s|s')(?=\s)")
 # words whose final s is not a plural (checked lower-case); -ss, -us, -is, -ys, -ics are never cut either
 _NOT_PLURAL = frozenset(
@@ -52,14 +54,10 @@ _NOT_PLURAL = frozenset(
 def name_variants(name: str) -> list[str]:
     """The variants of one name (see the module docstring), without the name itself, in a stable order."""
     forms = [name, *_uninverted(name)]
-    variants: list[str] = []
+    variants = list(forms)
     for form in forms:
-        variants.append(form)
         variants += _possessive_forms(form)
-    for form in list(variants):
-        singular = None if ", " in form else _singular_last_word(form)
-        if singular:
-            variants.append(singular)
+    variants += [s for form in list(variants) if ", " not in form and (s := _singular_last_word(form))]
     seen = {normalize_name(name)}
     result = []
     for variant in variants:
@@ -123,9 +121,10 @@ def _possessive_forms(form: str) -> list[str]:
         found.append(_POSSESSIVE.sub(r"\1", form))
     words = form.split(" ")
     for at in range(len(words) - 1):
-        if words[at + 1].lower() in _EPONYM_HEADS and _EPONYM.match(words[at]):
-            mark = "'" if words[at].endswith("s") else "'s"
-            found.append(" ".join([*words[:at], words[at] + mark, *words[at + 1 :]]))
+        word = words[at]
+        if words[at + 1].lower() in _EPONYM_HEADS and _EPONYM.match(word) and not word.endswith(_ADJECTIVE):
+            mark = "'" if word.endswith("s") else "'s"
+            found.append(" ".join([*words[:at], word + mark, *words[at + 1 :]]))
     return found
 
 
