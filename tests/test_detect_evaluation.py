@@ -20,6 +20,7 @@ from core.kb import load_kb
 from core.store import Project
 from core.store.schema import DocumentRow, MentionRow, SuggestionRow
 from core.text.abbreviations import find_abbreviations
+from core.text.normalize import normalize_name
 
 TRAIN = slice(0, 40)
 EVALUATED = slice(40, 52)
@@ -44,12 +45,17 @@ def template(shared_data: Path, tmp_path_factory) -> Path:
         if m.type in ("Chemical", "Disease")
         for part in re.split(r"[,;|+]", m.concept_id)
     }
+    gene_names = {
+        normalize_name(m.text) for d in documents[: EVALUATED.stop] for m in d.mentions if m.type == "Gene"
+    }
     lines = (
         (shared_data / "vocab" / "mesh-dhimmel" / "tree-numbers.tsv").read_text(encoding="utf-8").splitlines()
     )
     kept = (
         [lines[0]]
         + [line for line in lines[1:] if line.split("\t")[0] in wanted]
+        # and the descriptors named like the genes and proteins the corpus annotates (insulin, leptin)
+        + [line for line in lines[1:] if normalize_name(line.split("\t")[1]) in gene_names]
         + lines[1 : DISTRACTORS + 1]
     )
     folder = tmp_path_factory.mktemp("biored")
@@ -108,7 +114,28 @@ def test_link_detect_tags_chemicals_and_diseases_in_one_pass(
     for kind in ("Chemical", "Disease"):
         assert matched[(kind, kind)] >= 5, f"too few {kind} spans found with their type: {matched}"
     right = sum(n for (g, k), n in matched.items() if g == k)
-    assert right >= 0.9 * sum(matched.values()), f"types disagree with the corpus: {matched}"
+    named = sum(n for (g, _), n in matched.items() if g in ("Chemical", "Disease"))
+    assert right >= 0.9 * named, f"types disagree with the corpus: {matched}"
+    # MeSH's proteins (D12.776) are chemicals by route too, but this corpus annotates them as genes
+    # (NCBI Gene ids): a name of the gene route is not tagged as a chemical (peptide hormones such as
+    # ghrelin, outside that branch, cannot be told apart by MeSH and still are)
+    rows = (
+        (shared_data / "vocab" / "mesh-dhimmel" / "tree-numbers.tsv").read_text(encoding="utf-8").splitlines()
+    )
+    protein_names = {
+        normalize_name(row.split("\t")[1])
+        for row in rows[1:]
+        if row.split("\t")[2].startswith(("D12.776", "G05.360.340"))
+    }
+    texts = {(d.doc_id, m.start, m.end): m.text for d in documents for m in d.mentions}
+    as_chemical = [
+        texts[(doc, s, e)]
+        for doc, s, e, kind, _ in stored
+        if gold.get((doc, s, e)) == "Gene"
+        and kind == "Chemical"
+        and normalize_name(texts[(doc, s, e)]) in protein_names
+    ]
+    assert not as_chemical, f"genes of the gene route tagged as chemicals: {as_chemical}"
     # a short form the text defines is a mention of its long form's type
     detected = {(doc, s, e): kind for doc, s, e, kind, _ in stored}
     pairs = 0
