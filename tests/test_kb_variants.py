@@ -114,3 +114,6 @@ def test_dictionary_uses_kb_search_spelling_and_the_longest_match(mesh: Knowledg
         ("type 2 diabetes mellitus", "D003924"),
     } <= found
     assert ("diabetes mellitus", "D003920") not in found, "the longer name wins"
+    # 'liver disease' (Liver Diseases) inside "fatty liver disease": the phrase is Fatty Liver's
+    (mention,) = detector.detect_text("fatty liver disease")
+    assert (mention.text, mention.concept_id) == ("fatty liver disease", "D005234")

@@ -6,7 +6,8 @@ letters spelled out, then every word folded as `core.text.spelling` folds it: "d
 names are brought to the same form, so "Non-Hodgkin's lymphoma" in the text meets the name "non
 hodgkin lymphoma". Matches must start and end on token boundaries and, in the text, on word boundaries
 (`boundaries`: not "HT" inside "5-HT(2B)"); overlapping matches are resolved longest-first, then
-leftmost. Offsets map back to the original text through the tokens.
+leftmost, a name followed by a generic head that another name crosses counting as the whole phrase
+("fatty liver disease" is Fatty Liver's, not 'liver disease' inside it). Offsets map back to the original text through the tokens.
 
 Each name carries the mention type it tags (a project's dictionary holds diseases and chemicals
 together, core.detect.choice); a short form the text defines for a matched long form is tagged with the
@@ -104,6 +105,7 @@ class DictionaryDetector:
         if self._empty:
             return []
         found = self._dictionary_matches(text)
+        found += _head_extended(text, found)
         if abbreviations:
             # the text's own definition first: at an equal span it beats the dictionary's reading
             found = self._defined_short_forms(text, found) + found
@@ -183,6 +185,23 @@ class DictionaryDetector:
             )
             for start, end, ids, mention_type in chosen
         ]
+
+
+_GENERIC_HEAD = re.compile(r"\W*(?:disease|disorder|syndrome)s?\W*", re.IGNORECASE)
+
+
+def _head_extended(text: str, found: list[_Match]) -> list[_Match]:
+    """'fatty liver' + 'liver disease' in "fatty liver disease": the first name with the generic head
+    after it, so the longest match is the whole phrase, not the 'liver disease' inside it."""
+    extended = []
+    ordered = sorted(found, key=lambda f: f[0])
+    for at, (start, end, ids, mention_type) in enumerate(ordered):
+        for other_start, other_end, _, _ in ordered[at + 1 :]:
+            if other_start >= end:
+                break
+            if start < other_start and end < other_end and _GENERIC_HEAD.fullmatch(text[end:other_end]):
+                extended.append((start, other_end, ids, mention_type))
+    return extended
 
 
 def dictionary_key(text: str) -> str:
