@@ -1,5 +1,11 @@
 """Which detector tags raw text in a project: the span model in force, else the dictionary tagger.
 
+The dictionary tags every type the project's routes admit in one pass, each name carrying its route's
+type (core.detect.typed_names); `--type` narrows it to one, and a KB whose concepts cannot be told apart
+by type (no tree numbers, no semantic types) is tagged with the one type `choose_mention_type` picks.
+`link --detect`, the desk's "find mentions", `link-batch --detect` and `evaluate detect` all take it from
+here, so what is evaluated is what is stored.
+
 The dictionary stays the fast fallback for projects without training data; with a trained detector,
 detected mentions carry the type the span model predicts (unless the user names one) and their span
 probability (infons "probability"), which the store keeps with the mention.
