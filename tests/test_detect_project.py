@@ -66,8 +66,16 @@ def test_train_evaluate_link_and_roll_back_the_detector(project_dir: Path, tiny_
     assert main(["-p", str(project_dir), "evaluate", "detect", "--split", "dev", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     names = [row["name"] for row in report["detectors"]]
-    assert names[0] == "dictionary" and any(n.startswith("span model v1") for n in names)
-    assert any("+ linker" in n for n in names), "the demo has a retriever: detected spans are linked too"
+    # first what link --detect stores: the span model in force, linked; then the dictionary for comparison
+    assert (
+        names[0].startswith("link --detect: span model v1 + linker") and report["detectors"][0]["link_detect"]
+    )
+    assert (
+        "span model v1" in names
+        and "dictionary" in names
+        and any(n.startswith("dictionary + linker") for n in names)
+    )
+    assert report["detector"].startswith("span model v1")
     for row in report["detectors"]:
         for block in ("strict", "partial", "end_to_end_strict", "end_to_end_partial"):
             assert set(row[block]) >= {"precision", "recall", "f1"}

@@ -47,7 +47,14 @@ def cmd_evaluate_detect(args) -> int:
     from core.evaluate.detection import evaluate_detectors
 
     with open_project(args) as project, cancellable() as cancel:
-        result = evaluate_detectors(project, split=args.split, device=args.device, cancel=cancel)
+        result = evaluate_detectors(
+            project,
+            split=args.split,
+            device=args.device,
+            candidates=args.candidates,
+            requested_type=args.type,
+            cancel=cancel,
+        )
     if args.json:
         print_json(result)
         return 0
@@ -73,6 +80,33 @@ def cmd_evaluate_detect(args) -> int:
             f"{row['end_to_end_partial']['f1']:.2f}",
         )
     stdout.print(table)
+    types = Table(
+        "detector",
+        "type",
+        "gold",
+        "detected",
+        "span recall",
+        "typed span F1",
+        "e2e strict P",
+        "e2e strict R",
+        "e2e strict F1",
+        title="per type (typed: a detected mention against the gold of its own type)",
+    )
+    for row in result["detectors"]:
+        for mention_type, block in row["types"].items():
+            types.add_row(
+                row["name"],
+                mention_type or "(none)",
+                str(block["gold"]),
+                str(block["detected"]),
+                f"{block['span_recall']:.2f}",
+                f"{block['strict']['f1']:.2f}",
+                f"{block['end_to_end_strict']['precision']:.2f}",
+                f"{block['end_to_end_strict']['recall']:.2f}",
+                f"{block['end_to_end_strict']['f1']:.2f}",
+            )
+    stdout.print(types)
+    stdout.print(f"link --detect uses: {result['detector']}")
     return 0
 
 
@@ -102,9 +136,13 @@ def register_train(train) -> None:
 
 def register_evaluate(evaluate) -> None:
     parser = evaluate.add_parser(
-        "detect", help="span and end-to-end P/R/F1 of every available detector (neleval's definitions)"
+        "detect",
+        help="span and end-to-end P/R/F1, overall and per type, of what `link --detect` would store on the "
+        "split's raw text (and of each detector's own concepts; neleval's definitions)",
     )
     parser.add_argument("--split", choices=["train", "dev", "test"], default="test")
     parser.add_argument("--device", choices=["auto", "cpu", "cuda"], default="cpu")
+    parser.add_argument("--candidates", type=int, default=16, help="as link --candidates (default 16)")
+    parser.add_argument("--type", help="as link --detect --type: tag only this mention type")
     parser.add_argument("--json", action="store_true")
     parser.set_defaults(handler=cmd_evaluate_detect)

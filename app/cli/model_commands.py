@@ -398,8 +398,10 @@ def register(commands) -> None:
     )
     link.add_argument(
         "--type",
-        help="with --detect: the type of detected mentions (default: the type the project's annotations "
-        "give this KB's concepts, else the KB's own, e.g. Disease for MEDIC)",
+        help="with --detect: tag only this mention type (default: every type the project's routes admit, "
+        "each name typed by its route, named as the project's annotations name it; where the KB's concepts "
+        "cannot be told apart by type, the type the annotations give them, else the KB's own, e.g. Disease "
+        "for MEDIC)",
     )
     link.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
     link.add_argument("--candidates", type=int, default=16)

@@ -68,7 +68,7 @@ def resolve(
     cancel: CancelToken = NEVER_CANCELLED,
 ) -> tuple[BatchSpec, dict[str, Any]]:
     """(spec for the workers, identity for the manifest); builds the name index once when missing."""
-    from core.detect.mention_type import choose_mention_type
+    from core.detect.choice import dictionary_label
     from core.retrieve.index import NameIndex, index_stem
     from core.retrieve.rescnn_retriever import RescnnRetriever, saved_version
 
@@ -86,7 +86,8 @@ def resolve(
             )
         weights = saved_version(retriever.path)
         fingerprint = kb.fingerprint()
-        chosen = choose_mention_type(project, kb, mention_type).name if detect else None
+        # the types the project's dictionary tags ('|'-joined), or the one asked
+        chosen = dictionary_label(project, kb, mention_type) if detect else None
         reranker = project.active_model("reranker")
         ranker = project.active_model("ranker")
         stem = index_stem(fingerprint, weights)

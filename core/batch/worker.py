@@ -180,12 +180,11 @@ def _use_threads(linker, threads: int) -> None:
         encoder.threads = threads
 
 
-def _detector(project, kb, mention_type: str):
-    from core.detect.dictionary import DictionaryDetector
-    from core.kb.routing import TypeRouter
+def _detector(project, kb, label: str):
+    """The project's dictionary, as `link --detect` tags with it (every type its routes admit)."""
+    from core.detect.choice import batch_dictionary
 
-    typed_kb = TypeRouter.for_project(project, kb).restricted_kb(mention_type)
-    return DictionaryDetector.from_kb(typed_kb, mention_type=mention_type)
+    return batch_dictionary(project, kb, label)
 
 
 def _batches(documents: Iterable[Document], size: int) -> Iterator[list[Document]]:

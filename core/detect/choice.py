@@ -1,5 +1,11 @@
 """Which detector tags raw text in a project: the span model in force, else the dictionary tagger.
 
+The dictionary tags every type the project's routes admit in one pass, each name carrying its route's
+type (core.detect.typed_names); `--type` narrows it to one, and a KB whose concepts cannot be told apart
+by type (no tree numbers, no semantic types) is tagged with the one type `choose_mention_type` picks.
+`link --detect`, the desk's "find mentions", `link-batch --detect` and `evaluate detect` all take it from
+here, so what is evaluated is what is stored.
+
 The dictionary stays the fast fallback for projects without training data; with a trained detector,
 detected mentions carry the type the span model predicts (unless the user names one) and their span
 probability (infons "probability"), which the store keeps with the mention.
@@ -25,11 +31,16 @@ class ChosenDetector:
 
 
 def detector_for_project(
-    project, kb, *, requested_type: str | None = None, device: str = "auto"
+    project,
+    kb,
+    *,
+    requested_type: str | None = None,
+    device: str = "auto",
+    leave_out: Collection[str] = (),
 ) -> ChosenDetector:
-    """The detector `link --detect` uses; refuses (CuralinkError) before anything is stored."""
+    """The detector `link --detect` uses; refuses (CuralinkError) before anything is stored.
+    `leave_out`: documents whose annotations the dictionary does not learn from (an evaluation's split)."""
     from core.detect.project_jobs import load_span_detector
-    from core.kb.routing import TypeRouter
 
     span = load_span_detector(project, kb=kb, device=device)
     if span is not None:
@@ -39,14 +50,52 @@ def detector_for_project(
         else:
             types = "types predicted: " + ", ".join(span.config.types)
         return ChosenDetector(span, f"span model {span.version} ({types})")
-    mention_type = choose_mention_type(project, kb, requested_type)
-    # tag only names of concepts the type may link to: all of MeSH as "Disease" would tag chemicals
-    typed_kb = TypeRouter.for_project(project, kb).restricted_kb(mention_type.name)
+    return dictionary_for_project(project, kb, requested_type=requested_type, leave_out=leave_out)
+
+
+def dictionary_for_project(
+    project, kb, *, requested_type: str | None = None, leave_out: Collection[str] = ()
+) -> ChosenDetector:
+    """The project's dictionary tagger: every type its routes admit in one pass (core.detect.typed_names),
+    or one type where asked (--type) or where the KB's concepts cannot be told apart by type."""
+    from core.detect.dictionary import DictionaryDetector
+    from core.detect.typed_names import detection_types, typed_names
+    from core.kb.routing import TypeRouter
+
+    router = TypeRouter.for_project(project, kb)
+    active = requested_type is None and router.active
+    types = detection_types(project, kb, router, leave_out=leave_out) if active else []
+    if not types:
+        mention_type = choose_mention_type(project, kb, requested_type)
+        # tag only names of concepts the type may link to: all of MeSH as "Disease" would tag chemicals
+        typed_kb = router.restricted_kb(mention_type.name)
+        return ChosenDetector(
+            project_dictionary(project, kb, typed_kb, mention_type=mention_type.name, leave_out=leave_out),
+            f"dictionary (type {mention_type.name!r}: {mention_type.reason}; --type to choose; "
+            "`train detector` for the span model)",
+        )
+    pairs = [(entry.name, entry.concept_id) for entry in kb.names]
+    pairs += annotated_names(project, kb, leave_out=leave_out)
+    detector = DictionaryDetector(typed_names(project, kb, router, types, pairs, leave_out=leave_out))
     return ChosenDetector(
-        project_dictionary(project, kb, typed_kb, mention_type=mention_type.name),
-        f"dictionary (type {mention_type.name!r}: {mention_type.reason}; --type to choose; "
-        "`train detector` for the span model)",
+        detector,
+        f"dictionary (types {', '.join(t.name for t in types)}, each name typed by its route; "
+        "--type to narrow; `train detector` for the span model)",
     )
+
+
+def dictionary_label(project, kb, requested_type: str | None = None) -> str:
+    """The types a project's dictionary tags, '|'-joined (types never hold '|'): what a batch records
+    and hands its workers (`batch_dictionary`)."""
+    return "|".join(dictionary_for_project(project, kb, requested_type=requested_type).detector.types)
+
+
+def batch_dictionary(project, kb, label: str):
+    """The dictionary `dictionary_label` named: the project's own choice, or the one type asked."""
+    chosen = dictionary_for_project(project, kb)
+    if "|".join(chosen.detector.types) == label:
+        return chosen.detector
+    return dictionary_for_project(project, kb, requested_type=label).detector
 
 
 def annotated_names(project, kb, *, admitted=None, leave_out: Collection[str] = ()) -> list[tuple[str, str]]:

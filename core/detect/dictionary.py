@@ -1,11 +1,17 @@
 """Dictionary tagging with Aho-Corasick over normalised KB names.
 
-Text is cut into word tokens, each normalised with the shared `normalize_name` (Greek letters then
-spelled out, so "β-thalassemia" meets "beta-Thalassemia"), and joined by single spaces; names are
-normalised the same way, so "Non-Hodgkin's lymphoma" in the text meets the name "non hodgkins lymphoma".
-Matches must start and end on token boundaries and, in the text, on word boundaries (`boundaries`: not
-"HT" inside "5-HT(2B)"); overlapping matches are resolved longest-first, then leftmost. Offsets map back
-to the original text through the tokens.
+Text is cut into word tokens, each brought to the form KB search matches in (`normalize_name`, Greek
+letters spelled out, then every word folded as `core.text.spelling` folds it: "diarrhoea" meets
+"Diarrhea", "tumours" meets "Tumor", "Alzheimer's" meets "Alzheimer"), and joined by single spaces;
+names are brought to the same form, so "Non-Hodgkin's lymphoma" in the text meets the name "non
+hodgkin lymphoma". Matches must start and end on token boundaries and, in the text, on word boundaries
+(`boundaries`: not "HT" inside "5-HT(2B)"); overlapping matches are resolved longest-first, then
+leftmost, a name followed by a generic head that another name crosses counting as the whole phrase
+("fatty liver disease" is Fatty Liver's, not 'liver disease' inside it). Offsets map back to the original text through the tokens.
+
+Each name carries the mention type it tags (a project's dictionary holds diseases and chemicals
+together, core.detect.choice); a short form the text defines for a matched long form is tagged with the
+long form's type and concepts.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ from core.detect.boundaries import on_word_boundaries
 from core.documents import Document, Mention
 from core.kb.knowledge_base import KnowledgeBase
 from core.text.normalize import normalize_name
+from core.text.spelling import spelling_words
 
 _TOKEN = re.compile(r"\w+(?:['\u2019]s\b)?", re.UNICODE)
 _GREEK = str.maketrans(
@@ -38,38 +45,49 @@ DEFAULT_STOP_NAMES = frozenset(
 )
 
 
+_Match = tuple[int, int, set[str], str]  # start, end, concept ids, mention type
+
+
 class DictionaryDetector:
     name = "dictionary"
 
     def __init__(
         self,
-        names: Iterable[tuple[str, str]],
+        names: Iterable[tuple[str, str] | tuple[str, str, str]],
         *,
         mention_type: str = "",
         min_length: int = DEFAULT_MIN_LENGTH,
         stop_names: frozenset[str] = DEFAULT_STOP_NAMES,
         case_sensitive_short: bool = True,
     ):
-        """`names` are (name, concept id) pairs; short all-caps names (abbreviations) must match case."""
+        """`names` are (name, concept id) pairs, typed `mention_type`, or (name, concept id, type)
+        triples; a name given with two types keeps the first. Short all-caps names (abbreviations) must
+        match case."""
         self.mention_type = mention_type
         self._automaton = ahocorasick.Automaton()
         self._exact_case: dict[str, set[str]] = {}
+        entries: dict[str, tuple[str, str, set[str]]] = {}
         free_case: set[str] = set()
-        for name, concept_id in names:
+        stop_keys = {dictionary_key(name) for name in stop_names}
+        for name, concept_id, *typed in names:
             key = dictionary_key(name)
             abbreviation = case_sensitive_short and name.isupper() and 2 <= len(name) <= 5
-            if key in stop_names or (len(key) < min_length and not abbreviation):
+            if key in stop_keys or (len(key) < min_length and not abbreviation):
+                continue
+            entry_type = typed[0] if typed else mention_type
+            entry = entries.setdefault(key, (key, entry_type, set()))
+            if entry[1] != entry_type:
                 continue
             if abbreviation:
                 self._exact_case.setdefault(key, set()).add(name)
             else:
                 free_case.add(key)
-            entry = self._automaton.get(key, None) if key in self._automaton else None
-            ids = entry[1] if entry else set()
-            ids.add(concept_id)
-            self._automaton.add_word(key, (key, ids))
+            entry[2].add(concept_id)
         for key in free_case:
             self._exact_case.pop(key, None)
+        for key, entry in entries.items():
+            self._automaton.add_word(key, entry)
+        self.types = tuple(sorted({entry[1] for entry in entries.values()}))
         self._empty = len(self._automaton) == 0
         if not self._empty:
             self._automaton.make_automaton()
@@ -87,31 +105,31 @@ class DictionaryDetector:
         if self._empty:
             return []
         found = self._dictionary_matches(text)
+        found += _head_extended(text, found)
         if abbreviations:
-            found += self._defined_short_forms(text, found)
+            # the text's own definition first: at an equal span it beats the dictionary's reading
+            found = self._defined_short_forms(text, found) + found
         return self._resolve_overlaps(text, found)
 
     @staticmethod
-    def _defined_short_forms(
-        text: str, found: list[tuple[int, int, set[str]]]
-    ) -> list[tuple[int, int, set[str]]]:
+    def _defined_short_forms(text: str, found: list[_Match]) -> list[_Match]:
         from core.text.abbreviations import find_abbreviations
 
-        by_span = {(start, end): ids for start, end, ids in found}
-        extra: list[tuple[int, int, set[str]]] = []
+        by_span = {(start, end): (ids, mention_type) for start, end, ids, mention_type in found}
+        extra: list[_Match] = []
         for abbreviation in find_abbreviations(text):
-            ids = by_span.get((abbreviation.long_span.start, abbreviation.long_span.end))
-            if ids is None:
+            long_form = by_span.get((abbreviation.long_span.start, abbreviation.long_span.end))
+            if long_form is None:
                 continue
             pattern = re.compile(rf"(?<!\w){re.escape(abbreviation.short)}(?!\w)")
             extra += [
-                (m.start(), m.end(), ids)
+                (m.start(), m.end(), *long_form)
                 for m in pattern.finditer(text)
                 if on_word_boundaries(text, m.start(), m.end())
             ]
         return extra
 
-    def _dictionary_matches(self, text: str) -> list[tuple[int, int, set[str]]]:
+    def _dictionary_matches(self, text: str) -> list[_Match]:
         tokens = [(m.start(), m.end(), dictionary_key(m.group())) for m in _TOKEN.finditer(text)]
         tokens = [t for t in tokens if t[2]]
         starts: dict[int, int] = {}
@@ -126,8 +144,8 @@ class DictionaryDetector:
             cursor += len(norm)
             ends[cursor] = index
         joined = " ".join(pieces)
-        found: list[tuple[int, int, set[str]]] = []
-        for end_char, (key, ids) in self._automaton.iter(joined):
+        found: list[_Match] = []
+        for end_char, (key, mention_type, ids) in self._automaton.iter(joined):
             start_char = end_char - len(key) + 1
             first, last = starts.get(start_char), ends.get(end_char + 1)
             if first is None or last is None:
@@ -142,32 +160,51 @@ class DictionaryDetector:
                 and not any(len(a) < len(surface) for a in allowed)
             ):
                 continue
-            found.append((tokens[first][0], tokens[last][1], ids))
+            found.append((tokens[first][0], tokens[last][1], ids, mention_type))
         return found
 
-    def _resolve_overlaps(self, text: str, found: list[tuple[int, int, set[str]]]) -> list[Mention]:
-        chosen: list[tuple[int, int, set[str]]] = []
+    def _resolve_overlaps(self, text: str, found: list[_Match]) -> list[Mention]:
+        chosen: list[_Match] = []
         taken: list[tuple[int, int]] = []
-        for start, end, ids in sorted(found, key=lambda f: (-(f[1] - f[0]), f[0])):
+        for match in sorted(found, key=lambda f: (-(f[1] - f[0]), f[0])):
+            start, end = match[0], match[1]
             if any(start < e and s < end for s, e in taken):
                 continue
             taken.append((start, end))
-            chosen.append((start, end, ids))
-        chosen.sort()
+            chosen.append(match)
+        chosen.sort(key=lambda f: (f[0], f[1]))
         return [
             Mention(
                 start,
                 end,
                 text[start:end],
-                self.mention_type,
+                mention_type,
                 concept_id=next(iter(ids)) if len(ids) == 1 else "",
                 origin="detected",
                 infons={"dictionary_ids": "|".join(sorted(ids))},
             )
-            for start, end, ids in chosen
+            for start, end, ids, mention_type in chosen
         ]
 
 
+_GENERIC_HEAD = re.compile(r"\W*(?:disease|disorder|syndrome)s?\W*", re.IGNORECASE)
+
+
+def _head_extended(text: str, found: list[_Match]) -> list[_Match]:
+    """'fatty liver' + 'liver disease' in "fatty liver disease": the first name with the generic head
+    after it, so the longest match is the whole phrase, not the 'liver disease' inside it."""
+    extended = []
+    ordered = sorted(found, key=lambda f: f[0])
+    for at, (start, end, ids, mention_type) in enumerate(ordered):
+        for other_start, other_end, _, _ in ordered[at + 1 :]:
+            if other_start >= end:
+                break
+            if start < other_start and end < other_end and _GENERIC_HEAD.fullmatch(text[end:other_end]):
+                extended.append((start, other_end, ids, mention_type))
+    return extended
+
+
 def dictionary_key(text: str) -> str:
-    """The form names and text tokens meet in: `normalize_name`, Greek letters spelled out."""
-    return normalize_name(text).translate(_GREEK)
+    """The form names and text tokens meet in: `normalize_name`, Greek letters spelled out, each word
+    folded as KB search folds it (core.text.spelling)."""
+    return " ".join(spelling_words(normalize_name(text).translate(_GREEK)))

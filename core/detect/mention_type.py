@@ -11,6 +11,7 @@ made-up type.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Collection
 from dataclasses import dataclass
 
 from sqlalchemy import select
@@ -52,18 +53,7 @@ def choose_mention_type(project, kb: KnowledgeBase, requested: str | None = None
 
 
 def _type_from_annotations(project, kb: KnowledgeBase) -> MentionType | None:
-    from core.store.schema import MentionRow
-
-    counts: Counter[str] = Counter()
-    with project.session() as session:
-        rows = session.execute(
-            select(MentionRow.type, MentionRow.concept_id).where(
-                MentionRow.origin != "detected", MentionRow.removed.is_(False), MentionRow.type != ""
-            )
-        )
-        for mention_type, concept_id in rows:
-            if any(kb.resolve(part) for part in split_ids(concept_id)):
-                counts[mention_type] += 1
+    counts = annotated_type_counts(project, kb)
     if not counts:
         return None
     name, count = sorted(counts.items(), key=lambda item: (-item[1], item[0]))[0]
@@ -71,6 +61,25 @@ def _type_from_annotations(project, kb: KnowledgeBase) -> MentionType | None:
     return MentionType(
         name, f"the type of {count} of the {total} annotated mentions linked to this knowledge base"
     )
+
+
+def annotated_type_counts(project, kb: KnowledgeBase, leave_out: Collection[str] = ()) -> Counter[str]:
+    """Mention type -> how many of the project's annotated (not detected) mentions of that type are
+    linked to a concept of `kb`, the documents in `leave_out` (an evaluation's split) excepted."""
+    from core.store.schema import DocumentRow, MentionRow
+
+    counts: Counter[str] = Counter()
+    left_out = set(leave_out)
+    with project.session() as session:
+        rows = session.execute(
+            select(DocumentRow.external_id, MentionRow.type, MentionRow.concept_id)
+            .join(DocumentRow, DocumentRow.id == MentionRow.document_id)
+            .where(MentionRow.origin != "detected", MentionRow.removed.is_(False), MentionRow.type != "")
+        )
+        for doc_id, mention_type, concept_id in rows:
+            if doc_id not in left_out and any(kb.resolve(part) for part in split_ids(concept_id)):
+                counts[mention_type] += 1
+    return counts
 
 
 def _type_from_kb(kb: KnowledgeBase) -> MentionType | None:

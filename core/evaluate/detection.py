@@ -1,16 +1,20 @@
-"""`evaluate detect`: every available detector read against gold spans and concepts, end to end.
+"""`evaluate detect`: exactly what `link --detect` would store, read against gold spans and concepts.
 
-Detectors, each on the same raw text (the split's documents with their mentions removed):
-- "dictionary": the KB dictionary tagger; its concept is the dictionary's id when the name is unique
-  to one concept, else the first of its ids;
-- "dictionary + linker": its spans linked by the models in force (retriever, reranker, ranker);
-- "span model": the detector in force, its spans linked collectively by its own dual encoder;
-- "span model + linker": its spans linked by the models in force.
+On the split's documents with their mentions removed (raw text), each detector tags as `link --detect`
+tags (the same choice, core.detect.choice: the span model in force, else the project's dictionary of
+every routed type; the dictionary learns no strings from the evaluated split's own annotations), its
+mentions typed as they would be stored, then linked by the models in force with the same routing and
+candidates - the top suggestion is the concept. Rows, each with a per-type breakdown:
+- "link --detect: <detector> + linker": the product path; its figures equal a score of the top stored
+  suggestion of each mention `link --detect` stores on the same raw text (tests/test_detect_evaluation);
+- "<detector>": the detector's own concepts (the dictionary's id when the name is unique to one concept,
+  else the first of its ids; the span model's collective linking);
+- with a span model in force, the dictionary's rows too (what `link --detect` would do without it).
 
 Gold: every gold mention span; its KB id is the first id of a composite (methods.md §C.3, the paper's
 protocol) resolved to the KB's primary id. Metrics: core.evaluate.entity_linking (neleval's
-definitions). `collective_linking_accuracy` is the ED setting: gold spans given, acc@1 of the span
-model's linker and of the retriever on identical mentions.
+definitions); per type, a mention is scored against the gold of its type (typed P/R/F1) and
+"span_recall" counts the gold spans of the type found by a detected span of any type.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 from core.documents import Document, Mention
 from core.evaluate.entity_linking import Annotation, linking_report
@@ -63,35 +68,68 @@ def _dictionary_id(mention: Mention) -> str:
 
 
 def _linked(linker, documents: Sequence[Document], found: Sequence[Sequence[Mention]]) -> list[list[Mention]]:
-    """The detected spans with the linker's top concept (no concept when it has no candidate)."""
-    with_spans = [d.with_mentions(list(m)) for d, m in zip(documents, found, strict=True)]
+    """The detected spans as `link --detect` stores them (unlinked, typed) with the linker's top concept
+    (none when it has no candidate), as `link` stores suggestions."""
+    stored = [[replace(m, concept_id="") for m in mentions] for mentions in found]
+    with_spans = [d.with_mentions(list(m)) for d, m in zip(documents, stored, strict=True)]
     ranked = linker.suggest(with_spans)
     return [
         [m.with_link(c[0].concept_id if c else "") for m, c in zip(mentions, per_doc, strict=True)]
-        for mentions, per_doc in zip(found, ranked, strict=True)
+        for mentions, per_doc in zip(stored, ranked, strict=True)
     ]
 
 
-def _row(name: str, gold, documents, found, kb, seconds: float) -> dict:
+def _percent(block: dict) -> dict:
+    return {k: round(100 * v, 2) if k in ("precision", "recall", "f1") else v for k, v in block.items()}
+
+
+def _row(name: str, documents, found, kb, seconds: float) -> dict:
+    gold = gold_annotations(documents, kb)
     report = linking_report(gold, predicted_annotations(documents, found, kb))
-    mentions = sum(len(m) for m in found)
     return {
         "name": name,
-        **{
-            key: {k: round(100 * v, 2) if k in ("precision", "recall", "f1") else v for k, v in block.items()}
-            for key, block in report.items()
-        },
-        "mentions": mentions,
+        **{key: _percent(block) for key, block in report.items()},
+        "types": _per_type(documents, found, kb),
+        "mentions": sum(len(m) for m in found),
         "seconds": round(seconds, 2),
     }
 
 
+def _per_type(documents, found, kb) -> dict[str, dict]:
+    """Per mention type (gold types and detected types): typed strict span and end-to-end P/R/F1, and
+    the recall of the type's gold spans by detected spans of any type."""
+    all_predicted = predicted_annotations(documents, found, kb)
+    types = sorted({m.type for d in documents for m in d.mentions} | {m.type for ms in found for m in ms})
+    result = {}
+    for mention_type in types:
+        gold_docs = [d.with_mentions([m for m in d.mentions if m.type == mention_type]) for d in documents]
+        predicted = [[m for m in ms if m.type == mention_type] for ms in found]
+        gold = gold_annotations(gold_docs, kb)
+        typed = linking_report(gold, predicted_annotations(documents, predicted, kb))
+        any_type = linking_report(gold, all_predicted)
+        result[mention_type] = {
+            "gold": len(gold),
+            "detected": sum(len(m) for m in predicted),
+            "span_recall": round(100 * any_type["strict"]["recall"], 2),
+            "end_to_end_recall": round(100 * any_type["end_to_end_strict"]["recall"], 2),
+            "strict": _percent(typed["strict"]),
+            "end_to_end_strict": _percent(typed["end_to_end_strict"]),
+        }
+    return result
+
+
 def evaluate_detectors(
-    project, *, split: str = "test", device: str = "auto", cancel: CancelToken = NEVER_CANCELLED
+    project,
+    *,
+    split: str = "test",
+    device: str = "auto",
+    candidates: int | None = None,
+    requested_type: str | None = None,
+    cancel: CancelToken = NEVER_CANCELLED,
 ) -> dict:
-    """{"split", "documents", "gold_mentions", "detectors": [...]} with percentages (see module docstring)."""
-    from core.detect.choice import project_dictionary
-    from core.detect.project_jobs import load_span_detector
+    """{"split", "documents", "gold_mentions", "detector", "detectors": [...]} with percentages (see the
+    module docstring); `candidates` and `requested_type` as `link --candidates/--type` take them."""
+    from core.detect.choice import detector_for_project, dictionary_for_project
     from core.errors import CuralinkError
 
     documents = [
@@ -101,57 +139,62 @@ def evaluate_detectors(
     if not documents:
         raise CuralinkError(f"{project.path}: no documents with gold mentions in the {split!r} split")
     kb = project.knowledge_base()
-    gold = gold_annotations(documents, kb)
     raw = [d.with_mentions([]) for d in documents]
+    leave_out = set(project.document_ids(split))
+    chosen = detector_for_project(
+        project, kb, requested_type=requested_type, device=device, leave_out=leave_out
+    )
+    detectors = [chosen]
+    if not isinstance(chosen.detector, _dictionary_class()):
+        detectors.append(
+            dictionary_for_project(project, kb, requested_type=requested_type, leave_out=leave_out)
+        )
     linker = None
     if project.active_model("retriever") is not None:
-        from core.pipeline import Linker
+        from core.pipeline import DEFAULT_CANDIDATES, Linker
 
-        linker = Linker.for_project(project, kb=kb, device=device, cancel=cancel)
+        linker = Linker.for_project(
+            project, kb=kb, device=device, candidates=candidates or DEFAULT_CANDIDATES, cancel=cancel
+        )
     rows = []
-    kinds: list[tuple[str, Callable[[], list[list[Mention]]]]] = []
-    # the dictionary `link --detect` uses, its annotated strings taken from every split but this one
-    dictionary = project_dictionary(project, kb, leave_out=set(project.document_ids(split)))
-    kinds.append(("dictionary", lambda: dictionary.detect(raw)))
-    span = load_span_detector(project, kb=kb, device=device)
-    if span is not None:
-        kinds.append((f"span model {span.version}", lambda: span.detect(raw, cancel=cancel)))
-    for name, run in kinds:
+    for position, detector in enumerate(detectors):
         cancel.raise_if_cancelled()
+        name = detector.description.split(" (")[0]
         started = time.perf_counter()
-        found = run()
+        found = _detect(detector.detector, raw, cancel)
         seconds = time.perf_counter() - started
-        rows.append(_row(name, gold, documents, found, kb, seconds))
         if linker is not None:
-            started = time.perf_counter()
-            typed = _typed(found, project, kb) if name == "dictionary" else found
-            linked = _linked(linker, raw, typed)
-            rows.append(
-                _row(
-                    f"{name} + linker ({linker.retriever_version}{'+' + linker.ranked_version if linker.ranked_version else ''})",
-                    gold,
-                    documents,
-                    linked,
-                    kb,
-                    seconds + time.perf_counter() - started,
-                )
-            )
-    return {"split": split, "documents": len(documents), "gold_mentions": len(gold), "detectors": rows}
+            linked = _linked(linker, raw, found)
+            label = f"{name} + linker ({linker.retriever_version}{'+' + linker.ranked_version if linker.ranked_version else ''})"
+            if position == 0:
+                label = f"link --detect: {label}"
+            row = _row(label, documents, linked, kb, time.perf_counter() - started)
+            rows.append({**row, "link_detect": position == 0})
+        rows.append({**_row(name, documents, found, kb, seconds), "link_detect": False})
+    return {
+        "split": split,
+        "documents": len(documents),
+        "gold_mentions": len(gold_annotations(documents, kb)),
+        "detector": chosen.description,
+        "detectors": rows,
+    }
 
 
-def _typed(found: list[list[Mention]], project, kb) -> list[list[Mention]]:
-    """Dictionary mentions carry no type; the linker routes by type, so give them the one `link
-    --detect` would (core.detect.mention_type)."""
-    from dataclasses import replace
+def _dictionary_class() -> type:
+    from core.detect.dictionary import DictionaryDetector
 
-    from core.detect.mention_type import choose_mention_type
+    return DictionaryDetector
+
+
+def _detect(detector, raw: list[Document], cancel: CancelToken) -> list[list[Mention]]:
+    """What `detect_into_project` stores on raw text: the detector's mentions, every one typed."""
     from core.errors import CuralinkError
 
-    try:
-        name = choose_mention_type(project, kb).name
-    except CuralinkError:
-        return found
-    return [[m if m.type else replace(m, type=name) for m in mentions] for mentions in found]
+    found = detector.detect(raw, cancel=cancel) if detector.name != "dictionary" else detector.detect(raw)
+    for document, mentions in zip(raw, found, strict=True):
+        if any(not m.type for m in mentions):
+            raise CuralinkError(f"detector {detector.name!r} gave an untyped mention in {document.doc_id}")
+    return found
 
 
 THRESHOLDS = tuple(round(0.05 * k, 2) for k in range(2, 19))  # 0.10 .. 0.90

@@ -16,11 +16,13 @@ class Concept:
     definition: str = ""
     tree_numbers: tuple[str, ...] = ()
     parents: tuple[str, ...] = ()
+    # forms running text uses that the vocabulary does not list (core.kb.variants), e.g. uninverted
+    variants: tuple[str, ...] = ()
 
     @property
     def names(self) -> tuple[str, ...]:
-        """Preferred name first, then synonyms, without exact repeats."""
+        """Preferred name first, then synonyms, then variants, without exact repeats."""
         seen: dict[str, None] = {self.preferred_name: None}
-        for synonym in self.synonyms:
+        for synonym in (*self.synonyms, *self.variants):
             seen.setdefault(synonym, None)
         return tuple(seen)

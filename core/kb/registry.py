@@ -22,6 +22,7 @@ from core.kb.sniff import sniff_kb_format
 from core.kb.source_file import require_file
 from core.kb.tsv import read_tsv
 from core.kb.umls_rrf import read_umls_rrf
+from core.kb.variants import concepts_with_variants
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressFn, no_progress
 
 KB_FORMATS: tuple[str, ...] = ("mesh-xml", "umls-rrf", "ctd", "medic", "obo", "tsv")
@@ -49,7 +50,8 @@ def load_kb(
 
     `options` go to that loader (e.g. `languages=` for umls-rrf, `kind=` for ctd);
     `check_format=False` skips the sniffing for a file the sniffer misjudges. Progress is in bytes of
-    the file, with the concept count in the message (core.kb.concept_stream).
+    the file, with the concept count in the message (core.kb.concept_stream). Every concept comes with
+    the variants of its names (core.kb.variants: uninverted, possessive and singular forms).
     """
     if fmt not in LOADERS:
         raise InputError(
@@ -67,4 +69,7 @@ def load_kb(
         sniffed = sniff_kb_format(path)
         if sniffed is not None and sniffed != fmt:
             raise InputError(path, f"looks like {sniffed}, not {fmt} (use --format {sniffed})")
-    return ConceptStream(lambda report: loader(path, progress=report, cancel=cancel, **options), progress)
+    return ConceptStream(
+        lambda report: concepts_with_variants(loader(path, progress=report, cancel=cancel, **options)),
+        progress,
+    )

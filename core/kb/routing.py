@@ -240,8 +240,9 @@ class TypeRouter:
             return None
         return self.admitted(found[1].spec)
 
-    def admitted(self, key: str) -> frozenset[str] | None:
-        """The concept ids a route admits (concepts of open vocabularies always); None for all concepts."""
+    def admitted(self, key: str, *, warn_empty: bool = True) -> frozenset[str] | None:
+        """The concept ids a route admits (concepts of open vocabularies always); None for all concepts.
+        `warn_empty=False`: a route that admits nothing is not warned about (detection only asks)."""
         if not key:
             return None
         if key not in self._admitted:
@@ -254,7 +255,7 @@ class TypeRouter:
             )
             if len(admitted) == len(self.kb):
                 admitted = None
-            elif not admitted:
+            elif not admitted and warn_empty:
                 types = sorted(name for name, r in self.table.values() if r.spec == key)
                 self._warn(
                     f"route {key} (types {', '.join(types)}): no concept of the knowledge base fits it, "

@@ -1,7 +1,8 @@
 """Export the project's KB in a format `kb import` reads back: TSV (every field), OBO or MEDIC (DNorm).
 
 Curator synonyms (names learnt from accepted corrections, core.learn.synonyms) are left out unless
-asked for, so an export without them is the vocabulary as imported. TSV writes a header naming every
+asked for, so an export without them is the vocabulary as imported; generated name variants
+(core.kb.variants) are always left out, as `kb import` makes them again. TSV writes a header naming every
 column (id, name, synonyms, alt ids, tree numbers, parents, semantic types, definition), so the file
 round-trips through `core.kb.tsv.read_tsv`; OBO is written by fastobo (its escaping), one [Term] per
 concept with synonyms as EXACT; MEDIC keeps ids and names only (its layout has nothing else). Tabs,
@@ -21,6 +22,7 @@ import fastobo
 from core.atomic_files import atomic_path
 from core.errors import CuralinkError
 from core.kb.concept import Concept
+from core.kb.variants import SOURCE as VARIANT_SOURCE
 from core.learn.synonyms import CURATOR_SOURCE
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressCallback, no_progress
 
@@ -115,6 +117,9 @@ def export_kb(
     if len(kb) == 0:
         raise CuralinkError(f"{project.path}: the knowledge base is empty; nothing to export")
     curator = {} if with_curator_synonyms else project.names_from_source(CURATOR_SOURCE)
+    # generated name variants are not the vocabulary's names: `kb import` generates them again
+    for concept_id, names in project.names_from_source(VARIANT_SOURCE).items():
+        curator[concept_id] = curator.get(concept_id, set()) | names
     total = len(kb)
     count = 0
 

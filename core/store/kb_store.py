@@ -16,6 +16,7 @@ from core.kb.identifiers import canonical_id
 from core.kb.knowledge_base import KnowledgeBase
 from core.kb.name_search import NameIndex
 from core.kb.namespaces import SETTING_KEY, parse_namespaces
+from core.kb.variants import SOURCE as VARIANT_SOURCE
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressCallback, no_progress
 from core.store.documents_store import ImportSummary
 from core.store.kb_rekey import rekey_concepts
@@ -68,6 +69,7 @@ class KnowledgeBaseStore:
                     for i in dict.fromkeys([concept.concept_id, *concept.alt_ids])
                 ]
                 seen: set[str] = set()
+                own = {concept.preferred_name, *concept.synonyms}
                 for name in concept.names:
                     if name and name not in seen:
                         seen.add(name)
@@ -77,7 +79,8 @@ class KnowledgeBaseStore:
                                 "name": name,
                                 "normalized": normalize_name(name),
                                 "preferred": name == concept.preferred_name,
-                                "source": "kb",
+                                # a generated variant (core.kb.variants) is told from the file's names
+                                "source": "kb" if name in own else VARIANT_SOURCE,
                             }
                         )
                 if len(name_rows) >= batch_size:

@@ -45,9 +45,16 @@ def search_words(text: str) -> list[str]:
 
 def folded_words(normalized: str) -> list[str]:
     """`search_words` of a name already through `normalize_name` (the store keeps that form)."""
+    words = spelling_words(normalized)
+    content = [w for w in words if w not in STOP_WORDS]
+    return content or words
+
+
+def spelling_words(normalized: str) -> list[str]:
+    """Every word of a normalised text folded as KB search folds it (accents stripped, spelling
+    variants, plural or possessive s), function words kept: the detectors' matching form, so a
+    dictionary tags "diarrhoea", "hypoglycaemia" and "tumours" where KB search finds them."""
     if not normalized.isascii():
         decomposed = unicodedata.normalize("NFKD", normalized)
         normalized = "".join(c for c in decomposed if not unicodedata.combining(c))
-    words = [fold_word(w) for w in normalized.split()]
-    content = [w for w in words if w not in STOP_WORDS]
-    return content or words
+    return [fold_word(w) for w in normalized.split()]
