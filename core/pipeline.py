@@ -107,7 +107,7 @@ class Linker:
         `read_only` (batch workers, several at once): the store is not written (curator synonyms are
         neither pruned nor learned: the KB is used as stored) and the name index is read from, or built
         into, `index_dir` instead of the project's index/."""
-        from core.rank.project_jobs import load_ranking_stage
+        from core.jobs.ranker import load_ranking_stage
         from core.rerank.cross_encoder import CrossEncoder
         from core.rerank.reranker import CrossEncoderReranker
         from core.retrieve.rescnn_retriever import RescnnRetriever

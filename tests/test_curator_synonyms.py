@@ -123,7 +123,7 @@ def test_an_undone_correction_takes_its_synonym_out_of_the_kb_and_the_index(demo
 
 
 def test_retrain_adds_curator_synonyms_to_the_index_in_force(demo):
-    from core.learn.retrain import retrain
+    from core.jobs.retrain import retrain
     from core.pipeline import Linker
 
     Linker.for_project(demo, use_reranker=False, use_ranker=False)

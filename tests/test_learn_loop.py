@@ -79,7 +79,7 @@ def test_training_set_from_decisions(demo):
 
 
 def test_retrain_registers_promotes_and_rolls_back(demo, tiny_bert):
-    from core.learn.retrain import retrain, rollback
+    from core.jobs.retrain import retrain, rollback
 
     curate(demo)
     before = demo.active_model("retriever").version
@@ -123,14 +123,14 @@ def test_retrain_registers_promotes_and_rolls_back(demo, tiny_bert):
 
 
 def test_rollback_of_first_version_refused(demo):
-    from core.learn.retrain import rollback
+    from core.jobs.retrain import rollback
 
     with pytest.raises(CuralinkError, match="nothing to roll back"):
         rollback(demo, "retriever")
 
 
 def test_cancel_leaves_models_in_force(demo):
-    from core.learn.retrain import retrain
+    from core.jobs.retrain import retrain
 
     curate(demo)
     versions = [(v.kind, v.version, v.status) for v in demo.model_versions()]

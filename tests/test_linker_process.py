@@ -1,4 +1,4 @@
-"""The desk's linker in a child process (core/linker_process.py): it stores what the in-process Linker
+"""The desk's linker in a child process (core/jobs/linker_process.py): it stores what the in-process Linker
 stores, forwards cancel and the engine's own errors, and a child that dies is an error, not a hang."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import time
 import pytest
 
 from core.errors import Cancelled, CuralinkError
-from core.linker_process import LinkerProcess
+from core.jobs.linker_process import LinkerProcess
 from core.pipeline import Linker
 from core.progress import CancelToken
 from core.store import Project

@@ -173,8 +173,8 @@ def _decide_all(project) -> int:
 
 def test_no_gold_and_no_decisions_keeps_the_retriever_order(demo, caplog, capsys):
     from app.cli import EXIT_ERROR, main
+    from core.jobs.ranker import train_ranker_for_project
     from core.pipeline import Linker
-    from core.rank.project_jobs import train_ranker_for_project
 
     outcome = train_ranker_for_project(demo, device="cpu")
     assert not outcome.trained and "no ranker trained" in outcome.message
@@ -191,9 +191,9 @@ def test_no_gold_and_no_decisions_keeps_the_retriever_order(demo, caplog, capsys
 
 
 def test_ranker_trains_from_decisions_applies_and_retrains(demo):
-    from core.learn.retrain import retrain
+    from core.jobs.ranker import train_ranker_for_project
+    from core.jobs.retrain import retrain
     from core.pipeline import Linker
-    from core.rank.project_jobs import train_ranker_for_project
 
     decided = _decide_all(demo)
     outcome = train_ranker_for_project(demo, device="cpu")
@@ -220,9 +220,9 @@ def test_ranker_trains_from_decisions_applies_and_retrains(demo):
 
 
 def test_ranker_of_another_feature_set_is_refused_with_retrain_advice(demo, caplog):
+    from core.jobs.ranker import train_ranker_for_project
     from core.pipeline import Linker
     from core.rank.model import RankerModel
-    from core.rank.project_jobs import train_ranker_for_project
 
     _decide_all(demo)
     outcome = train_ranker_for_project(demo, device="cpu")

@@ -10,10 +10,10 @@ from transformers import AutoTokenizer, BertForTokenClassification
 
 from core.errors import CuralinkError
 from core.formats import pubtator
+from core.jobs.reranker import evaluate_reranker_for_project, train_reranker_for_project
+from core.jobs.versions import train_retriever
 from core.kb import load_kb
-from core.learn.jobs import train_retriever
 from core.rerank.cross_encoder import CrossEncoder, default_base_model
-from core.rerank.project_jobs import evaluate_reranker_for_project, train_reranker_for_project
 from core.store.project import Project
 
 DEMO = Path(__file__).resolve().parents[1] / "resources" / "demo"

@@ -29,7 +29,6 @@ CORE_TOP_LEVEL_ROOMS = {
     "core.housekeeping": "base",
     "core.link_summary": "base",
     "core.pipeline": "pipeline",
-    "core.linker_process": "jobs",
 }
 
 # Benchmarks, synthetic data builders, the fault harness and fuzz targets are leaving core/ and app/

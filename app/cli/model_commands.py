@@ -10,7 +10,7 @@ from app.cli import detector_commands
 from app.cli.output import open_project, print_json, print_output, stdout
 from app.console import cancellable, progress_bar, stderr
 from core.errors import CuralinkError
-from core.learn.jobs import DEFAULT_EPOCHS, DEFAULT_PATIENCE
+from core.jobs.versions import DEFAULT_EPOCHS, DEFAULT_PATIENCE
 
 
 def _training_report(metrics: dict, wall: float) -> str:
@@ -28,7 +28,7 @@ def _training_report(metrics: dict, wall: float) -> str:
 
 
 def cmd_train_retriever(args) -> int:
-    from core.learn.jobs import train_retriever
+    from core.jobs.versions import train_retriever
 
     started = time.perf_counter()
     with (
@@ -139,7 +139,7 @@ def _detect(args, project, chosen, ids: list[str] | None, cancel) -> None:
 
 
 def cmd_train_reranker(args) -> int:
-    from core.rerank.project_jobs import train_reranker_for_project
+    from core.jobs.reranker import train_reranker_for_project
 
     started = time.perf_counter()
     with (
@@ -165,7 +165,7 @@ def cmd_train_reranker(args) -> int:
 
 
 def cmd_train_ranker(args) -> int:
-    from core.rank.project_jobs import train_ranker_for_project
+    from core.jobs.ranker import train_ranker_for_project
 
     with open_project(args) as project, cancellable() as cancel, progress_bar("training the ranker") as bar:
         outcome = train_ranker_for_project(
@@ -181,7 +181,7 @@ def cmd_train_ranker(args) -> int:
 
 
 def cmd_evaluate_ranker(args) -> int:
-    from core.rank.evaluate import evaluate_ranker_for_project
+    from core.jobs.evaluate_ranker import evaluate_ranker_for_project
 
     with open_project(args) as project, cancellable() as cancel:
         result = evaluate_ranker_for_project(
@@ -206,7 +206,7 @@ def cmd_evaluate_ranker(args) -> int:
 
 
 def cmd_evaluate_reranker(args) -> int:
-    from core.rerank.project_jobs import evaluate_reranker_for_project
+    from core.jobs.reranker import evaluate_reranker_for_project
 
     with open_project(args) as project, cancellable() as cancel:
         result = evaluate_reranker_for_project(
@@ -222,9 +222,9 @@ def cmd_evaluate_reranker(args) -> int:
 
 
 def cmd_retrain(args) -> int:
-    from core.learn.promotion import relink_after_change
-    from core.learn.retrain import retrain
-    from core.learn.retrain_plan import reranker_advice
+    from core.jobs.promotion import relink_after_change
+    from core.jobs.retrain import retrain
+    from core.jobs.retrain_plan import reranker_advice
 
     with open_project(args) as project, cancellable() as cancel, progress_bar("retraining") as bar:
         kinds = tuple(args.kind) if args.kind else ("retriever", "reranker", "ranker")
@@ -274,7 +274,7 @@ def _print_relinked(summary) -> None:
 
 
 def cmd_promote(args) -> int:
-    from core.learn.promotion import promote_and_relink
+    from core.jobs.promotion import promote_and_relink
 
     with open_project(args) as project, cancellable() as cancel, progress_bar("relinking") as bar:
         changed, relinked = promote_and_relink(
@@ -291,8 +291,8 @@ def cmd_promote(args) -> int:
 
 
 def cmd_rollback(args) -> int:
-    from core.learn.promotion import relink_after_change
-    from core.learn.retrain import rollback
+    from core.jobs.promotion import relink_after_change
+    from core.jobs.retrain import rollback
 
     with open_project(args) as project, cancellable() as cancel, progress_bar("relinking") as bar:
         version = rollback(project, args.kind)

@@ -53,8 +53,8 @@ def _warm(operation: str) -> None:
     from core.store import Project  # noqa: F401
 
     if operation in MODEL_OPERATIONS:
-        import core.learn.jobs  # noqa: F401
-        import core.learn.retrain  # noqa: F401
+        import core.jobs.retrain  # noqa: F401
+        import core.jobs.versions  # noqa: F401
         import core.pipeline  # noqa: F401
         import core.rerank.cross_encoder  # noqa: F401
         import core.retrieve.rescnn_retriever  # noqa: F401

@@ -101,7 +101,7 @@ def build_workload(
     """Build the base project and the import files under `folder` (reused when already built)."""
     from app.demo import build_demo_project
     from core.formats import read_corpus
-    from core.learn.retrain import retrain
+    from core.jobs.retrain import retrain
     from core.pipeline import Linker
     from core.store import Project
 

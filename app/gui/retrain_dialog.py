@@ -1,7 +1,7 @@
 """The Retrain dialog: choose what to retrain, then hand it to the desk, which runs it in the background
 (the curator goes on curating; a status-bar job shows one bar and the time left, and can cancel).
 
-The reranker is ticked only where a GPU makes training it worthwhile (core.learn.retrain_plan); the
+The reranker is ticked only where a GPU makes training it worthwhile (core.jobs.retrain_plan); the
 dialog says why when it is not."""
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
 )
 
-from core.learn.retrain import KINDS, PROMOTION_RULES
-from core.learn.retrain_plan import reranker_advice
+from core.jobs.retrain import KINDS, PROMOTION_RULES
+from core.jobs.retrain_plan import reranker_advice
 from core.learn.training_data import HELD_OUT_FRACTION
 
 DESK_PROMOTION_RULE = "never"  # the desk asks: the summary offers promotion with the numbers in view
@@ -28,7 +28,7 @@ DESK_PROMOTION_RULE = "never"  # the desk asks: the summary offers promotion wit
 
 class RetrainDialog(QDialog):
     """The options of one retrain; `startRequested(options)` carries the keyword arguments of
-    `core.learn.retrain.retrain` (without the project, progress and cancel)."""
+    `core.jobs.retrain.retrain` (without the project, progress and cancel)."""
 
     startRequested = Signal(dict)
 

@@ -109,7 +109,7 @@ class Job(FunctionWorker):
 class LinkService(QObject):
     """Runs the project's Linker in the background, loading it once and keeping it warm.
 
-    By default the linker lives in a child process (core.linker_process): a linker loading or running in
+    By default the linker lives in a child process (core.jobs.linker_process): a linker loading or running in
     a thread of the desk held the interpreter lock in long stretches and froze the window for up to
     seconds. One worker thread drives it, so jobs run one at a time, in the order they were asked for,
     except re-suggesting edited mentions: it jumps the queue, and a long linking job serves it between
@@ -203,7 +203,7 @@ class LinkService(QObject):
                 progress=progress,
                 cancel=cancel,
             )
-        from core.linker_process import LinkerProcess
+        from core.jobs.linker_process import LinkerProcess
 
         spare, self._spare = self._spare, None
         if spare is not None and spare.alive() and spare.options == self._options():
@@ -327,7 +327,7 @@ class LinkService(QObject):
         runs too): `change` (a promotion or a rollback) runs in the worker, after any link job already
         queued; then the models load again and each document is shown as it is stored, `first` (the open
         document) first. Edited mentions waiting for suggestions are served between documents."""
-        from core.learn.promotion import relink_unreviewed
+        from core.jobs.promotion import relink_unreviewed
 
         def work(progress, cancel: CancelToken):
             changed = change() if change is not None else None

@@ -26,9 +26,9 @@ def bench_pipeline(
 ) -> dict:
     from core.evaluate.metrics import first_hit_rank, hit_rate
     from core.formats import read_corpus
+    from core.jobs.versions import train_retriever
     from core.kb import load_kb
     from core.kb.identifiers import split_ids
-    from core.learn.jobs import train_retriever
     from core.pipeline import Linker
     from core.store import Project
 

@@ -91,8 +91,8 @@ def evaluate_detectors(
 ) -> dict:
     """{"split", "documents", "gold_mentions", "detectors": [...]} with percentages (see module docstring)."""
     from core.detect.choice import project_dictionary
-    from core.detect.project_jobs import load_span_detector
     from core.errors import CuralinkError
+    from core.jobs.detector import load_span_detector
 
     documents = [
         d.with_mentions([m for m in d.mentions if m.origin in GOLD_ORIGINS]) for d in project.documents(split)

@@ -1,7 +1,7 @@
 """Span-model jobs over a project: train a version, load the one in force (the CLI, retrain and the desk
 call these).
 
-Versions follow the other model kinds (core.learn.jobs): trained into a scratch folder under
+Versions follow the other model kinds (core.jobs.versions): trained into a scratch folder under
 models/detector/, moved to models/detector/<version>/ only once complete, registered with the KB and
 training-data fingerprints, promoted or kept as a candidate; `curalink rollback detector` puts the
 previous one back.
@@ -219,8 +219,8 @@ def train_detector_for_project(
     progress: ProgressCallback = no_progress,
     cancel: CancelToken = NEVER_CANCELLED,
 ):
-    """Train, save, register (and promote) a detector version; returns core.learn.jobs.TrainedVersion."""
-    from core.learn.jobs import TrainedVersion, next_version, register_version, scratch_folder
+    """Train, save, register (and promote) a detector version; returns core.jobs.versions.TrainedVersion."""
+    from core.jobs.versions import TrainedVersion, next_version, register_version, scratch_folder
 
     kb = project.knowledge_base()
     train_docs, dev_docs = training_splits(project)

@@ -179,7 +179,7 @@ def train_ranker_for_project(
     cancel: CancelToken = NEVER_CANCELLED,
 ) -> RankerOutcome:
     """Train a ranker on every linked mention of the project, register it and put it in force."""
-    from core.learn.jobs import next_version, register_version, scratch_folder
+    from core.jobs.versions import next_version, register_version, scratch_folder
     from core.pipeline import Linker
 
     kb = project.knowledge_base()
@@ -226,9 +226,9 @@ def train_ranker_for_project(
 def retrain_ranker(project, kb: KnowledgeBase, data, *, promote, device, seed, progress, cancel, finish):
     """`retrain`'s ranker step: fit on the training slice, judge old vs new on the held-out slice with
     the prior of the training slice, then `finish` (register, promotion rule) as for the other kinds."""
-    from core.learn.compare import ranked_metrics
-    from core.learn.jobs import next_version, scratch_folder
-    from core.learn.retrain import KindReport
+    from core.jobs.compare import ranked_metrics
+    from core.jobs.retrain import KindReport
+    from core.jobs.versions import next_version, scratch_folder
     from core.pipeline import Linker
 
     active = project.active_model(KIND)

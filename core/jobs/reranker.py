@@ -1,6 +1,6 @@
 """Reranker jobs over a project: train a new version, evaluate the active one (the CLI and GUI call these).
 
-Training follows core.learn.jobs: the version is trained in a scratch folder under
+Training follows core.jobs.versions: the version is trained in a scratch folder under
 models/reranker/ and moved to models/reranker/<version>/ only once it finished, so a cancel or a
 crash leaves the model in force untouched. Candidates come from the project's active retriever
 through `Linker` (abbreviation expansion and composite splitting included), exactly as at link time.
@@ -69,7 +69,7 @@ def train_reranker_for_project(
     cancel: CancelToken = NEVER_CANCELLED,
 ) -> tuple[str, Path, dict]:
     """Train, save, register (and promote) a reranker version; returns (version, folder, metrics)."""
-    from core.learn.jobs import next_version, register_version, scratch_folder
+    from core.jobs.versions import next_version, register_version, scratch_folder
     from core.learn.training_data import fingerprint, gold_pairs
     from core.pipeline import Linker
 

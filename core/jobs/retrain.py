@@ -1,6 +1,6 @@
 """One-click retraining from curator decisions: fine-tune, judge old vs new, register, maybe promote.
 
-Each kind is trained into a scratch folder (core.learn.jobs) from the weights in force, evaluated with
+Each kind is trained into a scratch folder (core.jobs.versions) from the weights in force, evaluated with
 the version in force on the held-out slice, and only then moved to models/<kind>/<version>/ and
 registered. A cancel or an error before that point deletes the scratch folder and leaves the registry
 untouched, so the models in force are exactly those of before.
@@ -18,9 +18,9 @@ from pathlib import Path
 from core.atomic_files import write_text_atomic
 from core.documents import Candidate
 from core.errors import CuralinkError
+from core.jobs.compare import epoch_evaluator, not_worse, ranked_metrics, retriever_metrics
+from core.jobs.versions import next_version, prune_project_indexes, register_version, scratch_folder
 from core.kb.knowledge_base import KnowledgeBase
-from core.learn.compare import epoch_evaluator, not_worse, ranked_metrics, retriever_metrics
-from core.learn.jobs import next_version, prune_project_indexes, register_version, scratch_folder
 from core.learn.training_data import HELD_OUT_FRACTION, TrainingSet, training_set
 from core.progress import NEVER_CANCELLED, CancelToken, PhasedProgress, ProgressCallback, no_progress
 from core.retrieve.query_plan import plan_document
@@ -105,7 +105,7 @@ def retrain(
     if unknown:
         raise CuralinkError(f"cannot retrain {unknown[0]!r}; kinds are {', '.join((*KINDS, DETECTOR))}")
     started = time.perf_counter()
-    from core.learn.retrain_plan import retrain_phases
+    from core.jobs.retrain_plan import retrain_phases
     from core.learn.synonyms import index_curator_synonyms, prune_synonyms
 
     # one bar across every phase of every model, never restarting
@@ -137,7 +137,7 @@ def retrain(
             continue
         cancel.raise_if_cancelled()
         if kind == "ranker":  # last: it learns on the candidates of the models now in force
-            from core.rank.project_jobs import retrain_ranker
+            from core.jobs.ranker import retrain_ranker
 
             progress.enter("ranker")
             report.kinds[kind] = retrain_ranker(
@@ -167,7 +167,7 @@ def retrain(
             cancel=cancel,
         )
     if DETECTOR in kinds:  # spans, not links: it needs no linking pairs, only checked spans
-        from core.detect.retrain_step import retrain_detector
+        from core.jobs.retrain_detector import retrain_detector
 
         cancel.raise_if_cancelled()
         progress.enter(DETECTOR)

@@ -12,9 +12,9 @@ from __future__ import annotations
 import logging
 import time
 
-from core.detect.project_jobs import KIND, fit_detector, load_span_detector, require_spans
 from core.detect.segments import project_training_documents
 from core.detect.train_detector import DetectorTrainingOptions
+from core.jobs.detector import KIND, fit_detector, load_span_detector, require_spans
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressCallback, no_progress
 
 log = logging.getLogger(__name__)
@@ -32,10 +32,10 @@ def retrain_detector(
     progress: ProgressCallback = no_progress,
     cancel: CancelToken = NEVER_CANCELLED,
 ):
-    """Returns the retrain's KindReport for the detector (core.learn.retrain)."""
+    """Returns the retrain's KindReport for the detector (core.jobs.retrain)."""
     from core.evaluate.detection import dev_scorer
-    from core.learn.jobs import next_version, register_version, scratch_folder
-    from core.learn.retrain import KindReport
+    from core.jobs.retrain import KindReport
+    from core.jobs.versions import next_version, register_version, scratch_folder
     from core.learn.training_data import held_out_ids
 
     vouched = [d for d in project_training_documents(project, None)]

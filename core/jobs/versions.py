@@ -144,7 +144,7 @@ def train_retriever(
     With `patience` (> 0) and gold documents to hold out, early stopping watches dev acc@1 after every
     epoch: the dev split, or without one the last tenth of the train documents (as the reranker does);
     those documents are then not trained on. `patience=0`: every epoch, on every document."""
-    from core.learn.compare import dev_evaluator
+    from core.jobs.compare import dev_evaluator
     from core.retrieve.rescnn import RescnnConfig
     from core.retrieve.train import TrainOptions, train_rescnn
 
