@@ -37,7 +37,7 @@ def build_demo_project(
 ) -> Project:
     """Create (or reopen) the demo project with its KB, abstracts, a trained retriever and suggestions."""
     from core.formats import read_corpus
-    from core.jobs.versions import train_retriever
+    from core.jobs.retriever import train_retriever
     from core.kb import load_kb
     from core.pipeline import Linker
     from core.progress import NEVER_CANCELLED, no_progress

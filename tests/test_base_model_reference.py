@@ -17,7 +17,7 @@ from safetensors.torch import load_file, save_file
 
 from app.resources import demo_dir
 from core.errors import ModelError
-from core.jobs.versions import train_retriever
+from core.jobs.retriever import train_retriever
 from core.kb import load_kb
 from core.kb.knowledge_base import KnowledgeBase
 from core.locations import PACKAGE_PREFIX, content_hash, packaged_model_folder

@@ -96,7 +96,7 @@ def test_a_training_run_killed_with_sigkill_leaves_nothing_after_the_next_open(p
 def test_training_prunes_indexes_no_model_in_use_needs(project: Path) -> None:
     """An index per retrain stayed for good: a killed retrain's scratch version, a retired version, an
     older knowledge base. After training only indexes of versions in use (and other files) remain."""
-    from core.jobs.versions import train_retriever
+    from core.jobs.retriever import train_retriever
 
     index = project / "index"
     (current,) = sorted(p.stem for p in index.glob("*.faiss"))

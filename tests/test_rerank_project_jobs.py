@@ -11,7 +11,7 @@ from transformers import AutoTokenizer, BertForTokenClassification
 from core.errors import CuralinkError
 from core.formats import pubtator
 from core.jobs.reranker import evaluate_reranker_for_project, train_reranker_for_project
-from core.jobs.versions import train_retriever
+from core.jobs.retriever import train_retriever
 from core.kb import load_kb
 from core.rerank.cross_encoder import CrossEncoder, default_base_model
 from core.store.project import Project

@@ -118,7 +118,7 @@ def test_time_limits_are_only_an_option():
 
     from app.cli import build_parser
     from core.jobs.reranker import train_reranker_for_project
-    from core.jobs.versions import train_retriever
+    from core.jobs.retriever import train_retriever
 
     parser = build_parser()
     for command in (["train", "retriever"], ["train", "reranker"]):

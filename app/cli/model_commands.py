@@ -10,7 +10,7 @@ from app.cli import detector_commands
 from app.cli.output import open_project, print_json, print_output, stdout
 from app.console import cancellable, progress_bar, stderr
 from core.errors import CuralinkError
-from core.jobs.versions import DEFAULT_EPOCHS, DEFAULT_PATIENCE
+from core.jobs.retriever import DEFAULT_EPOCHS, DEFAULT_PATIENCE
 
 
 def _training_report(metrics: dict, wall: float) -> str:
@@ -28,7 +28,7 @@ def _training_report(metrics: dict, wall: float) -> str:
 
 
 def cmd_train_retriever(args) -> int:
-    from core.jobs.versions import train_retriever
+    from core.jobs.retriever import train_retriever
 
     started = time.perf_counter()
     with (

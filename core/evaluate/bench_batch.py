@@ -92,7 +92,7 @@ def bench_batch(
 def _bench_project(data_dir: Path, work: Path, train_seconds: float, cancel: CancelToken) -> tuple[Path, str]:
     """MEDIC and a briefly trained ResCNN, built once in the work folder; the name index saved into it."""
     from core.formats import read_corpus
-    from core.jobs.versions import train_retriever
+    from core.jobs.retriever import train_retriever
     from core.kb import load_kb
     from core.pipeline import Linker
     from core.store import Project

@@ -26,7 +26,7 @@ def bench_pipeline(
 ) -> dict:
     from core.evaluate.metrics import first_hit_rank, hit_rate
     from core.formats import read_corpus
-    from core.jobs.versions import train_retriever
+    from core.jobs.retriever import train_retriever
     from core.kb import load_kb
     from core.kb.identifiers import split_ids
     from core.pipeline import Linker

@@ -31,7 +31,7 @@ def ncbi_missing(data: Path) -> str | None:
 
 
 def _train(project, train_seconds: float, include_gold: bool, progress, cancel) -> None:
-    from core.jobs.versions import train_retriever
+    from core.jobs.retriever import train_retriever
 
     progress(0, None, f"training a retriever ({train_seconds:.0f} s budget)")
     train_retriever(

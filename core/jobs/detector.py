@@ -220,7 +220,7 @@ def train_detector_for_project(
     cancel: CancelToken = NEVER_CANCELLED,
 ):
     """Train, save, register (and promote) a detector version; returns core.jobs.versions.TrainedVersion."""
-    from core.jobs.versions import TrainedVersion, next_version, register_version, scratch_folder
+    from core.jobs.versions import TrainedVersion, draft_version, publish_version
 
     kb = project.knowledge_base()
     train_docs, dev_docs = training_splits(project)
@@ -235,22 +235,18 @@ def train_detector_for_project(
         progress=progress,
         cancel=cancel,
     )
-    version = next_version(project, KIND)
-    with scratch_folder(project, KIND) as scratch:
-        fitted.save_into(scratch)
-        cancel.raise_if_cancelled()
-        final = project.models_dir / KIND / version
-        scratch.rename(final)
-    register_version(
-        project,
-        KIND,
-        version,
-        final,
-        metrics=fitted.metrics,
-        kb_fingerprint=kb.fingerprint(),
-        data_fingerprint=fitted.data_fingerprint,
-        promote=promote,
-    )
+    with draft_version(project, KIND) as draft:
+        version = draft.version
+        fitted.save_into(draft.folder)
+        final = publish_version(
+            project,
+            draft,
+            metrics=fitted.metrics,
+            kb_fingerprint=kb.fingerprint(),
+            data_fingerprint=fitted.data_fingerprint,
+            promote=promote,
+            cancel=cancel,
+        )
     log.info("trained detector %s: %s", version, fitted.metrics["dev"])
     return TrainedVersion(KIND, version, final, fitted.metrics, promote)
 

@@ -16,6 +16,7 @@ import numpy as np
 
 from core.documents import Candidate, Document
 from core.errors import CuralinkError, ModelError
+from core.jobs.versions import draft_version, publish_version
 from core.kb.knowledge_base import KnowledgeBase
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressCallback, no_progress
 from core.rank.model import RankerModel, fit_ranker
@@ -179,7 +180,6 @@ def train_ranker_for_project(
     cancel: CancelToken = NEVER_CANCELLED,
 ) -> RankerOutcome:
     """Train a ranker on every linked mention of the project, register it and put it in force."""
-    from core.jobs.versions import next_version, register_version, scratch_folder
     from core.pipeline import Linker
 
     kb = project.knowledge_base()
@@ -208,32 +208,26 @@ def train_ranker_for_project(
         progress=progress,
         cancel=cancel,
     )
-    version = next_version(project, KIND)
-    model.version = version
-    with scratch_folder(project, KIND) as scratch:
-        model.save(scratch)
-        final = project.models_dir / KIND / version
-        scratch.rename(final)
-    register_version(
-        project, KIND, version, final, metrics=model.metrics, kb_fingerprint=kb.fingerprint(), promote=True
-    )
+    with draft_version(project, KIND) as draft:
+        version = model.version = draft.version
+        model.save(draft.folder)
+        final = publish_version(
+            project, draft, metrics=model.metrics, kb_fingerprint=kb.fingerprint(), promote=True, cancel=cancel
+        )
     log.info("ranker %s trained on %d mentions: %s", version, model.metrics["mentions"], model.metrics)
     return RankerOutcome(
         True, f"ranker {version} saved in {final} and made active", version, str(final), model.metrics
     )
 
 
-def retrain_ranker(project, kb: KnowledgeBase, data, *, promote, device, seed, progress, cancel, finish):
+def retrain_ranker(project, kb: KnowledgeBase, data, *, promote, device, seed, progress, cancel):
     """`retrain`'s ranker step: fit on the training slice, judge old vs new on the held-out slice with
-    the prior of the training slice, then `finish` (register, promotion rule) as for the other kinds."""
+    the prior of the training slice, then publish under the promotion rule as for the other kinds."""
     from core.jobs.compare import ranked_metrics
-    from core.jobs.retrain import KindReport
-    from core.jobs.versions import next_version, scratch_folder
+    from core.jobs.retrain_report import KindReport, publish_retrained
     from core.pipeline import Linker
 
     active = project.active_model(KIND)
-    version = next_version(project, KIND)
-    report = KindReport(KIND, version, active.version if active else "", "")
     if not data.train_documents:
         raise CuralinkError(nothing_to_learn(project))
     old_model = None
@@ -263,7 +257,7 @@ def retrain_ranker(project, kb: KnowledgeBase, data, *, promote, device, seed, p
         progress=progress,
         cancel=cancel,
     )
-    model.version = version
+    report = KindReport(KIND, "", active.version if active else "", "")
     report.seconds = time.perf_counter() - started
     report.mentions_per_s = round(model.metrics["mentions"] / report.seconds, 1) if report.seconds else 0.0
     held_out = data.held_out_documents
@@ -280,6 +274,16 @@ def retrain_ranker(project, kb: KnowledgeBase, data, *, promote, device, seed, p
         new_order = RankingStage(model, kb, prior).rank(plan, retrieved, k, cancel=cancel)
         report.new = ranked_metrics(held_out, new_order, kb, k)
     cancel.raise_if_cancelled()
-    with scratch_folder(project, KIND) as scratch:
-        model.save(scratch)
-        return finish(project, KIND, scratch, report, data, kb, promote)
+    with draft_version(project, KIND) as draft:
+        report.version = model.version = draft.version
+        model.save(draft.folder)
+        return publish_retrained(
+            project,
+            draft,
+            report,
+            rule=promote,
+            kb_fingerprint=kb.fingerprint(),
+            data_fingerprint=data.fingerprint,
+            training=data.counts(),
+            cancel=cancel,
+        )

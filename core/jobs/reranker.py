@@ -10,13 +10,11 @@ split) and saved with the model.
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from core.atomic_files import write_text_atomic
 from core.documents import Candidate, Document
 from core.errors import CuralinkError
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressCallback, no_progress
@@ -69,7 +67,7 @@ def train_reranker_for_project(
     cancel: CancelToken = NEVER_CANCELLED,
 ) -> tuple[str, Path, dict]:
     """Train, save, register (and promote) a reranker version; returns (version, folder, metrics)."""
-    from core.jobs.versions import next_version, register_version, scratch_folder
+    from core.jobs.versions import draft_version, publish_version
     from core.learn.training_data import fingerprint, gold_pairs
     from core.pipeline import Linker
 
@@ -89,8 +87,8 @@ def train_reranker_for_project(
         config.patience = patience
     if learning_rate is not None:
         config.learning_rate = learning_rate
-    version = next_version(project, KIND)
-    with scratch_folder(project, KIND) as scratch:
+    with draft_version(project, KIND) as draft:
+        version = draft.version
         result = train(
             encoder,
             train_docs,
@@ -124,21 +122,16 @@ def train_reranker_for_project(
             "stopped_by": result.stopped_by,
             "learning_rate": config.learning_rate,
         }
-        encoder.save(scratch, metrics={k: v for k, v in metrics.items() if isinstance(v, (int, float))})
-        write_text_atomic(scratch / "metrics.json", json.dumps(metrics, indent=2))
-        cancel.raise_if_cancelled()
-        final = project.models_dir / KIND / version
-        scratch.rename(final)
-    register_version(
-        project,
-        KIND,
-        version,
-        final,
-        metrics=metrics,
-        kb_fingerprint=kb.fingerprint(),
-        data_fingerprint=fingerprint(gold_pairs(project)),
-        promote=promote,
-    )
+        encoder.save(draft.folder, metrics={k: v for k, v in metrics.items() if isinstance(v, (int, float))})
+        final = publish_version(
+            project,
+            draft,
+            metrics=metrics,
+            kb_fingerprint=kb.fingerprint(),
+            data_fingerprint=fingerprint(gold_pairs(project)),
+            promote=promote,
+            cancel=cancel,
+        )
     log.info("trained reranker %s (%s) in %.1f s: %s", version, packing, result.train_seconds, metrics)
     return version, final, metrics
 

@@ -1,8 +1,8 @@
-"""Training jobs that produce a new model version of a project.
+"""How a model version comes to be, for every kind: next version -> scratch folder -> rename -> register.
 
-A version is trained into a scratch folder under models/<kind>/ and moved to models/<kind>/<version>/
-only when training finished; a cancel or a crash deletes the scratch folder, so the model in force is
-never touched by a failed run.
+A version is trained into a scratch folder under models/<kind>/ (`draft_version`) and moved to
+models/<kind>/<version>/ only when training finished (`publish_version`); a cancel or a crash deletes
+the scratch folder, so the model in force is never touched by a failed run.
 """
 
 from __future__ import annotations
@@ -24,17 +24,9 @@ from core.housekeeping import (
     release_scratch,
     remove_dead_scratch,
 )
-from core.learn.training_data import curated_pairs, fingerprint, gold_pairs, resolvable
-from core.progress import NEVER_CANCELLED, CancelToken, ProgressCallback, no_progress
+from core.progress import NEVER_CANCELLED, CancelToken
 
 log = logging.getLogger(__name__)
-
-KB_NAMES_PER_EPOCH = 6000
-DEFAULT_EPOCHS = 10
-DEFAULT_PATIENCE = 2
-"""`train retriever` stops after DEFAULT_EPOCHS, or sooner once dev acc@1 has not risen for this many
-epochs in a row: bounded by the data, not by the machine's load (`max_seconds` stays an option)."""
-
 
 @dataclass
 class TrainedVersion:
@@ -125,90 +117,50 @@ def prune_project_indexes(project, kb_fingerprint: str) -> int:
     return prune_indexes(project.index_dir, kb_fingerprint, keep)
 
 
-def train_retriever(
+@dataclass(frozen=True)
+class Draft:
+    """A version being trained: its number, reserved, and the scratch folder it is written into."""
+
+    kind: str
+    version: str
+    folder: Path
+
+
+@contextmanager
+def draft_version(project, kind: str) -> Iterator[Draft]:
+    """The next version of `kind` and a scratch folder to train it into (deleted if the block fails)."""
+    version = next_version(project, kind)
+    with scratch_folder(project, kind) as scratch:
+        yield Draft(kind, version, scratch)
+
+
+def publish_version(
     project,
+    draft: Draft,
     *,
-    base_model: str | None = None,
-    epochs: int = DEFAULT_EPOCHS,
-    max_seconds: float | None = None,
-    patience: int = DEFAULT_PATIENCE,
-    pooling: str = "max",
-    seed: int = 13,
-    include_gold: bool = True,
-    promote: bool = True,
-    progress: ProgressCallback = no_progress,
+    metrics: dict,
+    kb_fingerprint: str,
+    data_fingerprint: str = "",
+    parent_version: str | None = None,
+    promote: bool = False,
     cancel: CancelToken = NEVER_CANCELLED,
-) -> TrainedVersion:
-    """Train a ResCNN retriever on the project's KB synonyms, gold train/dev mentions and curator links.
-
-    With `patience` (> 0) and gold documents to hold out, early stopping watches dev acc@1 after every
-    epoch: the dev split, or without one the last tenth of the train documents (as the reranker does);
-    those documents are then not trained on. `patience=0`: every epoch, on every document."""
-    from core.jobs.compare import dev_evaluator
-    from core.retrieve.rescnn import RescnnConfig
-    from core.retrieve.train import TrainOptions, train_rescnn
-
-    kb = project.knowledge_base()
-    dev = _early_stopping_documents(project) if patience and include_gold else []
-    held = {document.doc_id for document in dev}
-    gold = gold_pairs(project, exclude=held) if include_gold else []
-    pairs = resolvable(gold + curated_pairs(project, exclude=held), kb)
-    config = RescnnConfig(base_model=base_model or "", pooling=pooling)
-    # A large KB would make every epoch hundreds of steps of synonyms alone: sample them, and show the
-    # (far fewer) annotated mentions twice (the recipe measured on NCBI-disease + MEDIC).
-    options = TrainOptions(
-        kb_names_per_epoch=KB_NAMES_PER_EPOCH if len(kb.names) > KB_NAMES_PER_EPOCH else None,
-        pair_repeats=2 if pairs else 1,
-    )
-    version = next_version(project, "retriever")
-    with scratch_folder(project, "retriever") as scratch:
-        result = train_rescnn(
-            kb,
-            pairs,
-            config,
-            scratch,
-            epochs=epochs,
-            seed=seed,
-            options=options,
-            progress=progress,
-            cancel=cancel,
-            max_seconds=max_seconds,
-            version=version,  # not the scratch folder's name
-            epoch_eval=dev_evaluator(dev, kb) if dev else None,
-            patience=patience if dev else None,
-        )
-        cancel.raise_if_cancelled()
-        metrics = {
-            **result.metrics,
-            "train_pairs": len(pairs),
-            "train_seconds": round(result.seconds, 2),
-            "dev_documents": len(dev),
-        }
-        write_text_atomic(scratch / "metrics.json", json.dumps(metrics, indent=2))
-        final = project.models_dir / "retriever" / version
-        scratch.rename(final)
+) -> Path:
+    """The one way a version joins a project: metrics.json written, the scratch folder renamed to
+    models/<kind>/<version>/, the version registered (and put in force when `promote`). Call it inside
+    `draft_version`'s block, so a cancel up to the rename still deletes the scratch folder."""
+    cancel.raise_if_cancelled()
+    write_text_atomic(draft.folder / "metrics.json", json.dumps(metrics, indent=2))
+    final = project.models_dir / draft.kind / draft.version
+    draft.folder.rename(final)
     register_version(
         project,
-        "retriever",
-        version,
+        draft.kind,
+        draft.version,
         final,
         metrics=metrics,
-        kb_fingerprint=kb.fingerprint(),
-        data_fingerprint=fingerprint(pairs),
+        kb_fingerprint=kb_fingerprint,
+        data_fingerprint=data_fingerprint,
+        parent_version=parent_version,
         promote=promote,
     )
-    prune_project_indexes(project, kb.fingerprint())
-    log.info("trained retriever %s on %d pairs in %.1f s", version, len(pairs), result.seconds)
-    return TrainedVersion("retriever", version, final, metrics, promote)
-
-
-def _early_stopping_documents(project) -> list:
-    """Gold-linked documents to stop training on: the dev split, else the last tenth of train."""
-    dev = [d for d in project.documents("dev") if any(m.concept_ids for m in d.mentions)]
-    if dev:
-        return dev
-    train = [d for d in project.documents("train") if any(m.concept_ids for m in d.mentions)]
-    cut = max(1, len(train) // 10) if len(train) > 1 else 0
-    if cut:
-        log.info("no dev split: holding out %d train documents for early stopping", cut)
-    return train[len(train) - cut :] if cut else []
+    return final
