@@ -81,13 +81,13 @@ def test_train_registers_promotes_and_evaluates(project, small_base):
 def test_resuggest_stores_retriever_candidates_then_reranked_ones(project, small_base):
     """After a span edit: the retriever's list is stored first (shown at once), the reranked one after,
     each for the span it was computed for (issue 10, item 4)."""
-    from core.pipeline import Linker
+    from core.jobs.linking import ProjectLinker
 
     if project.active_model("reranker") is None:
         train_reranker_for_project(
             project, packing="compact", base_model=small_base, max_seconds=4, candidates=8
         )
-    linker = Linker.for_project(project, candidates=8, device="cpu")
+    linker = ProjectLinker.for_project(project, candidates=8, device="cpu")
     document, ids = next(project.documents_with_mention_ids(split="test"))
     linker.link_project(project, ids=[document.doc_id])
     before = project.suggestions(ids[1])

@@ -155,3 +155,22 @@ def test_cli_retrain_on_a_cpu_leaves_the_reranker_out_and_says_why(demo, capsys)
     captured = capsys.readouterr()
     assert "reranker off by default" in captured.err and "CPU" in captured.err
     assert set(json.loads(captured.out)["kinds"]) == {"retriever", "ranker"}
+
+
+def test_one_retrain_policy_for_both_front_ends(demo):
+    """`retrain_choice` decides the kinds for the CLI and the desk's dialog alike: on a CPU the
+    reranker is offered but not ticked; kinds asked for are trained as asked; a detector in force is
+    offered and ticked (it learns from the new spans too). The expected kinds are written out here."""
+    from core.jobs.retrain_plan import retrain_choice
+
+    cpu = retrain_choice(demo, "cpu")
+    assert cpu.offered == ("retriever", "reranker", "ranker")
+    assert cpu.kinds == ("retriever", "ranker") and "CPU" in cpu.note
+    assert retrain_choice(demo, "cpu", ["reranker"]).kinds == ("reranker",)
+    folder = demo.models_dir / "detector" / "v1"
+    folder.mkdir(parents=True)
+    demo.register_model("detector", "v1", folder, metrics={}, kb_fingerprint="", data_fingerprint="")
+    demo.promote_model("detector", "v1")
+    with_detector = retrain_choice(demo, "cpu")
+    assert with_detector.offered == ("retriever", "reranker", "ranker", "detector")
+    assert with_detector.kinds == ("retriever", "ranker", "detector")

@@ -55,7 +55,7 @@ def cmd_train_retriever(args) -> int:
 def cmd_link(args) -> int:
     from core.detect.choice import detector_for_project
     from core.detect.targets import require_known_ids
-    from core.pipeline import Linker
+    from core.jobs.linking import ProjectLinker
 
     if not args.detect and (args.include_gold or args.type is not None):
         raise CuralinkError("--include-gold and --type apply to detection: add --detect")
@@ -72,7 +72,7 @@ def cmd_link(args) -> int:
             else None
         )
         with progress_bar("loading models") as bar:
-            linker = Linker.for_project(
+            linker = ProjectLinker.for_project(
                 project, kb=kb, device=args.device, candidates=args.candidates, progress=bar, cancel=cancel
             )
         if linker.ranker_note:
@@ -224,19 +224,15 @@ def cmd_evaluate_reranker(args) -> int:
 def cmd_retrain(args) -> int:
     from core.jobs.promotion import relink_after_change
     from core.jobs.retrain import retrain
-    from core.jobs.retrain_plan import reranker_advice
+    from core.jobs.retrain_plan import relink_after_retrain, retrain_choice
 
     with open_project(args) as project, cancellable() as cancel, progress_bar("retraining") as bar:
-        kinds = tuple(args.kind) if args.kind else ("retriever", "reranker", "ranker")
-        if not args.kind and project.active_model("detector") is not None:
-            kinds += ("detector",)  # a span model in force learns from the new spans too
-        advice = reranker_advice(args.device)
-        if not args.kind and not advice.worthwhile:  # as the desk: epochs of a cross-encoder need a GPU
-            kinds = tuple(k for k in kinds if k != "reranker")
-            (stderr if args.json else stdout).print(f"{advice.reason} (--kind reranker trains it anyway)")
+        choice = retrain_choice(project, args.device, args.kind)
+        if choice.note:
+            (stderr if args.json else stdout).print(f"{choice.note} (--kind reranker trains it anyway)")
         report = retrain(
             project,
-            kinds=kinds,
+            kinds=choice.kinds,
             max_seconds=args.max_seconds,
             epochs=args.epochs,
             promote=args.promote,
@@ -245,7 +241,7 @@ def cmd_retrain(args) -> int:
             cancel=cancel,
         )
         relinked = None
-        if any(kind.promoted for kind in report.kinds.values()) and args.relink:
+        if args.relink and relink_after_retrain(report):
             relinked = relink_after_change(project, device=args.device, progress=bar, cancel=cancel)
     if args.json:
         print_json(report.to_json())

@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QW
 from app.gui.dialogs import show_error
 from app.gui.retrain_summary import RetrainSummary, history_figure
 from app.gui.workers import Job, run_in_thread
-from core.child_process import run_job_in_child
+from core.jobs.in_child import run_job_in_child
 from core.jobs.retrain import RetrainReport
 from core.progress import PhasedProgress
 
@@ -179,7 +179,9 @@ class BackgroundRetrainMixin:
         summary.rollbackRequested.connect(self.roll_back_models)
         self.retrain_summary = summary
         summary.show()
-        if any(r.promoted for r in report.kinds.values()):  # the promotion rule put some in force
+        from core.jobs.retrain_plan import relink_after_retrain
+
+        if relink_after_retrain(report):  # the promotion rule put some in force
             self._relink(None, "relinking with the retrained models")
 
     def promote_versions(self, versions: dict) -> Job:

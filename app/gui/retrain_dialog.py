@@ -19,9 +19,8 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
 )
 
-from core.jobs.retrain import KINDS, PROMOTION_RULES
-from core.jobs.retrain_plan import reranker_advice
-from core.learn.training_data import HELD_OUT_FRACTION
+from core.jobs.retrain import HELD_OUT_FRACTION, PROMOTION_RULES
+from core.jobs.retrain_plan import retrain_choice
 
 DESK_PROMOTION_RULE = "never"  # the desk asks: the summary offers promotion with the numbers in view
 
@@ -48,11 +47,12 @@ class RetrainDialog(QDialog):
         self.epochs = epochs
         self.held_out_fraction = held_out_fraction
         self.device = device
-        self.advice = reranker_advice(device)
+        choice = retrain_choice(project, device)  # the policy `curalink retrain` follows too
+        self.advice = choice.advice
 
-        self.kind_boxes = {kind: QCheckBox(kind) for kind in KINDS}
+        self.kind_boxes = {kind: QCheckBox(kind) for kind in choice.offered}
         for kind, box in self.kind_boxes.items():
-            box.setChecked(kind != "reranker" or self.advice.worthwhile)
+            box.setChecked(kind in choice.kinds)
         self.kind_boxes["reranker"].setToolTip(self.advice.reason)
         self.reranker_note = QLabel(self.advice.reason[:1].upper() + self.advice.reason[1:] + ".")
         self.reranker_note.setWordWrap(True)

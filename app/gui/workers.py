@@ -190,12 +190,12 @@ class LinkService(QObject):
         if self.in_thread:
             import torch
 
-            from core.pipeline import Linker
+            from core.jobs.linking import ProjectLinker
 
             # One intra-op thread: the UI thread keeps a core, and a 2-core laptop stays responsive
             # (the retriever's per-document batches are too small to gain from more threads).
             torch.set_num_threads(1)
-            return Linker.for_project(
+            return ProjectLinker.for_project(
                 self.project,
                 device=self.device,
                 candidates=self.candidates,
@@ -390,15 +390,6 @@ class LinkService(QObject):
                 if process is not None and not self.in_thread:
                     process.close()
             self._linker = self._spare = None
-
-
-def warm_imports() -> None:
-    """Import the model stack on the UI thread at start-up: a first import inside the worker loads large
-    native libraries while holding the GIL, which would freeze the window for a few hundred ms."""
-    import core.pipeline  # noqa: F401
-    import core.rerank.cross_encoder  # noqa: F401
-    import core.rerank.reranker  # noqa: F401
-    import core.retrieve.rescnn_retriever  # noqa: F401
 
 
 def run_in_thread(work: Work, name: str, pool: QThreadPool | None = None) -> Job:

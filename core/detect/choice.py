@@ -28,7 +28,7 @@ def detector_for_project(
     project, kb, *, requested_type: str | None = None, device: str = "auto"
 ) -> ChosenDetector:
     """The detector `link --detect` uses; refuses (CuralinkError) before anything is stored."""
-    from core.jobs.detector import load_span_detector
+    from core.detect.in_force import load_span_detector
     from core.kb.routing import TypeRouter
 
     span = load_span_detector(project, kb=kb, device=device)

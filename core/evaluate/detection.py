@@ -91,8 +91,8 @@ def evaluate_detectors(
 ) -> dict:
     """{"split", "documents", "gold_mentions", "detectors": [...]} with percentages (see module docstring)."""
     from core.detect.choice import project_dictionary
+    from core.detect.in_force import load_span_detector
     from core.errors import CuralinkError
-    from core.jobs.detector import load_span_detector
 
     documents = [
         d.with_mentions([m for m in d.mentions if m.origin in GOLD_ORIGINS]) for d in project.documents(split)
@@ -105,9 +105,9 @@ def evaluate_detectors(
     raw = [d.with_mentions([]) for d in documents]
     linker = None
     if project.active_model("retriever") is not None:
-        from core.pipeline import Linker
+        from core.project_models import load_linker
 
-        linker = Linker.for_project(project, kb=kb, device=device, cancel=cancel)
+        linker = load_linker(project, kb=kb, device=device, cancel=cancel)
     rows = []
     kinds: list[tuple[str, Callable[[], list[list[Mention]]]]] = []
     # the dictionary `link --detect` uses, its annotated strings taken from every split but this one

@@ -75,7 +75,7 @@ KINDS: dict[str, ModelKind] = {
             needs="a retriever in force and imported gold or accepted / corrected decisions",
             train="core.jobs.ranker:train_ranker_for_project",
             evaluate="core.jobs.evaluate_ranker:evaluate_ranker_for_project",
-            load="core.jobs.ranker:load_ranking_stage",
+            load="core.project_models:load_ranking_stage",
         ),
         ModelKind(
             "detector",
@@ -85,7 +85,7 @@ KINDS: dict[str, ModelKind] = {
             needs="gold or curator-checked mention spans",
             train="core.jobs.detector:train_detector_for_project",
             evaluate="core.evaluate.detection:evaluate_detectors",
-            load="core.jobs.detector:load_span_detector",
+            load="core.detect.in_force:load_span_detector",
             retrained_by_default=False,
         ),
     )

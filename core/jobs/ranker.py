@@ -19,6 +19,7 @@ from core.errors import CuralinkError, ModelError
 from core.jobs.versions import draft_version, publish_version
 from core.kb.knowledge_base import KnowledgeBase
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressCallback, no_progress
+from core.project_models import linked_documents, nothing_to_learn
 from core.rank.model import RankerModel, fit_ranker
 from core.rank.stage import RankingStage, annotation_prior
 
@@ -27,39 +28,6 @@ log = logging.getLogger(__name__)
 KIND = "ranker"
 DEFAULT_CANDIDATES = 20
 DEFAULT_TFIDF_UNION = 8
-
-
-def nothing_to_learn(project) -> str:
-    return (
-        f"{project.path}: no ranker trained: the project has no imported train/dev gold and no accepted or "
-        "corrected decisions; suggestions keep the retriever's order"
-    )
-
-
-def linked_documents(project, kb: KnowledgeBase, held_out_fraction: float = 0.0):
-    """The training set of linked documents (one mention per known link, concept ids resolved)."""
-    from core.learn.training_data import training_set
-
-    return training_set(project, kb, held_out_fraction=held_out_fraction)
-
-
-def load_ranking_stage(project, kb: KnowledgeBase) -> tuple[RankingStage | None, str]:
-    """The ranker in force with a live annotation prior, or None and why (refused, none trained)."""
-    active = project.active_model(KIND)
-    if active is None:
-        return None, ""
-    try:
-        model = RankerModel.load(active.path, project.path)
-    except ModelError as exc:
-        log.warning("%s; suggestions keep the retriever's order", exc)
-        return None, f"{exc}; suggestions keep the retriever's order"
-    model.version = active.version
-    documents = linked_documents(project, kb).train_documents
-    if not documents:
-        log.warning(nothing_to_learn(project))
-    prior = annotation_prior(documents, model.prior_smoothing)
-    log.info("ranker %s with a prior of %d links", active.version, len(prior))
-    return RankingStage(model, kb, prior), ""
 
 
 @dataclass
@@ -180,14 +148,14 @@ def train_ranker_for_project(
     cancel: CancelToken = NEVER_CANCELLED,
 ) -> RankerOutcome:
     """Train a ranker on every linked mention of the project, register it and put it in force."""
-    from core.pipeline import Linker
+    from core.jobs.linking import ProjectLinker
 
     kb = project.knowledge_base()
     documents = linked_documents(project, kb).train_documents
     if not documents:
         log.warning(nothing_to_learn(project))
         return RankerOutcome(False, nothing_to_learn(project))
-    linker = Linker.for_project(
+    linker = ProjectLinker.for_project(
         project,
         kb=kb,
         device=device,
@@ -224,8 +192,8 @@ def retrain_ranker(project, kb: KnowledgeBase, data, *, promote, device, seed, p
     """`retrain`'s ranker step: fit on the training slice, judge old vs new on the held-out slice with
     the prior of the training slice, then publish under the promotion rule as for the other kinds."""
     from core.jobs.compare import ranked_metrics
+    from core.jobs.linking import ProjectLinker
     from core.jobs.retrain_report import KindReport, publish_retrained
-    from core.pipeline import Linker
 
     active = project.active_model(KIND)
     if not data.train_documents:
@@ -237,7 +205,7 @@ def retrain_ranker(project, kb: KnowledgeBase, data, *, promote, device, seed, p
         except ModelError as exc:  # another feature set: judged against the retriever's order instead
             log.warning("%s", exc)
     use_cross_encoder = bool(old_model and old_model.uses_cross_encoder)
-    linker = Linker.for_project(
+    linker = ProjectLinker.for_project(
         project,
         kb=kb,
         device=device,

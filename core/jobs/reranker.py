@@ -67,12 +67,12 @@ def train_reranker_for_project(
     cancel: CancelToken = NEVER_CANCELLED,
 ) -> tuple[str, Path, dict]:
     """Train, save, register (and promote) a reranker version; returns (version, folder, metrics)."""
+    from core.jobs.linking import ProjectLinker
     from core.jobs.versions import draft_version, publish_version
     from core.learn.training_data import fingerprint, gold_pairs
-    from core.pipeline import Linker
 
     kb = project.knowledge_base()
-    linker = Linker.for_project(
+    linker = ProjectLinker.for_project(
         project, kb=kb, use_reranker=False, use_ranker=False, candidates=candidates, cancel=cancel
     )
     train_docs, dev_docs = _splits(project)
@@ -151,7 +151,7 @@ def evaluate_reranker_for_project(
 
     `packing` packs inputs at another level than the model was trained with (None: its own).
     """
-    from core.pipeline import Linker
+    from core.jobs.linking import ProjectLinker
 
     active = project.active_model(KIND)
     if active is None:
@@ -162,7 +162,7 @@ def evaluate_reranker_for_project(
     if not documents:
         raise CuralinkError(f"{project.path}: no documents in the {split!r} split")
     kb = project.knowledge_base()
-    linker = Linker.for_project(
+    linker = ProjectLinker.for_project(
         project, kb=kb, use_reranker=False, use_ranker=False, candidates=candidates, cancel=cancel
     )
     found = _retrieve(linker, documents, candidates)

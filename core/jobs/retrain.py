@@ -261,7 +261,7 @@ def _retrain_reranker(
     progress,
     cancel,
 ) -> KindReport:
-    from core.pipeline import Linker
+    from core.jobs.linking import ProjectLinker
     from core.rerank.cross_encoder import CrossEncoder
     from core.rerank.reranker import CrossEncoderReranker
     from core.rerank.training import TrainingConfig, train
@@ -272,7 +272,7 @@ def _retrain_reranker(
             "no curated or gold documents outside the held-out slice to train the reranker on"
         )
     progress.enter("reranker: candidates")
-    linker = Linker.for_project(
+    linker = ProjectLinker.for_project(
         project,
         kb=kb,
         use_reranker=False,

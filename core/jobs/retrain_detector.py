@@ -12,9 +12,10 @@ from __future__ import annotations
 import logging
 import time
 
+from core.detect.in_force import load_span_detector
 from core.detect.segments import project_training_documents
 from core.detect.train_detector import DetectorTrainingOptions
-from core.jobs.detector import KIND, fit_detector, load_span_detector, require_spans
+from core.jobs.detector import KIND, fit_detector, require_spans
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressCallback, no_progress
 
 log = logging.getLogger(__name__)
