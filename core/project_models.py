@@ -59,9 +59,7 @@ def load_linker(
     if not read_only and not synonyms_pruned and _prune_curator_synonyms(project, kb):
         kb = project.knowledge_base()  # names left the store: read again (and indexed) without them
     if len(kb) == 0:
-        raise CuralinkError(
-            f"{project.path}: the knowledge base is empty (run `curalink kb import` first)"
-        )
+        raise CuralinkError(f"{project.path}: the knowledge base is empty (run `curalink kb import` first)")
     retriever = RescnnRetriever.load(Path(active.path), index_dir=index_dir or project.index_dir)
     retriever.index(kb, progress=progress, cancel=cancel)
     if not read_only:

@@ -53,9 +53,8 @@ def cmd_train_retriever(args) -> int:
 
 
 def cmd_link(args) -> int:
-    from core.detect.choice import detector_for_project
-    from core.detect.targets import require_known_ids
     from core.jobs.linking import ProjectLinker
+    from core.jobs.mentions import detector_for_project, require_known_ids
 
     if not args.detect and (args.include_gold or args.type is not None):
         raise CuralinkError("--include-gold and --type apply to detection: add --detect")
@@ -94,7 +93,7 @@ def cmd_link(args) -> int:
 
 def _document_list(args) -> dict[str, str] | None:
     """--documents and --documents-file together: id -> where it was given (for error messages)."""
-    from core.detect.targets import read_id_file
+    from core.jobs.mentions import read_id_file
 
     if args.documents is None and args.documents_file is None:
         return None
@@ -106,8 +105,7 @@ def _document_list(args) -> dict[str, str] | None:
 
 
 def _detect(args, project, chosen, ids: list[str] | None, cancel) -> None:
-    from core.detect.into_project import detect_into_project
-    from core.detect.targets import SKIP_GOLD, SKIP_HAS_MENTIONS, SKIP_OTHER_SPLIT
+    from core.jobs.mentions import SKIP_GOLD, SKIP_HAS_MENTIONS, SKIP_OTHER_SPLIT, detect_into_project
 
     with progress_bar("tagging mentions") as bar:
         found = detect_into_project(

@@ -54,5 +54,11 @@ def load_span_detector(
         )
     vectors = concept_vectors(kb, base, cache_dir=project.index_dir)
     return SpanDetector(
-        model, tokenizer, config, vectors, threshold=threshold, device=detector_device(device), version=active.version
+        model,
+        tokenizer,
+        config,
+        vectors,
+        threshold=threshold,
+        device=detector_device(device),
+        version=active.version,
     )

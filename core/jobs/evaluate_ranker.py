@@ -14,9 +14,9 @@ from core.documents import Candidate, Document
 from core.errors import CuralinkError, InputError
 from core.evaluate.metrics import first_hit_rank, hit_rate
 from core.jobs.ranker import DEFAULT_CANDIDATES, KIND
-from core.project_models import load_ranking_stage
 from core.kb.knowledge_base import KnowledgeBase
 from core.progress import NEVER_CANCELLED, CancelToken
+from core.project_models import load_ranking_stage
 from core.rank.calibration import expected_calibration_error, precision_coverage
 
 BULK_THRESHOLDS = (0.5, 0.8, 0.9, 0.95, 0.99)

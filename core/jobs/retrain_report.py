@@ -93,6 +93,10 @@ def publish_retrained(
     )
     report.path = str(final)
     log.info(
-        "%s %s: %s (%s)", report.kind, report.version, "promoted" if report.promoted else "kept", report.reason
+        "%s %s: %s (%s)",
+        report.kind,
+        report.version,
+        "promoted" if report.promoted else "kept",
+        report.reason,
     )
     return report
