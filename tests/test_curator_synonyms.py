@@ -138,8 +138,8 @@ def test_retrain_adds_curator_synonyms_to_the_index_in_force(demo):
 
 @pytest.mark.parametrize("fmt", ["tsv", "obo", "medic"])
 def test_kb_export_round_trip(demo, tmp_path, fmt):
-    from core.kb import load_kb
     from core.jobs.kb_export import export_kb
+    from core.kb import load_kb
     from core.learn.synonyms import learn_synonyms
 
     mention, mention_id = _correctable(demo)

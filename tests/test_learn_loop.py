@@ -151,9 +151,9 @@ def test_cancel_leaves_models_in_force(demo):
 
 
 def test_curator_synonyms_indexed_in_place_and_exported(demo, tmp_path):
+    from core.jobs.kb_export import export_kb
     from core.jobs.linking import ProjectLinker
     from core.kb import load_kb
-    from core.jobs.kb_export import export_kb
     from core.learn.synonyms import learn_synonyms
     from core.retrieve.query_plan import plan_document
     from core.text.normalize import normalize_name
