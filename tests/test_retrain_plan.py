@@ -174,3 +174,21 @@ def test_one_retrain_policy_for_both_front_ends(demo):
     with_detector = retrain_choice(demo, "cpu")
     assert with_detector.offered == ("retriever", "reranker", "ranker", "detector")
     assert with_detector.kinds == ("retriever", "ranker", "detector")
+
+
+def test_retrain_prunes_curator_synonyms_once(demo, monkeypatch):
+    """The curator synonyms of undone decisions are pruned once per retrain, before its training set is
+    built; loading the linker for the ranker's candidates does not prune them again (issue 22)."""
+    import core.learn.synonyms as synonyms
+    from core.jobs.retrain import retrain
+
+    for document, ids in demo.documents_with_mention_ids():
+        for mention, mention_id in zip(document.mentions, ids, strict=True):
+            if len(mention.concept_ids) == 1:
+                demo.record_decision(mention_id, "accept", concept_id=mention.concept_id, curator="ann")
+    calls = []
+    real = synonyms.prune_synonyms
+    monkeypatch.setattr(synonyms, "prune_synonyms", lambda *a, **k: calls.append(1) or real(*a, **k))
+    report = retrain(demo, kinds=("ranker",), promote="never", device="cpu")
+    assert "ranker" in report.kinds
+    assert len(calls) == 1

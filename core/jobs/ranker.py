@@ -213,6 +213,7 @@ def retrain_ranker(project, kb: KnowledgeBase, data, *, promote, device, seed, p
         use_reranker=use_cross_encoder,
         use_ranker=False,
         cancel=cancel,
+        synonyms_pruned=True,  # retrain pruned them and read `kb` after
     )
     use_cross_encoder = use_cross_encoder and linker.reranker is not None
     started = time.perf_counter()

@@ -280,6 +280,7 @@ def _retrain_reranker(
         candidates=RERANK_CANDIDATES,
         progress=progress,
         cancel=cancel,
+        synonyms_pruned=True,  # retrain pruned them and read `kb` after
     )
     train_candidates = _with_hard_negatives(data, kb, linker.suggest(data.train_documents))
     held_out_candidates = linker.suggest(data.held_out_documents) if data.held_out_documents else []
