@@ -182,8 +182,8 @@ def warm_imports() -> None:
     import core.retrieve.rescnn_retriever  # noqa: F401
 
 
-def preload_architecture(folder) -> None:
+def preload_architecture(folder):
     """Import a saved reranker's model code before the weights load (core.rerank.cross_encoder)."""
     from core.rerank.cross_encoder import preload_architecture as preload
 
-    preload(folder)
+    return preload(folder)
