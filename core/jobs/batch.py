@@ -5,8 +5,13 @@ suggestions. The batch engine is loaded when first used, so the CLI starts witho
 from __future__ import annotations
 
 import importlib
+from typing import TYPE_CHECKING
 
 from core.pipeline import DEFAULT_CANDIDATES
+
+if TYPE_CHECKING:  # what __getattr__ hands out (and the room map's edge from jobs to batch)
+    from core.batch import BatchSummary, run_batch
+    from core.batch.import_linked import import_linked
 
 _FROM = {
     "run_batch": "core.batch",
@@ -14,7 +19,7 @@ _FROM = {
     "import_linked": "core.batch.import_linked",
 }
 
-__all__ = ["DEFAULT_CANDIDATES", *_FROM]
+__all__ = ["DEFAULT_CANDIDATES", "BatchSummary", "import_linked", "run_batch"]
 
 
 def __getattr__(name: str):
