@@ -37,9 +37,9 @@ def build_demo_project(
 ) -> Project:
     """Create (or reopen) the demo project with its KB, abstracts, a trained retriever and suggestions."""
     from core.formats import read_corpus
+    from core.jobs.linking import ProjectLinker
+    from core.jobs.retriever import train_retriever
     from core.kb import load_kb
-    from core.learn.jobs import train_retriever
-    from core.pipeline import Linker
     from core.progress import NEVER_CANCELLED, no_progress
 
     progress = progress or no_progress
@@ -71,7 +71,7 @@ def build_demo_project(
         cancel=cancel,
     )
     progress(0, None, "linking the demo abstracts")
-    Linker.for_project(project, cancel=cancel).link_project(project, progress=progress, cancel=cancel)
+    ProjectLinker.for_project(project, cancel=cancel).link_project(project, progress=progress, cancel=cancel)
     return project
 
 

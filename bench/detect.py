@@ -59,9 +59,9 @@ def bench_detect(
     progress: ProgressFn = no_progress,
     cancel: CancelToken = NEVER_CANCELLED,
 ) -> dict:
-    from core.detect.project_jobs import load_span_detector
+    from core.detect.in_force import load_span_detector
     from core.detect.span_detector import SpanDetector
-    from core.pipeline import Linker
+    from core.jobs.linking import ProjectLinker
     from core.rerank.cross_encoder import CrossEncoder
     from core.rerank.reranker import CrossEncoderReranker
 
@@ -83,7 +83,7 @@ def bench_detect(
             f"{project.path}: no trained retriever (run `curalink -p {project.path} train retriever`)"
         )
     mentions = sum(len(d.mentions) for d in docs)
-    linker = Linker.for_project(
+    linker = ProjectLinker.for_project(
         project, kb=kb, device="cpu", use_reranker=False, use_ranker=False, candidates=candidates
     )
     one = SpanDetector(

@@ -26,10 +26,10 @@ def bench_pipeline(
 ) -> dict:
     from core.evaluate.metrics import first_hit_rank, hit_rate
     from core.formats import read_corpus
+    from core.jobs.linking import ProjectLinker
+    from core.jobs.retriever import train_retriever
     from core.kb import load_kb
     from core.kb.identifiers import split_ids
-    from core.learn.jobs import train_retriever
-    from core.pipeline import Linker
     from core.store import Project
 
     data = Path(data_dir)
@@ -54,7 +54,7 @@ def bench_pipeline(
 
         started = time.perf_counter()
         kb = project.knowledge_base()
-        linker = Linker.for_project(project, kb=kb, cancel=cancel)
+        linker = ProjectLinker.for_project(project, kb=kb, cancel=cancel)
         timings["load_and_index_s"] = time.perf_counter() - started
         progress(3, 4, "indexed")
 

@@ -19,12 +19,10 @@ app must call `multiprocessing.freeze_support()` first (app/cli/__main__.py does
 
 from __future__ import annotations
 
-import importlib
 import logging
 import multiprocessing
 import traceback
 from collections.abc import Callable
-from pathlib import Path
 
 from core import errors
 from core.errors import Cancelled, CuralinkError
@@ -175,36 +173,3 @@ class Child:
             self._process.terminate()
             self._process.join(STOP_SECONDS)
         self._conn.close()
-
-
-def _run_job(conn, cancel_event, function: str, project_path: str, kwargs: dict) -> None:
-    child_logging(conn)
-    from core.store import Project
-
-    module, name = function.split(":")
-    work = getattr(importlib.import_module(module), name)
-    project = Project.open(Path(project_path))
-    try:
-        answer(
-            conn, lambda: work(project, progress=progress_to(conn), cancel=EventToken(cancel_event), **kwargs)
-        )
-    finally:
-        project.close()
-
-
-def run_job_in_child(
-    function: str,
-    project_path: Path,
-    kwargs: dict | None = None,
-    *,
-    what: str = "job",
-    progress: ProgressCallback = no_progress,
-    cancel: CancelToken = NEVER_CANCELLED,
-) -> object:
-    """`module:function(project, progress=, cancel=, **kwargs)` run in a child process on its own
-    connection to the project at `project_path`; returns its (picklable) result."""
-    child = Child(_run_job, (function, str(project_path), dict(kwargs or {})), what=what)
-    try:
-        return child.call(None, progress=progress, cancel=cancel)
-    finally:
-        child.close()

@@ -1,4 +1,7 @@
-"""`Linker`: retrieve -> rerank for a batch of documents; the one entry point the front ends call.
+"""`Linker`: plan -> retrieve -> rerank -> rank for the documents it is given.
+
+It is a pure stage composition: it loads nothing (core.project_models loads a project's models into
+one), writes nothing and learns nothing; core.jobs.linking stores what it suggests.
 
 Mention text is prepared by the one query plan (core.retrieve.query_plan) that `evaluate`, the
 benchmarks and retraining use too: abbreviations defined in the same document are expanded, and a
@@ -10,26 +13,18 @@ merged by rank so each named concept surfaces near the top. With a type router
 from __future__ import annotations
 
 import logging
-import time
-from collections.abc import Callable, Collection, Sequence
-from pathlib import Path
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
 
 from core.documents import Candidate, Document
-from core.errors import CuralinkError
 from core.kb.knowledge_base import KnowledgeBase
 from core.kb.routing import TypeRouter
-from core.link_summary import LinkSummary
-from core.progress import NEVER_CANCELLED, CancelToken, ProgressCallback, no_progress
+from core.progress import NEVER_CANCELLED, CancelToken
+from core.rank.base import Ranker
 from core.rank.query import MentionQuery
 from core.rerank.base import Reranker
 from core.retrieve.base import Retriever
 from core.retrieve.query_plan import plan_documents
 from core.retrieve.routed import retrieve_plans
-from core.store.curation_log import mention_key
-
-if TYPE_CHECKING:
-    from core.rank.stage import RankingStage
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +41,7 @@ class Linker:
         retriever_version: str = "",
         reranker_version: str = "",
         router: TypeRouter | None = None,
-        ranker: RankingStage | None = None,
+        ranker: Ranker | None = None,
         ranker_note: str = "",
         kb: KnowledgeBase | None = None,
         device: str = "auto",
@@ -61,7 +56,6 @@ class Linker:
         self.ranker_note = ranker_note  # why no ranker is applied, for the front ends to show
         self.kb = kb  # the KB the name index was built from (detection tags with the same one)
         self.device = device
-        self._detector = None  # core.detect.choice.ChosenDetector, chosen on the first find_mentions
 
     @property
     def device_description(self) -> str:
@@ -77,7 +71,7 @@ class Linker:
     def _cross_encoder_used(self) -> bool:
         """A ranker trained without cross-encoder features decides the order alone: the cross-encoder
         would cost time and change nothing."""
-        return self.reranker is not None and (self.ranker is None or self.ranker.model.uses_cross_encoder)
+        return self.reranker is not None and (self.ranker is None or self.ranker.uses_cross_encoder)
 
     @property
     def ranked_version(self) -> str:
@@ -86,68 +80,6 @@ class Linker:
         if self.ranker is not None:
             parts.append(f"ranker {self.ranker.version}")
         return "+".join(p for p in parts if p)
-
-    @classmethod
-    def for_project(
-        cls,
-        project,
-        *,
-        kb: KnowledgeBase | None = None,
-        device: str = "auto",
-        candidates: int = DEFAULT_CANDIDATES,
-        use_reranker: bool = True,
-        use_ranker: bool = True,
-        progress: ProgressCallback = no_progress,
-        cancel: CancelToken = NEVER_CANCELLED,
-        read_only: bool = False,
-        index_dir: Path | None = None,
-    ) -> Linker:
-        """The project's active models, with the name index loaded from (or built into) index/.
-
-        `read_only` (batch workers, several at once): the store is not written (curator synonyms are
-        neither pruned nor learned: the KB is used as stored) and the name index is read from, or built
-        into, `index_dir` instead of the project's index/."""
-        from core.rank.project_jobs import load_ranking_stage
-        from core.rerank.cross_encoder import CrossEncoder
-        from core.rerank.reranker import CrossEncoderReranker
-        from core.retrieve.rescnn_retriever import RescnnRetriever
-
-        active = project.active_model("retriever")
-        if active is None:
-            raise CuralinkError(
-                f"{project.path}: no trained retriever yet (run `curalink -p {project.path} train retriever`)"
-            )
-        kb = kb if kb is not None else project.knowledge_base()
-        if not read_only and _prune_curator_synonyms(project, kb):
-            kb = project.knowledge_base()  # names left the store: read again (and indexed) without them
-        if len(kb) == 0:
-            raise CuralinkError(
-                f"{project.path}: the knowledge base is empty (run `curalink kb import` first)"
-            )
-        retriever = RescnnRetriever.load(Path(active.path), index_dir=index_dir or project.index_dir)
-        retriever.index(kb, progress=progress, cancel=cancel)
-        if not read_only:
-            _learn_curator_synonyms(project, kb, retriever)
-        reranker = None
-        reranker_version = ""
-        ranked = project.active_model("reranker") if use_reranker else None
-        if ranked is not None:
-            reranker = CrossEncoderReranker(CrossEncoder.load(Path(ranked.path)), device=device)
-            reranker_version = ranked.version
-            log.info("reranker %s on %s", ranked.version, reranker.device_description)
-        ranker, note = load_ranking_stage(project, kb) if use_ranker else (None, "")
-        return cls(
-            retriever,
-            reranker,
-            candidates=candidates,
-            retriever_version=active.version,
-            reranker_version=reranker_version,
-            router=TypeRouter.for_project(project, kb),
-            ranker=ranker,
-            ranker_note=note,
-            kb=kb,
-            device=device,
-        )
 
     def plan(self, documents: Sequence[Document]) -> list[list[MentionQuery]]:
         """Per document, per mention: the one query plan's strings, with the concepts its route admits
@@ -194,169 +126,3 @@ class Linker:
     def ranks(self) -> bool:
         """Whether `rank` changes the retriever's order (a reranker or a ranker is applied)."""
         return self._cross_encoder_used or self.ranker is not None
-
-    def resuggest(
-        self,
-        project,
-        mention_ids: Sequence[int],
-        *,
-        on_stored: Callable[[list[str]], None] | None = None,
-        cancel: CancelToken = NEVER_CANCELLED,
-    ) -> int:
-        """Suggest again for single mentions after a span or type edit; returns the mentions suggested.
-
-        The retriever's candidates are stored first (and `on_stored` told which documents changed), so
-        the curator sees candidates for the new text at once; the reranked ones replace them after. Each
-        list is stored for the span it was computed for, so an edit made meanwhile drops it.
-        """
-        wanted = set(mention_ids)
-        doc_ids = sorted(set(project.mention_documents(list(wanted)).values()))
-        documents, ids = [], []
-        for document, mention_ids_in_doc in project.documents_with_mention_ids(ids=doc_ids):
-            keep = [(m, i) for m, i in zip(document.mentions, mention_ids_in_doc, strict=True) if i in wanted]
-            if keep:
-                documents.append(document.with_mentions([m for m, _ in keep]))
-                ids.append([i for _, i in keep])
-        if not documents:
-            return 0
-        changed = [document.doc_id for document in documents]
-        retrieved = self.retrieve(documents)
-        cancel.raise_if_cancelled()
-        self._store(project, documents, ids, retrieved, reranker_version="")
-        if on_stored is not None:
-            on_stored(changed)
-        if self.ranks and any(any(doc) for doc in retrieved):
-            cancel.raise_if_cancelled()
-            reranked = self.rank(documents, retrieved, cancel=cancel)
-            self._store(project, documents, ids, reranked, reranker_version=self.ranked_version)
-            if on_stored is not None:
-                on_stored(changed)
-        return sum(len(i) for i in ids)
-
-    def _store(self, project, documents, ids, suggestions, *, reranker_version: str) -> int:
-        """Store per-mention candidates, each keyed by the span and type it was computed for."""
-        by_mention, keys = {}, {}
-        for document, mention_ids, per_document in zip(documents, ids, suggestions, strict=True):
-            for mention, mention_id, ranked in zip(document.mentions, mention_ids, per_document, strict=True):
-                by_mention[mention_id] = ranked
-                keys[mention_id] = mention_key(mention)
-        return project.store_suggestions(
-            by_mention,
-            computed_for=keys,
-            retriever_version=self.retriever_version,
-            reranker_version=reranker_version,
-        )
-
-    def find_mentions(
-        self,
-        project,
-        ids: Sequence[str],
-        *,
-        progress: ProgressCallback = no_progress,
-        cancel: CancelToken = NEVER_CANCELLED,
-    ):
-        """Tag mentions in the raw text of the given documents (the desk's "find mentions"), with the
-        detector `link --detect` uses: the span model in force, else the KB dictionary (chosen once per
-        loaded Linker). Stored unlinked and typed; gold documents and spans overlapping a stored or
-        deleted mention are left alone (core.detect.targets, core.detect.into_project). Returns the
-        `DetectSummary`, naming the detector; `link_project` then suggests for what was found."""
-        from core.detect.choice import detector_for_project
-        from core.detect.into_project import detect_into_project
-
-        if self._detector is None:
-            kb = self.kb if self.kb is not None else project.knowledge_base()
-            self._detector = detector_for_project(project, kb, device=self.device)
-        summary = detect_into_project(
-            project, self._detector.detector, ids=ids, progress=progress, cancel=cancel
-        )
-        summary.detector = self._detector.description
-        return summary
-
-    def learn(self, project, mention_ids: Sequence[int]):
-        """The decisions now in force on these mentions (just taken, undone or redone) reach the loaded
-        models at once: curator synonyms in the KB and name index, withdrawn ones hidden, the ranker's
-        prior recounted (core.learn.live). Returns the `LearnedNow`."""
-        from core.learn.live import learn_decisions
-
-        kb = self.kb if self.kb is not None else self.retriever.kb
-        learned = learn_decisions(project, mention_ids, kb=kb, retriever=self.retriever, stage=self.ranker)
-        if learned.names_changed:
-            self._detector = None  # the dictionary tagger is made again from the KB's names
-        return learned
-
-    def link_project(
-        self,
-        project,
-        *,
-        split: str | None = None,
-        ids: Sequence[str] | None = None,
-        mentions: Collection[int] | None = None,
-        batch_documents: int = 32,
-        progress: ProgressCallback = no_progress,
-        cancel: CancelToken = NEVER_CANCELLED,
-    ) -> LinkSummary:
-        """Suggest for every mention of the selected documents and store the suggestions.
-
-        `mentions`: only these mention ids get new suggestions (the others keep what is stored), e.g.
-        the unreviewed ones after a promotion; documents left without any are skipped."""
-        summary = LinkSummary()
-        started = time.perf_counter()
-        unrouted_before = dict(self.router.unrouted) if self.router is not None else {}
-        selected = list(project.documents_with_mention_ids(split, ids=ids))
-        if mentions is not None:
-            selected = [_only(document, mention_ids, mentions) for document, mention_ids in selected]
-            selected = [pair for pair in selected if pair[1]]
-        for first in range(0, len(selected), batch_documents):
-            cancel.raise_if_cancelled()
-            batch = selected[first : first + batch_documents]
-            documents = [document for document, _ in batch]
-            mention_ids = [ids_in_doc for _, ids_in_doc in batch]
-            summary.suggestions += self._store(
-                project,
-                documents,
-                mention_ids,
-                self.suggest(documents),
-                reranker_version=self.ranked_version,
-            )
-            summary.mentions += sum(len(i) for i in mention_ids)
-            summary.documents += len(batch)
-            progress(summary.documents, len(selected), "documents linked")
-        summary.seconds = time.perf_counter() - started
-        if self.router is not None:
-            summary.unrouted = {
-                t: n - unrouted_before.get(t, 0)
-                for t, n in self.router.unrouted.items()
-                if n > unrouted_before.get(t, 0)
-            }
-            summary.routing_warnings = list(self.router.warnings)
-        return summary
-
-
-def _only(document: Document, mention_ids: list[int], wanted: Collection[int]) -> tuple[Document, list[int]]:
-    """The document with only the wanted mentions (as `Linker.resuggest` links single mentions)."""
-    keep = [(m, i) for m, i in zip(document.mentions, mention_ids, strict=True) if i in wanted]
-    return document.with_mentions([m for m, _ in keep]), [i for _, i in keep]
-
-
-def _prune_curator_synonyms(project, kb: KnowledgeBase) -> int:
-    """Curator synonyms whose decision no longer stands leave the store before the KB is indexed."""
-    from core.learn.synonyms import prune_synonyms
-
-    try:
-        return prune_synonyms(project, kb)
-    except CuralinkError as exc:
-        log.warning("curator synonyms of undone decisions not removed this time: %s", exc)
-        return 0
-
-
-def _learn_curator_synonyms(project, kb: KnowledgeBase, retriever) -> None:
-    """Accepted corrections since the index was saved join it (encoded and appended, no rebuild).
-
-    A store that cannot take the names (read-only copy, locked) costs only these synonyms: the decisions
-    themselves are stored, and the next load tries again."""
-    from core.learn.synonyms import learn_synonyms
-
-    try:
-        learn_synonyms(project, kb=kb, retriever=retriever)
-    except CuralinkError as exc:
-        log.warning("curator synonyms not added to the name index this time: %s", exc)

@@ -17,11 +17,11 @@ from safetensors.torch import load_file, save_file
 
 from app.resources import demo_dir
 from core.errors import ModelError
+from core.jobs.linking import ProjectLinker
+from core.jobs.retriever import train_retriever
 from core.kb import load_kb
 from core.kb.knowledge_base import KnowledgeBase
-from core.learn.jobs import train_retriever
 from core.locations import PACKAGE_PREFIX, content_hash, packaged_model_folder
-from core.pipeline import Linker
 from core.rerank.cross_encoder import RERANKER_FILE, CrossEncoder
 from core.retrieve.rescnn import RescnnConfig, load_model
 from core.retrieve.train import train_rescnn
@@ -131,7 +131,7 @@ def test_local_base_folder_inside_the_project_moves_with_it(tmp_path: Path) -> N
     moved.parent.mkdir()
     project_dir.rename(moved)
     with Project.open(moved) as project:
-        linker = Linker.for_project(project)
+        linker = ProjectLinker.for_project(project)
         assert Path(linker.retriever.encoder.model.config.base_model) == moved / "base-models" / "my-bert"
 
 

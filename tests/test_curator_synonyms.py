@@ -60,11 +60,11 @@ def _saved_index(folder: Path) -> tuple[str, list, np.ndarray]:
 
 
 def test_a_correction_joins_the_saved_index_when_models_load_without_a_rebuild(demo, monkeypatch):
-    from core.pipeline import Linker
+    from core.jobs.linking import ProjectLinker
     from core.retrieve import encoder as encoder_module
     from core.retrieve.index import NameIndex
 
-    Linker.for_project(demo, use_reranker=False, use_ranker=False)  # the index as saved before
+    ProjectLinker.for_project(demo, use_reranker=False, use_ranker=False)  # the index as saved before
     stem, rows, vectors = _saved_index(demo.index_dir)
     mention, mention_id = _correctable(demo)
     demo.record_decision(mention_id, "correct", concept_id=mention.concept_id, curator="ann")
@@ -81,7 +81,7 @@ def test_a_correction_joins_the_saved_index_when_models_load_without_a_rebuild(d
 
     monkeypatch.setattr(encoder_module.RescnnEncoder, "encode", spy)
     monkeypatch.setattr(NameIndex, "build", no_rebuild)
-    linker = Linker.for_project(demo, use_reranker=False, use_ranker=False)
+    linker = ProjectLinker.for_project(demo, use_reranker=False, use_ranker=False)
     assert encoded == [[mention.text]]  # only the new string was encoded
 
     new_stem, new_rows, new_vectors = _saved_index(demo.index_dir)  # the superseded pair is gone
@@ -94,24 +94,24 @@ def test_a_correction_joins_the_saved_index_when_models_load_without_a_rebuild(d
     assert mention.text in demo.concept(mention.concept_id).synonyms
 
     encoded.clear()
-    Linker.for_project(demo, use_reranker=False, use_ranker=False)  # nothing new: the saved pair loads
+    ProjectLinker.for_project(demo, use_reranker=False, use_ranker=False)  # nothing new: the saved pair loads
     assert encoded == [] and _saved_index(demo.index_dir)[0] == new_stem
 
 
 def test_an_undone_correction_takes_its_synonym_out_of_the_kb_and_the_index(demo):
     # a curator corrects a mention to the wrong concept, the synonym is learnt at the next load, then
     # the curator undoes it: the wrong name must not stay behind suggesting the wrong concept
-    from core.pipeline import Linker
+    from core.jobs.linking import ProjectLinker
 
     mention, mention_id = _correctable(demo)
     wrong = next(c.concept_id for c in demo.knowledge_base() if c.concept_id != mention.concept_id)
     demo.record_decision(mention_id, "correct", concept_id=wrong, curator="ann")
-    Linker.for_project(demo, use_reranker=False, use_ranker=False)
+    ProjectLinker.for_project(demo, use_reranker=False, use_ranker=False)
     assert mention.text in demo.concept(wrong).synonyms  # learnt while the decision stood
     assert mention.text in [row[0] for row in _saved_index(demo.index_dir)[1]]
 
     demo.record_decision(mention_id, "revert", curator="ann")
-    linker = Linker.for_project(demo, use_reranker=False, use_ranker=False)
+    linker = ProjectLinker.for_project(demo, use_reranker=False, use_ranker=False)
     assert mention.text not in demo.concept(wrong).synonyms
     in_use = demo.index_dir / f"{linker.retriever._stem}.json"  # the pair for the KB without the name
     rows = _saved_rows(in_use)
@@ -123,10 +123,10 @@ def test_an_undone_correction_takes_its_synonym_out_of_the_kb_and_the_index(demo
 
 
 def test_retrain_adds_curator_synonyms_to_the_index_in_force(demo):
-    from core.learn.retrain import retrain
-    from core.pipeline import Linker
+    from core.jobs.linking import ProjectLinker
+    from core.jobs.retrain import retrain
 
-    Linker.for_project(demo, use_reranker=False, use_ranker=False)
+    ProjectLinker.for_project(demo, use_reranker=False, use_ranker=False)
     _, rows, _ = _saved_index(demo.index_dir)
     mention, mention_id = _correctable(demo)
     demo.record_decision(mention_id, "correct", concept_id=mention.concept_id, curator="ann")
@@ -138,8 +138,8 @@ def test_retrain_adds_curator_synonyms_to_the_index_in_force(demo):
 
 @pytest.mark.parametrize("fmt", ["tsv", "obo", "medic"])
 def test_kb_export_round_trip(demo, tmp_path, fmt):
+    from core.jobs.kb_export import export_kb
     from core.kb import load_kb
-    from core.learn.kb_export import export_kb
     from core.learn.synonyms import learn_synonyms
 
     mention, mention_id = _correctable(demo)

@@ -17,6 +17,7 @@ from core.detect.dictionary import DictionaryDetector
 from core.documents import Document, Mention, Passage
 from core.errors import CuralinkError
 from core.formats import read_corpus
+from core.jobs.linking import ProjectLinker
 from core.kb import load_kb
 from core.kb.concept import Concept
 from core.kb.knowledge_base import KnowledgeBase
@@ -172,7 +173,7 @@ def test_the_link_summary_counts_mentions_of_unrouted_types(mesh_dir, branches, 
         kb = project.knowledge_base()
         retriever = TfidfRetriever()
         retriever.index(kb)
-        linker = Linker(retriever, candidates=K, router=TypeRouter.for_project(project, kb))
+        linker = ProjectLinker(retriever, candidates=K, router=TypeRouter.for_project(project, kb))
         with caplog.at_level(logging.WARNING, logger="core.kb.routing"):
             first = linker.link_project(project)
             second = linker.link_project(project)

@@ -79,7 +79,7 @@ def test_training_set_from_decisions(demo):
 
 
 def test_retrain_registers_promotes_and_rolls_back(demo, tiny_bert):
-    from core.learn.retrain import retrain, rollback
+    from core.jobs.retrain import retrain, rollback
 
     curate(demo)
     before = demo.active_model("retriever").version
@@ -123,14 +123,14 @@ def test_retrain_registers_promotes_and_rolls_back(demo, tiny_bert):
 
 
 def test_rollback_of_first_version_refused(demo):
-    from core.learn.retrain import rollback
+    from core.jobs.retrain import rollback
 
     with pytest.raises(CuralinkError, match="nothing to roll back"):
         rollback(demo, "retriever")
 
 
 def test_cancel_leaves_models_in_force(demo):
-    from core.learn.retrain import retrain
+    from core.jobs.retrain import retrain
 
     curate(demo)
     versions = [(v.kind, v.version, v.status) for v in demo.model_versions()]
@@ -151,10 +151,10 @@ def test_cancel_leaves_models_in_force(demo):
 
 
 def test_curator_synonyms_indexed_in_place_and_exported(demo, tmp_path):
+    from core.jobs.kb_export import export_kb
+    from core.jobs.linking import ProjectLinker
     from core.kb import load_kb
-    from core.learn.kb_export import export_kb
     from core.learn.synonyms import learn_synonyms
-    from core.pipeline import Linker
     from core.retrieve.query_plan import plan_document
     from core.text.normalize import normalize_name
 
@@ -169,7 +169,7 @@ def test_curator_synonyms_indexed_in_place_and_exported(demo, tmp_path):
         and not p.expanded
         and normalize_name(m.text) not in {normalize_name(n) for n in kb.get(m.concept_id).names}
     )
-    linker = Linker.for_project(demo, kb=kb, use_reranker=False)
+    linker = ProjectLinker.for_project(demo, kb=kb, use_reranker=False)
     demo.record_decision(mention_id, "correct", concept_id=mention.concept_id, curator="ann")
     rows_before = len(linker.retriever.name_index)
     added = learn_synonyms(demo, kb=kb, retriever=linker.retriever)

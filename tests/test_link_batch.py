@@ -42,14 +42,14 @@ def _linked(folder: Path) -> dict[str, list]:
 
 
 def test_shards_are_linked_as_the_linker_links_them(project: Path, tmp_path: Path) -> None:
-    from core.pipeline import Linker
+    from core.jobs.linking import ProjectLinker
 
     shards = write_shards(DEMO_DOCUMENTS, tmp_path / "in", total=18, per_shard=5, gzip_every=2)
     summary = run_batch([tmp_path / "in"], tmp_path / "out", project)
     assert (summary.linked, summary.documents, summary.malformed) == (4, 18, [])
     assert summary.figures["index_loads"] == 1
     with Project.open(project) as opened:
-        linker = Linker.for_project(opened, read_only=True)
+        linker = ProjectLinker.for_project(opened, read_only=True)
         documents = [d for shard in shards for d in read_corpus(shard)]
         expected = {
             d.doc_id: [

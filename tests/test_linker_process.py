@@ -1,4 +1,4 @@
-"""The desk's linker in a child process (core/linker_process.py): it stores what the in-process Linker
+"""The desk's linker in a child process (core/jobs/linker_process.py): it stores what the in-process Linker
 stores, forwards cancel and the engine's own errors, and a child that dies is an error, not a hang."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import time
 import pytest
 
 from core.errors import Cancelled, CuralinkError
-from core.linker_process import LinkerProcess
-from core.pipeline import Linker
+from core.jobs.linker_process import LinkerProcess
+from core.jobs.linking import ProjectLinker
 from core.progress import CancelToken
 from core.store import Project
 
@@ -25,7 +25,7 @@ def _top(project: Project, doc_id: str) -> list[tuple[str, ...]]:
 def test_the_child_stores_what_the_linker_here_stores_and_obeys_cancel(demo) -> None:
     doc_ids = [d.doc_id for d, ids in demo.documents_with_mention_ids() if ids]
     doc_id, mention_ids = next((d.doc_id, ids) for d, ids in demo.documents_with_mention_ids() if ids)
-    Linker.for_project(demo).link_project(demo, ids=[doc_id])
+    ProjectLinker.for_project(demo).link_project(demo, ids=[doc_id])
     expected = _top(demo, doc_id)
     demo.store_suggestions({m: [] for m in mention_ids})
     assert not any(_top(demo, doc_id))

@@ -28,11 +28,11 @@ def _with_copies(project, text: str, doc_id: str = "copies-1") -> list[int]:
 
 
 def test_a_correction_is_found_at_once_and_an_undo_withdraws_it_without_a_reload(demo):
-    from core.pipeline import Linker
+    from core.jobs.linking import ProjectLinker
 
     mention, mention_id = _correctable(demo)
     wrong = _wrong_concept(demo, mention)
-    linker = Linker.for_project(demo, use_reranker=False, use_ranker=False)
+    linker = ProjectLinker.for_project(demo, use_reranker=False, use_ranker=False)
     assert all(c.matched_name != mention.text for c in linker.retriever.retrieve([mention.text], 5)[0])
 
     demo.record_decision(mention_id, "correct", concept_id=wrong, curator="ann")
@@ -50,18 +50,18 @@ def test_a_correction_is_found_at_once_and_an_undo_withdraws_it_without_a_reload
     assert mention.text not in demo.concept(wrong).synonyms
     assert mention.text not in linker.kb.get(wrong).names
 
-    reloaded = Linker.for_project(demo, use_reranker=False, use_ranker=False)
+    reloaded = ProjectLinker.for_project(demo, use_reranker=False, use_ranker=False)
     again = reloaded.retriever.retrieve([mention.text], 5)[0]
     assert [c.concept_id for c in live] == [c.concept_id for c in again]
     assert [round(c.retriever_score, 4) for c in live] == [round(c.retriever_score, 4) for c in again]
 
 
 def test_a_redo_after_an_undo_is_found_again(demo):
-    from core.pipeline import Linker
+    from core.jobs.linking import ProjectLinker
 
     mention, mention_id = _correctable(demo)
     wrong = _wrong_concept(demo, mention)
-    linker = Linker.for_project(demo, use_reranker=False, use_ranker=False)
+    linker = ProjectLinker.for_project(demo, use_reranker=False, use_ranker=False)
     for action in ("correct", "revert", "correct"):
         demo.record_decision(mention_id, action, concept_id=wrong if action == "correct" else "", curator="a")
         linker.learn(demo, [mention_id])

@@ -12,9 +12,9 @@ from core.detect.dictionary import DictionaryDetector
 from core.detect.into_project import detect_into_project
 from core.documents import document_from_title_abstract
 from core.errors import CuralinkError
+from core.jobs.linking import ProjectLinker
 from core.kb import load_kb
 from core.kb.identifiers import split_ids
-from core.pipeline import Linker
 from core.progress import CancelToken
 from core.retrieve.query_plan import plan_document
 from core.store import Project
@@ -31,7 +31,7 @@ def test_linking_needs_a_trained_retriever(tmp_path: Path) -> None:
     with Project.create(tmp_path / "empty") as project:
         project.import_concepts(load_kb(demo_dir() / "kb.tsv", "tsv"))
         with pytest.raises(CuralinkError, match="no trained retriever"):
-            Linker.for_project(project)
+            ProjectLinker.for_project(project)
 
 
 def test_every_mention_gets_ranked_suggestions_and_most_are_right(linked_project: Path) -> None:
@@ -56,7 +56,7 @@ def test_every_mention_gets_ranked_suggestions_and_most_are_right(linked_project
 
 def test_composite_mentions_surface_both_concepts(linked_project: Path) -> None:
     with Project.open(linked_project) as project:
-        linker = Linker.for_project(project)
+        linker = ProjectLinker.for_project(project)
         document = project.document("90000004")
         composite = [i for i, m in enumerate(document.mentions) if "|" in m.concept_id][0]
         top = [c.concept_id for c in linker.suggest([document])[0][composite][:4]]
@@ -76,7 +76,7 @@ def test_detected_mentions_in_raw_text_get_linked(linked_project: Path) -> None:
         assert summary.added == 6
         texts = [m.text for m in project.document("raw-1").mentions]
         assert texts == ["Cystic fibrosis", "asthma", "cystic fibrosis", "CF", "asthma", "CF"]
-        Linker.for_project(project).link_project(project, ids=["raw-1"])
+        ProjectLinker.for_project(project).link_project(project, ids=["raw-1"])
         ((document, mention_ids),) = list(project.documents_with_mention_ids(ids=["raw-1"]))
         assert project.suggestions(mention_ids[3])[0].concept_id == "D003550", (
             "CF expanded to cystic fibrosis"
@@ -90,7 +90,7 @@ def test_cancel_stops_linking_before_anything_is_stored(linked_project: Path, tm
         token.cancel()
         before = project.stats()["suggestions"]
         with pytest.raises(Exception, match="cancelled"):
-            Linker.for_project(project).link_project(project, cancel=token)
+            ProjectLinker.for_project(project).link_project(project, cancel=token)
         assert project.stats()["suggestions"] == before
 
 
@@ -103,7 +103,7 @@ def test_find_mentions_tags_raw_text_once_and_leaves_gold_alone(linked_project: 
         project.import_documents([raw], origin="imported")
         gold_id = next(iter(project.document_ids()))
         gold_before = project.document(gold_id).mentions
-        linker = Linker.for_project(project)
+        linker = ProjectLinker.for_project(project)
         found = linker.find_mentions(project, ["raw-2", gold_id])
         texts = [m.text for m in project.document("raw-2").mentions]
         assert texts == ["Asthma", "asthma", "cystic fibrosis"] and found.added == 3

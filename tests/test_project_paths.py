@@ -19,8 +19,8 @@ import pytest
 from app.cli import main
 from app.resources import demo_dir
 from core.errors import ProjectError
+from core.jobs.linking import ProjectLinker
 from core.locations import content_hash, packaged_model_folder, resolve_model_folder
-from core.pipeline import Linker
 from core.store import Project
 
 DEMO = demo_dir()
@@ -137,7 +137,7 @@ def test_two_copies_do_not_share_models_or_index(made_here: Path, tmp_path: Path
     with Project.open(second) as project:
         active = project.active_model("retriever")
         assert Path(active.path) == second / "models" / "retriever" / "v1"
-        Linker.for_project(project).link_project(project)
+        ProjectLinker.for_project(project).link_project(project)
     assert _suggested(second) == expected
     assert sorted(p.name for p in (second / "index").iterdir()), "the copy built its own name index"
     assert sorted(p.name for p in (first / "index").iterdir()) == first_index
@@ -161,7 +161,7 @@ def test_old_registry_paths_and_base_model_paths_are_found_and_rewritten(
     _set_stored(old, stored, base_model=venv_path)
     _clear_suggestions(old)
     with Project.open(old) as project:
-        Linker.for_project(project).link_project(project)
+        ProjectLinker.for_project(project).link_project(project)
     assert _suggested(old) == expected
     assert _stored_rows(old) == [("retriever", "v1", "models/retriever/v1")]
     config = json.loads((old / "models" / "retriever" / "v1" / "config.json").read_text())
@@ -213,7 +213,7 @@ def test_packaged_app_opens_a_project_made_from_a_venv(made_here: Path, tmp_path
     monkeypatch.setitem(vars(sys), "_MEIPASS", str(bundle))  # as a PyInstaller bundle sets it
     assert packaged_model_folder() == bundle / MODULE / "model"
     with Project.open(old) as project:
-        Linker.for_project(project).link_project(project)
+        ProjectLinker.for_project(project).link_project(project)
     assert _suggested(old) == expected
 
 
@@ -235,7 +235,7 @@ def test_moved_project_loads_its_reranker(made_here: Path, tmp_path: Path) -> No
     moved.parent.mkdir()
     project_dir.rename(moved)
     with chdir(tmp_path), Project.open(moved) as project:
-        linker = Linker.for_project(project)
+        linker = ProjectLinker.for_project(project)
         assert linker.reranker_version == "v1"
         linker.link_project(project)
         _, ids = next(iter(project.documents_with_mention_ids()))

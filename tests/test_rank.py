@@ -173,8 +173,8 @@ def _decide_all(project) -> int:
 
 def test_no_gold_and_no_decisions_keeps_the_retriever_order(demo, caplog, capsys):
     from app.cli import EXIT_ERROR, main
-    from core.pipeline import Linker
-    from core.rank.project_jobs import train_ranker_for_project
+    from core.jobs.linking import ProjectLinker
+    from core.jobs.ranker import train_ranker_for_project
 
     outcome = train_ranker_for_project(demo, device="cpu")
     assert not outcome.trained and "no ranker trained" in outcome.message
@@ -184,16 +184,16 @@ def test_no_gold_and_no_decisions_keeps_the_retriever_order(demo, caplog, capsys
     assert "no ranker trained" in " ".join(capsys.readouterr().out.split())
     assert main(["-p", str(demo.path), "evaluate", "ranker"]) == EXIT_ERROR
     assert "no ranker in force" in " ".join(capsys.readouterr().err.split())
-    linker = Linker.for_project(demo, device="cpu")
+    linker = ProjectLinker.for_project(demo, device="cpu")
     assert linker.ranker is None
     documents = [d for d, _ in demo.documents_with_mention_ids()]
     assert linker.suggest(documents) == linker.retrieve(documents)
 
 
 def test_ranker_trains_from_decisions_applies_and_retrains(demo):
-    from core.learn.retrain import retrain
-    from core.pipeline import Linker
-    from core.rank.project_jobs import train_ranker_for_project
+    from core.jobs.linking import ProjectLinker
+    from core.jobs.ranker import train_ranker_for_project
+    from core.jobs.retrain import retrain
 
     decided = _decide_all(demo)
     outcome = train_ranker_for_project(demo, device="cpu")
@@ -204,7 +204,7 @@ def test_ranker_trains_from_decisions_applies_and_retrains(demo):
     assert stored["calibration"]["method"] in ("isotonic", "platt")
     assert demo.active_model("ranker").version == "v1"
 
-    linker = Linker.for_project(demo, device="cpu")
+    linker = ProjectLinker.for_project(demo, device="cpu")
     assert linker.ranker is not None and linker.ranker.version == "v1"
     summary = linker.link_project(demo)
     assert summary.mentions > 0
@@ -220,9 +220,9 @@ def test_ranker_trains_from_decisions_applies_and_retrains(demo):
 
 
 def test_ranker_of_another_feature_set_is_refused_with_retrain_advice(demo, caplog):
-    from core.pipeline import Linker
+    from core.jobs.linking import ProjectLinker
+    from core.jobs.ranker import train_ranker_for_project
     from core.rank.model import RankerModel
-    from core.rank.project_jobs import train_ranker_for_project
 
     _decide_all(demo)
     outcome = train_ranker_for_project(demo, device="cpu")
@@ -243,7 +243,7 @@ def test_ranker_of_another_feature_set_is_refused_with_retrain_advice(demo, capl
     with pytest.raises(ModelError, match=r"feature set 0.*not applied.*train ranker") as refused:
         RankerModel.load(path.parent, demo.path)
     assert str(path) in str(refused.value)
-    linker = Linker.for_project(demo, device="cpu")
+    linker = ProjectLinker.for_project(demo, device="cpu")
     assert linker.ranker is None and "train ranker" in linker.ranker_note and "train ranker" in caplog.text
     documents = [d for d, _ in demo.documents_with_mention_ids()]
     assert linker.suggest(documents) == linker.retrieve(documents)

@@ -10,10 +10,10 @@ from transformers import AutoTokenizer, BertForTokenClassification
 
 from core.errors import CuralinkError
 from core.formats import pubtator
+from core.jobs.reranker import evaluate_reranker_for_project, train_reranker_for_project
+from core.jobs.retriever import train_retriever
 from core.kb import load_kb
-from core.learn.jobs import train_retriever
 from core.rerank.cross_encoder import CrossEncoder, default_base_model
-from core.rerank.project_jobs import evaluate_reranker_for_project, train_reranker_for_project
 from core.store.project import Project
 
 DEMO = Path(__file__).resolve().parents[1] / "resources" / "demo"
@@ -81,13 +81,13 @@ def test_train_registers_promotes_and_evaluates(project, small_base):
 def test_resuggest_stores_retriever_candidates_then_reranked_ones(project, small_base):
     """After a span edit: the retriever's list is stored first (shown at once), the reranked one after,
     each for the span it was computed for (issue 10, item 4)."""
-    from core.pipeline import Linker
+    from core.jobs.linking import ProjectLinker
 
     if project.active_model("reranker") is None:
         train_reranker_for_project(
             project, packing="compact", base_model=small_base, max_seconds=4, candidates=8
         )
-    linker = Linker.for_project(project, candidates=8, device="cpu")
+    linker = ProjectLinker.for_project(project, candidates=8, device="cpu")
     document, ids = next(project.documents_with_mention_ids(split="test"))
     linker.link_project(project, ids=[document.doc_id])
     before = project.suggestions(ids[1])

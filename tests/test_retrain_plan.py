@@ -9,7 +9,7 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import torch  # noqa: E402
 
-from core.learn.retrain_plan import NOMINAL_TRAINING_SECONDS, reranker_advice, retrain_phases  # noqa: E402
+from core.jobs.retrain_plan import NOMINAL_TRAINING_SECONDS, reranker_advice, retrain_phases  # noqa: E402
 from core.progress import PhasedProgress  # noqa: E402
 
 
@@ -54,7 +54,7 @@ def test_without_a_time_limit_the_phases_keep_a_nominal_share():
 
 def test_retrain_without_a_time_limit_trains_the_epochs_asked(demo):
     """The default retrain is bounded by epochs, not seconds: what it learns does not depend on load."""
-    from core.learn.retrain import retrain
+    from core.jobs.retrain import retrain
 
     for document, ids in demo.documents_with_mention_ids():
         for mention, mention_id in zip(document.mentions, ids, strict=True):
@@ -75,7 +75,7 @@ def test_reranker_advice_depends_on_the_device():
 
 
 def test_retrain_reports_one_monotone_bar(demo):
-    from core.learn.retrain import retrain
+    from core.jobs.retrain import retrain
 
     for document, ids in demo.documents_with_mention_ids():
         for mention, mention_id in zip(document.mentions, ids, strict=True):
@@ -104,8 +104,8 @@ def test_retriever_without_epoch_evaluation_still_records_every_epoch(demo, monk
     epoch is recorded instead, so the summary still plots every epoch."""
     import math
 
-    import core.learn.compare as compare
-    from core.learn.retrain import retrain
+    import core.jobs.compare as compare
+    from core.jobs.retrain import retrain
 
     monkeypatch.setattr(compare, "SMALL_KB_NAMES", 0)  # the demo KB now counts as large
     for document, ids in demo.documents_with_mention_ids():
@@ -155,3 +155,40 @@ def test_cli_retrain_on_a_cpu_leaves_the_reranker_out_and_says_why(demo, capsys)
     captured = capsys.readouterr()
     assert "reranker off by default" in captured.err and "CPU" in captured.err
     assert set(json.loads(captured.out)["kinds"]) == {"retriever", "ranker"}
+
+
+def test_one_retrain_policy_for_both_front_ends(demo):
+    """`retrain_choice` decides the kinds for the CLI and the desk's dialog alike: on a CPU the
+    reranker is offered but not ticked; kinds asked for are trained as asked; a detector in force is
+    offered and ticked (it learns from the new spans too). The expected kinds are written out here."""
+    from core.jobs.retrain_plan import retrain_choice
+
+    cpu = retrain_choice(demo, "cpu")
+    assert cpu.offered == ("retriever", "reranker", "ranker")
+    assert cpu.kinds == ("retriever", "ranker") and "CPU" in cpu.note
+    assert retrain_choice(demo, "cpu", ["reranker"]).kinds == ("reranker",)
+    folder = demo.models_dir / "detector" / "v1"
+    folder.mkdir(parents=True)
+    demo.register_model("detector", "v1", folder, metrics={}, kb_fingerprint="", data_fingerprint="")
+    demo.promote_model("detector", "v1")
+    with_detector = retrain_choice(demo, "cpu")
+    assert with_detector.offered == ("retriever", "reranker", "ranker", "detector")
+    assert with_detector.kinds == ("retriever", "ranker", "detector")
+
+
+def test_retrain_prunes_curator_synonyms_once(demo, monkeypatch):
+    """The curator synonyms of undone decisions are pruned once per retrain, before its training set is
+    built; loading the linker for the ranker's candidates does not prune them again (issue 22)."""
+    import core.learn.synonyms as synonyms
+    from core.jobs.retrain import retrain
+
+    for document, ids in demo.documents_with_mention_ids():
+        for mention, mention_id in zip(document.mentions, ids, strict=True):
+            if len(mention.concept_ids) == 1:
+                demo.record_decision(mention_id, "accept", concept_id=mention.concept_id, curator="ann")
+    calls = []
+    real = synonyms.prune_synonyms
+    monkeypatch.setattr(synonyms, "prune_synonyms", lambda *a, **k: calls.append(1) or real(*a, **k))
+    report = retrain(demo, kinds=("ranker",), promote="never", device="cpu")
+    assert "ranker" in report.kinds
+    assert len(calls) == 1

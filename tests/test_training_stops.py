@@ -117,8 +117,8 @@ def test_time_limits_are_only_an_option():
     import inspect
 
     from app.cli import build_parser
-    from core.learn.jobs import train_retriever
-    from core.rerank.project_jobs import train_reranker_for_project
+    from core.jobs.reranker import train_reranker_for_project
+    from core.jobs.retriever import train_retriever
 
     parser = build_parser()
     for command in (["train", "retriever"], ["train", "reranker"]):

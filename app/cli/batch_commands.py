@@ -8,14 +8,14 @@ from dataclasses import asdict
 from app.cli.output import open_project, print_json, stdout
 from app.console import cancellable, escape_controls, progress_bar
 from core.errors import CuralinkError
-from core.pipeline import DEFAULT_CANDIDATES
+from core.jobs.batch import DEFAULT_CANDIDATES
 
 EXIT_CANCELLED = 130
 EXIT_ERROR = 2  # as app.cli's: some input was refused
 
 
 def cmd_link_batch(args) -> int:
-    from core.batch import run_batch
+    from core.jobs.batch import run_batch
 
     project = args.model_from or args.project
     if not project:
@@ -92,7 +92,7 @@ def _print_batch(summary) -> None:
 
 
 def cmd_import_linked(args) -> int:
-    from core.batch.import_linked import import_linked
+    from core.jobs.batch import import_linked
 
     with open_project(args) as project, cancellable() as cancel, progress_bar("importing") as bar:
         summary = import_linked(project, args.out_dir, split=args.split, progress=bar, cancel=cancel)

@@ -12,8 +12,7 @@ from app.console import cancellable, progress_bar
 
 
 def cmd_train_detector(args) -> int:
-    from core.detect.project_jobs import train_detector_for_project
-    from core.detect.train_detector import DetectorTrainingOptions
+    from core.jobs.detector import DetectorTrainingOptions, train_detector_for_project
 
     options = DetectorTrainingOptions()
     if args.epochs is not None:

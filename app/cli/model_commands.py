@@ -10,7 +10,7 @@ from app.cli import detector_commands
 from app.cli.output import open_project, print_json, print_output, stdout
 from app.console import cancellable, progress_bar, stderr
 from core.errors import CuralinkError
-from core.learn.jobs import DEFAULT_EPOCHS, DEFAULT_PATIENCE
+from core.jobs.retriever import DEFAULT_EPOCHS, DEFAULT_PATIENCE
 
 
 def _training_report(metrics: dict, wall: float) -> str:
@@ -28,7 +28,7 @@ def _training_report(metrics: dict, wall: float) -> str:
 
 
 def cmd_train_retriever(args) -> int:
-    from core.learn.jobs import train_retriever
+    from core.jobs.retriever import train_retriever
 
     started = time.perf_counter()
     with (
@@ -53,9 +53,8 @@ def cmd_train_retriever(args) -> int:
 
 
 def cmd_link(args) -> int:
-    from core.detect.choice import detector_for_project
-    from core.detect.targets import require_known_ids
-    from core.pipeline import Linker
+    from core.jobs.linking import ProjectLinker
+    from core.jobs.mentions import detector_for_project, require_known_ids
 
     if not args.detect and (args.include_gold or args.type is not None):
         raise CuralinkError("--include-gold and --type apply to detection: add --detect")
@@ -72,7 +71,7 @@ def cmd_link(args) -> int:
             else None
         )
         with progress_bar("loading models") as bar:
-            linker = Linker.for_project(
+            linker = ProjectLinker.for_project(
                 project, kb=kb, device=args.device, candidates=args.candidates, progress=bar, cancel=cancel
             )
         if linker.ranker_note:
@@ -94,7 +93,7 @@ def cmd_link(args) -> int:
 
 def _document_list(args) -> dict[str, str] | None:
     """--documents and --documents-file together: id -> where it was given (for error messages)."""
-    from core.detect.targets import read_id_file
+    from core.jobs.mentions import read_id_file
 
     if args.documents is None and args.documents_file is None:
         return None
@@ -106,8 +105,7 @@ def _document_list(args) -> dict[str, str] | None:
 
 
 def _detect(args, project, chosen, ids: list[str] | None, cancel) -> None:
-    from core.detect.into_project import detect_into_project
-    from core.detect.targets import SKIP_GOLD, SKIP_HAS_MENTIONS, SKIP_OTHER_SPLIT
+    from core.jobs.mentions import SKIP_GOLD, SKIP_HAS_MENTIONS, SKIP_OTHER_SPLIT, detect_into_project
 
     with progress_bar("tagging mentions") as bar:
         found = detect_into_project(
@@ -139,7 +137,7 @@ def _detect(args, project, chosen, ids: list[str] | None, cancel) -> None:
 
 
 def cmd_train_reranker(args) -> int:
-    from core.rerank.project_jobs import train_reranker_for_project
+    from core.jobs.reranker import train_reranker_for_project
 
     started = time.perf_counter()
     with (
@@ -165,7 +163,7 @@ def cmd_train_reranker(args) -> int:
 
 
 def cmd_train_ranker(args) -> int:
-    from core.rank.project_jobs import train_ranker_for_project
+    from core.jobs.ranker import train_ranker_for_project
 
     with open_project(args) as project, cancellable() as cancel, progress_bar("training the ranker") as bar:
         outcome = train_ranker_for_project(
@@ -181,7 +179,7 @@ def cmd_train_ranker(args) -> int:
 
 
 def cmd_evaluate_ranker(args) -> int:
-    from core.rank.evaluate import evaluate_ranker_for_project
+    from core.jobs.evaluate_ranker import evaluate_ranker_for_project
 
     with open_project(args) as project, cancellable() as cancel:
         result = evaluate_ranker_for_project(
@@ -206,7 +204,7 @@ def cmd_evaluate_ranker(args) -> int:
 
 
 def cmd_evaluate_reranker(args) -> int:
-    from core.rerank.project_jobs import evaluate_reranker_for_project
+    from core.jobs.reranker import evaluate_reranker_for_project
 
     with open_project(args) as project, cancellable() as cancel:
         result = evaluate_reranker_for_project(
@@ -222,21 +220,17 @@ def cmd_evaluate_reranker(args) -> int:
 
 
 def cmd_retrain(args) -> int:
-    from core.learn.promotion import relink_after_change
-    from core.learn.retrain import retrain
-    from core.learn.retrain_plan import reranker_advice
+    from core.jobs.promotion import relink_after_change
+    from core.jobs.retrain import retrain
+    from core.jobs.retrain_plan import relink_after_retrain, retrain_choice
 
     with open_project(args) as project, cancellable() as cancel, progress_bar("retraining") as bar:
-        kinds = tuple(args.kind) if args.kind else ("retriever", "reranker", "ranker")
-        if not args.kind and project.active_model("detector") is not None:
-            kinds += ("detector",)  # a span model in force learns from the new spans too
-        advice = reranker_advice(args.device)
-        if not args.kind and not advice.worthwhile:  # as the desk: epochs of a cross-encoder need a GPU
-            kinds = tuple(k for k in kinds if k != "reranker")
-            (stderr if args.json else stdout).print(f"{advice.reason} (--kind reranker trains it anyway)")
+        choice = retrain_choice(project, args.device, args.kind)
+        if choice.note:
+            (stderr if args.json else stdout).print(f"{choice.note} (--kind reranker trains it anyway)")
         report = retrain(
             project,
-            kinds=kinds,
+            kinds=choice.kinds,
             max_seconds=args.max_seconds,
             epochs=args.epochs,
             promote=args.promote,
@@ -245,7 +239,7 @@ def cmd_retrain(args) -> int:
             cancel=cancel,
         )
         relinked = None
-        if any(kind.promoted for kind in report.kinds.values()) and args.relink:
+        if args.relink and relink_after_retrain(report):
             relinked = relink_after_change(project, device=args.device, progress=bar, cancel=cancel)
     if args.json:
         print_json(report.to_json())
@@ -274,7 +268,7 @@ def _print_relinked(summary) -> None:
 
 
 def cmd_promote(args) -> int:
-    from core.learn.promotion import promote_and_relink
+    from core.jobs.promotion import promote_and_relink
 
     with open_project(args) as project, cancellable() as cancel, progress_bar("relinking") as bar:
         changed, relinked = promote_and_relink(
@@ -291,8 +285,8 @@ def cmd_promote(args) -> int:
 
 
 def cmd_rollback(args) -> int:
-    from core.learn.promotion import relink_after_change
-    from core.learn.retrain import rollback
+    from core.jobs.promotion import relink_after_change
+    from core.jobs.retrain import rollback
 
     with open_project(args) as project, cancellable() as cancel, progress_bar("relinking") as bar:
         version = rollback(project, args.kind)

@@ -66,7 +66,7 @@ def cmd_kb_import(args) -> int:
 
 
 def cmd_kb_export(args) -> int:
-    from core.learn.kb_export import export_kb
+    from core.jobs.kb_export import export_kb
 
     with (
         open_project(args) as project,

@@ -15,7 +15,7 @@ from PySide6.QtWidgets import (
 )
 
 from core.evaluate.agreement import Agreement, agreement, curators
-from core.learn.adjudication import adjudicate
+from core.jobs.adjudication import adjudicate
 
 UNDECIDED = "(leave undecided)"
 

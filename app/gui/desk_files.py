@@ -224,7 +224,7 @@ class ProjectFilesMixin:
 
     def export_knowledge_base_to(self, path: Path, fmt: str, *, with_curator_synonyms: bool = True) -> Job:
         def work(progress, cancel):
-            from core.learn.kb_export import export_kb
+            from core.jobs.kb_export import export_kb
 
             return export_kb(
                 self.project,

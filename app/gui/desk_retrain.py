@@ -13,8 +13,8 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QW
 from app.gui.dialogs import show_error
 from app.gui.retrain_summary import RetrainSummary, history_figure
 from app.gui.workers import Job, run_in_thread
-from core.child_process import run_job_in_child
-from core.learn.retrain import RetrainReport
+from core.jobs.in_child import run_job_in_child
+from core.jobs.retrain import RetrainReport
 from core.progress import PhasedProgress
 
 log = logging.getLogger(__name__)
@@ -104,8 +104,8 @@ class BackgroundRetrainMixin:
     relink_job: Job | None = None
 
     def start_retrain(self, options: dict) -> Job | None:
-        """Run `core.learn.retrain.retrain(**options)` in the background; one retrain at a time."""
-        from core.learn.retrain import retrain
+        """Run `core.jobs.retrain.retrain(**options)` in the background; one retrain at a time."""
+        from core.jobs.retrain import retrain
 
         if self.retrain_job is not None:
             self.statusBar().showMessage("a retrain is already running", 4000)
@@ -123,7 +123,7 @@ class BackgroundRetrainMixin:
                 # In a child process, as the linker: training in a thread of the desk shares its
                 # interpreter lock (torch's import alone froze the window for seconds).
                 report = run_job_in_child(
-                    "core.learn.retrain:retrain",
+                    "core.jobs.retrain:retrain",
                     self.project.path,
                     options,
                     what="retraining",
@@ -179,16 +179,18 @@ class BackgroundRetrainMixin:
         summary.rollbackRequested.connect(self.roll_back_models)
         self.retrain_summary = summary
         summary.show()
-        if any(r.promoted for r in report.kinds.values()):  # the promotion rule put some in force
+        from core.jobs.retrain_plan import relink_after_retrain
+
+        if relink_after_retrain(report):  # the promotion rule put some in force
             self._relink(None, "relinking with the retrained models")
 
     def promote_versions(self, versions: dict) -> Job:
-        from core.learn.promotion import promote_versions
+        from core.jobs.promotion import promote_versions
 
         return self._relink(lambda: promote_versions(self.project, versions), "relinking after the promotion")
 
     def roll_back_models(self, kinds: list) -> Job:
-        from core.learn.retrain import rollback
+        from core.jobs.retrain import rollback
 
         return self._relink(
             lambda: {kind: rollback(self.project, kind) for kind in kinds}, "relinking after the rollback"

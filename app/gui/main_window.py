@@ -44,7 +44,7 @@ from app.gui.states import (
     muted,
     uncertain_span,
 )
-from app.gui.workers import MODELS_LOADING, MODELS_NOT_LOADED, Job, LinkService, warm_imports
+from app.gui.workers import MODELS_LOADING, MODELS_NOT_LOADED, Job, LinkService
 from core.documents import Candidate, Document
 from core.errors import CuralinkError
 from core.kb.concept import Concept
@@ -88,6 +88,8 @@ class MainWindow(
             use_reranker=self.settings.use_reranker,
         )
         if self.service.in_thread:  # the linker shares this process: import its stack before input
+            from core.jobs.linking import warm_imports
+
             warm_imports()
         self.service.chunkLinked.connect(self._on_chunk)
         self.service.linkerReady.connect(self._on_linker_ready)
@@ -136,7 +138,7 @@ class MainWindow(
         ranked = self.project.active_model("reranker") if self.settings.use_reranker else None
         if ranked is None or not self.service.in_thread:  # a linking process imports it there
             return
-        from core.rerank.cross_encoder import preload_architecture
+        from core.jobs.linking import preload_architecture
 
         try:
             preload_architecture(ranked.path)

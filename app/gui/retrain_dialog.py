@@ -1,7 +1,7 @@
 """The Retrain dialog: choose what to retrain, then hand it to the desk, which runs it in the background
 (the curator goes on curating; a status-bar job shows one bar and the time left, and can cancel).
 
-The reranker is ticked only where a GPU makes training it worthwhile (core.learn.retrain_plan); the
+The reranker is ticked only where a GPU makes training it worthwhile (core.jobs.retrain_plan); the
 dialog says why when it is not."""
 
 from __future__ import annotations
@@ -19,16 +19,15 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
 )
 
-from core.learn.retrain import KINDS, PROMOTION_RULES
-from core.learn.retrain_plan import reranker_advice
-from core.learn.training_data import HELD_OUT_FRACTION
+from core.jobs.retrain import HELD_OUT_FRACTION, PROMOTION_RULES
+from core.jobs.retrain_plan import retrain_choice
 
 DESK_PROMOTION_RULE = "never"  # the desk asks: the summary offers promotion with the numbers in view
 
 
 class RetrainDialog(QDialog):
     """The options of one retrain; `startRequested(options)` carries the keyword arguments of
-    `core.learn.retrain.retrain` (without the project, progress and cancel)."""
+    `core.jobs.retrain.retrain` (without the project, progress and cancel)."""
 
     startRequested = Signal(dict)
 
@@ -48,11 +47,12 @@ class RetrainDialog(QDialog):
         self.epochs = epochs
         self.held_out_fraction = held_out_fraction
         self.device = device
-        self.advice = reranker_advice(device)
+        choice = retrain_choice(project, device)  # the policy `curalink retrain` follows too
+        self.advice = choice.advice
 
-        self.kind_boxes = {kind: QCheckBox(kind) for kind in KINDS}
+        self.kind_boxes = {kind: QCheckBox(kind) for kind in choice.offered}
         for kind, box in self.kind_boxes.items():
-            box.setChecked(kind != "reranker" or self.advice.worthwhile)
+            box.setChecked(kind in choice.kinds)
         self.kind_boxes["reranker"].setToolTip(self.advice.reason)
         self.reranker_note = QLabel(self.advice.reason[:1].upper() + self.advice.reason[1:] + ".")
         self.reranker_note.setWordWrap(True)

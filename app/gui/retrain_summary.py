@@ -17,7 +17,7 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
 )
 
-from core.learn.retrain import RetrainReport
+from core.jobs.retrain import RetrainReport
 
 
 def _fmt(value) -> str:

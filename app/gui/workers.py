@@ -109,7 +109,7 @@ class Job(FunctionWorker):
 class LinkService(QObject):
     """Runs the project's Linker in the background, loading it once and keeping it warm.
 
-    By default the linker lives in a child process (core.linker_process): a linker loading or running in
+    By default the linker lives in a child process (core.jobs.linker_process): a linker loading or running in
     a thread of the desk held the interpreter lock in long stretches and froze the window for up to
     seconds. One worker thread drives it, so jobs run one at a time, in the order they were asked for,
     except re-suggesting edited mentions: it jumps the queue, and a long linking job serves it between
@@ -190,12 +190,12 @@ class LinkService(QObject):
         if self.in_thread:
             import torch
 
-            from core.pipeline import Linker
+            from core.jobs.linking import ProjectLinker
 
             # One intra-op thread: the UI thread keeps a core, and a 2-core laptop stays responsive
             # (the retriever's per-document batches are too small to gain from more threads).
             torch.set_num_threads(1)
-            return Linker.for_project(
+            return ProjectLinker.for_project(
                 self.project,
                 device=self.device,
                 candidates=self.candidates,
@@ -203,7 +203,7 @@ class LinkService(QObject):
                 progress=progress,
                 cancel=cancel,
             )
-        from core.linker_process import LinkerProcess
+        from core.jobs.linker_process import LinkerProcess
 
         spare, self._spare = self._spare, None
         if spare is not None and spare.alive() and spare.options == self._options():
@@ -327,7 +327,7 @@ class LinkService(QObject):
         runs too): `change` (a promotion or a rollback) runs in the worker, after any link job already
         queued; then the models load again and each document is shown as it is stored, `first` (the open
         document) first. Edited mentions waiting for suggestions are served between documents."""
-        from core.learn.promotion import relink_unreviewed
+        from core.jobs.promotion import relink_unreviewed
 
         def work(progress, cancel: CancelToken):
             changed = change() if change is not None else None
@@ -390,15 +390,6 @@ class LinkService(QObject):
                 if process is not None and not self.in_thread:
                     process.close()
             self._linker = self._spare = None
-
-
-def warm_imports() -> None:
-    """Import the model stack on the UI thread at start-up: a first import inside the worker loads large
-    native libraries while holding the GIL, which would freeze the window for a few hundred ms."""
-    import core.pipeline  # noqa: F401
-    import core.rerank.cross_encoder  # noqa: F401
-    import core.rerank.reranker  # noqa: F401
-    import core.retrieve.rescnn_retriever  # noqa: F401
 
 
 def run_in_thread(work: Work, name: str, pool: QThreadPool | None = None) -> Job:

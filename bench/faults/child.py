@@ -53,8 +53,8 @@ def _warm(operation: str) -> None:
     from core.store import Project  # noqa: F401
 
     if operation in MODEL_OPERATIONS:
-        import core.learn.jobs  # noqa: F401
-        import core.learn.retrain  # noqa: F401
+        import core.jobs.retrain  # noqa: F401
+        import core.jobs.versions  # noqa: F401
         import core.pipeline  # noqa: F401
         import core.rerank.cross_encoder  # noqa: F401
         import core.retrieve.rescnn_retriever  # noqa: F401
@@ -135,7 +135,7 @@ def run_decisions(args) -> int:
 
 def run_check(args) -> int:
     """Open the project, load the models in force, link one document: is the project usable?"""
-    from core.pipeline import Linker
+    from core.jobs.linking import ProjectLinker
     from core.store import Project
 
     say("ready")
@@ -145,7 +145,7 @@ def run_check(args) -> int:
             health["opens"] = True
             health["retriever"] = getattr(project.active_model("retriever"), "version", None)
             health["reranker"] = getattr(project.active_model("reranker"), "version", None)
-            linker = Linker.for_project(project, device="cpu")
+            linker = ProjectLinker.for_project(project, device="cpu")
             health["loads"] = True
             summary = linker.link_project(project, ids=[args.document])
             health["links"] = summary.suggestions > 0

@@ -101,8 +101,8 @@ def build_workload(
     """Build the base project and the import files under `folder` (reused when already built)."""
     from app.demo import build_demo_project
     from core.formats import read_corpus
-    from core.learn.retrain import retrain
-    from core.pipeline import Linker
+    from core.jobs.linking import ProjectLinker
+    from core.jobs.retrain import retrain
     from core.store import Project
 
     folder.mkdir(parents=True, exist_ok=True)
@@ -131,7 +131,7 @@ def build_workload(
         progress(0, None, "base project: curator decisions, a reranker retrained from them")
         record_baseline_decisions(project)
         retrain(project, max_seconds=train_seconds, promote="always", device="cpu", cancel=cancel)
-        Linker.for_project(project, device="cpu", cancel=cancel).link_project(project, cancel=cancel)
+        ProjectLinker.for_project(project, device="cpu", cancel=cancel).link_project(project, cancel=cancel)
     finally:
         project.close()
     (folder / "base.done").write_text("ok\n", encoding="utf-8")

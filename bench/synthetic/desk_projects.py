@@ -31,7 +31,7 @@ def ncbi_missing(data: Path) -> str | None:
 
 
 def _train(project, train_seconds: float, include_gold: bool, progress, cancel) -> None:
-    from core.learn.jobs import train_retriever
+    from core.jobs.retriever import train_retriever
 
     progress(0, None, f"training a retriever ({train_seconds:.0f} s budget)")
     train_retriever(
@@ -53,8 +53,8 @@ def build_ncbi_project(
 ) -> Path:
     """NCBI-disease (792 abstracts) + MEDIC with stored suggestions; returns the project folder."""
     from core.formats import read_corpus
+    from core.jobs.linking import ProjectLinker
     from core.kb import load_kb
-    from core.pipeline import Linker
     from core.store import Project
 
     root, marker = folder / "project", folder / "project.done"
@@ -73,7 +73,7 @@ def build_ncbi_project(
             )
         _train(project, train_seconds, True, progress, cancel)
         progress(0, None, "linking every mention with it")
-        Linker.for_project(project, device="cpu", cancel=cancel).link_project(
+        ProjectLinker.for_project(project, device="cpu", cancel=cancel).link_project(
             project, progress=progress, cancel=cancel
         )
     marker.write_text(f"retriever trained with a {train_seconds:.0f} s budget\n", encoding="utf-8")

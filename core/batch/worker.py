@@ -52,13 +52,13 @@ class ShardLinker:
     """Loaded once per worker process or Ray actor; `link(task)` for each shard it is given."""
 
     def __init__(self, spec: BatchSpec):
-        from core.pipeline import Linker
+        from core.project_models import load_linker
 
         started = time.perf_counter()
         self.spec = spec
         with open_read_only(spec.project) as project:
             kb = project.knowledge_base()
-            self.linker = Linker.for_project(
+            self.linker = load_linker(
                 project,
                 kb=kb,
                 device=spec.device,

@@ -40,7 +40,7 @@ def detector_for_project(
 ) -> ChosenDetector:
     """The detector `link --detect` uses; refuses (CuralinkError) before anything is stored.
     `leave_out`: documents whose annotations the dictionary does not learn from (an evaluation's split)."""
-    from core.detect.project_jobs import load_span_detector
+    from core.detect.in_force import load_span_detector
 
     span = load_span_detector(project, kb=kb, device=device)
     if span is not None:

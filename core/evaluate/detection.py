@@ -151,9 +151,10 @@ def evaluate_detectors(
         )
     linker = None
     if project.active_model("retriever") is not None:
-        from core.pipeline import DEFAULT_CANDIDATES, Linker
+        from core.pipeline import DEFAULT_CANDIDATES
+        from core.project_models import load_linker
 
-        linker = Linker.for_project(
+        linker = load_linker(
             project, kb=kb, device=device, candidates=candidates or DEFAULT_CANDIDATES, cancel=cancel
         )
     rows = []

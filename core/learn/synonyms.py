@@ -2,7 +2,7 @@
 
 Stored with `source="curator"` (so an export can tell them apart) and, when a retriever is loaded,
 encoded into its name index in place (`RescnnRetriever.add_names`: only the new strings are encoded and
-appended, the index is never rebuilt for them). `Linker.for_project` (the desk, `link`, `evaluate`) and
+appended, the index is never rebuilt for them). `core.project_models.load_linker` (the desk, `link`, `evaluate`) and
 `retrain` call it, and a loaded linker learns each decision as it is stored (core.learn.live), so an
 accepted correction is retrievable at once in the desk that made it.
 The string is the mention's query as the desk plans it (core.retrieve.query_plan): an abbreviation its

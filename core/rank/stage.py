@@ -34,7 +34,7 @@ def annotation_prior(documents: Iterable[Document], smoothing: float = 1.0) -> A
 
 
 class RankingStage:
-    """A ranker model with what its features need: the KB's names (TF-IDF) and the annotation prior."""
+    """The learned `Ranker` (core.rank.base): a ranker model with what its features need: the KB's names (TF-IDF) and the annotation prior."""
 
     def __init__(
         self,
@@ -52,6 +52,10 @@ class RankingStage:
     @property
     def version(self) -> str:
         return self.model.version if self.model is not None else ""
+
+    @property
+    def uses_cross_encoder(self) -> bool:
+        return bool(self.model is not None and self.model.uses_cross_encoder)
 
     def features(
         self,

@@ -1,6 +1,6 @@
 """Reranker jobs over a project: train a new version, evaluate the active one (the CLI and GUI call these).
 
-Training follows core.learn.jobs: the version is trained in a scratch folder under
+Training follows core.jobs.versions: the version is trained in a scratch folder under
 models/reranker/ and moved to models/reranker/<version>/ only once it finished, so a cancel or a
 crash leaves the model in force untouched. Candidates come from the project's active retriever
 through `Linker` (abbreviation expansion and composite splitting included), exactly as at link time.
@@ -10,13 +10,11 @@ split) and saved with the model.
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from core.atomic_files import write_text_atomic
 from core.documents import Candidate, Document
 from core.errors import CuralinkError
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressCallback, no_progress
@@ -69,12 +67,12 @@ def train_reranker_for_project(
     cancel: CancelToken = NEVER_CANCELLED,
 ) -> tuple[str, Path, dict]:
     """Train, save, register (and promote) a reranker version; returns (version, folder, metrics)."""
-    from core.learn.jobs import next_version, register_version, scratch_folder
+    from core.jobs.linking import ProjectLinker
+    from core.jobs.versions import draft_version, publish_version
     from core.learn.training_data import fingerprint, gold_pairs
-    from core.pipeline import Linker
 
     kb = project.knowledge_base()
-    linker = Linker.for_project(
+    linker = ProjectLinker.for_project(
         project, kb=kb, use_reranker=False, use_ranker=False, candidates=candidates, cancel=cancel
     )
     train_docs, dev_docs = _splits(project)
@@ -89,8 +87,8 @@ def train_reranker_for_project(
         config.patience = patience
     if learning_rate is not None:
         config.learning_rate = learning_rate
-    version = next_version(project, KIND)
-    with scratch_folder(project, KIND) as scratch:
+    with draft_version(project, KIND) as draft:
+        version = draft.version
         result = train(
             encoder,
             train_docs,
@@ -124,21 +122,16 @@ def train_reranker_for_project(
             "stopped_by": result.stopped_by,
             "learning_rate": config.learning_rate,
         }
-        encoder.save(scratch, metrics={k: v for k, v in metrics.items() if isinstance(v, (int, float))})
-        write_text_atomic(scratch / "metrics.json", json.dumps(metrics, indent=2))
-        cancel.raise_if_cancelled()
-        final = project.models_dir / KIND / version
-        scratch.rename(final)
-    register_version(
-        project,
-        KIND,
-        version,
-        final,
-        metrics=metrics,
-        kb_fingerprint=kb.fingerprint(),
-        data_fingerprint=fingerprint(gold_pairs(project)),
-        promote=promote,
-    )
+        encoder.save(draft.folder, metrics={k: v for k, v in metrics.items() if isinstance(v, (int, float))})
+        final = publish_version(
+            project,
+            draft,
+            metrics=metrics,
+            kb_fingerprint=kb.fingerprint(),
+            data_fingerprint=fingerprint(gold_pairs(project)),
+            promote=promote,
+            cancel=cancel,
+        )
     log.info("trained reranker %s (%s) in %.1f s: %s", version, packing, result.train_seconds, metrics)
     return version, final, metrics
 
@@ -158,7 +151,7 @@ def evaluate_reranker_for_project(
 
     `packing` packs inputs at another level than the model was trained with (None: its own).
     """
-    from core.pipeline import Linker
+    from core.jobs.linking import ProjectLinker
 
     active = project.active_model(KIND)
     if active is None:
@@ -169,7 +162,7 @@ def evaluate_reranker_for_project(
     if not documents:
         raise CuralinkError(f"{project.path}: no documents in the {split!r} split")
     kb = project.knowledge_base()
-    linker = Linker.for_project(
+    linker = ProjectLinker.for_project(
         project, kb=kb, use_reranker=False, use_ranker=False, candidates=candidates, cancel=cancel
     )
     found = _retrieve(linker, documents, candidates)

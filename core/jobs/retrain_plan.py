@@ -13,6 +13,8 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from core.jobs.kinds import LINKING_KINDS
+
 log = logging.getLogger(__name__)
 
 # Shares of one model's training budget that the steps around training are expected to take.
@@ -47,6 +49,35 @@ def reranker_advice(device: str = "auto") -> RerankerAdvice:
         f"reranker off by default: {why}, and on a CPU one epoch of the cross-encoder takes about an hour "
         "per 5,000 training mentions",
     )
+
+
+@dataclass(frozen=True)
+class RetrainChoice:
+    """What a retrain trains: `kinds` (ticked), `offered` (the kinds a front end lets the curator tick),
+    and `note`, the reason a kind was left out (shown by both front ends), else ""."""
+
+    kinds: tuple[str, ...]
+    offered: tuple[str, ...]
+    advice: RerankerAdvice
+    note: str = ""
+
+
+def retrain_choice(project, device: str = "auto", asked: Sequence[str] | None = None) -> RetrainChoice:
+    """The one retrain policy of the CLI and the desk: the kinds asked for, as asked; otherwise the
+    linking kinds (retriever, reranker, ranker) and the detector when one is in force (it learns from
+    the new spans too), the reranker left out where no GPU makes training it worthwhile."""
+    offered = LINKING_KINDS + (("detector",) if project.active_model("detector") is not None else ())
+    advice = reranker_advice(device)
+    if asked:
+        return RetrainChoice(tuple(asked), offered, advice)
+    if advice.worthwhile:
+        return RetrainChoice(offered, offered, advice)
+    return RetrainChoice(tuple(k for k in offered if k != "reranker"), offered, advice, advice.reason)
+
+
+def relink_after_retrain(report) -> bool:
+    """Whether the stored suggestions must be brought up to date: the rule put some new version in force."""
+    return any(kind.promoted for kind in report.kinds.values())
 
 
 def retrain_phases(kinds: Sequence[str], max_seconds: float | None) -> list[tuple[str, float]]:

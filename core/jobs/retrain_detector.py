@@ -1,5 +1,5 @@
 """The detector's step in `retrain`: fine-tune the span model in force (or a fresh one) on the gold and
-curator-checked spans, judge old vs new on the held-out slice, register, promote if not worse.
+curator-checked spans, judge old vs new on the held-out slice, register, promote under the one promotion rule (core.jobs.kinds).
 
 The held-out slice is the retrain's own (core.learn.training_data.held_out_ids: a hash of the document
 id, so it never moves between retrains); those documents are never trained on. Early stopping watches
@@ -12,9 +12,10 @@ from __future__ import annotations
 import logging
 import time
 
-from core.detect.project_jobs import KIND, fit_detector, load_span_detector, require_spans
+from core.detect.in_force import load_span_detector
 from core.detect.segments import project_training_documents
 from core.detect.train_detector import DetectorTrainingOptions
+from core.jobs.detector import KIND, fit_detector, require_spans
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressCallback, no_progress
 
 log = logging.getLogger(__name__)
@@ -32,10 +33,10 @@ def retrain_detector(
     progress: ProgressCallback = no_progress,
     cancel: CancelToken = NEVER_CANCELLED,
 ):
-    """Returns the retrain's KindReport for the detector (core.learn.retrain)."""
+    """Returns the retrain's KindReport for the detector (core.jobs.retrain)."""
     from core.evaluate.detection import dev_scorer
-    from core.learn.jobs import next_version, register_version, scratch_folder
-    from core.learn.retrain import KindReport
+    from core.jobs.retrain_report import KindReport, publish_retrained
+    from core.jobs.versions import draft_version
     from core.learn.training_data import held_out_ids
 
     vouched = [d for d in project_training_documents(project, None)]
@@ -48,8 +49,7 @@ def retrain_detector(
     train = [d for d in vouched if d.doc_id not in held and d.doc_id not in dev_split]
     require_spans(project, train)
     active = project.active_model(KIND)
-    version = next_version(project, KIND)
-    report = KindReport(KIND, version, active.version if active else "", "")
+    report = KindReport(KIND, "", active.version if active else "", "")
     started = time.perf_counter()
     fitted = fit_detector(
         project,
@@ -70,40 +70,16 @@ def retrain_detector(
         old = load_span_detector(project, kb=kb, device=device)
         report.old = dev_scorer(old, judge, kb)() if old is not None else {}
         report.new = dev_scorer(fitted.detector(), judge, kb)()
-    if promote == "always":
-        report.promoted, report.reason = True, "promoted by explicit choice"
-    elif promote == "never":
-        report.promoted, report.reason = False, "kept as a candidate by explicit choice"
-    elif not report.new:
-        report.promoted, report.reason = False, "no held-out documents with spans to compare on"
-    elif not report.old:
-        report.promoted, report.reason = True, "no detector in force to compare with"
-    else:
-        report.promoted = report.new["score"] >= report.old["score"]
-        relation = ">=" if report.promoted else "<"
-        report.reason = (
-            f"held-out span/end-to-end F1 {report.new['score']:.2f} {relation} {report.old['score']:.2f}"
+    with draft_version(project, KIND) as draft:
+        report.version = draft.version
+        fitted.save_into(draft.folder)
+        return publish_retrained(
+            project,
+            draft,
+            report,
+            rule=promote,
+            kb_fingerprint=kb.fingerprint(),
+            data_fingerprint=fitted.data_fingerprint,
+            metrics=fitted.metrics,
+            cancel=cancel,
         )
-    fitted.metrics.update(
-        {"held_out": report.new, "previous": {"version": report.parent_version, **report.old}}
-    )
-    fitted.metrics["decision"] = report.reason
-    with scratch_folder(project, KIND) as scratch:
-        fitted.save_into(scratch)
-        cancel.raise_if_cancelled()
-        final = project.models_dir / KIND / version
-        scratch.rename(final)
-    report.path = str(final)
-    register_version(
-        project,
-        KIND,
-        version,
-        final,
-        metrics=fitted.metrics,
-        kb_fingerprint=kb.fingerprint(),
-        data_fingerprint=fitted.data_fingerprint,
-        parent_version=report.parent_version,
-        promote=report.promoted,
-    )
-    log.info("detector %s: %s (%s)", version, "promoted" if report.promoted else "kept", report.reason)
-    return report

@@ -120,14 +120,3 @@ def ranked_metrics(
         f"recall@{candidates}": round(100 * hit_rate(ranks, candidates), 2),
         "mentions": len(ranks),
     }
-
-
-def not_worse(new: dict, old: dict) -> tuple[bool, str]:
-    """The promotion rule: acc@1 on the held-out slice at least as good as the version in force."""
-    if not new:
-        return False, "no held-out mentions to compare on (decide some mentions in more documents)"
-    if not old:
-        return True, "no version in force to compare with"
-    if new["acc@1"] >= old["acc@1"]:
-        return True, f"held-out acc@1 {new['acc@1']:.2f} >= {old['acc@1']:.2f}"
-    return False, f"held-out acc@1 {new['acc@1']:.2f} < {old['acc@1']:.2f} of the version in force"

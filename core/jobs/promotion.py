@@ -113,9 +113,10 @@ def relink_after_change(
 ) -> LinkSummary:
     """Load the models now in force and relink the unreviewed mentions with them (the CLI's path; the
     desk reuses its warm link service for the same `relink_unreviewed`)."""
-    from core.pipeline import DEFAULT_CANDIDATES, Linker
+    from core.jobs.linking import ProjectLinker
+    from core.pipeline import DEFAULT_CANDIDATES
 
-    linker = Linker.for_project(
+    linker = ProjectLinker.for_project(
         project, device=device, candidates=candidates or DEFAULT_CANDIDATES, progress=progress, cancel=cancel
     )
     return relink_unreviewed(project, linker, first=first, progress=progress, cancel=cancel)

@@ -13,11 +13,12 @@ from collections.abc import Sequence
 from core.documents import Candidate, Document
 from core.errors import CuralinkError, InputError
 from core.evaluate.metrics import first_hit_rank, hit_rate
+from core.jobs.ranker import DEFAULT_CANDIDATES, KIND
 from core.kb.knowledge_base import KnowledgeBase
 from core.progress import NEVER_CANCELLED, CancelToken
+from core.project_models import load_ranking_stage
 from core.rank.calibration import expected_calibration_error, precision_coverage
 from core.rank.held_out import METRICS_KEY
-from core.rank.project_jobs import DEFAULT_CANDIDATES, KIND, load_ranking_stage
 
 BULK_THRESHOLDS = (0.5, 0.8, 0.9, 0.95, 0.99)
 
@@ -62,7 +63,7 @@ def evaluate_ranker_for_project(
     device: str = "auto",
     cancel: CancelToken = NEVER_CANCELLED,
 ) -> dict:
-    from core.pipeline import Linker
+    from core.jobs.linking import ProjectLinker
 
     kb = project.knowledge_base()
     if project.active_model(KIND) is None:
@@ -75,7 +76,7 @@ def evaluate_ranker_for_project(
     documents = gold_documents(project, split)
     if not documents:
         raise InputError(str(project.path), f"no gold-linked mentions in split {split!r}")
-    linker = Linker.for_project(
+    linker = ProjectLinker.for_project(
         project,
         kb=kb,
         device=device,

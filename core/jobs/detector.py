@@ -1,14 +1,10 @@
-"""Span-model jobs over a project: train a version, load the one in force (the CLI, retrain and the desk
-call these).
+"""Span-model jobs over a project: train a version (the CLI and retrain call these; the one in force is
+loaded by core.detect.in_force).
 
-Versions follow the other model kinds (core.learn.jobs): trained into a scratch folder under
+Versions follow the other model kinds (core.jobs.versions): trained into a scratch folder under
 models/detector/, moved to models/detector/<version>/ only once complete, registered with the KB and
 training-data fingerprints, promoted or kept as a candidate; `curalink rollback detector` puts the
 previous one back.
-
-A detector trained with another KB (fingerprint differs) still reads text the same way; its concept
-vectors are simply encoded for the project's KB now (the candidate encoder is the frozen base model),
-and the log says so.
 """
 
 from __future__ import annotations
@@ -22,6 +18,7 @@ from pathlib import Path
 
 from core.atomic_files import write_text_atomic
 from core.detect.candidates import concept_vectors
+from core.detect.in_force import KIND, detector_device
 from core.detect.segments import mention_types, project_training_documents, segment_documents
 from core.detect.span_detector import SpanDetector
 from core.detect.span_model import DetectorConfig, load_detector, new_detector, save_detector
@@ -33,19 +30,6 @@ from core.progress import NEVER_CANCELLED, CancelToken, ProgressCallback, no_pro
 
 log = logging.getLogger(__name__)
 
-KIND = "detector"
-
-
-def _device(device: str) -> str:
-    import torch
-
-    if device not in ("auto", "cpu", "cuda"):
-        raise CuralinkError(f"unknown device {device!r}; expected auto, cpu or cuda")
-    if device != "cpu" and torch.cuda.is_available():
-        return "cuda"
-    if device == "cuda":
-        log.warning("CUDA requested but torch sees no GPU; training on the CPU")
-    return "cpu"
 
 
 def training_splits(project) -> tuple[list, list]:
@@ -125,7 +109,7 @@ def fit_detector(
             f"{project.path}: the knowledge base has no names; import one with `curalink kb import`"
         )
     require_spans(project, train_docs)
-    run_device = _device(device)
+    run_device = detector_device(device)
     started = time.perf_counter()
     if warm_start is not None:
         model, tokenizer, config = load_detector(warm_start)
@@ -219,8 +203,8 @@ def train_detector_for_project(
     progress: ProgressCallback = no_progress,
     cancel: CancelToken = NEVER_CANCELLED,
 ):
-    """Train, save, register (and promote) a detector version; returns core.learn.jobs.TrainedVersion."""
-    from core.learn.jobs import TrainedVersion, next_version, register_version, scratch_folder
+    """Train, save, register (and promote) a detector version; returns core.jobs.versions.TrainedVersion."""
+    from core.jobs.versions import TrainedVersion, draft_version, publish_version
 
     kb = project.knowledge_base()
     train_docs, dev_docs = training_splits(project)
@@ -235,22 +219,18 @@ def train_detector_for_project(
         progress=progress,
         cancel=cancel,
     )
-    version = next_version(project, KIND)
-    with scratch_folder(project, KIND) as scratch:
-        fitted.save_into(scratch)
-        cancel.raise_if_cancelled()
-        final = project.models_dir / KIND / version
-        scratch.rename(final)
-    register_version(
-        project,
-        KIND,
-        version,
-        final,
-        metrics=fitted.metrics,
-        kb_fingerprint=kb.fingerprint(),
-        data_fingerprint=fitted.data_fingerprint,
-        promote=promote,
-    )
+    with draft_version(project, KIND) as draft:
+        version = draft.version
+        fitted.save_into(draft.folder)
+        final = publish_version(
+            project,
+            draft,
+            metrics=fitted.metrics,
+            kb_fingerprint=kb.fingerprint(),
+            data_fingerprint=fitted.data_fingerprint,
+            promote=promote,
+            cancel=cancel,
+        )
     log.info("trained detector %s: %s", version, fitted.metrics["dev"])
     return TrainedVersion(KIND, version, final, fitted.metrics, promote)
 
@@ -260,28 +240,3 @@ def _concept_row(mention, kb, vectors) -> int:
     ids = mention.concept_ids
     primary = kb.resolve(ids[0]) if ids else None
     return vectors.index_of.get(primary, -1) if primary else -1
-
-
-def load_span_detector(
-    project, *, kb=None, device: str = "auto", threshold: float | None = None
-) -> SpanDetector | None:
-    """The detector in force with concept vectors for the project's KB now; None when none is trained."""
-    active = project.active_model(KIND)
-    if active is None:
-        return None
-    kb = kb if kb is not None else project.knowledge_base()
-    model, tokenizer, config = load_detector(active.path)
-    base = resolve_base_model(
-        config.base_model, config.base_model_hash, active.path, f"detector {active.version}"
-    )
-    if config.kb_fingerprint and config.kb_fingerprint != kb.fingerprint():
-        log.info(
-            "detector %s was trained with knowledge base %s; concept vectors are encoded for this one (%s)",
-            active.version,
-            config.kb_fingerprint,
-            kb.fingerprint(),
-        )
-    vectors = concept_vectors(kb, base, cache_dir=project.index_dir)
-    return SpanDetector(
-        model, tokenizer, config, vectors, threshold=threshold, device=_device(device), version=active.version
-    )

@@ -16,8 +16,10 @@ import numpy as np
 
 from core.documents import Candidate, Document
 from core.errors import CuralinkError, ModelError
+from core.jobs.versions import draft_version, publish_version
 from core.kb.knowledge_base import KnowledgeBase
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressCallback, no_progress
+from core.project_models import linked_documents, nothing_to_learn
 from core.rank.held_out import METRICS_KEY, describe
 from core.rank.model import RankerModel, fit_ranker
 from core.rank.stage import RankingStage, annotation_prior
@@ -27,39 +29,6 @@ log = logging.getLogger(__name__)
 KIND = "ranker"
 DEFAULT_CANDIDATES = 20
 DEFAULT_TFIDF_UNION = 8
-
-
-def nothing_to_learn(project) -> str:
-    return (
-        f"{project.path}: no ranker trained: the project has no imported train/dev gold and no accepted or "
-        "corrected decisions; suggestions keep the retriever's order"
-    )
-
-
-def linked_documents(project, kb: KnowledgeBase, held_out_fraction: float = 0.0):
-    """The training set of linked documents (one mention per known link, concept ids resolved)."""
-    from core.learn.training_data import training_set
-
-    return training_set(project, kb, held_out_fraction=held_out_fraction)
-
-
-def load_ranking_stage(project, kb: KnowledgeBase) -> tuple[RankingStage | None, str]:
-    """The ranker in force with a live annotation prior, or None and why (refused, none trained)."""
-    active = project.active_model(KIND)
-    if active is None:
-        return None, ""
-    try:
-        model = RankerModel.load(active.path, project.path)
-    except ModelError as exc:
-        log.warning("%s; suggestions keep the retriever's order", exc)
-        return None, f"{exc}; suggestions keep the retriever's order"
-    model.version = active.version
-    documents = linked_documents(project, kb).train_documents
-    if not documents:
-        log.warning(nothing_to_learn(project))
-    prior = annotation_prior(documents, model.prior_smoothing)
-    log.info("ranker %s with a prior of %d links", active.version, len(prior))
-    return RankingStage(model, kb, prior), ""
 
 
 @dataclass
@@ -184,15 +153,14 @@ def train_ranker_for_project(
     cancel: CancelToken = NEVER_CANCELLED,
 ) -> RankerOutcome:
     """Train a ranker on every linked mention of the project, register it and put it in force."""
-    from core.learn.jobs import next_version, register_version, scratch_folder
-    from core.pipeline import Linker
+    from core.jobs.linking import ProjectLinker
 
     kb = project.knowledge_base()
     documents = linked_documents(project, kb).train_documents
     if not documents:
         log.warning(nothing_to_learn(project))
         return RankerOutcome(False, nothing_to_learn(project))
-    linker = Linker.for_project(
+    linker = ProjectLinker.for_project(
         project,
         kb=kb,
         device=device,
@@ -213,15 +181,12 @@ def train_ranker_for_project(
         progress=progress,
         cancel=cancel,
     )
-    version = next_version(project, KIND)
-    model.version = version
-    with scratch_folder(project, KIND) as scratch:
-        model.save(scratch)
-        final = project.models_dir / KIND / version
-        scratch.rename(final)
-    register_version(
-        project, KIND, version, final, metrics=model.metrics, kb_fingerprint=kb.fingerprint(), promote=True
-    )
+    with draft_version(project, KIND) as draft:
+        version = model.version = draft.version
+        model.save(draft.folder)
+        final = publish_version(
+            project, draft, metrics=model.metrics, kb_fingerprint=kb.fingerprint(), promote=True, cancel=cancel
+        )
     # The held-out bulk-accept curve (101 points) stays in ranker.json, out of the log and the summary.
     shown = {k: v for k, v in model.metrics.items() if k != METRICS_KEY}
     log.info("ranker %s trained on %d mentions: %s", version, model.metrics["mentions"], shown)
@@ -229,17 +194,14 @@ def train_ranker_for_project(
     return RankerOutcome(True, message, version, str(final), shown)
 
 
-def retrain_ranker(project, kb: KnowledgeBase, data, *, promote, device, seed, progress, cancel, finish):
+def retrain_ranker(project, kb: KnowledgeBase, data, *, promote, device, seed, progress, cancel):
     """`retrain`'s ranker step: fit on the training slice, judge old vs new on the held-out slice with
-    the prior of the training slice, then `finish` (register, promotion rule) as for the other kinds."""
-    from core.learn.compare import ranked_metrics
-    from core.learn.jobs import next_version, scratch_folder
-    from core.learn.retrain import KindReport
-    from core.pipeline import Linker
+    the prior of the training slice, then publish under the promotion rule as for the other kinds."""
+    from core.jobs.compare import ranked_metrics
+    from core.jobs.linking import ProjectLinker
+    from core.jobs.retrain_report import KindReport, publish_retrained
 
     active = project.active_model(KIND)
-    version = next_version(project, KIND)
-    report = KindReport(KIND, version, active.version if active else "", "")
     if not data.train_documents:
         raise CuralinkError(nothing_to_learn(project))
     old_model = None
@@ -249,7 +211,7 @@ def retrain_ranker(project, kb: KnowledgeBase, data, *, promote, device, seed, p
         except ModelError as exc:  # another feature set: judged against the retriever's order instead
             log.warning("%s", exc)
     use_cross_encoder = bool(old_model and old_model.uses_cross_encoder)
-    linker = Linker.for_project(
+    linker = ProjectLinker.for_project(
         project,
         kb=kb,
         device=device,
@@ -257,6 +219,7 @@ def retrain_ranker(project, kb: KnowledgeBase, data, *, promote, device, seed, p
         use_reranker=use_cross_encoder,
         use_ranker=False,
         cancel=cancel,
+        synonyms_pruned=True,  # retrain pruned them and read `kb` after
     )
     use_cross_encoder = use_cross_encoder and linker.reranker is not None
     started = time.perf_counter()
@@ -269,7 +232,7 @@ def retrain_ranker(project, kb: KnowledgeBase, data, *, promote, device, seed, p
         progress=progress,
         cancel=cancel,
     )
-    model.version = version
+    report = KindReport(KIND, "", active.version if active else "", "")
     report.seconds = time.perf_counter() - started
     report.mentions_per_s = round(model.metrics["mentions"] / report.seconds, 1) if report.seconds else 0.0
     held_out = data.held_out_documents
@@ -286,6 +249,16 @@ def retrain_ranker(project, kb: KnowledgeBase, data, *, promote, device, seed, p
         new_order = RankingStage(model, kb, prior).rank(plan, retrieved, k, cancel=cancel)
         report.new = ranked_metrics(held_out, new_order, kb, k)
     cancel.raise_if_cancelled()
-    with scratch_folder(project, KIND) as scratch:
-        model.save(scratch)
-        return finish(project, KIND, scratch, report, data, kb, promote)
+    with draft_version(project, KIND) as draft:
+        report.version = model.version = draft.version
+        model.save(draft.folder)
+        return publish_retrained(
+            project,
+            draft,
+            report,
+            rule=promote,
+            kb_fingerprint=kb.fingerprint(),
+            data_fingerprint=data.fingerprint,
+            training=data.counts(),
+            cancel=cancel,
+        )

@@ -21,7 +21,7 @@ def _serve(conn, cancel_event, project_path: str, options: dict) -> None:
     child_logging(conn)
     import torch
 
-    from core.pipeline import Linker
+    from core.jobs.linking import ProjectLinker
     from core.store import Project
 
     torch.set_num_threads(int(options.pop("threads", 1)))
@@ -32,7 +32,7 @@ def _serve(conn, cancel_event, project_path: str, options: dict) -> None:
 
     def loaded():
         if state["linker"] is None:
-            state["linker"] = Linker.for_project(project, progress=progress, cancel=cancel, **options)
+            state["linker"] = ProjectLinker.for_project(project, progress=progress, cancel=cancel, **options)
         return state["linker"]
 
     def handle(request: dict) -> object:

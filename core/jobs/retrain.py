@@ -1,26 +1,24 @@
 """One-click retraining from curator decisions: fine-tune, judge old vs new, register, maybe promote.
 
-Each kind is trained into a scratch folder (core.learn.jobs) from the weights in force, evaluated with
-the version in force on the held-out slice, and only then moved to models/<kind>/<version>/ and
-registered. A cancel or an error before that point deletes the scratch folder and leaves the registry
+Each kind is trained into a scratch folder (core.jobs.versions) from the weights in force, evaluated with
+the version in force on the held-out slice, judged by the one promotion rule (core.jobs.kinds), and only
+then moved to models/<kind>/<version>/ and registered. A cancel or an error before that point deletes the scratch folder and leaves the registry
 untouched, so the models in force are exactly those of before.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
-from pathlib import Path
 
-from core.atomic_files import write_text_atomic
 from core.documents import Candidate
 from core.errors import CuralinkError
+from core.jobs.compare import epoch_evaluator, ranked_metrics, retriever_metrics
+from core.jobs.kinds import LINKING_KINDS, PROMOTION_RULES
+from core.jobs.retrain_report import KindReport, RetrainReport, publish_retrained
+from core.jobs.versions import draft_version, prune_project_indexes
 from core.kb.knowledge_base import KnowledgeBase
-from core.learn.compare import epoch_evaluator, not_worse, ranked_metrics, retriever_metrics
-from core.learn.jobs import next_version, prune_project_indexes, register_version, scratch_folder
 from core.learn.training_data import HELD_OUT_FRACTION, TrainingSet, training_set
 from core.progress import NEVER_CANCELLED, CancelToken, PhasedProgress, ProgressCallback, no_progress
 from core.retrieve.query_plan import plan_document
@@ -28,50 +26,10 @@ from core.text.normalize import normalize_name
 
 log = logging.getLogger(__name__)
 
-KINDS = ("retriever", "reranker", "ranker")
-DETECTOR = "detector"  # the span model: retrained only when asked (or, from the CLI, when one is in force)
-PROMOTION_RULES = ("if-not-worse", "always", "never")
+KINDS = LINKING_KINDS
+DETECTOR = "detector"  # the span model: retrained only when asked (or when one is in force)
 RERANK_CANDIDATES = 16
 RERANK_DEV_DOCUMENTS = 50
-
-
-@dataclass
-class KindReport:
-    """One retrained model: its new version, old vs new on the held-out slice, and what became of it."""
-
-    kind: str
-    version: str
-    parent_version: str
-    path: str
-    old: dict = field(default_factory=dict)
-    new: dict = field(default_factory=dict)
-    history: list[dict] = field(default_factory=list)
-    promoted: bool = False
-    reason: str = ""
-    seconds: float = 0.0
-    steps: int = 0
-    mentions_per_s: float = 0.0  # training throughput (training strings or reranked mentions per second)
-
-
-@dataclass
-class RetrainReport:
-    kinds: dict[str, KindReport] = field(default_factory=dict)
-    training: dict = field(default_factory=dict)
-    kb_fingerprint: str = ""
-    data_fingerprint: str = ""
-    seconds: float = 0.0
-    curator_synonyms: int = 0  # names curators' links added to the KB and the index in force
-
-    def table(self) -> list[tuple[str, str, float | None, float | None]]:
-        """(kind, metric, old, new) rows for the before / after table."""
-        rows = []
-        for kind, report in self.kinds.items():
-            keys = [k for k in (report.new or report.old) if k.startswith(("acc@", "recall@"))]
-            rows += [(kind, key, report.old.get(key), report.new.get(key)) for key in keys]
-        return rows
-
-    def to_json(self) -> dict:
-        return asdict(self)
 
 
 def retrain(
@@ -105,7 +63,7 @@ def retrain(
     if unknown:
         raise CuralinkError(f"cannot retrain {unknown[0]!r}; kinds are {', '.join((*KINDS, DETECTOR))}")
     started = time.perf_counter()
-    from core.learn.retrain_plan import retrain_phases
+    from core.jobs.retrain_plan import retrain_phases
     from core.learn.synonyms import index_curator_synonyms, prune_synonyms
 
     # one bar across every phase of every model, never restarting
@@ -137,19 +95,11 @@ def retrain(
             continue
         cancel.raise_if_cancelled()
         if kind == "ranker":  # last: it learns on the candidates of the models now in force
-            from core.rank.project_jobs import retrain_ranker
+            from core.jobs.ranker import retrain_ranker
 
             progress.enter("ranker")
             report.kinds[kind] = retrain_ranker(
-                project,
-                kb,
-                data,
-                promote=promote,
-                device=device,
-                seed=seed,
-                progress=progress,
-                cancel=cancel,
-                finish=_finish,
+                project, kb, data, promote=promote, device=device, seed=seed, progress=progress, cancel=cancel
             )
             continue
         run = _retrain_retriever if kind == "retriever" else _retrain_reranker
@@ -167,7 +117,7 @@ def retrain(
             cancel=cancel,
         )
     if DETECTOR in kinds:  # spans, not links: it needs no linking pairs, only checked spans
-        from core.detect.retrain_step import retrain_detector
+        from core.jobs.retrain_detector import retrain_detector
 
         cancel.raise_if_cancelled()
         progress.enter(DETECTOR)
@@ -206,51 +156,6 @@ def rollback(project, kind: str) -> str:
     return previous
 
 
-def _finish(
-    project,
-    kind: str,
-    scratch: Path,
-    report: KindReport,
-    data: TrainingSet,
-    kb: KnowledgeBase,
-    promote: str,
-) -> KindReport:
-    """Move the scratch folder into place, register with metrics and fingerprints, apply the rule."""
-    if promote == "always":
-        report.promoted, report.reason = True, "promoted by explicit choice"
-    elif promote == "never":
-        report.promoted, report.reason = False, "kept as a candidate by explicit choice"
-    else:
-        report.promoted, report.reason = not_worse(report.new, report.old)
-    final = project.models_dir / kind / report.version
-    metrics = {
-        "held_out": report.new,
-        "previous": {"version": report.parent_version, **report.old},
-        "history": report.history,
-        "training": data.counts(),
-        "train_seconds": round(report.seconds, 1),
-        "steps": report.steps,
-        "mentions_per_s": report.mentions_per_s,
-        "decision": report.reason,
-    }
-    write_text_atomic(scratch / "metrics.json", json.dumps(metrics, indent=2))
-    scratch.rename(final)
-    report.path = str(final)
-    register_version(
-        project,
-        kind,
-        report.version,
-        final,
-        metrics=metrics,
-        kb_fingerprint=kb.fingerprint(),
-        data_fingerprint=data.fingerprint,
-        parent_version=report.parent_version,
-        promote=report.promoted,
-    )
-    log.info("%s %s: %s (%s)", kind, report.version, "promoted" if report.promoted else "kept", report.reason)
-    return report
-
-
 def _retrain_retriever(
     project,
     kb,
@@ -268,9 +173,9 @@ def _retrain_retriever(
     from core.learn.warm_start import finetune_rescnn
 
     active = project.active_model("retriever")
-    version = next_version(project, "retriever")
-    report = KindReport("retriever", version, active.version if active else "", "")
-    with scratch_folder(project, "retriever") as scratch:
+    with draft_version(project, "retriever") as draft:
+        scratch, version = draft.folder, draft.version
+        report = KindReport("retriever", version, active.version if active else "", "")
         started = time.perf_counter()
         progress.enter("retriever: training", budget_seconds=max_seconds)
         if active is None:
@@ -305,8 +210,20 @@ def _retrain_retriever(
             scratch, data.held_out_documents, kb, index_dir=project.index_dir, cancel=cancel
         )
         progress(2, 2, "evaluated")
-        cancel.raise_if_cancelled()
-        return _finish(project, "retriever", scratch, report, data, kb, promote)
+        return _publish(project, draft, report, data, kb, promote, cancel)
+
+
+def _publish(project, draft, report: KindReport, data: TrainingSet, kb, promote: str, cancel) -> KindReport:
+    return publish_retrained(
+        project,
+        draft,
+        report,
+        rule=promote,
+        kb_fingerprint=kb.fingerprint(),
+        data_fingerprint=data.fingerprint,
+        training=data.counts(),
+        cancel=cancel,
+    )
 
 
 def _train_from_scratch(
@@ -344,20 +261,18 @@ def _retrain_reranker(
     progress,
     cancel,
 ) -> KindReport:
-    from core.pipeline import Linker
+    from core.jobs.linking import ProjectLinker
     from core.rerank.cross_encoder import CrossEncoder
     from core.rerank.reranker import CrossEncoderReranker
     from core.rerank.training import TrainingConfig, train
 
     active = project.active_model("reranker")
-    version = next_version(project, "reranker")
-    report = KindReport("reranker", version, active.version if active else "", "")
     if not data.train_documents:
         raise CuralinkError(
             "no curated or gold documents outside the held-out slice to train the reranker on"
         )
     progress.enter("reranker: candidates")
-    linker = Linker.for_project(
+    linker = ProjectLinker.for_project(
         project,
         kb=kb,
         use_reranker=False,
@@ -365,11 +280,13 @@ def _retrain_reranker(
         candidates=RERANK_CANDIDATES,
         progress=progress,
         cancel=cancel,
+        synonyms_pruned=True,  # retrain pruned them and read `kb` after
     )
     train_candidates = _with_hard_negatives(data, kb, linker.suggest(data.train_documents))
     held_out_candidates = linker.suggest(data.held_out_documents) if data.held_out_documents else []
     cancel.raise_if_cancelled()
-    with scratch_folder(project, "reranker") as scratch:
+    with draft_version(project, "reranker") as draft:
+        report = KindReport("reranker", draft.version, active.version if active else "", "")
         started = time.perf_counter()
         progress.enter("reranker: training", budget_seconds=max_seconds)
         encoder = CrossEncoder.load(active.path) if active else CrossEncoder.from_base(base_model, seed=seed)
@@ -393,7 +310,7 @@ def _retrain_reranker(
             {"epoch": h["epoch"], "train acc@1": round(100 * h["dev_acc@1"], 2)} for h in result.history
         ]
         cancel.raise_if_cancelled()
-        encoder.save(scratch)
+        encoder.save(draft.folder)
         progress.enter("reranker: evaluating")
         progress(0, 2, "the rerankers on the held-out slice")
         old_order = (
@@ -415,8 +332,7 @@ def _retrain_reranker(
         )
         report.new = ranked_metrics(data.held_out_documents, new_order, kb, RERANK_CANDIDATES)
         progress(2, 2, "evaluated")
-        cancel.raise_if_cancelled()
-        return _finish(project, "reranker", scratch, report, data, kb, promote)
+        return _publish(project, draft, report, data, kb, promote, cancel)
 
 
 def _with_hard_negatives(

@@ -1,0 +1,143 @@
+"""A project's models in force, loaded into one `Linker`: the retriever with its name index, the
+reranker, the ranker with its live annotation prior, the type router.
+
+Loading is below the jobs (core.jobs) because evaluation (core.evaluate) loads a project's models too and
+the jobs use evaluation; it reads the model registry and the KB, and keeps the curator synonyms in step
+with the decisions in force (the only store writes here), so every loaded Linker suggests from the
+same names.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from core.errors import CuralinkError, ModelError
+from core.kb.knowledge_base import KnowledgeBase
+from core.kb.routing import TypeRouter
+from core.pipeline import DEFAULT_CANDIDATES, Linker
+from core.progress import NEVER_CANCELLED, CancelToken, ProgressCallback, no_progress
+from core.rank.model import RankerModel
+from core.rank.stage import RankingStage, annotation_prior
+
+log = logging.getLogger(__name__)
+
+RANKER = "ranker"
+
+
+def load_linker(
+    project,
+    *,
+    linker_class: type[Linker] = Linker,
+    kb: KnowledgeBase | None = None,
+    device: str = "auto",
+    candidates: int = DEFAULT_CANDIDATES,
+    use_reranker: bool = True,
+    use_ranker: bool = True,
+    progress: ProgressCallback = no_progress,
+    cancel: CancelToken = NEVER_CANCELLED,
+    read_only: bool = False,
+    index_dir: Path | None = None,
+    synonyms_pruned: bool = False,
+) -> Linker:
+    """The project's active models, with the name index loaded from (or built into) index/.
+
+    `read_only` (batch workers, several at once): the store is not written (curator synonyms are
+    neither pruned nor learned: the KB is used as stored) and the name index is read from, or built
+    into, `index_dir` instead of the project's index/. `synonyms_pruned`: the caller (a retrain) has
+    just pruned the curator synonyms of undone decisions and read `kb` after: not done twice."""
+    from core.rerank.cross_encoder import CrossEncoder
+    from core.rerank.reranker import CrossEncoderReranker
+    from core.retrieve.rescnn_retriever import RescnnRetriever
+
+    active = project.active_model("retriever")
+    if active is None:
+        raise CuralinkError(
+            f"{project.path}: no trained retriever yet (run `curalink -p {project.path} train retriever`)"
+        )
+    kb = kb if kb is not None else project.knowledge_base()
+    if not read_only and not synonyms_pruned and _prune_curator_synonyms(project, kb):
+        kb = project.knowledge_base()  # names left the store: read again (and indexed) without them
+    if len(kb) == 0:
+        raise CuralinkError(f"{project.path}: the knowledge base is empty (run `curalink kb import` first)")
+    retriever = RescnnRetriever.load(Path(active.path), index_dir=index_dir or project.index_dir)
+    retriever.index(kb, progress=progress, cancel=cancel)
+    if not read_only:
+        _learn_curator_synonyms(project, kb, retriever)
+    reranker = None
+    reranker_version = ""
+    ranked = project.active_model("reranker") if use_reranker else None
+    if ranked is not None:
+        reranker = CrossEncoderReranker(CrossEncoder.load(Path(ranked.path)), device=device)
+        reranker_version = ranked.version
+        log.info("reranker %s on %s", ranked.version, reranker.device_description)
+    ranker, note = load_ranking_stage(project, kb) if use_ranker else (None, "")
+    return linker_class(
+        retriever,
+        reranker,
+        candidates=candidates,
+        retriever_version=active.version,
+        reranker_version=reranker_version,
+        router=TypeRouter.for_project(project, kb),
+        ranker=ranker,
+        ranker_note=note,
+        kb=kb,
+        device=device,
+    )
+
+
+def nothing_to_learn(project) -> str:
+    return (
+        f"{project.path}: no ranker trained: the project has no imported train/dev gold and no accepted or "
+        "corrected decisions; suggestions keep the retriever's order"
+    )
+
+
+def linked_documents(project, kb: KnowledgeBase, held_out_fraction: float = 0.0):
+    """The training set of linked documents (one mention per known link, concept ids resolved)."""
+    from core.learn.training_data import training_set
+
+    return training_set(project, kb, held_out_fraction=held_out_fraction)
+
+
+def load_ranking_stage(project, kb: KnowledgeBase) -> tuple[RankingStage | None, str]:
+    """The ranker in force with a live annotation prior, or None and why (refused, none trained)."""
+    active = project.active_model(RANKER)
+    if active is None:
+        return None, ""
+    try:
+        model = RankerModel.load(active.path, project.path)
+    except ModelError as exc:
+        log.warning("%s; suggestions keep the retriever's order", exc)
+        return None, f"{exc}; suggestions keep the retriever's order"
+    model.version = active.version
+    documents = linked_documents(project, kb).train_documents
+    if not documents:
+        log.warning(nothing_to_learn(project))
+    prior = annotation_prior(documents, model.prior_smoothing)
+    log.info("ranker %s with a prior of %d links", active.version, len(prior))
+    return RankingStage(model, kb, prior), ""
+
+
+def _prune_curator_synonyms(project, kb: KnowledgeBase) -> int:
+    """Curator synonyms whose decision no longer stands leave the store before the KB is indexed."""
+    from core.learn.synonyms import prune_synonyms
+
+    try:
+        return prune_synonyms(project, kb)
+    except CuralinkError as exc:
+        log.warning("curator synonyms of undone decisions not removed this time: %s", exc)
+        return 0
+
+
+def _learn_curator_synonyms(project, kb: KnowledgeBase, retriever) -> None:
+    """Accepted corrections since the index was saved join it (encoded and appended, no rebuild).
+
+    A store that cannot take the names (read-only copy, locked) costs only these synonyms: the decisions
+    themselves are stored, and the next load tries again."""
+    from core.learn.synonyms import learn_synonyms
+
+    try:
+        learn_synonyms(project, kb=kb, retriever=retriever)
+    except CuralinkError as exc:
+        log.warning("curator synonyms not added to the name index this time: %s", exc)
