@@ -1,15 +1,13 @@
 """Ctrl+B, bulk accept, as a calibrated tool: the dialog names the score it thresholds (the calibrated
 probability of the ranker in force), counts the mentions the chosen threshold accepts in the document or
 the whole queue (as Ctrl+D counts), shows the precision and coverage the ranker measured at that
-threshold on held-out data (core.rank.held_out), and starts at the smallest threshold whose held-out
+threshold on held-out data (core.jobs.bulk_accept), and starts at the smallest threshold whose held-out
 precision reached 98 %. Without a ranker, or a ranker that kept no curve, it starts at 0.90 and says so.
 
 With a ranker in force only suggestions that ranker scored are accepted: a retriever's similarity or an
 earlier model's score is not the probability the threshold and the figures are about."""
 
 from __future__ import annotations
-
-from dataclasses import dataclass
 
 from PySide6.QtWidgets import (
     QComboBox,
@@ -21,68 +19,14 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
 )
 
-from core.errors import ModelError
-from core.rank.held_out import (
-    FALLBACK_THRESHOLD,
-    METRICS_KEY,
-    MIN_MENTIONS,
+from core.jobs.bulk_accept import (
     TARGET_PRECISION,
+    BulkScale,
+    TopSuggestion,
     curve_point,
-    default_threshold,
-    valid_curve,
+    read_scale,
+    undecided_top_suggestions,
 )
-from core.store.top_suggestions import TopSuggestion, undecided_top_suggestions
-
-KIND = "ranker"
-
-
-@dataclass
-class BulkScale:
-    """What the threshold is compared with: the ranker in force ("" when none) and its held-out curve."""
-
-    ranker: str = ""
-    curve: dict | None = None
-    default: float = FALLBACK_THRESHOLD
-    why_fallback: str = ""  # why the default is the fixed fallback, when it is
-
-    def eligible(self, tops: list[TopSuggestion]) -> list[TopSuggestion]:
-        """The suggestions whose score is this scale's: the ranker's own, when a ranker is in force."""
-        return [t for t in tops if t.scored_by(self.ranker)] if self.ranker else list(tops)
-
-
-def read_scale(project) -> BulkScale:
-    """The ranker in force and the curve stored with it (ranker.json), or why there is none."""
-    from core.rank.model import RankerModel
-
-    active = project.active_model(KIND)
-    if active is None:
-        return BulkScale(why_fallback="no ranker in force, so the scores are not calibrated probabilities")
-    try:
-        model = RankerModel.load(active.path, project.path)
-    except ModelError as exc:  # linking then keeps the retriever's order: its scores are not probabilities
-        return BulkScale(why_fallback=f"the ranker in force cannot be used ({exc})")
-    curve = valid_curve(model.metrics.get(METRICS_KEY))
-    if curve is None:
-        return BulkScale(
-            active.version,
-            why_fallback=f"ranker {active.version} kept no held-out curve (trained before it was kept: "
-            "retrain it to see precision and coverage here)",
-        )
-    if curve["mentions"] < MIN_MENTIONS:
-        return BulkScale(
-            active.version,
-            curve,
-            why_fallback=f"ranker {active.version} was measured on {curve['mentions']} held-out mentions, "
-            f"too few to set the threshold by (at least {MIN_MENTIONS})",
-        )
-    default = default_threshold(curve)
-    if default is None:
-        return BulkScale(
-            active.version,
-            curve,
-            why_fallback=f"no threshold reached {TARGET_PRECISION:g} % held-out precision",
-        )
-    return BulkScale(active.version, curve, default)
 
 
 def _percent(value: float | None) -> str:

@@ -15,14 +15,14 @@ from collections import Counter
 
 from PySide6.QtWidgets import QInputDialog
 
-from app.gui.bulk_accept_dialog import BulkAcceptDialog, BulkScale, read_scale
+from app.gui.bulk_accept_dialog import BulkAcceptDialog
 from app.gui.desk_extras import DeskExtrasMixin
 from app.gui.kb_search import KbSearchDialog
 from app.gui.workers import MODELS_LOADING, MODELS_NOT_LOADED
 from core.jobs import curation
+from core.jobs.bulk_accept import BulkScale, read_scale, undecided_top_suggestions
 from core.store.curation import COMPOSITE_SEPARATOR, LINKING_ACTIONS
 from core.store.curation_log import concept_parts
-from core.store.top_suggestions import undecided_top_suggestions
 from core.text.words import snap_to_words
 
 # Decisions that act on the suggestions shown: the store refuses them once the mention has changed.
