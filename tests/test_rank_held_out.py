@@ -106,8 +106,8 @@ def _decide_all(project) -> int:
 
 
 def test_trained_and_retrained_rankers_store_the_curve(demo):
-    from core.learn.retrain import retrain
-    from core.rank.project_jobs import train_ranker_for_project
+    from core.jobs.ranker import train_ranker_for_project
+    from core.jobs.retrain import retrain
 
     decided = _decide_all(demo)
     outcome = train_ranker_for_project(demo, device="cpu")

@@ -27,6 +27,7 @@ CORE_TOP_LEVEL_ROOMS = {
     "core.child_process": "base",
     "core.housekeeping": "base",
     "core.link_summary": "base",
+    "core.memory": "base",  # peak memory of this process (the batch worker reports it)
     "core.pipeline": "pipeline",
     # loads a project's models into a Linker: above the stages and learn, below evaluate and jobs
     "core.project_models": "models",

@@ -117,7 +117,7 @@ def _annotated_votes(project, router: TypeRouter, leave_out: Collection[str]) ->
     """Dictionary key -> route (or '=TYPE' for a type no route names) -> how many annotated mentions of
     the train and dev splits with that text have a type of that route."""
     from core.detect.dictionary import dictionary_key
-    from core.learn.training_data import TRAINING_SPLITS
+    from core.store.documents_store import TRAINING_SPLITS
     from core.store.schema import DocumentRow, MentionRow
 
     votes: dict[str, Counter[str]] = {}

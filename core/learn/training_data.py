@@ -14,8 +14,7 @@ from core.documents import Document, Mention
 from core.kb.knowledge_base import KnowledgeBase
 from core.retrieve.query_plan import plan_document
 from core.store.curation import LINKING_ACTIONS
-
-TRAINING_SPLITS = ("train", "dev")
+from core.store.documents_store import TRAINING_SPLITS as TRAINING_SPLITS  # where splits are stored
 
 
 def gold_pairs(

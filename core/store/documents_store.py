@@ -35,6 +35,9 @@ from core.store.schema import (
     SuggestionRow,
 )
 
+TRAINING_SPLITS = ("train", "dev")
+"""The splits whose gold annotations models learn from (test is for measuring)."""
+
 log = logging.getLogger(__name__)
 
 DUPLICATE_POLICIES = ("skip", "update", "error")

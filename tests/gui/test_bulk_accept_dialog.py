@@ -20,8 +20,8 @@ CURVE_KEY = "bulk_accept_held_out"
 def ranked_project(demo_project):
     """The demo with a ranker trained on its gold (decided, then reverted) and every mention relinked
     with it: undecided mentions whose suggestions carry the ranker's probability."""
-    from core.pipeline import Linker
-    from core.rank.project_jobs import train_ranker_for_project
+    from core.jobs.linking import ProjectLinker
+    from core.jobs.ranker import train_ranker_for_project
 
     decided = []
     for document, mention_ids in demo_project.documents_with_mention_ids():
@@ -34,7 +34,7 @@ def ranked_project(demo_project):
     assert train_ranker_for_project(demo_project, device="cpu").trained
     for mention_id in decided:
         demo_project.record_decision(mention_id, "revert", curator="ann")
-    Linker.for_project(demo_project, device="cpu").link_project(demo_project)
+    ProjectLinker.for_project(demo_project, device="cpu").link_project(demo_project)
     assert demo_project.current_decisions() == {}
     return demo_project
 
@@ -150,11 +150,11 @@ def test_without_a_ranker_the_dialog_falls_back_to_090_and_says_so(window):
 
 
 def test_suggestions_the_ranker_did_not_score_are_never_bulk_accepted(ranked_window, ranked_project):
-    from core.pipeline import Linker
+    from core.jobs.linking import ProjectLinker
 
     window, project = ranked_window, ranked_project
     doc_id = window.doc.doc_id
-    Linker.for_project(project, device="cpu", use_ranker=False).link_project(project, ids=[doc_id])
+    ProjectLinker.for_project(project, device="cpu", use_ranker=False).link_project(project, ids=[doc_id])
     window.open_document(doc_id)
     assert not any(project.suggestion_version(m).endswith("ranker v1") for m in window.mention_ids)
     dialog = window.bulk_accept_dialog()
