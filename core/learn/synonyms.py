@@ -90,6 +90,29 @@ def prune_synonyms(project, kb: KnowledgeBase | None = None) -> int:
     return removed
 
 
+def withdraw_synonyms(
+    project,
+    kb: KnowledgeBase,
+    retriever=None,
+    *,
+    among: set[str] | None = None,
+    supported: set[tuple[str, str]] = frozenset(),
+) -> list[NameEntry]:
+    """Curator synonyms no standing decision supports leave the store and `kb`, and are hidden in
+    `retriever`'s name index (which is saved with them hidden: no rebuild at the next load). `among` and
+    `supported` narrow the question as in `stale_synonyms`. Returns the KB entries withdrawn."""
+    stale = stale_synonyms(project, kb, among=among, supported=supported)
+    if not stale:
+        return []
+    project.remove_names(stale, source=CURATOR_SOURCE)
+    withdrawn: list[NameEntry] = []
+    for concept_id, names in stale.items():
+        withdrawn += kb.remove_names(concept_id, names)
+    if retriever is not None and withdrawn:
+        retriever.withdraw_names(withdrawn, drop_superseded=True)  # the store no longer has them
+    return withdrawn
+
+
 def stale_synonyms(
     project,
     kb: KnowledgeBase,
