@@ -225,7 +225,8 @@ class LinkService(QObject):
         from core.linker_process import LinkerProcess
 
         spare, self._spare = self._spare, None
-        if spare is not None and spare.alive() and spare.options == self._options():
+        same = spare is not None and spare.project_path == self.project.path  # not moved since
+        if same and spare.alive() and spare.options == self._options():
             spare.reload(progress=progress, cancel=cancel)
             return spare
         if spare is not None:
