@@ -107,7 +107,14 @@ def withdraw_synonyms(
     project.remove_names(stale, source=CURATOR_SOURCE)
     withdrawn: list[NameEntry] = []
     for concept_id, names in stale.items():
-        withdrawn += kb.remove_names(concept_id, names)
+        # The KB holds one name per spelling that normalises alike: a curator's "episodic ataxia type 2"
+        # and MEDIC's "Episodic ataxia type 2" are one entry, which stays while the store still has the
+        # other (else the live KB, and the index saved for it, would no longer be the stored KB's).
+        stored = project.concept(concept_id)
+        still = {normalize_name(n) for n in stored.names} if stored is not None else set()
+        gone = {n for n in names if normalize_name(n) not in still}
+        if gone:
+            withdrawn += kb.remove_names(concept_id, gone)
     if retriever is not None and withdrawn:
         retriever.withdraw_names(withdrawn, drop_superseded=True)  # the store no longer has them
     return withdrawn
