@@ -125,8 +125,9 @@ class Linker:
         retriever = RescnnRetriever.load(Path(active.path), index_dir=index_dir or project.index_dir)
         retriever.index(kb, progress=progress, cancel=cancel)
         if not read_only:
-            _withdraw_curator_synonyms(project, kb, retriever)
-            _learn_curator_synonyms(project, kb, retriever)
+            curated = _standing_synonyms(project, kb)  # read once for both steps
+            _withdraw_curator_synonyms(project, kb, retriever, curated)
+            _learn_curator_synonyms(project, kb, retriever, curated)
         reranker = None
         reranker_version = ""
         ranked = project.active_model("reranker") if use_reranker else None
@@ -337,14 +338,32 @@ def _only(document: Document, mention_ids: list[int], wanted: Collection[int]) -
     return document.with_mentions([m for m, _ in keep]), [i for _, i in keep]
 
 
-def _withdraw_curator_synonyms(project, kb: KnowledgeBase, retriever) -> None:
-    """Curator synonyms whose decision no longer stands (undone while no desk had the models loaded)
-    leave the store and the KB, and are hidden in the index just loaded: the index saved for the KB with
-    them is reused, not rebuilt (75-90 s on MEDIC)."""
-    from core.learn.synonyms import withdraw_synonyms
+def _standing_synonyms(project, kb: KnowledgeBase) -> dict[str, list[str]] | None:
+    """Every standing decision's curator synonyms (concept id -> names), or None when they cannot be read
+    now (each step then reads what it needs itself)."""
+    from core.learn.synonyms import curated_synonyms
 
     try:
-        withdrawn = withdraw_synonyms(project, kb, retriever)
+        return curated_synonyms(project, kb)
+    except CuralinkError as exc:
+        log.warning("curator decisions not read this time: %s", exc)
+        return None
+
+
+def _withdraw_curator_synonyms(project, kb: KnowledgeBase, retriever, curated=None) -> None:
+    """Curator synonyms whose decision no longer stands (undone while no desk had the models loaded)
+    leave the store and the KB, and are hidden in the index just loaded: the index saved for the KB with
+    them is reused, not rebuilt (75-90 s on MEDIC). `curated`: `_standing_synonyms`, when read."""
+    from core.learn.synonyms import withdraw_synonyms
+    from core.text.normalize import normalize_name
+
+    standing = set()
+    if curated is not None:
+        standing = {(concept_id, normalize_name(n)) for concept_id, names in curated.items() for n in names}
+    try:
+        withdrawn = withdraw_synonyms(
+            project, kb, retriever, supported=standing, complete=curated is not None
+        )
     except CuralinkError as exc:
         log.warning("curator synonyms of undone decisions not removed this time: %s", exc)
         return
@@ -354,7 +373,7 @@ def _withdraw_curator_synonyms(project, kb: KnowledgeBase, retriever) -> None:
         )
 
 
-def _learn_curator_synonyms(project, kb: KnowledgeBase, retriever) -> None:
+def _learn_curator_synonyms(project, kb: KnowledgeBase, retriever, curated=None) -> None:
     """Accepted corrections since the index was saved join it (encoded and appended, no rebuild).
 
     A store that cannot take the names (read-only copy, locked) costs only these synonyms: the decisions
@@ -362,6 +381,6 @@ def _learn_curator_synonyms(project, kb: KnowledgeBase, retriever) -> None:
     from core.learn.synonyms import learn_synonyms
 
     try:
-        learn_synonyms(project, kb=kb, retriever=retriever)
+        learn_synonyms(project, kb=kb, retriever=retriever, curated=curated)
     except CuralinkError as exc:
         log.warning("curator synonyms not added to the name index this time: %s", exc)
