@@ -123,11 +123,12 @@ def bench_restart(app, project, scratch: Path, withdrawals: int = 3) -> dict:
     retriever_log.addHandler(index_log)
     level = retriever_log.level
     retriever_log.setLevel(logging.INFO)
-    clock, gaps, last = QElapsedTimer(), [], [0]
+    clock, gaps, last, ends = QElapsedTimer(), [], [0], []
 
     def tick() -> None:
         now = clock.elapsed()
         gaps.append(now - last[0])
+        ends.append(now)
         last[0] = now
 
     timer = QTimer()
@@ -145,6 +146,7 @@ def bench_restart(app, project, scratch: Path, withdrawals: int = 3) -> dict:
         if not reopened:
             window.open_document(left["doc_id"])
         undo_at = time.perf_counter()
+        undo_clock = clock.elapsed()
         QTest.keyClick(window, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
         undone = _shown(app, watch, ("abstract", "queue"), lambda: left["mention_id"] not in window.decisions)
         loading_when_undone = window.device_label.text() == MODELS_LOADING
@@ -170,6 +172,10 @@ def bench_restart(app, project, scratch: Path, withdrawals: int = 3) -> dict:
         "index": "rebuilt" if rebuilt else "loaded" if index_log.lines else "not seen",
         "index_lines": index_log.lines,
         **_gaps(gaps),
+        # when the longest stall ended, in ms after the window was shown, and when Ctrl+Z was pressed
+        "max_ended_at_ms": ends[gaps.index(max(gaps))] if gaps else None,
+        "undo_pressed_at_ms": undo_clock,
+        "shown_at_ms": round((shown - undo_at) * 1000 + undo_clock, 1),
     }
 
 
