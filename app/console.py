@@ -20,6 +20,7 @@ from rich.progress import (
     SpinnerColumn,
     TextColumn,
     TimeElapsedColumn,
+    TimeRemainingColumn,
 )
 from rich.text import Text
 
@@ -72,6 +73,8 @@ def configure_logging(level: str) -> None:
     handler.setFormatter(OneLineFormatter("%(message)s"))
     logging.basicConfig(level=getattr(logging, level.upper(), logging.INFO), handlers=[handler])
     logging.getLogger("alembic").setLevel(logging.WARNING)
+    # faiss says which instruction set it loaded (and which it could not) at INFO, on every command
+    logging.getLogger("faiss.loader").setLevel(logging.DEBUG if level.upper() == "DEBUG" else logging.WARNING)
     # transformers prints a load report and a progress bar for every fresh reranker head
     # ("classifier: MISSING", expected when a base model gains its [MASK] head): errors only, unless
     # debugging. Set before transformers is imported, which reads these once.
@@ -161,6 +164,8 @@ def progress_bar(description: str, *, quiet: bool = False):
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
+        TextColumn("left"),
+        TimeRemainingColumn(),  # "-:--:--" until the total and a first step are known
     ]
     with Progress(*columns, console=stderr, transient=True) as bar:
         task = bar.add_task(description, total=None)

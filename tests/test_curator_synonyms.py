@@ -1,5 +1,5 @@
 """Curator knowledge in use (issue 13): an accepted correction joins the saved name index when models are
-loaded (`Linker.for_project`, `retrain`) without a rebuild, and `kb export` writes a file `kb import`
+loaded (`ProjectLinker.for_project`, `retrain`) without a rebuild, and `kb export` writes a file `kb import`
 reads back to the same concepts and names."""
 
 from __future__ import annotations
@@ -110,12 +110,19 @@ def test_an_undone_correction_takes_its_synonym_out_of_the_kb_and_the_index(demo
     assert mention.text in demo.concept(wrong).synonyms  # learnt while the decision stood
     assert mention.text in [row[0] for row in _saved_index(demo.index_dir)[1]]
 
-    demo.record_decision(mention_id, "revert", curator="ann")
+    demo.record_decision(mention_id, "revert", curator="ann")  # undone while no linker was loaded
     linker = ProjectLinker.for_project(demo, use_reranker=False, use_ranker=False)
     assert mention.text not in demo.concept(wrong).synonyms
+    assert linker.retriever.builds == 0, "the saved index was loaded and the name hidden, not rebuilt"
     in_use = demo.index_dir / f"{linker.retriever._stem}.json"  # the pair for the KB without the name
     rows = _saved_rows(in_use)
-    assert mention.text not in [row[0] for row in rows] and len(rows) == len(linker.retriever.kb.names)
+    hidden = json.loads(in_use.read_text(encoding="utf-8"))["hidden"]
+    assert [rows[i][:2] for i in hidden] == [[mention.text, wrong]]  # kept, hidden from every search
+    visible = [row for i, row in enumerate(rows) if i not in hidden]
+    assert sorted(r[:2] for r in visible) == sorted(
+        [e.name, e.concept_id] for e in demo.knowledge_base().names
+    )
+    assert len(list(demo.index_dir.glob("*.json"))) == 1, "the index that showed the name is gone"
     found = linker.retriever.retrieve([mention.text], 5)[0]
     assert all(c.matched_name != mention.text for c in found)
     names_before = set(demo.concept(mention.concept_id).names)

@@ -200,3 +200,25 @@ def test_model_files_on_a_full_disk_are_one_line_errors(demo_copy: Path, tmp_pat
     with file_size_limit(200_000), pytest.raises(FileWriteError, match="reranker/v1: could not be written"):
         encoder.save(target)
     assert sorted(p.name for p in target.iterdir()) == []  # no half-written weights left to load
+
+
+def test_hidden_rows_are_saved_with_the_index_and_crafted_ones_refused(tmp_path: Path) -> None:
+    """Issue 23 item 1: a withdrawn name's row is hidden and saved so (the sidecar lists it); a sidecar
+    whose hidden rows are not row numbers of the index is refused like any damaged index."""
+    index = _index(50)
+    assert index.hide([3, 7, 7]) == 2 and index.hide([3]) == 0
+    index.add(np.eye(16, dtype=np.float32)[:1], [NameEntry("appended", "C1", False)])
+    index.save(tmp_path, "stem")
+    again = NameIndex.load(tmp_path, "stem")
+    assert np.flatnonzero(again.hidden).tolist() == [3, 7] and len(again) == 51
+    assert [r.name for r in again.visible_rows()] == [f"{i:08d}" for i in range(50) if i not in (3, 7)] + [
+        "appended"
+    ]
+    scores, ids = again.search(index.faiss.reconstruct_n(3, 1), 5)  # FAISS itself still has the vector
+    assert ids[0][0] == 3  # the search skips it where results are made (search_concepts' `hidden`)
+    sidecar = json.loads((tmp_path / "stem.json").read_text())
+    assert sidecar["hidden"] == [3, 7]
+    for crafted in ([7, 3], [3, 3], [51], [-1], ["3"], {"3": 1}):
+        (tmp_path / "stem.json").write_text(json.dumps({**sidecar, "hidden": crafted}))
+        with pytest.raises(IndexDamaged, match="hidden rows"):
+            NameIndex.load(tmp_path, "stem")

@@ -156,3 +156,79 @@ def test_identical_mentions_narrowed_in_sql_are_exactly_those_a_full_pass_finds(
         expected = {i for m, i in everyone if normalize_name(m.text) == target and i != ids[chosen]}
         assert set(undecided_identical(demo, [ids[chosen]])) == expected, VARIANTS[chosen]
     assert {ids[1], ids[2], ids[3]} <= set(undecided_identical(demo, [ids[0]]))
+
+
+def test_a_withdrawal_is_saved_with_the_index_so_the_next_start_does_not_rebuild_it(demo, monkeypatch):
+    """Issue 23 item 1: live learning hid the withdrawn row but left the saved index stale, so every later
+    start re-encoded the whole KB (75-90 s on MEDIC). Now the index is saved with the row hidden and the
+    next load reuses it: nothing is encoded but the query, and searches match a fresh build's."""
+    from core.jobs.linking import ProjectLinker
+    from core.retrieve.rescnn_retriever import RescnnRetriever
+
+    mention, mention_id = _correctable(demo)
+    wrong = _wrong_concept(demo, mention)
+    linker = ProjectLinker.for_project(demo, use_reranker=False, use_ranker=False)
+    demo.record_decision(mention_id, "correct", concept_id=wrong, curator="ann")
+    linker.learn(demo, [mention_id])
+    demo.record_decision(mention_id, "revert", curator="ann")
+    assert [e.name for e in linker.learn(demo, [mention_id]).withdrawn] == [mention.text]
+    live = linker.retriever.retrieve([mention.text], 5)[0]
+
+    builds: list[int] = []
+    real_build = RescnnRetriever.build_index
+    monkeypatch.setattr(
+        RescnnRetriever,
+        "build_index",
+        lambda self, rows, **kw: (builds.append(len(rows)), real_build(self, rows, **kw))[1],
+    )
+    restarted = ProjectLinker.for_project(demo, use_reranker=False, use_ranker=False)
+    assert builds == [], "the saved index was rebuilt at the next start"
+    again = restarted.retriever.retrieve([mention.text], 5)[0]
+    assert all(c.matched_name != mention.text for c in again)
+    assert [(c.concept_id, round(c.retriever_score, 4)) for c in again] == [
+        (c.concept_id, round(c.retriever_score, 4)) for c in live
+    ]
+    monkeypatch.undo()  # a fresh build of the KB as the store holds it finds the same candidates
+    for path in demo.index_dir.iterdir():
+        path.unlink()
+    fresh = ProjectLinker.for_project(demo, use_reranker=False, use_ranker=False).retriever.retrieve(
+        [mention.text], 5
+    )[0]
+    assert [c.concept_id for c in fresh] == [c.concept_id for c in again]
+
+
+def test_withdrawing_a_spelling_variant_keeps_the_kbs_own_name_and_the_saved_index(demo, monkeypatch):
+    """A curator links "EPISODIC ATAXIA TYPE 2"-style text, a spelling of a name the concept already has: the
+    store keeps it as a curator name, the KB (one entry per normalised spelling) does not add it. Undoing
+    it must not take the KB's own name out of the live KB and index (the bench's NCBI run did: the saved
+    index then matched no stored KB and the next start rebuilt it)."""
+    from core.jobs.linking import ProjectLinker
+    from core.retrieve.rescnn_retriever import RescnnRetriever
+    from core.text.normalize import normalize_name
+
+    kb = demo.knowledge_base()
+    own = next(e for e in kb.names if not e.preferred and e.name != e.name.upper())
+    variant = own.name.upper()
+    assert normalize_name(variant) == normalize_name(own.name) and variant != own.name
+    (mention_id, _second) = _with_copies(demo, variant)
+    linker = ProjectLinker.for_project(demo, use_reranker=False, use_ranker=False)
+    demo.record_decision(mention_id, "correct", concept_id=own.concept_id, curator="ann")
+    linker.learn(demo, [mention_id])
+    assert variant in demo.names_from_source("curator").get(own.concept_id, set())  # stored as a curator name
+    demo.record_decision(mention_id, "revert", curator="ann")
+    linker.learn(demo, [mention_id])
+    assert variant not in demo.names_from_source("curator").get(own.concept_id, set())
+    assert own.name in demo.concept(own.concept_id).names  # the KB's own name is still stored
+    assert (own.concept_id, own.name) in {(e.concept_id, e.name) for e in linker.kb.names}, "live KB lost it"
+    found = linker.retriever.retrieve([own.name], 3)[0]
+    assert (found[0].concept_id, found[0].matched_name) == (own.concept_id, own.name)
+
+    builds: list[int] = []
+    real_build = RescnnRetriever.build_index
+    monkeypatch.setattr(
+        RescnnRetriever,
+        "build_index",
+        lambda self, rows, **kw: (builds.append(len(rows)), real_build(self, rows, **kw))[1],
+    )
+    ProjectLinker.for_project(demo, use_reranker=False, use_ranker=False)
+    assert builds == [], "the index saved by the live linker matched no stored KB: rebuilt"

@@ -186,7 +186,9 @@ class SavingMixin:
 
     def _on_stalled(self, error: StoreWriteError) -> None:
         self.statusBar().showMessage(f"not saved: {error}", 10000)
-        if error.fault is not WriteFault.BUSY:
+        if error.fault is WriteFault.GONE:  # the project folder went away: said once, with a way back
+            self.project_lost()
+        elif error.fault is not WriteFault.BUSY:
             self.save_dialog = show_error(self, error, context="saving your change")
 
     def _close_guard(self, event: QCloseEvent) -> bool:

@@ -5,14 +5,20 @@ the queue rows of the documents touched, the open document when it is one of the
 models when the active ones changed, so the screen never shows a state the store no longer has. Nothing
 is re-read while one of the desk's own changes waits to be saved, or while the curator is selecting
 text in the abstract (that would cancel the selection); the next tick catches up.
+
+When the project's database can no longer be found where the desk opened it (the folder was moved, renamed
+or unmounted), the desk says so once, stops looking, and keeps what is on screen, the changes not yet saved
+included; the curator can point it at the folder's new place, where those changes are then written.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from pathlib import Path
 
 from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QFileDialog, QMessageBox
 from shiboken6 import isValid
 
 from app.gui.desk_document import settle_memory
@@ -20,6 +26,7 @@ from app.gui.workers import Job, run_in_thread
 from core.errors import CuralinkError
 from core.store.change_marks import ChangeMarks
 from core.store.desk_lookup import document_facets
+from core.store.project import DB_NAME
 
 log = logging.getLogger(__name__)
 
@@ -31,15 +38,32 @@ class ProjectWatchMixin:
 
     def start_watching(self, interval_ms: int = WATCH_INTERVAL_MS) -> None:
         self.seen_marks: ChangeMarks | None = self.project.marks()
+        self.lost_dialog: QMessageBox | None = None  # shown once when the project cannot be reached
         self.watch_timer = QTimer(self)
         self.watch_timer.setInterval(interval_ms)
         self.watch_timer.timeout.connect(self.check_project_changes)
         self.watch_timer.start()
 
+    def stop_watching(self) -> None:
+        self.watch_timer.stop()
+
     def check_project_changes(self) -> bool:
         """Re-read what changed on disk since the last look; True when something was re-read."""
+        if not self.project_reachable():
+            self.project_lost()
+            return False
         if self.writer.pending or self.abstract.textCursor().hasSelection():
             return False
+        try:
+            return self._reread_changes()
+        except Exception as exc:  # noqa: BLE001 - never out of a timer into the event loop
+            if not self.project_reachable():  # gone between the look above and the reads
+                self.project_lost()
+            else:  # locked or unreadable for a moment: look again next tick
+                log.info("could not read the project's changes: %s", exc)
+            return False
+
+    def _reread_changes(self) -> bool:
         try:
             marks = self.project.marks()
         except CuralinkError as exc:  # locked or unreadable for a moment: look again next tick
@@ -61,6 +85,100 @@ class ProjectWatchMixin:
             self.reload_queue_in_background(then=lambda: self._check_open_document(None))
             return True
         self._check_open_document(touched)
+        return True
+
+    # --- the project folder went away ---------------------------------------------------------------
+
+    def project_reachable(self) -> bool:
+        """The project's database is still where the desk opened it (one stat, no SQLite call: a
+        connection already open goes on working on a moved file, so asking SQLite would not tell)."""
+        try:
+            return (self.project.path / DB_NAME).is_file()
+        except OSError:
+            return False
+
+    def project_lost(self) -> QMessageBox:
+        """Say once that the project cannot be reached, stop looking, keep the screen (and the changes
+        waiting to be saved) as they are, and offer to reopen it where it is now."""
+        if self.lost_dialog is not None:
+            return self.lost_dialog
+        self.stop_watching()
+        waiting = len(self.writer.pending)
+        kept = (
+            f"The {waiting} change{'s' if waiting != 1 else ''} not saved yet stay{'s' if waiting == 1 else ''} "
+            "in the bar above the abstract and are saved once the project is reopened."
+            if waiting
+            else "Everything you did is saved; the screen stays as it was."
+        )
+        message = (
+            f"The project folder {self.project.path} can no longer be reached: it was moved, renamed or "
+            f"unmounted. {kept}"
+        )
+        log.warning("%s", message)
+        self.statusBar().showMessage("the project cannot be reached: reopen it where it is now")
+        box = QMessageBox(QMessageBox.Icon.Warning, "The project cannot be reached", message, parent=self)
+        self.reopen_button = box.addButton("Reopen where it is now…", QMessageBox.ButtonRole.AcceptRole)
+        box.addButton("Close the desk", QMessageBox.ButtonRole.DestructiveRole)
+        box.buttonClicked.connect(self._lost_choice)
+        self.lost_dialog = box
+        box.open()  # window-modal: the screen stays visible, keys wait for the curator's choice
+        return box
+
+    def _lost_choice(self, button) -> None:
+        if button is self.reopen_button:
+            self.choose_new_place()
+        else:
+            QTimer.singleShot(0, self.close)
+
+    def choose_new_place(self) -> QFileDialog:
+        """A folder chooser for the project's new place (not blocking: tests and the event loop go on)."""
+        start = next((str(p) for p in self.project.path.parents if p.is_dir()), "")
+        dialog = QFileDialog(self, "Where is the project now?", start)
+        dialog.setFileMode(QFileDialog.FileMode.Directory)
+        dialog.setOption(QFileDialog.Option.ShowDirsOnly, True)
+        dialog.setOption(QFileDialog.Option.DontUseNativeDialog, True)  # the same on every desktop
+        dialog.fileSelected.connect(lambda folder: self.reopen_project_at(Path(folder)))
+        dialog.rejected.connect(lambda: self.lost_dialog.open() if self.lost_dialog is not None else None)
+        self.menu_dialog = dialog
+        dialog.open()
+        return dialog
+
+    def reopen_project_at(self, folder: Path) -> bool:
+        """Go on with the project at `folder`: the open Project follows it (the writer's waiting changes
+        are written there), the linking process starts again from there, and the screen is re-read."""
+        from app.console import log_to_project
+        from app.gui.dialogs import show_error
+
+        waiting = bool(self.writer.pending)
+        try:
+            if waiting:  # the waiting changes must land in this project, not in another one
+                from core.store import Project
+
+                with Project.open(folder) as candidate:
+                    if not _same_project(self.seen_marks, candidate.marks()):
+                        raise CuralinkError(
+                            f"{folder}: not the project this desk had open (its contents differ), so the "
+                            "changes not yet saved are not written there; choose the moved project folder"
+                        )
+            self.project.reopen_at(folder)
+            log_to_project(self.project.path)
+        except Exception as exc:  # noqa: BLE001 - shown to the curator, who may choose again
+            show_error(self, exc, context="reopening the project")
+            if self.lost_dialog is not None:
+                self.lost_dialog.open()
+            return False
+        if self.lost_dialog is not None:
+            self.lost_dialog.done(0)
+            self.lost_dialog = None
+        self.settings.last_project = self.project.path
+        self.setWindowTitle(f"Curalink — {self.project.path.name}")
+        self.service.reset()  # its process opened the old place: a new one starts from the new place
+        self.statusBar().showMessage(f"reopened the project at {self.project.path}", 6000)
+        self.seen_marks = self.project.marks()
+        self.watch_timer.start()
+        if waiting:
+            self.retry_writes()
+        self.reload_queue_in_background(then=lambda: self._check_open_document(None))
         return True
 
     def _check_open_document(self, touched: set[str] | None) -> None:
@@ -116,6 +234,20 @@ class ProjectWatchMixin:
         sets = self.project.suggestion_sets(self.mention_ids)
         shown = {m: [_shown(c) for c in ranked] for m, ranked in self.suggestions.items() if ranked}
         return shown != {m: [_shown(c) for c in entry.candidates] for m, entry in sets.items()}
+
+
+def _same_project(seen: ChangeMarks | None, found: ChangeMarks) -> bool:
+    """Whether `found` can be the project last seen as `seen`: the same documents, concepts and models,
+    and no fewer decisions, suggestions or mentions (the desk's own writes since only add to them)."""
+    if seen is None:
+        return False
+    same = (seen.documents, seen.concepts, seen.models) == (found.documents, found.concepts, found.models)
+    return (
+        same
+        and found.decision >= seen.decision
+        and found.suggestion >= seen.suggestion
+        and (found.mention >= seen.mention)
+    )
 
 
 def _shown(candidate) -> tuple:

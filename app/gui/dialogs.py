@@ -42,7 +42,11 @@ def explain(exc: BaseException) -> tuple[str, str]:
     if isinstance(exc, InputError):
         return "The file could not be read", text
     if isinstance(exc, StoreWriteError):
-        titles = {WriteFault.FULL: "The disk is full", WriteFault.IO: "The disk failed"}
+        titles = {
+            WriteFault.FULL: "The disk is full",
+            WriteFault.IO: "The disk failed",
+            WriteFault.GONE: "The project cannot be reached",
+        }
         return titles.get(exc.fault, "The project is busy"), (
             f"{text}.\nThe change waits in the red bar above the abstract: press Retry once the "
             "problem is solved, or Discard to drop it."

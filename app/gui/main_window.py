@@ -49,6 +49,7 @@ from core.documents import Candidate, Document
 from core.errors import CuralinkError
 from core.kb.concept import Concept
 from core.store.curation_log import MentionKey
+from core.store.write_faults import StoreWriteError, WriteFault
 
 log = logging.getLogger(__name__)
 
@@ -218,11 +219,21 @@ class MainWindow(
         action = QAction(text, self)
         action.setShortcuts([QKeySequence(k) for k in keys])
         action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
-        action.triggered.connect(lambda _checked=False: slot())
+        action.triggered.connect(lambda _checked=False: self._run_key(slot))
         if tip:
             action.setStatusTip(tip)
         self.addAction(action)
         return action
+
+    def _run_key(self, slot) -> None:
+        """A key's work. The project's folder going away under it (moved, unmounted) is said once, with a
+        way to reopen it (ProjectWatchMixin), never raised into the event loop."""
+        try:
+            slot()
+        except StoreWriteError as exc:
+            if exc.fault is not WriteFault.GONE:
+                raise
+            self.project_lost()
 
     def _build_actions(self) -> None:
         K = Qt.Key
@@ -438,6 +449,7 @@ class MainWindow(
         if not self._close_guard(event):
             return
         self.stop_retrain()
+        self.stop_watching()  # a closed desk no longer looks at the project (it may be moved next)
         self.service.shutdown()
         self.queue_generation = getattr(self, "queue_generation", 0) + 1  # a queue read under way is dropped
         if self in OPEN_WINDOWS:

@@ -144,7 +144,10 @@ class LinkService(QObject):
         self.pool.setMaxThreadCount(1)
         self._linker = None
         self._spare = None  # a linking process whose models are out of date: reloaded, not restarted
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # held by the worker for a whole load: never taken on the UI thread
+        self._loading = False  # the worker is loading models now (read without the lock)
+        self._stale = 0  # bumped by `reset`/`configure` on the UI thread; the worker reloads when it moved
+        self._loaded_for = 0  # `_stale` as it was when the linker in force was loaded
         self._urgent: dict[int, None] = {}  # mention ids to re-suggest, in the order asked
         self._urgent_lock = threading.Lock()
         self._to_learn: dict[int, None] = {}  # decided mentions the loaded linker has not learnt yet
@@ -154,16 +157,22 @@ class LinkService(QObject):
         return (self.device, self.candidates, self.use_reranker)
 
     def configure(self, *, device: str, candidates: int, use_reranker: bool) -> None:
-        """New settings: the next job reloads the models with them."""
-        with self._lock:
-            if (device, candidates, use_reranker) != self._options():
-                self.device, self.candidates, self.use_reranker = device, candidates, use_reranker
-                self._retire()
+        """New settings: the next job reloads the models with them. Never waits for a load under way
+        (the UI thread calls it): the worker sees the change before its next job."""
+        if (device, candidates, use_reranker) != self._options():
+            self.device, self.candidates, self.use_reranker = device, candidates, use_reranker
+            self._stale += 1
 
     def reset(self) -> None:
-        """Forget the loaded models (after a KB import or a retrain)."""
-        with self._lock:
-            self._retire()
+        """Forget the loaded models (after a KB import or a retrain); the next job loads them again.
+        Like `configure`, it returns at once even while models load."""
+        self._stale += 1
+
+    @property
+    def models_loaded(self) -> bool:
+        """Models are loaded (and not reset since), or loading now: a decision then reaches them by
+        `learn`; otherwise the next load reads it from the store."""
+        return self._loading or (self._linker is not None and self._loaded_for == self._stale)
 
     def _retire(self) -> None:
         """Drop the linker in force (under `_lock`); a linking process is kept to reload its models."""
@@ -177,12 +186,22 @@ class LinkService(QObject):
         self._linker = None
 
     def linker(self, progress=None, cancel: CancelToken | None = None):
+        """The loaded linker (loading it first when needed). Called in the worker: it may hold `_lock`
+        for a whole load (minutes when a name index is built), so the UI thread never calls it."""
         with self._lock:
+            if self._linker is not None and self._loaded_for != self._stale:
+                self._retire()
             if self._linker is not None and not self.in_thread and not self._linker.alive():
                 log.warning("the linking process has stopped; starting a new one")
                 self._linker = None
             if self._linker is None:
-                self._linker = self._load(progress or (lambda *_args: None), cancel or CancelToken())
+                wanted = self._stale
+                self._loading = True
+                try:
+                    self._linker = self._load(progress or (lambda *_args: None), cancel or CancelToken())
+                finally:
+                    self._loading = False
+                self._loaded_for = wanted
                 self.linkerReady.emit(self._linker.device_description)
             return self._linker
 
@@ -206,7 +225,8 @@ class LinkService(QObject):
         from core.jobs.linker_process import LinkerProcess
 
         spare, self._spare = self._spare, None
-        if spare is not None and spare.alive() and spare.options == self._options():
+        same = spare is not None and spare.project_path == self.project.path  # not moved since
+        if same and spare.alive() and spare.options == self._options():
             spare.reload(progress=progress, cancel=cancel)
             return spare
         if spare is not None:
@@ -291,10 +311,11 @@ class LinkService(QObject):
         """A decision was stored, undone or redone: the loaded linker learns it (core.learn.live), then
         the undecided mentions with the same text anywhere in the project are suggested again, so none
         keeps a suggestion the decision contradicts. Nothing happens while no models are loaded: loading
-        reads every decision from the store. Decisions taken while a learning job waits join it."""
-        with self._lock:
-            if self._linker is None:
-                return None
+        reads every decision from the store. While they load, the job waits in the worker (the UI thread
+        never waits for a load) and learns what the load may have read too, which changes nothing.
+        Decisions taken while a learning job waits join it."""
+        if not self.models_loaded:  # read without `_lock`: a load holds it for minutes
+            return None
         with self._urgent_lock:
             waiting = bool(self._to_learn)
             self._to_learn.update(dict.fromkeys(mention_ids))

@@ -98,6 +98,11 @@ def _measure(name: str, source: Path, args, work: Path, progress, cancel) -> dic
             result["retrain_stall"] = bench_desk.measure_retrain_stall(
                 app, project, run, args.retrain_seconds
             )
+        if args.restart_withdrawals > 0:
+            from app.gui.bench_restart import measure_restart
+
+            progress(0, None, f"{name}: a session withdrawing curator synonyms, then a restart")
+            result["restart"] = measure_restart(app, project, run, args.restart_withdrawals)
     return result
 
 
@@ -156,6 +161,22 @@ def _rows(name: str, result: dict) -> list[tuple]:
             f"retriever, cancelled after {stall['seconds']} s; p99 {stall['p99']} ms; in a {stall['linker']}"
         )
         rows.append(("stall while retraining", {"n": stall["ticks"], "max": stall["max"]}, "max",
+                     b.STALL_TARGET_MS, note))  # fmt: skip
+    if "restart" in result:
+        from app.gui.bench_restart import START_TARGET_MS
+
+        restart = result["restart"]
+        note = (
+            f"index {restart['index']}; {restart['withdrawn']} synonyms withdrawn in the session before; "
+            f"window built {restart['window_built_ms']:.0f} ms"
+        )
+        rows.append(("restart → first suggestions shown", {"n": 1, "max": restart["start_to_suggestions_ms"]},
+                     "max", START_TARGET_MS, note))  # fmt: skip
+        note = (
+            f"Ctrl+Z shown in {restart['undo_to_shown_ms']:.0f} ms, models "
+            f"{'still loading' if restart['undo_while_models_loading'] else 'loaded'}; p99 {restart['p99']} ms"
+        )
+        rows.append(("stall at restart + first Ctrl+Z", {"n": restart["ticks"], "max": restart["max"]}, "max",
                      b.STALL_TARGET_MS, note))  # fmt: skip
     rows.append(("cold start → window", result["cold_start"], "p50", None, "median of fresh processes"))
     for stage in result["store"]:
@@ -259,6 +280,12 @@ def register_bench(bench) -> None:
         type=float,
         default=60.0,
         help="a background retrain runs this long (then cancelled) for the retraining stall; 0 skips it",
+    )
+    desk.add_argument(
+        "--restart-withdrawals",
+        type=int,
+        default=3,
+        help="curator synonyms learnt and withdrawn in a session before the restart figures; 0 skips them",
     )
     desk.add_argument("--cold-runs", type=int, default=3)
     desk.add_argument("--out", help="also write the raw results to this JSON file")

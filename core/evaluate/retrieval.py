@@ -96,7 +96,7 @@ def evaluate_retriever(
     metrics["split_mentions"] = sum(item.plan.is_split for item in items)
     metrics["expanded_mentions"] = sum(item.plan.expanded for item in items)
     metrics["mentions_per_s"] = round(len(items) / seconds, 1) if seconds > 0 else None
-    log.info("%s: %s", getattr(retriever, "name", "retriever"), metrics)
+    log.debug("%s: %s", getattr(retriever, "name", "retriever"), metrics)  # callers say what they measured
     return metrics
 
 

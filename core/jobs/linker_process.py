@@ -110,6 +110,7 @@ class LinkerProcess:
         cancel: CancelToken = NEVER_CANCELLED,
     ):
         self.options = (device, candidates, use_reranker)
+        self.project_path = Path(project_path)  # where the child opened the project
         options = {
             "device": device,
             "candidates": candidates,

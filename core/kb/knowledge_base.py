@@ -75,7 +75,9 @@ class KnowledgeBase:
     def add_names(self, concept_id: str, names: Iterable[str]) -> list[NameEntry]:
         """Add synonyms (curator-sourced, training mentions) and return the entries actually new."""
         concept = self.concepts[concept_id]
-        existing = {normalize_name(n.name) for n in self.names if n.concept_id == concept_id}
+        # the concept's own names (kept in step with `names`), not a pass over every name of the KB: a
+        # desk loading on MEDIC re-checked 500 curated concepts against 73,000 names each (6.6 s)
+        existing = {normalize_name(n) for n in concept.names}
         added: list[NameEntry] = []
         for name in names:
             key = normalize_name(name)
@@ -104,8 +106,8 @@ class KnowledgeBase:
         if removed:
             gone = {id(e) for e in removed}
             self.names = [e for e in self.names if id(e) not in gone]
-            names_left = {e.name for e in removed}
-            kept = tuple(n for n in concept.synonyms if n not in names_left)
+            keys = {normalize_name(e.name) for e in removed}  # every spelling of them: `add_names` reads
+            kept = tuple(n for n in concept.synonyms if normalize_name(n) not in keys)  # the concept's names
             self.concepts[concept_id] = Concept(**{**concept.__dict__, "synonyms": kept})
         return removed
 

@@ -9,7 +9,7 @@ reviewed would keep suggestions that contradict the decision just taken. After e
   encoded into the name index in place (core.learn.synonyms);
 - a synonym whose decision no longer stands (undone, rejected, corrected to another concept) is taken
   out of the store and the KB and hidden from the index's searches, so an undone mistake stops
-  suggesting at once;
+  suggesting at once; the index is saved with its hidden rows, so the next start loads it (no rebuild);
 - the annotation prior recounts the links of the decided documents (core.rank.prior), so the ranker
   weighs the new link the next time the string is seen.
 
@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from core.kb.knowledge_base import KnowledgeBase, NameEntry
-from core.learn.synonyms import CURATOR_SOURCE, curated_synonyms, learn_synonyms, stale_synonyms
+from core.learn.synonyms import curated_synonyms, learn_synonyms, withdraw_synonyms
 from core.learn.training_data import training_set
 from core.rank.prior import AnnotationPrior
 from core.retrieve.query_plan import plan_document
@@ -106,16 +106,7 @@ def _withdraw(
     and the index's searches. A name the decided mentions themselves still link (`curated`: the same
     string accepted again) is known to stand, so repeating a link never reads the whole project."""
     here = {(concept_id, normalize_name(name)) for concept_id, names in curated.items() for name in names}
-    stale = stale_synonyms(project, kb, among=strings, supported=here)
-    if not stale:
-        return []
-    project.remove_names(stale, source=CURATOR_SOURCE)
-    withdrawn: list[NameEntry] = []
-    for concept_id, names in stale.items():
-        withdrawn += kb.remove_names(concept_id, names)
-    if retriever is not None and withdrawn:
-        retriever.withdraw_names(withdrawn)
-    return withdrawn
+    return withdraw_synonyms(project, kb, retriever, among=strings, supported=here)
 
 
 def _recount(prior: AnnotationPrior, project, kb: KnowledgeBase, doc_ids: list[str]) -> int:

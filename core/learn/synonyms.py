@@ -27,6 +27,9 @@ log = logging.getLogger(__name__)
 
 CURATOR_SOURCE = "curator"
 _CHUNK = 5000
+_FEW = 20
+"""Up to this many concepts (a live decision's) their names are written as they are; above it (a load)
+the names the store already has are read once and skipped."""
 
 
 def curated_synonyms(
@@ -92,24 +95,58 @@ def prune_synonyms(project, kb: KnowledgeBase | None = None) -> int:
     return removed
 
 
+def withdraw_synonyms(
+    project,
+    kb: KnowledgeBase,
+    retriever=None,
+    *,
+    among: set[str] | None = None,
+    supported: set[tuple[str, str]] = frozenset(),
+    complete: bool = False,
+) -> list[NameEntry]:
+    """Curator synonyms no standing decision supports leave the store and `kb`, and are hidden in
+    `retriever`'s name index (which is saved with them hidden: no rebuild at the next load). `among`,
+    `supported` and `complete` narrow the question as in `stale_synonyms`. Returns the KB entries
+    withdrawn."""
+    stale = stale_synonyms(project, kb, among=among, supported=supported, complete=complete)
+    if not stale:
+        return []
+    project.remove_names(stale, source=CURATOR_SOURCE)
+    withdrawn: list[NameEntry] = []
+    for concept_id, names in stale.items():
+        # The KB holds one name per spelling that normalises alike: a curator's "episodic ataxia type 2"
+        # and MEDIC's "Episodic ataxia type 2" are one entry, which stays while the store still has the
+        # other (else the live KB, and the index saved for it, would no longer be the stored KB's).
+        stored = project.concept(concept_id)
+        still = {normalize_name(n) for n in stored.names} if stored is not None else set()
+        gone = {n for n in names if normalize_name(n) not in still}
+        if gone:
+            withdrawn += kb.remove_names(concept_id, gone)
+    if retriever is not None and withdrawn:
+        retriever.withdraw_names(withdrawn, drop_superseded=True)  # the store no longer has them
+    return withdrawn
+
+
 def stale_synonyms(
     project,
     kb: KnowledgeBase,
     *,
     among: set[str] | None = None,
     supported: set[tuple[str, str]] = frozenset(),
+    complete: bool = False,
 ) -> dict[str, set[str]]:
     """Concept id -> the stored curator synonyms no standing decision supports (nothing is changed).
     `among`: only names whose normalised form is in it are considered (an open desk asks about the
     strings of the mentions just decided); `supported`: (concept id, normalised name) pairs already
-    known to stand. Every decision is read only when some stored name is left in doubt."""
+    known to stand, with `complete` every pair that stands (nothing more is read). Every decision is read
+    only when some stored name is left in doubt."""
     stored = project.names_from_source(CURATOR_SOURCE)
     if among is not None:
         stored = {c: {n for n in names if normalize_name(n) in among} for c, names in stored.items()}
     stored = {c: {n for n in names if (c, normalize_name(n)) not in supported} for c, names in stored.items()}
     stored = {c: names for c, names in stored.items() if names}
-    if not stored:
-        return {}
+    if not stored or complete:  # `complete`: `supported` is every standing decision's (a load read them)
+        return stored
     # only the decisions linking one of the doubtful concepts can support its names
     wanted = {i for concept_id in stored for i in (concept_id, *kb.ids_of(concept_id))}
     standing = {
@@ -158,9 +195,15 @@ def learn_synonyms(
     kb = kb if kb is not None else project.knowledge_base()
     if curated is None:
         curated = curated_synonyms(project, kb, mention_ids)
+    stored = project.names_from_source(CURATOR_SOURCE) if len(curated) > _FEW else {}
     added: list[NameEntry] = []
     for concept_id, names in curated.items():
-        project.add_names(concept_id, names, source=CURATOR_SOURCE)
+        concept = kb.concepts.get(concept_id)
+        known = stored.get(concept_id, set()) | set(concept.names if concept is not None else ())
+        if any(n not in known for n in names):  # a name the store has under this exact spelling is
+            # skipped (it would be refused as a repeat): a load re-reads every decision, one transaction
+            # per concept was a second of the desk's start on MEDIC
+            project.add_names(concept_id, names, source=CURATOR_SOURCE)
         added += kb.add_names(concept_id, names)
     if retriever is not None and added:
         retriever.add_names(added, drop_superseded=True)

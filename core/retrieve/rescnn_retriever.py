@@ -87,8 +87,8 @@ class RescnnRetriever:
         self.kb: KnowledgeBase | None = None
         self.name_index: NameIndex | None = None
         self._legacy_version = ""  # how older versions named this model's index files
+        self.builds = 0  # name indexes encoded from the KB by `index` (not loaded from index/)
         self._stem = ""  # the saved index this one matches (index_stem of the KB and model version)
-        self._hidden: np.ndarray | None = None  # rows withdrawn since loading (`withdraw_names`)
 
     @classmethod
     def load(
@@ -125,7 +125,6 @@ class RescnnRetriever:
         """Reuse the saved index for this KB and model version, or encode every name and build one."""
         self.kb = kb
         self.cache.clear()
-        self._hidden = None
         stem = self._stem = index_stem(kb.fingerprint(), self.version)
         if self.index_dir is not None and self._legacy_version:
             adopt_legacy_index(self.index_dir, index_stem(kb.fingerprint(), self._legacy_version), stem)
@@ -133,12 +132,20 @@ class RescnnRetriever:
             try:
                 loaded = NameIndex.load(self.index_dir, stem, dim=self.encoder.dim)
                 self.name_index = _agreeing(loaded, kb, self.index_dir / f"{stem}.json")
-                log.info("loaded name index %s (%d names)", stem, len(self.name_index))
+                log.info(
+                    "loaded name index %s (%d names%s)",
+                    stem,
+                    self.name_index.visible_count(),
+                    f", {len(loaded) - loaded.visible_count()} withdrawn rows hidden"
+                    if loaded.hidden is not None
+                    else "",
+                )
                 return
             except ModelError as exc:  # damaged, truncated, crafted: never fatal, rebuilt from the KB
                 log.warning("%s; rebuilding the name index", exc)
         rows = list(kb.names)
         self.name_index = self.build_index(rows, progress=progress, cancel=cancel)
+        self.builds += 1
         log.info("built %s name index over %d names", self.name_index.kind, len(rows))
         self._save(stem)
 
@@ -216,18 +223,14 @@ class RescnnRetriever:
             return
         self.cache.clear()
         self.name_index.add(self.encoder.encode([e.name for e in entries]), list(entries))
-        if self._hidden is not None:
-            self._hidden = np.concatenate([self._hidden, np.zeros(len(entries), dtype=bool)])
-            return  # rows are hidden: this index matches no KB the store holds, so it is not saved
-        stem = index_stem(self.kb.fingerprint(), self.version)
-        if self._save(stem) and drop_superseded and self._stem and self._stem != stem:
-            _remove_index(self.index_dir, self._stem)  # the KB without these names is gone from the store
-        self._stem = stem
+        self._save_for_kb(drop_superseded)
 
-    def withdraw_names(self, entries: Sequence[NameEntry]) -> int:
+    def withdraw_names(self, entries: Sequence[NameEntry], *, drop_superseded: bool = False) -> int:
         """Names taken out of the KB since loading (an undone curator link) stop being found at once:
-        their rows are hidden from every search, not re-encoded. The index is then no longer saved (it
-        holds rows the KB lacks); the next load builds it from the store. Returns the rows hidden."""
+        their rows are hidden from every search, not re-encoded, and the index is saved with its hidden
+        rows under the KB's new fingerprint, so the next start loads it instead of rebuilding (a full
+        build drops hidden rows). `drop_superseded`: the store no longer holds the names, so the saved
+        index that still shows them is deleted. Returns the rows newly hidden."""
         if self.name_index is None or self.kb is None:
             raise ModelError("withdraw_names before index(kb)")
         rows, codes = self.name_index.rows, self.name_index.codes
@@ -237,17 +240,25 @@ class RescnnRetriever:
         code_of = {
             concept_id: code for code, concept_id in enumerate(codes.concept_ids) if concept_id in wanted
         }
-        hidden = self._hidden if self._hidden is not None else np.zeros(len(rows), dtype=bool)
-        count = 0
-        for concept_id, code in code_of.items():
-            for row in np.flatnonzero(np.asarray(codes.codes) == code).tolist():
-                if not hidden[row] and rows[row].name in wanted[concept_id]:
-                    hidden[row] = True
-                    count += 1
+        matching = [
+            row
+            for concept_id, code in code_of.items()
+            for row in np.flatnonzero(np.asarray(codes.codes) == code).tolist()
+            if rows[row].name in wanted[concept_id]
+        ]
+        count = self.name_index.hide(matching)
         if count:
-            self._hidden = hidden
             self.cache.clear()
+            self._save_for_kb(drop_superseded)
         return count
+
+    def _save_for_kb(self, drop_superseded: bool) -> None:
+        """Save the changed index under the KB's fingerprint now; `drop_superseded` deletes the one saved
+        for the KB as it was (the store has moved on from it)."""
+        stem = index_stem(self.kb.fingerprint(), self.version)
+        if self._save(stem) and drop_superseded and self._stem and self._stem != stem:
+            _remove_index(self.index_dir, self._stem)
+        self._stem = stem
 
     def retrieve(self, mentions: Sequence[str], k: int = 64) -> list[list[Candidate]]:
         if self.name_index is None or self.kb is None:
@@ -268,7 +279,7 @@ class RescnnRetriever:
             vectors = self.encoder.encode(missing)
             index = self.name_index
             found = search_concepts(
-                self.kb, index.rows, index.search, vectors, k, index.codes, hidden=self._hidden
+                self.kb, index.rows, index.search, vectors, k, index.codes, hidden=index.hidden
             )
             for key, candidates in zip(missing, found):
                 answers[key] = candidates
@@ -281,20 +292,21 @@ class RescnnRetriever:
 
 
 def _agreeing(index: NameIndex, kb: KnowledgeBase, sidecar: Path) -> NameIndex:
-    """The loaded index if its name rows are exactly the KB's names (else a sidecar from elsewhere would
-    link mentions to names the KB does not hold)."""
+    """The loaded index if its name rows, less the hidden ones, are exactly the KB's names (else a sidecar
+    from elsewhere would link mentions to names the KB does not hold)."""
 
     def key(entry: NameEntry) -> tuple[str, str]:
         return entry.concept_id, entry.name
 
-    same = len(index.rows) == len(kb.names) and (
-        all(a == b for a, b in zip(map(key, index.rows), map(key, kb.names)))  # built and extended in
-        # the KB's order (compared as they stream: no list of a UMLS-size KB's rows is made)
-        or sorted(map(key, index.rows)) == sorted(map(key, kb.names))
+    visible = index.visible_count()
+    same = visible == len(kb.names) and (
+        all(a == b for a, b in zip(map(key, index.visible_rows()), map(key, kb.names)))  # built and
+        # extended in the KB's order (compared as they stream: no list of a UMLS-size KB's rows is made)
+        or sorted(map(key, index.visible_rows())) == sorted(map(key, kb.names))
     )
     if not same:
         raise IndexDamaged(
-            f"{sidecar}: its {len(index.rows)} name rows are not the knowledge base's {len(kb.names)} names"
+            f"{sidecar}: its {visible} name rows are not the knowledge base's {len(kb.names)} names"
         )
     return index
 

@@ -242,6 +242,7 @@ def train_rescnn(
         raise InputError("training pairs", "no usable training strings (no pairs resolve to KB concepts)")
     steps_per_epoch = math.ceil(per_epoch / options.batch_size)
     total_steps = steps_per_epoch * epochs
+    progress(0, total_steps, "retriever: preparing")  # the bar has its total from here on
     params = [p for p in model.parameters() if p.requires_grad]
     optimizer = torch.optim.Adam(params, lr=options.lr)
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: max(0.0, 1.0 - step / total_steps))
@@ -264,6 +265,7 @@ def train_rescnn(
             model.to(device).train()
 
     best: dict = {"acc": None, "epoch": None, "state": None, "bad": 0}
+    shown: dict = {"acc": None, "epoch": None}  # the best dev acc@1 so far, for the log line
 
     epoch_loss = {"sum": 0.0, "steps": 0}  # the mean training loss of the epoch just run
 
@@ -277,10 +279,13 @@ def train_rescnn(
                 history.append({"epoch": at, **loss})
             return False
         history.append({"epoch": at, **on_cpu(lambda: epoch_eval(model)), **loss})
-        if not patience:
-            return False
         accuracy = history[-1].get("acc@1")
         if accuracy is None:
+            return False
+        if shown["acc"] is None or accuracy > shown["acc"]:
+            shown.update(acc=accuracy, epoch=at)
+        log.info("%s", describe_epoch(history[-1], shown["acc"], shown["epoch"]))
+        if not patience:
             return False
         improved = best["acc"] is None or accuracy > best["acc"]
         if improved or accuracy == best["acc"]:  # a tie keeps the later, longer-trained weights
@@ -289,6 +294,8 @@ def train_rescnn(
         best["bad"] = 0 if improved else best["bad"] + 1  # only a gain resets the patience
         return best["bad"] >= patience
 
+    if epoch_eval is not None:  # a minute on NCBI-disease: the bar says what it waits for, not "0/?"
+        progress(0, total_steps, "retriever: dev accuracy before training")
     evaluate_epoch(0.0)
     model.to(device)
     previous_threads = torch.get_num_threads()
@@ -298,6 +305,7 @@ def train_rescnn(
     try:
         for epoch in range(epochs):
             if options.hard_negative_every and epoch % options.hard_negative_every == 0:
+                progress(step, total_steps, f"retriever epoch {epoch + 1}/{epochs}: mining hard negatives")
                 batcher.hard = on_cpu(
                     lambda: _mine_hard_negatives(
                         model, tokenizer, kb, annotated, options.hard_negative_top_k, options.threads
@@ -334,6 +342,8 @@ def train_rescnn(
                 epoch_loss["sum"] += loss_value
                 epoch_loss["steps"] += 1
                 progress(step, total_steps, f"retriever epoch {epoch + 1}/{epochs} loss {loss_value:.4f}")
+            if epoch_eval is not None:
+                progress(step, total_steps, f"retriever epoch {epoch + 1}/{epochs}: dev accuracy")
             if evaluate_epoch(round(step / steps_per_epoch, 3)) and not stopped_early:
                 stopped_early, stopped_by = True, "patience"
                 log.info("no dev gain in %d epochs: stopped after %d steps", patience, step)
@@ -389,3 +399,18 @@ def train_rescnn(
         stopped_by,
         best["epoch"],
     )
+
+
+def describe_epoch(point: dict, best_acc: float | None, best_epoch: float | None) -> str:
+    """One line for an epoch's dev check: "retriever epoch 2: dev acc@1 87.31 (best 87.31 at epoch 2),
+    acc@5 93.02, loss 0.4213" (the figures `history` keeps, read as a sentence, not a dictionary)."""
+    epoch = point.get("epoch", 0.0)
+    when = "before training" if epoch == 0 else f"epoch {epoch:g}"
+    parts = [f"retriever {when}: dev acc@1 {point['acc@1']:.2f}"]
+    if best_acc is not None and best_epoch is not None and epoch:
+        parts[0] += f" (best {best_acc:.2f} at epoch {best_epoch:g})"
+    if "acc@5" in point:
+        parts.append(f"acc@5 {point['acc@5']:.2f}")
+    if "loss" in point:
+        parts.append(f"loss {point['loss']:.4f}")
+    return ", ".join(parts)

@@ -252,6 +252,14 @@ class Project(
     def close(self) -> None:
         self.engine.dispose()
 
+    def reopen_at(self, path: str | Path) -> None:
+        """Go on with this project where its folder is now (moved, renamed, mounted elsewhere): the database
+        there is opened and checked as `open` does, then this object's connections move to it, so whoever
+        holds it (the desk's writer, its link service) reads and writes there from now on."""
+        moved = type(self).open(path)
+        self.engine.dispose()
+        self.path, self.engine, self._sessions = moved.path, moved.engine, moved._sessions
+
     def __enter__(self) -> Project:
         return self
 

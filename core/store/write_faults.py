@@ -1,8 +1,9 @@
 """Why a write to the store failed, in terms a curator can act on, and how long a write waits for the lock.
 
-Three faults leave the store exactly as it was (SQLite rolls the transaction back) and are worth a retry
+Four faults leave the store exactly as it was (SQLite rolls the transaction back) and are worth a retry
 once their cause is gone: another program holds the database's write lock (an import, a training run,
-another desk), the disk is full, or the disk reported an error. Everything else a write can meet is either
+another desk), the disk is full, the disk reported an error, or the database file cannot be opened any
+more (its folder was moved, renamed or unmounted). Everything else a write can meet is either
 a rule of the store (a `CuralinkError`, never retried) or a bug.
 
 `lock_wait(ms)` bounds how long the calling thread's transactions wait for the write lock (SQLite's busy
@@ -26,12 +27,13 @@ DEFAULT_LOCK_WAIT_MS = 5000
 _LOCK_WAIT_MS: ContextVar[int] = ContextVar("curalink_lock_wait_ms", default=DEFAULT_LOCK_WAIT_MS)
 
 # SQLite primary result codes (the low byte of an extended code).
-_SQLITE_CODES = {5: "busy", 6: "busy", 13: "full", 10: "io"}
+_SQLITE_CODES = {5: "busy", 6: "busy", 13: "full", 10: "io", 14: "gone"}
 _MESSAGES = (
     ("database is locked", "busy"),
     ("database table is locked", "busy"),
     ("database or disk is full", "full"),
     ("disk i/o error", "io"),
+    ("unable to open database file", "gone"),
 )
 
 
@@ -39,6 +41,7 @@ class WriteFault(StrEnum):
     BUSY = "busy"
     FULL = "full"
     IO = "io"
+    GONE = "gone"  # the database file cannot be opened: its folder was moved, renamed or unmounted
 
 
 class StoreWriteError(ProjectError):
@@ -60,6 +63,11 @@ def describe_fault(fault: WriteFault, db_path: Path | str, what: str = "") -> st
         )
     if fault is WriteFault.FULL:
         return f"{db_path}: the disk is full; nothing of {change} was saved (free some space, then try again)"
+    if fault is WriteFault.GONE:
+        return (
+            f"{db_path}: cannot be opened (was the project folder moved, renamed or unmounted?); nothing of "
+            f"{change} was saved (reopen the project where it is now, then try again)"
+        )
     return f"{db_path}: the disk reported an error while writing; nothing of {change} was saved"
 
 

@@ -27,7 +27,7 @@ def test_bench_desk_on_the_demo(demo_template: Path, tmp_path: Path):
         [sys.executable, "-m", "app.cli", "--log-level", "WARNING", "bench", "desk", "--projects", "demo",
          "--demo", str(demo_template), "--work", str(work), "--samples", "3", "--queue-cycles", "1",
          "--refresh-samples", "2", "--cold-runs", "0", "--link-documents", "2", "--learn-decisions", "2",
-         "--json"],
+         "--restart-withdrawals", "1", "--json"],
         capture_output=True, text=True, timeout=600, cwd=REPO_ROOT,
         env={**os.environ, "QT_QPA_PLATFORM": "offscreen", "OMP_WAIT_POLICY": "PASSIVE"},
     )  # fmt: skip
@@ -43,6 +43,9 @@ def test_bench_desk_on_the_demo(demo_template: Path, tmp_path: Path):
     assert demo["stall"]["documents"] == 2 and demo["stall"]["ticks"] > 0
     learning = demo["stall"]["learning"]  # two accepts, each learnt by the loaded linker
     assert learning["decisions"] == 2 and learning["seconds_to_learnt"]["n"] == 2 and learning["ticks"] > 0
+    restart = demo["restart"]  # issue 23: a session withdrew a curator synonym, then the desk restarted
+    assert restart["withdrawn"] == 1 and restart["index"] == "loaded", restart["index_lines"]
+    assert restart["start_to_suggestions_ms"] > 0 and restart["undo_to_shown_ms"] > 0 and restart["ticks"] > 0
     assert [stage["decisions"] for stage in demo["store"]] == [0]
     assert demo["store"][0]["queue"]["documents"] == 6
 
@@ -55,7 +58,8 @@ def test_bench_desk_on_the_demo(demo_template: Path, tmp_path: Path):
         ).all()
     accepted = {(mention_id, concept_id) for mention_id, concept_id in rows}
     assert len(landed) == 3
-    assert len(accepted) == 3 + 2  # the key presses and the accepts learnt live
+    # the key presses, the accepts learnt live, and the restart's session (one undone before the restart)
+    assert len(accepted) == 3 + 2 + restart["accepts"]
     for decision in landed:
         assert (decision["mention_id"], decision["concept_id"]) in accepted
     template = sqlite3.connect(f"file:{demo_template / 'curalink.db'}?mode=ro", uri=True)

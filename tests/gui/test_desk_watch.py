@@ -59,7 +59,7 @@ def test_a_promotion_elsewhere_drops_the_loaded_models(qtbot, window) -> None:
     active = window.project.active_model("retriever")
     assert active is not None
     window.service.linker()  # loaded, as after the first suggestions
-    assert window.service._linker is not None
+    assert window.service.models_loaded
     _other_process(
         window.project.path,
         f"""
@@ -68,7 +68,7 @@ def test_a_promotion_elsewhere_drops_the_loaded_models(qtbot, window) -> None:
         """,
     )
     assert window.check_project_changes()
-    assert window.service._linker is None, "the next suggestions come from the promoted model"
+    assert not window.service.models_loaded, "the next suggestions come from the promoted model"
     assert "v99" in window.models_label.text()
 
 
