@@ -99,7 +99,7 @@ def _measure(name: str, source: Path, args, work: Path, progress, cancel) -> dic
                 app, project, run, args.retrain_seconds
             )
         if args.restart_withdrawals > 0:
-            from app.gui.bench_restart import measure_restart
+            from bench.gui.restart import measure_restart
 
             progress(0, None, f"{name}: a session withdrawing curator synonyms, then a restart")
             result["restart"] = measure_restart(app, project, run, args.restart_withdrawals)

@@ -20,9 +20,9 @@ from pathlib import Path
 from PySide6.QtCore import QElapsedTimer, Qt, QTimer
 from PySide6.QtTest import QTest
 
-from app.gui.bench_desk import PaintWatch, _gaps, _open_mentions, _ready
-from app.gui.bench_responsiveness import make_window
 from app.gui.workers import MODELS_LOADING
+from bench.gui.desk import PaintWatch, _gaps, _open_mentions, _ready
+from bench.gui.responsiveness import make_window
 
 START_TARGET_MS = 5000.0
 """Desk start → first suggestions shown, with the saved name index reused (no rebuild)."""
