@@ -163,7 +163,7 @@ def _rows(name: str, result: dict) -> list[tuple]:
         rows.append(("stall while retraining", {"n": stall["ticks"], "max": stall["max"]}, "max",
                      b.STALL_TARGET_MS, note))  # fmt: skip
     if "restart" in result:
-        from app.gui.bench_restart import START_TARGET_MS
+        from bench.gui.restart import START_TARGET_MS
 
         restart = result["restart"]
         note = (
