@@ -98,6 +98,9 @@ class SavingMixin:
         """Run one curation operation (core.jobs.curation) with the curator's name, through the writer; the
         window redraws from the `OpChanges` it returns. Returns the writer's answer: "saved", "pending"
         (waiting for the lock, or behind a change that is) or "refused"."""
+        if getattr(self, "lost_dialog", None) is not None:  # the project folder went away (desk_watch)
+            self.lost_dialog.open()  # said again, and nothing new is queued for a project that is not there
+            return "refused"
         curator = self.settings.curator
 
         def saved(changes: OpChanges) -> None:

@@ -25,6 +25,9 @@ from core.errors import ProjectError
 # statistics tables ANALYZE writes (a curator's SQLite browser may run it): data for the planner only
 _HARMLESS = re.compile(r"^sqlite_stat\d$")
 _SPACE = re.compile(r"\s+")
+# SQLite quotes a name it rewrote (ALTER TABLE ... RENAME, as alembic's batch migrations do): "passages"
+# and passages are the same object. Applied to both sides, so nothing the migrations do not make passes.
+_QUOTED_NAME = re.compile(r'"(\w+)"')
 
 SchemaObjects = dict[tuple[str, str], tuple[str, str]]  # (type, name) -> (table, normalised SQL)
 
@@ -40,7 +43,7 @@ def schema_objects(connection: Connection) -> SchemaObjects:
     """Every table, index, trigger and view of the main database, with its SQL whitespace-normalised."""
     rows = connection.exec_driver_sql("SELECT type, name, tbl_name, sql FROM sqlite_master").all()
     return {
-        (kind, name): (table, _SPACE.sub(" ", sql or "").strip())
+        (kind, name): (table, _QUOTED_NAME.sub(r"\1", _SPACE.sub(" ", sql or "")).strip())
         for kind, name, table, sql in rows
         if not _HARMLESS.match(name)
     }
