@@ -175,8 +175,8 @@ def test_an_untyped_detector_stores_nothing(project: Project, kb: KnowledgeBase)
 def test_the_dictionary_knows_the_strings_the_project_annotates(demo) -> None:
     """A string the train gold links to a concept ("colon tumours", no KB name) is tagged in raw text;
     an evaluation leaving that document out does not see it."""
-    from core.detect.choice import detector_for_project, project_dictionary
     from core.documents import Mention, document_from_title_abstract
+    from core.project_detector import detector_for_project, project_dictionary
 
     text = "Screening for colon tumours"
     taught = document_from_title_abstract("train-1", text, "Colon tumours were found.")

@@ -68,7 +68,7 @@ def resolve(
     cancel: CancelToken = NEVER_CANCELLED,
 ) -> tuple[BatchSpec, dict[str, Any]]:
     """(spec for the workers, identity for the manifest); builds the name index once when missing."""
-    from core.detect.choice import dictionary_label
+    from core.project_detector import dictionary_label
     from core.retrieve.index import NameIndex, index_stem
     from core.retrieve.rescnn_retriever import RescnnRetriever, saved_version
 

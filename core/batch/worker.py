@@ -182,7 +182,7 @@ def _use_threads(linker, threads: int) -> None:
 
 def _detector(project, kb, label: str):
     """The project's dictionary, as `link --detect` tags with it (every type its routes admit)."""
-    from core.detect.choice import batch_dictionary
+    from core.project_detector import batch_dictionary
 
     return batch_dictionary(project, kb, label)
 

@@ -10,7 +10,7 @@ leftmost, a name followed by a generic head that another name crosses counting a
 ("fatty liver disease" is Fatty Liver's, not 'liver disease' inside it). Offsets map back to the original text through the tokens.
 
 Each name carries the mention type it tags (a project's dictionary holds diseases and chemicals
-together, core.detect.choice); a short form the text defines for a matched long form is tagged with the
+together, core.project_detector); a short form the text defines for a matched long form is tagged with the
 long form's type and concepts.
 """
 

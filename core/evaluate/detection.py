@@ -1,7 +1,7 @@
 """`evaluate detect`: exactly what `link --detect` would store, read against gold spans and concepts.
 
 On the split's documents with their mentions removed (raw text), each detector tags as `link --detect`
-tags (the same choice, core.detect.choice: the span model in force, else the project's dictionary of
+tags (the same choice, core.project_detector: the span model in force, else the project's dictionary of
 every routed type; the dictionary learns no strings from the evaluated split's own annotations), its
 mentions typed as they would be stored, then linked by the models in force with the same routing and
 candidates - the top suggestion is the concept. Rows, each with a per-type breakdown:
@@ -129,8 +129,8 @@ def evaluate_detectors(
 ) -> dict:
     """{"split", "documents", "gold_mentions", "detector", "detectors": [...]} with percentages (see the
     module docstring); `candidates` and `requested_type` as `link --candidates/--type` take them."""
-    from core.detect.choice import detector_for_project, dictionary_for_project
     from core.errors import CuralinkError
+    from core.project_detector import detector_for_project, dictionary_for_project
 
     documents = [
         d.with_mentions([m for m in d.mentions if m.origin in GOLD_ORIGINS]) for d in project.documents(split)

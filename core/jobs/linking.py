@@ -24,7 +24,7 @@ class ProjectLinker(Linker):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self._detector = None  # core.detect.choice.ChosenDetector, chosen on the first find_mentions
+        self._detector = None  # core.project_detector.ChosenDetector, chosen on the first find_mentions
 
     @classmethod
     def for_project(cls, project, **options) -> ProjectLinker:
@@ -96,8 +96,8 @@ class ProjectLinker(Linker):
         loaded Linker). Stored unlinked and typed; gold documents and spans overlapping a stored or
         deleted mention are left alone (core.detect.targets, core.detect.into_project). Returns the
         `DetectSummary`, naming the detector; `link_project` then suggests for what was found."""
-        from core.detect.choice import detector_for_project
         from core.detect.into_project import detect_into_project
+        from core.project_detector import detector_for_project
 
         if self._detector is None:
             kb = self.kb if self.kb is not None else project.knowledge_base()

@@ -4,7 +4,6 @@ document lists a detection is limited to, with why documents were left out."""
 
 from __future__ import annotations
 
-from core.detect.choice import ChosenDetector, detector_for_project
 from core.detect.into_project import detect_into_project
 from core.detect.targets import (
     SKIP_GOLD,
@@ -13,6 +12,7 @@ from core.detect.targets import (
     read_id_file,
     require_known_ids,
 )
+from core.project_detector import ChosenDetector, detector_for_project
 
 __all__ = [
     "SKIP_GOLD",
