@@ -10,9 +10,11 @@ retry never meets half a file. Ray is an optional extra
 (`pip install 'curalink[cluster]'`); the input, output and project folders must be reachable at the
 same paths from every node (a shared file system) and Curalink installed on each.
 
-A cluster address is checked with a plain TCP connection first (a few seconds), so an unreachable
-address is one clear error naming it; an address that answers but is no Ray head (a proxy, another
-service) fails in `ray.init` after its own ~20 s of retries, reported the same way.
+A cluster address is checked before anything is built: a TCP connection (a few seconds), then the
+HTTP/2 connection preface that every gRPC server, as Ray's GCS and its client server are, answers with
+a SETTINGS frame. An unreachable address, or one where something else answers (a web server, a proxy,
+another service), is one clear error naming it at once; before, the second built the name index and the
+output folder and then failed in `ray.init` after ~35 s of its retries.
 """
 
 from __future__ import annotations
@@ -59,14 +61,41 @@ def check_reachable(address: str, timeout: float = CONNECT_SECONDS) -> None:
     if not host or port is None:
         raise CuralinkError(f"--address {address}: not a Ray address (host:port or ray://host:port)")
     try:
-        with socket.create_connection((host, port), timeout=timeout):
-            return
+        connection = socket.create_connection((host, port), timeout=timeout)
     except OSError as error:
         reason = "no answer" if isinstance(error, TimeoutError) else (error.strerror or str(error))
         raise CuralinkError(
             f"cannot reach the Ray cluster at {address} ({reason} within {timeout:.0f} s): is `ray start "
             "--head` running there, and is its port open from here?"
         ) from None
+    with connection:
+        if not _speaks_grpc(connection, timeout):
+            raise CuralinkError(
+                f"--address {address}: something answers there, but not a Ray head (it does not speak gRPC: "
+                "a web server, a proxy or another service?); give the address `ray start --head` printed"
+            )
+
+
+# The HTTP/2 client connection preface and an empty SETTINGS frame (RFC 9113, section 3.4).
+_HTTP2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\x00\x00\x00\x04\x00\x00\x00\x00\x00"
+_SETTINGS = 0x4
+
+
+def _speaks_grpc(connection: socket.socket, timeout: float) -> bool:
+    """Whether the server answers the HTTP/2 preface with a frame header of type SETTINGS, as a gRPC
+    server must; anything else, a close or silence within `timeout` is no."""
+    connection.settimeout(timeout)
+    try:
+        connection.sendall(_HTTP2_PREFACE)
+        header = b""
+        while len(header) < 9:
+            chunk = connection.recv(9 - len(header))
+            if not chunk:
+                return False
+            header += chunk
+    except OSError:
+        return False
+    return header[3] == _SETTINGS
 
 
 class _RayShardLinker:
