@@ -69,3 +69,6 @@ def register(commands) -> None:
         parser.add_argument("--curator", default="", help="whose history (the desk's curator name)")
         parser.add_argument("--json", action="store_true")
         parser.set_defaults(handler=handler)
+    from app.cli import synonym_commands  # what the linker learnt from curators (issue 23)
+
+    synonym_commands.register(commands)

@@ -24,6 +24,7 @@ from core.text import words
 EXTRA_KEY_HELP = (
     ("Alt+Shift+← / →", "move the mention's end by a word (suggests again)"),
     ("Ctrl+Alt+← / →", "move the mention's start by a word (suggests again)"),
+    ("Alt+Enter", "accept the top (or marked) candidates without teaching the linker the string"),
     ("Ctrl+D", "apply this mention's decision to identical unreviewed mentions"),
     ("E  /  Shift+E", "note on the mention / on the document"),
     ("F  /  Shift+F", "flag the mention / the document for later"),

@@ -33,7 +33,8 @@ SPAN = "span"  # {"mention", "old": [s, e], "new": [s, e]}
 TYPE = "type"  # {"mention", "old", "new"}
 ADD = "add"  # {"mention"}: removed / restored
 DELETE = "delete"  # {"mention"}: restored / removed
-STEP_KINDS = (DECISIONS, MARK, SPAN, TYPE, ADD, DELETE)
+VETO = "veto"  # {"concept", "string", "mentions"}: a learnt synonym allowed again / removed again
+STEP_KINDS = (DECISIONS, MARK, SPAN, TYPE, ADD, DELETE, VETO)
 
 
 @dataclass
