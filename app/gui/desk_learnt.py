@@ -53,7 +53,7 @@ class LearntDialog(QDialog):
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.verticalHeader().hide()
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        self.table.horizontalHeader().setStretchLastSection(True)
+        self.table.horizontalHeader().setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
         self.remove = QPushButton("Remove")
         self.restore = QPushButton("Restore")
         self.remove.setToolTip(
@@ -78,7 +78,7 @@ class LearntDialog(QDialog):
         layout.addWidget(self.table, 1)
         layout.addWidget(note)
         layout.addLayout(buttons)
-        self.resize(1000, 420)
+        self.resize(1060, 420)
         self.remove.clicked.connect(lambda: self.veto(True))
         self.restore.clicked.connect(lambda: self.veto(False))
         self.table.itemSelectionChanged.connect(self._buttons)

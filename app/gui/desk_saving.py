@@ -20,7 +20,7 @@ from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QMessageBox, QPushBut
 
 from app.gui.desk_writer import DeskWriter, Write
 from app.gui.dialogs import show_error
-from core.jobs import curation, learnt
+from core.jobs import curation
 from core.store.op_changes import OpChanges
 from core.store.write_faults import StoreWriteError, WriteFault
 
@@ -146,7 +146,7 @@ class SavingMixin:
         identical mentions still to review are suggested again with what the curator just taught."""
         taught = set(changes.mentions) if changes.decision_ids else set()
         taught |= changes.relearn  # a learnt synonym removed or restored: learn from its decisions again
-        if taught and learnt.learning_on(self.project):  # the project's switch (core.jobs.learnt)
+        if taught:  # the linker reads the project's switch in the worker (ProjectLinker.learn)
             self.service.learn(sorted(taught))
         for mention_id in sorted(changes.edited):  # a span, type or new mention: new suggestions at once
             if mention_id in self.mention_ids and not self.suggestions.get(mention_id):
