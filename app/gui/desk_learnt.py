@@ -30,7 +30,6 @@ from PySide6.QtWidgets import (
 from core.errors import CuralinkError
 from core.jobs import learnt
 
-KEY_HELP = (("Alt+Enter", "accept the top (or marked) candidates without teaching the linker the string"),)
 COLUMNS = ("string", "concept", "decision", "curator", "when", "decisions", "same text", "state")
 
 

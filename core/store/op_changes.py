@@ -54,7 +54,6 @@ class OpChanges:
     relearn: frozenset[int] = field(default_factory=frozenset)  # mentions whose teaching changed (a
     # learnt synonym removed or allowed again): a loaded linker learns from them again
 
-
     def __or__(self, other: OpChanges) -> OpChanges:
         return OpChanges(
             self.decision_ids + other.decision_ids,
