@@ -90,3 +90,32 @@ def test_a_selection_in_one_document_adds_undecided_mentions_there_only(demo):
     assert demo.current_decisions(mention_ids=sorted(changes.edited)) == {}
     with pytest.raises(CuralinkError, match="no occurrence"):  # now a mention: nothing left to add
         annotate_occurrences(demo, "huntington DISEASE", document="occ-1", curator="ann")
+
+
+def test_the_cli_previews_annotates_and_undoes_every_occurrence(demo, capsys):
+    import json
+
+    from app.cli import main
+
+    _documents(demo)
+    where = ["-p", str(demo.path)]
+
+    def run(*argv) -> dict:
+        capsys.readouterr()
+        assert main([*where, *argv]) == 0
+        return json.loads(capsys.readouterr().out)
+
+    preview = run("annotate", "HD", "--document", "occ-1", "--preview", "--json")
+    assert [tuple(s) for s in preview["spans"]] == [("occ-1", s, e) for s, e in _expected(ONE, 33, 49, 71)]
+    assert (preview["skipped"], preview["mentions"]) == (1, [])
+    assert len(demo.document("occ-1").mentions) == 1  # a preview adds nothing
+    done = run("annotate", "HD", "--document", "occ-1", "--type", "Disease", "--curator", "ann", "--json")
+    assert len(done["mentions"]) == 3
+    assert sorted((m.start, m.type) for m in demo.document("occ-1").mentions) == [
+        (0, "Disease"),
+        (33, "Disease"),
+        (49, "Disease"),
+        (71, "Disease"),
+    ]
+    assert run("undo", "--curator", "ann", "--json")["label"].startswith("undo annotate “HD”")
+    assert [m.start for m in demo.document("occ-1").mentions] == [0]
