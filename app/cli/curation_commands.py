@@ -69,3 +69,7 @@ def register(commands) -> None:
         parser.add_argument("--curator", default="", help="whose history (the desk's curator name)")
         parser.add_argument("--json", action="store_true")
         parser.set_defaults(handler=handler)
+    from app.cli import occurrence_commands, synonym_commands  # issue 23 items 4 and 12
+
+    synonym_commands.register(commands)
+    occurrence_commands.register(commands)

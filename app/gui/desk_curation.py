@@ -17,6 +17,7 @@ from PySide6.QtWidgets import QInputDialog
 
 from app.gui.bulk_accept_dialog import BulkAcceptDialog
 from app.gui.desk_extras import DeskExtrasMixin
+from app.gui.desk_learnt import teaching_detail
 from app.gui.kb_search import KbSearchDialog
 from app.gui.workers import MODELS_LOADING, MODELS_NOT_LOADED
 from core.jobs import curation
@@ -45,7 +46,10 @@ class CurationMixin(DeskExtrasMixin):
         if action in ON_SUGGESTIONS and self.suggestions.get(mention_id):
             suggested_for = self.suggested_for.get(mention_id)
         mention = self.doc.mentions[self.current]
+        detail = teaching_detail(self, detail)  # Alt+Enter, Curate ▸ Decide without teaching
         text = f"{action} “{mention.text}”" + (f" → {concept_id}" if concept_id else "")
+        if detail and detail.get("teach") is False:
+            text += " (not taught)"
         if action == "reject" and mention.origin == "detected":
             text = f"reject “{mention.text}”: not a mention (it is left out of exports)"
         outcome = self.perform(

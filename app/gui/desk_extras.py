@@ -2,7 +2,7 @@
 Curate menu), word-wise span edges, today's statistics, and the undo history shown as the project keeps it
 (core.jobs.undo: Ctrl+Z after a restart undoes the last step made before closing, a note or mark too).
 
-Keys: Ctrl+D identical mentions; E / Shift+E note; F / Shift+F flag; D document done; Alt+Shift+← / →
+Keys: Ctrl+D identical mentions; Ctrl+Shift+A every occurrence of a string (app/gui/desk_occurrences.py); E / Shift+E note; F / Shift+F flag; D document done; Alt+Shift+← / →
 the end by a word, Ctrl+Alt+← / → the start by a word (Shift+← / → and Ctrl+Shift+← / → keep moving by
 a character); Ctrl+Shift+T today's statistics.
 """
@@ -16,6 +16,7 @@ from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QVBoxLayout
 
 from app.gui.desk_identical import IdenticalMixin
 from app.gui.desk_marks import MarksMixin
+from app.gui.desk_occurrences import OccurrencesMixin
 from core.jobs import curation
 from core.store.day_stats import day_stats
 from core.text import words
@@ -24,7 +25,9 @@ from core.text import words
 EXTRA_KEY_HELP = (
     ("Alt+Shift+← / →", "move the mention's end by a word (suggests again)"),
     ("Ctrl+Alt+← / →", "move the mention's start by a word (suggests again)"),
+    ("Alt+Enter", "accept the top (or marked) candidates without teaching the linker the string"),
     ("Ctrl+D", "apply this mention's decision to identical unreviewed mentions"),
+    ("Ctrl+Shift+A", "annotate every occurrence of the selection or mention, in the document or project"),
     ("E  /  Shift+E", "note on the mention / on the document"),
     ("F  /  Shift+F", "flag the mention / the document for later"),
     ("D", "mark the document done (again: not done)"),
@@ -38,7 +41,7 @@ WORD_MOVES = {  # (edge, direction) -> the function giving the new offset
 }
 
 
-class DeskExtrasMixin(MarksMixin, IdenticalMixin):
+class DeskExtrasMixin(MarksMixin, IdenticalMixin, OccurrencesMixin):
     """Mixed into `MainWindow` (needs its `_action`, project, document state, undo stack and writer)."""
 
     def _build_extra_actions(self) -> list:
@@ -59,6 +62,9 @@ class DeskExtrasMixin(MarksMixin, IdenticalMixin):
         self.act_identical = self._action(
             "Apply to identical mentions…", ["Ctrl+D"], self.apply_identical_dialog
         )
+        self.act_occurrences = self._action(
+            "Annotate every occurrence…", ["Ctrl+Shift+A"], self.annotate_occurrences_dialog
+        )
         self.act_note = self._action("Note on the mention…", [K.Key_E], self.edit_note)
         self.act_doc_note = self._action(
             "Note on the document…", [M.ShiftModifier | K.Key_E], lambda: self.edit_note(True)
@@ -76,6 +82,7 @@ class DeskExtrasMixin(MarksMixin, IdenticalMixin):
             self.act_word_start_right,
             None,
             self.act_identical,
+            self.act_occurrences,
             self.act_note,
             self.act_doc_note,
             self.act_flag,

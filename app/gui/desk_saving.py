@@ -147,8 +147,10 @@ class SavingMixin:
     def learn_decided(self, changes: OpChanges) -> None:
         """Decisions stored, undone or redone reach the loaded models at once (LinkService.learn): the
         identical mentions still to review are suggested again with what the curator just taught."""
-        if changes.decision_ids:
-            self.service.learn(sorted(changes.mentions))
+        taught = set(changes.mentions) if changes.decision_ids else set()
+        taught |= changes.relearn  # a learnt synonym removed or restored: learn from its decisions again
+        if taught:  # the linker reads the project's switch in the worker (ProjectLinker.learn)
+            self.service.learn(sorted(taught))
         for mention_id in sorted(changes.edited):  # a span, type or new mention: new suggestions at once
             if mention_id in self.mention_ids and not self.suggestions.get(mention_id):
                 self.resuggest(mention_id)

@@ -343,6 +343,9 @@ class MainWindow(
         from app.gui.curator_identity import install_curator  # who decides (issue 23)
 
         install_curator(self, curate)
+        from app.gui.desk_learnt import install_learnt  # what it learnt from curators (issue 23)
+
+        install_learnt(self, curate)
         self._build_view_menu(bar.addMenu("&View"))
         help_menu = bar.addMenu("&Help")
         help_menu.addAction(self.act_help)

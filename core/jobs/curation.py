@@ -16,7 +16,8 @@ from dataclasses import dataclass, replace
 
 from core.errors import CuralinkError
 from core.jobs import undo as history
-from core.jobs.undo import ADD, DECISIONS, DELETE, MARK, SPAN, TYPE, Step, span_label
+from core.jobs.undo import ADD, DECISIONS, DELETE, MARK, OCCURRENCES, SPAN, TYPE, VETO, Step, span_label
+from core.learn.teaching import set_veto
 from core.store import step_reads
 from core.store.curation_log import MentionKey, NewDecision, concept_parts
 from core.store.curation_marks import DONE, FLAG, NOTE
@@ -342,9 +343,16 @@ def redo(project, curator: str = "") -> OpChanges:
     return _after(project, step, changes, now, "redo")
 
 
+def vetoed_changes(project, mention_ids) -> OpChanges:
+    """What a removed (or restored) learnt synonym changes: the teaching of the mentions that taught it."""
+    ids = frozenset(mention_ids)
+    documents = frozenset(project.mention_documents(sorted(ids)).values()) if ids else frozenset()
+    return OpChanges(mentions=ids, documents=documents, relearn=ids)
+
+
 def _after(project, step: Step, changes: OpChanges, now: History, verb: str) -> OpChanges:
     label = f"{verb} {step.label}"
-    if step.kind == DECISIONS:
+    if step.kind in (DECISIONS, VETO, OCCURRENCES):
         return _finish(project, changes, label=label, focus=(step.document, step.mention), history_now=now)
     return _edited(project, step, history_now=now, label=label)
 
@@ -367,9 +375,29 @@ def _carry_out(project, curator: str, step: Step, *, undoing: bool) -> OpChanges
     elif step.kind in (ADD, DELETE):
         removed = undoing == (step.kind == ADD)
         project.set_mention_removed(step.mention, removed, curator=curator)
+    elif step.kind == VETO:  # a learnt synonym removed (core.jobs.learnt): allowed again / removed again
+        set_veto(project, data["concept"], data["string"], not undoing)
+        return vetoed_changes(project, data["mentions"])
+    elif step.kind == OCCURRENCES:
+        return _occurrences(project, curator, step, undoing=undoing)
     else:
         raise CuralinkError(f"unknown undo step {step.kind!r} in the project's history")
     return OpChanges()
+
+
+def _occurrences(project, curator: str, step: Step, *, undoing: bool) -> OpChanges:
+    """Mentions added at every occurrence of a string (core.jobs.occurrences): their decisions reverted
+    and the mentions removed, or the mentions restored and their decisions written again."""
+    ids = step.data["mentions"]
+    changes = OpChanges()
+    if undoing and step.data["decisions"]:
+        changes = _undo_decisions(project, curator, step)
+    for mention_id in ids:
+        project.set_mention_removed(mention_id, undoing, curator=curator)
+    if not undoing and step.data["decisions"]:
+        changes = _redo_decisions(project, curator, step)
+    documents = frozenset(project.mention_documents(ids).values())
+    return changes | OpChanges(mentions=frozenset(ids), documents=documents, edited=frozenset(ids))
 
 
 def _undo_decisions(project, curator: str, step: Step) -> OpChanges:

@@ -111,8 +111,14 @@ class ProjectLinker(Linker):
     def learn(self, project, mention_ids: Sequence[int]):
         """The decisions now in force on these mentions (just taken, undone or redone) reach the loaded
         models at once: curator synonyms in the KB and name index, withdrawn ones hidden, the ranker's
-        prior recounted (core.learn.live). Returns the `LearnedNow`."""
-        from core.learn.live import learn_decisions
+        prior recounted (core.learn.live). Returns the `LearnedNow`: empty while the project's switch
+        (core.learn.teaching) has learning from decisions off; read here, in the worker or the linking
+        process, so a desk's thread never reads it and every open desk sees a change at once."""
+        from core.learn.live import LearnedNow, learn_decisions
+        from core.learn.teaching import learning_on
+
+        if not learning_on(project):
+            return LearnedNow()
 
         kb = self.kb if self.kb is not None else self.retriever.kb
         learned = learn_decisions(project, mention_ids, kb=kb, retriever=self.retriever, stage=self.ranker)

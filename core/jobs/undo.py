@@ -33,7 +33,10 @@ SPAN = "span"  # {"mention", "old": [s, e], "new": [s, e]}
 TYPE = "type"  # {"mention", "old", "new"}
 ADD = "add"  # {"mention"}: removed / restored
 DELETE = "delete"  # {"mention"}: restored / removed
-STEP_KINDS = (DECISIONS, MARK, SPAN, TYPE, ADD, DELETE)
+VETO = "veto"  # {"concept", "string", "mentions"}: a learnt synonym allowed again / removed again
+OCCURRENCES = "occurrences"  # {"mentions", "decisions"}: mentions added at every occurrence of a string
+# (and the decisions linking them): reverted and removed / restored and written again
+STEP_KINDS = (DECISIONS, MARK, SPAN, TYPE, ADD, DELETE, VETO, OCCURRENCES)
 
 
 @dataclass

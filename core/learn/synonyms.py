@@ -12,14 +12,17 @@ abstract defines is added as the long form, not as a short form that means somet
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
 from sqlalchemy import select
 
 from core.kb.knowledge_base import KnowledgeBase, NameEntry
+from core.learn.teaching import learning_on, teaches, vetoed
 from core.retrieve.query_plan import plan_document
 from core.store.curation import COMPOSITE_SEPARATOR, LINKING_ACTIONS
+from core.store.curation_log import Decision
 from core.store.schema import DecisionRow, MentionStateRow
 from core.text.normalize import normalize_name
 
@@ -35,37 +38,69 @@ the names the store already has are read once and skipped."""
 def curated_synonyms(
     project, kb: KnowledgeBase, mention_ids: Iterable[int] | None = None
 ) -> dict[str, list[str]]:
-    """Concept id -> mention queries accepted or corrected for it (current decisions only)."""
+    """Concept id -> mention queries accepted or corrected for it (current decisions only), less what
+    the curators kept from teaching (core.learn.teaching): nothing while learning is off, no decision
+    taken without teaching, no synonym a curator removed."""
+    found: dict[str, list[str]] = {}
+    for link in curated_links(project, kb.resolve, mention_ids):
+        found.setdefault(link.concept_id, []).append(link.query)
+    return found
+
+
+@dataclass(frozen=True)
+class CuratedLink:
+    """One decision that teaches a synonym: the concept (primary id), the mention's query, the mention
+    and the decision in force."""
+
+    concept_id: str
+    query: str
+    mention_id: int
+    decision: Decision
+
+
+def curated_links(
+    project,
+    resolve: Callable[[str], str | None],
+    mention_ids: Iterable[int] | None = None,
+    *,
+    vetoes: bool = True,
+) -> list[CuratedLink]:
+    """The standing decisions that teach a synonym (`resolve`: a decision's concept id -> the primary
+    id, or None). `vetoes=False` keeps the removed synonyms (to list them)."""
+    if not learning_on(project):
+        return []
     wanted = None if mention_ids is None else set(mention_ids)
     state = project.current_decisions(mention_ids=None if wanted is None else sorted(wanted))
     linked = [
         mention_id
         for mention_id, decision in state.items()
-        if decision.action in LINKING_ACTIONS and decision.concept_id
+        if decision.action in LINKING_ACTIONS and decision.concept_id and teaches(decision.detail_json)
     ]
     if not linked:
-        return {}
+        return []
     doc_ids: set[str] = set()  # plan only those documents; chunks stay below SQLite's variable limit
     for start in range(0, len(linked), _CHUNK):
         doc_ids.update(project.mention_documents(linked[start : start + _CHUNK]).values())
     ordered = sorted(doc_ids)
-    found: dict[str, list[str]] = {}
+    refused = vetoed(project) if vetoes else set()
+    found: list[CuratedLink] = []
     for start in range(0, len(ordered), _CHUNK):
-        _collect(project, kb, state, ordered[start : start + _CHUNK], found)
+        _collect(project, resolve, state, set(linked), ordered[start : start + _CHUNK], refused, found)
     return found
 
 
-def _collect(project, kb: KnowledgeBase, state, doc_ids: list[str], found: dict[str, list[str]]) -> None:
+def _collect(project, resolve, state, linked: set[int], doc_ids: list[str], refused, found: list) -> None:
     for document, ids in project.documents_with_mention_ids(ids=doc_ids):
         for plan, mention_id in zip(plan_document(document), ids, strict=True):
-            decision = state.get(mention_id)
-            if decision is None or decision.action not in LINKING_ACTIONS or not decision.concept_id:
+            if mention_id not in linked:
                 continue
+            decision = state[mention_id]
             if COMPOSITE_SEPARATOR in decision.concept_id:  # "retinal and pineal tumours" names no part alone
                 continue
-            concept_id = kb.resolve(decision.concept_id)
-            if concept_id is not None and plan.query.strip():
-                found.setdefault(concept_id, []).append(plan.query.strip())
+            concept_id = resolve(decision.concept_id)
+            query = plan.query.strip()
+            if concept_id is not None and query and (concept_id, normalize_name(query)) not in refused:
+                found.append(CuratedLink(concept_id, query, mention_id, decision))
 
 
 def new_synonyms(project, kb: KnowledgeBase) -> dict[str, list[str]]:

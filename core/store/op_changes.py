@@ -51,6 +51,8 @@ class OpChanges:
     focus: tuple[str, int | None] | None = None
     history: History | None = None
     merged: bool = False  # a span nudge folded into the step below it (one undo for the lot)
+    relearn: frozenset[int] = field(default_factory=frozenset)  # mentions whose teaching changed (a
+    # learnt synonym removed or allowed again): a loaded linker learns from them again
 
     def __or__(self, other: OpChanges) -> OpChanges:
         return OpChanges(
@@ -61,4 +63,5 @@ class OpChanges:
             self.undecided + other.undecided,
             edited=self.edited | other.edited,
             marks=self.marks | other.marks,
+            relearn=self.relearn | other.relearn,
         )

@@ -68,3 +68,10 @@ def start_word_right(text: str, start: int, end: int) -> int | None:
     while position < end and not _word(text, position):
         position += 1
     return position if start < position < end else None
+
+
+def word_bounded(text: str, start: int, end: int) -> bool:
+    """Whether [start, end) neither starts nor ends inside a word ("HD" in "HD," yes; in "HDL" no)."""
+    return not (_word(text, start - 1) and _word(text, start)) and not (
+        _word(text, end - 1) and _word(text, end)
+    )

@@ -1,0 +1,137 @@
+"""Ctrl+Shift+A: annotate every occurrence of the selected text (or of the selected mention's text) in this
+document or the whole project, word-bounded, after a dialog that counts them ("N occurrences in M
+documents"); started from a decided mention, the new mentions get its decision. One write, one Ctrl+Z
+(core.jobs.occurrences). Ctrl+D reaches only mentions that exist; this draws the missing ones.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFormLayout,
+    QLabel,
+    QLineEdit,
+    QVBoxLayout,
+)
+
+from core.errors import CuralinkError
+from core.jobs.occurrences import Occurrences, annotate_occurrences, mention_text, preview_occurrences
+from core.text.words import snap_to_words
+
+
+class OccurrencesDialog(QDialog):
+    """The string, scope, type and decision, with the count of occurrences it would annotate."""
+
+    def __init__(self, window, text: str, kind: str, source: int | None, summary: str):
+        super().__init__(window)
+        self.setWindowTitle("Annotate every occurrence")
+        self.project, self.document, self.source = window.project, window.doc.doc_id, source
+        self.text = QLineEdit(text)
+        self.scope = QComboBox()
+        self.scope.addItems(["this document", "the whole project"])
+        self.type = QLineEdit(kind)
+        self.link = QCheckBox(f"with the decision {summary}") if summary else None
+        self.count = QLabel()
+        self.count.setObjectName("occurrenceCount")
+        form = QFormLayout()
+        form.addRow("Text", self.text)
+        form.addRow("In", self.scope)
+        form.addRow("Type", self.type)
+        if self.link is not None:
+            self.link.setChecked(True)
+            form.addRow("", self.link)
+        note = QLabel(
+            "Whole words, any case; occurrences already inside a mention are left as they are. "
+            "One Ctrl+Z undoes the lot."
+        )
+        note.setObjectName("hint")
+        note.setWordWrap(True)
+        self.buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
+        )
+        self.buttons.accepted.connect(self.accept)
+        self.buttons.rejected.connect(self.reject)
+        layout = QVBoxLayout(self)
+        layout.addLayout(form)
+        layout.addWidget(self.count)
+        layout.addWidget(note)
+        layout.addWidget(self.buttons)
+        self.setMinimumWidth(480)
+        self.scope.currentIndexChanged.connect(self.recount)
+        self.text.editingFinished.connect(self.recount)
+        self.found: Occurrences | None = None
+        self.recount()
+
+    @property
+    def whole_project(self) -> bool:
+        return self.scope.currentIndex() == 1
+
+    def recount(self) -> None:
+        try:
+            self.found = preview_occurrences(
+                self.project, self.text.text(), document=None if self.whole_project else self.document
+            )
+            self.count.setText(f"<b>{self.found.describe()}</b> will become mentions")
+        except CuralinkError as exc:
+            self.found = None
+            self.count.setText(str(exc))
+        self.buttons.button(QDialogButtonBox.StandardButton.Ok).setEnabled(
+            bool(self.found and self.found.spans)
+        )
+
+
+class OccurrencesMixin:
+    """Mixed into `MainWindow`: needs `project`, `doc`, `abstract`, `decisions`, `perform`, `service`."""
+
+    def annotate_occurrences_dialog(self) -> OccurrencesDialog | None:
+        if self.doc is None:
+            self.statusBar().showMessage("open a document first", 3000)
+            return None
+        span = self.abstract.selection_span()
+        span = snap_to_words(self.doc.text, *span) if span is not None else None
+        source, summary, kind = None, "", ""
+        if span is not None:
+            text = self.doc.text[span[0] : span[1]]
+            types = [m.type for m in self.doc.mentions if m.type]
+            kind = max(set(types), key=types.count) if types else ""
+        else:
+            source = self.current_mention_id()
+            if source is None:
+                self.statusBar().showMessage("select some text or a mention first", 3000)
+                return None
+            text, kind = mention_text(self.project, source)
+            decision = self.decisions.get(source)
+            if decision is not None and decision.action != "reject":
+                summary = decision.action + (
+                    f" → {self._link_text(decision.concept_id)}" if decision.concept_id else ""
+                )
+        dialog = OccurrencesDialog(self, " ".join(text.split()), kind, source, summary)
+        dialog.accepted.connect(lambda: self.annotate_occurrences(dialog))
+        dialog.finished.connect(lambda _result: self.activateWindow())
+        self.menu_dialog = dialog
+        dialog.open()
+        return dialog
+
+    def annotate_occurrences(self, dialog: OccurrencesDialog) -> str:
+        found = dialog.found
+        if not found or not found.spans or self.waiting_for_writes("annotating every occurrence"):
+            return "refused"
+        text, kind = dialog.text.text(), dialog.type.text().strip()
+        document = None if dialog.whole_project else dialog.document
+        source = dialog.source if dialog.link is not None and dialog.link.isChecked() else None
+        operation = lambda curator: annotate_occurrences(  # noqa: E731
+            self.project, text, document=document, type=kind, source=source, curator=curator
+        )
+        outcome = self.perform(f"annotate “{text}”: {found.describe()}", operation)
+        if outcome == "saved":
+            added = sorted(self.last_changes.edited)
+            undecided = [  # this document's are suggested for as edited mentions (learn_decided)
+                m for m in added if self.last_changes.decisions.get(m) is None and m not in self.mention_ids
+            ]
+            if undecided:  # suggestions for the new mentions, wherever they are
+                self.service.resuggest(undecided)
+            self.statusBar().showMessage(f"saved: {self.last_changes.label}", 6000)
+        return outcome

@@ -1,0 +1,146 @@
+"""Issue 23 item 4: what the linker learnt from curators is listed, can be removed (and the removal undone),
+a decision can be taken without teaching, and a project can turn learning from decisions off. Each is
+checked on what the loaded linker then finds and on what the store keeps, not on the code's own counts."""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+from core.jobs import curation  # noqa: E402
+from core.text.normalize import normalize_name  # noqa: E402
+from tests.test_curator_synonyms import _correctable  # noqa: E402
+from tests.test_live_learning import _with_copies, _wrong_concept  # noqa: E402
+
+
+def _found(linker, text: str, concept_id: str) -> bool:
+    """Whether the loaded linker's retriever finds `text` as a name of `concept_id`."""
+    return any(
+        c.concept_id == concept_id and c.matched_name == text
+        for c in linker.retriever.retrieve([text], 10)[0]
+    )
+
+
+def test_a_learnt_synonym_is_listed_and_removing_it_withdraws_it_until_undone(demo):
+    from core.jobs.learnt import learnt_synonyms, remove_learnt
+    from core.jobs.linking import ProjectLinker
+
+    mention, mention_id = _correctable(demo)
+    wrong = _wrong_concept(demo, mention)
+    copies = _with_copies(demo, mention.text)  # two more mentions with the same text
+    linker = ProjectLinker.for_project(demo, use_reranker=False, use_ranker=False)
+    changes = curation.decide(demo, mention_id, "correct", concept_id=wrong, curator="ann")
+    linker.learn(demo, sorted(changes.mentions))
+    assert _found(linker, mention.text, wrong)
+
+    rows = learnt_synonyms(demo)
+    assert [(r.string, r.concept_id, r.action, r.mention_id, r.curator) for r in rows] == [
+        (mention.text, wrong, "correct", mention_id, "ann")
+    ]
+    assert rows[0].concept_name == demo.concept(wrong).preferred_name
+    # the other mentions whose text is the string: counted here from the store directly
+    same = [
+        i
+        for document, ids in demo.documents_with_mention_ids()
+        for m, i in zip(document.mentions, ids, strict=True)
+        if normalize_name(m.text) == normalize_name(mention.text) and i != mention_id
+    ]
+    assert set(copies) <= set(same)
+    assert rows[0].same_text == len(same)
+
+    removed = remove_learnt(demo, wrong, mention.text, curator="ann")
+    assert removed.relearn == frozenset({mention_id})
+    linker.learn(demo, sorted(removed.relearn))
+    assert not _found(linker, mention.text, wrong)  # the loaded linker no longer suggests it
+    assert mention.text not in demo.concept(wrong).synonyms  # nor does the store
+    assert demo.current_decisions(mention_ids=[mention_id])[mention_id].concept_id == wrong  # decision kept
+    assert [(r.string, r.removed) for r in learnt_synonyms(demo)] == [(mention.text, True)]
+    reloaded = ProjectLinker.for_project(demo, use_reranker=False, use_ranker=False)
+    assert not _found(reloaded, mention.text, wrong)  # stays removed after a reload
+
+    undone = curation.undo(demo, "ann")
+    assert undone.label.startswith("undo remove learnt synonym")
+    linker.learn(demo, sorted(undone.relearn))
+    assert _found(linker, mention.text, wrong)
+    assert mention.text in demo.concept(wrong).synonyms
+    assert [(r.string, r.removed) for r in learnt_synonyms(demo)] == [(mention.text, False)]
+
+
+def test_a_decision_without_teaching_links_but_teaches_nothing(demo):
+    from core.jobs.learnt import learnt_synonyms
+    from core.jobs.linking import ProjectLinker
+
+    mention, mention_id = _correctable(demo)
+    wrong = _wrong_concept(demo, mention)
+    linker = ProjectLinker.for_project(demo, use_reranker=False, use_ranker=False)
+    changes = curation.decide(
+        demo, mention_id, "correct", concept_id=wrong, curator="ann", detail={"teach": False}
+    )
+    learned = linker.learn(demo, sorted(changes.mentions))
+    assert learned.added == []
+    assert not _found(linker, mention.text, wrong)
+    assert mention.text not in demo.concept(wrong).synonyms
+    assert learnt_synonyms(demo) == []
+    assert demo.current_decisions(mention_ids=[mention_id])[mention_id].concept_id == wrong
+
+
+def test_learning_off_teaches_nothing_and_withdraws_what_was_learnt_at_the_next_load(demo):
+    from core.jobs.learnt import set_learning
+    from core.jobs.linking import ProjectLinker
+
+    mention, mention_id = _correctable(demo)
+    wrong = _wrong_concept(demo, mention)
+    demo.record_decision(mention_id, "correct", concept_id=wrong, curator="ann")
+    linker = ProjectLinker.for_project(demo, use_reranker=False, use_ranker=False)
+    assert _found(linker, mention.text, wrong)  # learnt at load
+
+    set_learning(demo, False)
+    reloaded = ProjectLinker.for_project(demo, use_reranker=False, use_ranker=False)
+    assert not _found(reloaded, mention.text, wrong)
+    assert mention.text not in demo.concept(wrong).synonyms
+
+    demo.record_decision(mention_id, "revert", curator="ann")  # decided again while learning is off
+    demo.record_decision(mention_id, "correct", concept_id=wrong, curator="ann")
+    assert reloaded.learn(demo, [mention_id]).added == []
+    assert not _found(reloaded, mention.text, wrong)
+
+
+def test_the_cli_lists_removes_and_undoes_a_learnt_synonym(demo, capsys):
+    import json
+
+    from app.cli import main
+    from core.jobs.linking import ProjectLinker
+
+    mention, mention_id = _correctable(demo)
+    wrong = _wrong_concept(demo, mention)
+    demo.record_decision(mention_id, "correct", concept_id=wrong, curator="ann")
+    ProjectLinker.for_project(demo, use_reranker=False, use_ranker=False)  # a load learns it
+    assert mention.text in demo.concept(wrong).synonyms
+    where = ["-p", str(demo.path)]
+
+    def run(*argv) -> dict:
+        capsys.readouterr()
+        assert main([*where, *argv]) == 0
+        return json.loads(capsys.readouterr().out)
+
+    listed = run("synonyms", "list", "--json")
+    assert [(s["string"], s["concept"], s["mention"], s["removed"]) for s in listed["synonyms"]] == [
+        (mention.text, wrong, mention_id, False)
+    ]
+    removed = run("synonyms", "remove", wrong, mention.text, "--curator", "ann", "--json")
+    assert removed["mentions"] == [mention_id] and removed["names_removed"] == 1
+    assert mention.text not in demo.concept(wrong).synonyms  # out of the store at once
+    assert [s["removed"] for s in run("synonyms", "list", "--json")["synonyms"]] == [True]
+    assert run("undo", "--curator", "ann", "--json")["label"].startswith("undo remove learnt synonym")
+    # allowed again: the decision teaches it, and the next load stores it again
+    assert [(s["removed"], s["pending"]) for s in run("synonyms", "list", "--json")["synonyms"]] == [
+        (False, True)
+    ]
+    ProjectLinker.for_project(demo, use_reranker=False, use_ranker=False)
+    assert mention.text in demo.concept(wrong).synonyms
+    assert [(s["removed"], s["pending"]) for s in run("synonyms", "list", "--json")["synonyms"]] == [
+        (False, False)
+    ]
+    assert run("synonyms", "learning", "off", "--json") == {"learning": False}
+    assert run("synonyms", "list", "--json") == {"learning": False, "synonyms": []}
