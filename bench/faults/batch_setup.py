@@ -70,8 +70,9 @@ def demo_documents():
     return list(read_corpus(demo_dir() / "abstracts.pubtator", "pubtator"))
 
 
-def build_setup(work: Path, *, train_seconds: float = 2.0) -> BatchSetup:
-    """The demo project (CURALINK_DEMO_TEMPLATE names a built one to copy) and the desk, built once."""
+def build_setup(work: Path, *, train_seconds: float = 2.0, template: Path | None = None) -> BatchSetup:
+    """The demo project (`template` or CURALINK_DEMO_TEMPLATE names a built one to copy) and the desk,
+    built once."""
     from app.demo import build_demo_project
     from app.resources import demo_dir
 
@@ -80,8 +81,8 @@ def build_setup(work: Path, *, train_seconds: float = 2.0) -> BatchSetup:
     if not (project / "curalink.db").is_file() or not (work / "setup.done").is_file():
         shutil.rmtree(project, ignore_errors=True)
         shutil.rmtree(desk, ignore_errors=True)
-        template = os.environ.get("CURALINK_DEMO_TEMPLATE")
-        if template and (Path(template) / "curalink.db").is_file():
+        template = template or Path(os.environ.get("CURALINK_DEMO_TEMPLATE") or work / "none")
+        if (template / "curalink.db").is_file():
             shutil.copytree(template, project, ignore=shutil.ignore_patterns("*-wal", "*-shm"))
         else:
             build_demo_project(project, train_seconds=train_seconds).close()
