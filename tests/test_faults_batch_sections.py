@@ -62,6 +62,7 @@ def test_deletion_sequences_killed_mid_rewrite_equal_a_run_on_the_survivors(setu
     figures = deletion_trials(setup, trials=1, seed=11)
     (row,) = figures["rows"]
     assert row["survivors_stored"] == row["survivors"] > 0
+    assert row["emptied_shards"] >= 1, "every sequence empties a shard"
     assert figures["resume_failed"] == figures["import_failed"] == 0
     assert figures["mismatches"] == 0, row
 

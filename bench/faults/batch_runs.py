@@ -53,7 +53,8 @@ def _child(*args: str | Path, timeout: float = 300) -> subprocess.CompletedProce
 
 def _sequence(rng: random.Random, folder: Path) -> tuple[list[Path], list[str]]:
     """A baseline of two files and two or three update files; returns (files in order, surviving PMIDs).
-    An update's DeleteCitation names citations of earlier files: a few, or every one left of one file."""
+    An update's DeleteCitation names citations of earlier files: a few, or every one left of one file
+    (at least one update file does that, so a shard is emptied in every trial)."""
     from bench.synthetic.shards import replicate, write_pubmed_xml
 
     documents = list(replicate(demo_documents(), 30))
@@ -61,13 +62,15 @@ def _sequence(rng: random.Random, folder: Path) -> tuple[list[Path], list[str]]:
     files: list[Path] = []
     present: list[tuple[int, str]] = []  # (number of the file it came from, PMID) still in force
     cut = 0
-    for number in range(rng.randint(4, 5)):
+    count = rng.randint(4, 5)
+    emptying = rng.randrange(2, count)  # this update file deletes every citation left of an earlier file
+    for number in range(count):
         size = rng.randint(2, 6)
         batch = documents[cut : cut + size]
         cut += size
         deleted: list[str] = []
         if number >= 2 and present:  # an update file
-            if rng.random() < 0.4:
+            if number == emptying or rng.random() < 0.25:
                 origin = rng.choice(sorted({o for o, _ in present}))
                 deleted = [pmid for o, pmid in present if o == origin]
             else:

@@ -135,7 +135,7 @@ def bombs_section(b: dict) -> list[str]:
         for r in b["rows"]
     ]
     return [
-        "### Input bombs (read in a child; peak RSS from wait4)",
+        "### Input bombs (read in a child; peak RSS: the child's VmHWM)",
         "",
         *_table(
             ["trial", "case", "file KB", "peak MB", "outcome", "one line naming the file", "message"], rows
