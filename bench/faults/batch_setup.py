@@ -34,6 +34,7 @@ class BatchSetup:
 
 def child_env() -> dict[str, str]:
     env = {**os.environ, "OMP_WAIT_POLICY": "PASSIVE", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+    env["COLUMNS"] = "1000"  # one message, one line (rich wraps at the terminal's width)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
     return env
 
@@ -51,7 +52,13 @@ def cli(*args: str | Path, timeout: float = CLI_TIMEOUT_S) -> subprocess.Complet
 
 
 def first_error_line(done: subprocess.CompletedProcess) -> str:
-    """The error line a user reads (the last non-empty line of stderr, else of stdout)."""
+    """The error line a user reads: the `error:` line, else the first problem naming a file, else the
+    last non-empty line of stderr, else of stdout."""
+    lines = [line.strip() for line in (done.stderr + "\n" + done.stdout).splitlines()]
+    for wanted in ("error:", "/"):
+        found = [line for line in lines if line.startswith(wanted)]
+        if found:
+            return found[0]
     for stream in (done.stderr, done.stdout):
         lines = [line.strip() for line in stream.splitlines() if line.strip()]
         if lines:
