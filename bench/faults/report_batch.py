@@ -96,6 +96,7 @@ def kills_section(k: dict) -> list[str]:
             r["shards_done_at_kill"],
             r["orphans"],
             len(r["unlisted_shards"]),
+            len(r.get("unlisted_after_resume", [])),
             "yes" if r["resumed_to_end"] else "**NO**",
         ]
         for r in k["rows"]
@@ -116,7 +117,7 @@ def kills_section(k: dict) -> list[str]:
             rows,
         ),
         f"{k['trials']} kills ({k['killed_mid_run']} mid-run): orphans left {k['orphans']}, unlisted shards "
-        f"{k['unlisted_shards']}, resumes failed {k['resume_failed']} ({k['seconds']} s).",
+        f"{k['unlisted_shards']} (after the resume {k.get('unlisted_after_resume', 0)}), resumes failed {k['resume_failed']} ({k['seconds']} s).",
         "",
     ]
 
