@@ -9,7 +9,7 @@ surviving citations from scratch into another folder and desk and compares, docu
 the linked records of both folders and the documents of both desks: mismatches must be 0.
 
 `batch-kills`: each trial starts `curalink link-batch --workers 2`, kills the driver alone with SIGKILL
-at a random moment (0-1.5 s) once a first shard of 60 is recorded, and counts the worker (and resource
+at a random moment (0-0.2 s) after a random shard (1-45 of 60) is recorded, and counts the worker (and resource
 tracker) processes still alive 30 s later (orphans, must be 0) and the shard files in the folder the manifest
 does not list as done with their hash (unlisted); then the same command resumes, and the unlisted
 files are counted again (must be 0).
@@ -223,14 +223,14 @@ def kill_trials(
             env=child_env(),
         )
         started: list = []
-        delay = rng.uniform(0.0, 1.5)
+        target, delay = rng.randint(1, 45), rng.uniform(0.0, 0.2)  # a random shard of 60, a moment after
         try:
             deadline = time.monotonic() + 240
             while time.monotonic() < deadline and driver.poll() is None:
-                if _done_count(out) > 0:
+                if _done_count(out) >= target:
                     break
                 time.sleep(0.05)
-            time.sleep(delay)  # a random moment once the workers are linking
+            time.sleep(delay)
             if driver.poll() is None:
                 started = psutil.Process(driver.pid).children(recursive=True)
                 os.kill(driver.pid, signal.SIGKILL)  # the driver alone, as the OOM killer would
@@ -251,7 +251,7 @@ def kill_trials(
         rows.append(
             {
                 "trial": trial,
-                "kill_after_first_shard_s": round(delay, 2),
+                "kill_after_shards": target,
                 "killed_mid_run": bool(started) and len(listed) < len(list(inputs.iterdir())),
                 "children_at_kill": len(started),
                 "shards_done_at_kill": len(listed),

@@ -91,7 +91,7 @@ def kills_section(k: dict) -> list[str]:
     rows = [
         [
             r["trial"],
-            r["kill_after_first_shard_s"],
+            r["kill_after_shards"],
             r["children_at_kill"],
             r["shards_done_at_kill"],
             r["orphans"],
@@ -107,11 +107,12 @@ def kills_section(k: dict) -> list[str]:
         *_table(
             [
                 "trial",
-                "s after first shard",
+                "killed after shard",
                 "children",
                 "shards done",
                 "orphans",
                 "unlisted shards",
+                "unlisted after resume",
                 "resumed",
             ],
             rows,
