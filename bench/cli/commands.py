@@ -11,6 +11,7 @@ from rich.table import Table
 from app.cli.output import print_json, print_output, shared_data, stdout
 from app.console import cancellable, progress_bar
 from bench.cli import batch, desk, detect, index, inputs, kb_search
+from bench.faults import SECTIONS as FAULT_SECTIONS
 from core.errors import CuralinkError
 
 
@@ -416,11 +417,14 @@ def register(bench) -> None:
     bench_faults.add_argument(
         "--section",
         action="append",
-        choices=["crash", "disk-full", "contention", "hostile", "bad-inputs"],
+        choices=list(FAULT_SECTIONS),
         help="repeat to choose sections (default: all)",
     )
     bench_faults.add_argument(
-        "--trials", type=int, default=9, help="kill -9 trials per operation (6 of them)"
+        "--trials",
+        type=int,
+        default=9,
+        help="kill -9 trials per operation (6 of them); rounds of each issue-24 section",
     )
     bench_faults.add_argument("--train-seconds", type=float, default=2.0, help="training budget in trials")
     bench_faults.add_argument("--contention-seconds", type=float, default=25.0)

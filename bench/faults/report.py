@@ -217,7 +217,9 @@ def render_markdown(result: dict, command: str = "curalink bench faults") -> str
         ("hostile", hostile_section),
         ("bad_inputs", bad_inputs_section),
     )
-    for key, render in sections:
+    from bench.faults.report_batch import SECTIONS as BATCH_SECTIONS
+
+    for key, render in sections + BATCH_SECTIONS:
         if key in result:
             lines += render(result[key])
     return "\n".join(lines)
