@@ -72,9 +72,9 @@ def test_a_killed_driver_leaves_no_orphans_and_no_unlisted_shards(setup) -> None
     (row,) = figures["rows"]
     assert row["killed_mid_run"] and row["children_at_kill"] >= 2, "the driver was killed with its workers"
     assert figures["orphans"] == 0 and figures["resume_failed"] == 0
-    # the driver renames a shard into place just before the manifest save that lists it (core/batch/job.py
-    # _publish): a kill in that window may leave that one file unlisted; the resume settles it
-    assert len(row["unlisted_shards"]) <= 1 and figures["unlisted_after_resume"] == 0, row
+    # the driver records a shard before its file takes the shard's name (core/batch/job.py): no kill
+    # leaves a file the manifest does not list
+    assert row["unlisted_shards"] == [] and figures["unlisted_after_resume"] == 0, row
 
 
 def test_bombs_are_refused_in_one_line_within_the_memory_target(setup) -> None:

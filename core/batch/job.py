@@ -124,11 +124,16 @@ def run_batch(
 
         def on_result(entry: dict[str, Any]) -> None:
             staged = entry.pop("staged", None)
+            # An earlier output of the shard goes first, then the entry is saved, then the new output
+            # takes the shard's name: a kill at any point leaves no file the manifest does not list as
+            # done with its hash (a done entry without its file is linked again by the next run).
+            (out_dir / entry["name"]).unlink(missing_ok=True)
             if entry["status"] == "done":
-                _publish(out_dir, staged, entry["name"])
                 entry[CURATOR_KEY] = identity[CURATOR_KEY]
             manifest.shards[entry["name"]] = entry
             manifest.save()
+            if entry["status"] == "done":
+                _publish(out_dir, staged, entry["name"])
             entries.append(entry)
             if entry["status"] == "done":
                 summary.linked += 1
@@ -136,7 +141,6 @@ def run_batch(
                 summary.mentions += entry["mentions"]
                 summary.detected += entry["detected"]
             else:
-                (out_dir / entry["name"]).unlink(missing_ok=True)  # an earlier output of another input
                 summary.malformed.append(entry)
             finished = summary.already_done + summary.linked + len(summary.malformed)
             progress(finished, len(tasks), f"{entry['name']}: {entry['status']}")
@@ -202,8 +206,8 @@ def _run_engine(engine, spec, todo, out_dir, workers, address, identity, on_resu
 
 def _publish(out_dir: Path, staged: str | None, name: str) -> None:
     """The worker's temporary output renamed onto the shard's name: only the driver does this, just
-    before it records the shard (a kill in between leaves an output the manifest does not list as done,
-    which the next run links again)."""
+    after it recorded the shard (a kill in between leaves a done entry without its file, which the next
+    run links again, and `import-linked` refuses by name; never a file the manifest does not list)."""
     if not staged or Path(staged).name != staged or not (out_dir / staged).is_file():
         raise CuralinkError(f"{out_dir}: the linked output of {name} is missing (its temporary {staged})")
     os.replace(out_dir / staged, out_dir / name)
