@@ -3,6 +3,7 @@ recorded citations back (tests/efetch_server.py); nothing here reaches the netwo
 
 from __future__ import annotations
 
+import os
 import socket
 import threading
 import time
@@ -228,7 +229,8 @@ def test_cli_takes_the_api_key_saved_in_the_desk(tmp_path: Path, efetch_server, 
     QSettings.setPath(native, user, str(tmp_path / "config"))  # the desk's settings file, for this test
     try:
         AppSettings().ncbi_api_key = "saved-in-desk"
-        monkeypatch.delenv("NCBI_API_KEY", raising=False)
+        if "NCBI_API_KEY" in os.environ:  # unset for this test only
+            monkeypatch.delenv("NCBI_API_KEY")
         path = tmp_path / "proj"
         assert main(["init", str(path)]) == 0
         args = ["-p", str(path), "corpus", "fetch-pubmed", "--eutils-url", efetch_server.url]

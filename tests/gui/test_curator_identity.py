@@ -5,6 +5,7 @@ carry the name of whoever was curating when they were made, read back from the s
 from __future__ import annotations
 
 import getpass
+import os
 
 from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QDialogButtonBox, QLabel
@@ -74,7 +75,8 @@ def test_first_start_asks_once_prefilled_with_the_login_name(qtbot, demo_project
     from app.gui.curator_identity import ask_curator_once
     from app.gui.main_window import MainWindow
 
-    monkeypatch.delenv("CURALINK_CURATOR", raising=False)
+    if "CURALINK_CURATOR" in os.environ:  # unset for this test only
+        monkeypatch.delenv("CURALINK_CURATOR")
     settings = AppSettings(QSettings(str(tmp_path / "fresh.ini"), QSettings.Format.IniFormat))
     assert not settings.curator_chosen
     window = MainWindow(demo_project, settings, background=False)
