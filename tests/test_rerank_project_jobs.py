@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 
 import pytest
@@ -51,10 +52,16 @@ def test_evaluate_without_a_reranker_says_so(project):
             evaluate_reranker_for_project(project, split="test")
 
 
-def test_train_registers_promotes_and_evaluates(project, small_base):
+def test_train_registers_promotes_and_evaluates(project, small_base, caplog):
+    caplog.set_level(logging.INFO, logger="core")
     version, folder, metrics = train_reranker_for_project(
         project, packing="compact", base_model=small_base, max_seconds=4, candidates=8
     )
+    # what training says is read as sentences, not dictionaries (issue 23 item 10)
+    said = [r.getMessage() for r in caplog.records if r.name.startswith(("core.rerank", "core.jobs.reranker"))]
+    assert any(m.startswith("reranker training done:") for m in said), said
+    assert any(m.startswith(f"trained reranker {version}") and "fused with the retriever" in m for m in said)
+    assert not [m for m in said if "{" in m], said
     assert folder == project.models_dir / "reranker" / version and folder.is_dir()
     names = {p.name for p in folder.iterdir()}
     assert {"config.json", "model.safetensors", "reranker.json", "metrics.json"} <= names

@@ -132,7 +132,17 @@ def train_reranker_for_project(
             promote=promote,
             cancel=cancel,
         )
-    log.info("trained reranker %s (%s) in %.1f s: %s", version, packing, result.train_seconds, metrics)
+    log.info(
+        "trained reranker %s (%s) in %.1f s: dev acc@1 %s alone, %s fused with the retriever (weight %s; "
+        "retriever %s)",
+        version,
+        packing,
+        result.train_seconds,
+        metrics["dev_acc@1"],
+        metrics["dev_acc@1_fused"],
+        metrics["fusion_weight"],
+        metrics["dev_retriever_acc@1"],
+    )
     return version, final, metrics
 
 

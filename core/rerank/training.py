@@ -226,7 +226,12 @@ def train(
         )
         model.train()
         history.append({"epoch": epoch_progress, "dev_acc@1": acc, "seconds": time.perf_counter() - start})
-        log.info("epoch %.2f: dev acc@1 %.4f", epoch_progress, acc)
+        log.info(
+            "reranker epoch %.2f: dev acc@1 %.2f (best %.2f)",
+            epoch_progress,
+            100 * acc,
+            100 * max(best_acc, acc),
+        )
         last_eval = time.perf_counter()
         if acc > best_acc:
             best_acc, bad_evals = acc, 0
@@ -321,5 +326,12 @@ def train(
         stopped_by=stopped_by,
         history=history,
     )
-    log.info("training done: %s", result)
+    log.info(  # one sentence, not the result's dictionary (its history is in metrics.json)
+        "reranker training done: %d steps, %.2f epochs, stopped by %s; best dev acc@1 %.2f; %.1f s",
+        result.steps,
+        result.epochs,
+        result.stopped_by,
+        100 * result.best_dev_acc,
+        result.train_seconds,
+    )
     return result
