@@ -37,8 +37,8 @@ def build_demo_project(
 ) -> Project:
     """Create (or reopen) the demo project with its KB, abstracts, a trained retriever and suggestions."""
     from core.formats import read_corpus
+    from core.jobs.kinds import train
     from core.jobs.linking import ProjectLinker
-    from core.jobs.retriever import train_retriever
     from core.kb import load_kb
     from core.progress import NEVER_CANCELLED, no_progress
 
@@ -62,8 +62,9 @@ def build_demo_project(
             fmt="pubtator",
         )
     progress(0, None, f"training the retriever on the KB's synonyms (up to {train_seconds:.0f} s)")
-    train_retriever(
+    train(
         project,
+        "retriever",
         epochs=DEMO_EPOCHS,
         max_seconds=train_seconds,
         include_gold=False,

@@ -11,6 +11,7 @@ from transformers import AutoTokenizer, BertForTokenClassification
 
 from core.errors import CuralinkError
 from core.formats import pubtator
+from core.jobs.kinds import load, train
 from core.jobs.reranker import evaluate_reranker_for_project, train_reranker_for_project
 from core.jobs.retriever import train_retriever
 from core.kb import load_kb
@@ -54,9 +55,9 @@ def test_evaluate_without_a_reranker_says_so(project):
 
 def test_train_registers_promotes_and_evaluates(project, small_base, caplog):
     caplog.set_level(logging.INFO, logger="core")
-    version, folder, metrics = train_reranker_for_project(
-        project, packing="compact", base_model=small_base, max_seconds=4, candidates=8
-    )
+    trained = train(project, "reranker", packing="compact", base_model=small_base, max_seconds=4, candidates=8)
+    version, folder = trained.version, trained.path
+    assert trained.promoted and trained.reason == "promoted by explicit choice"
     # what training says is read as sentences, not dictionaries (issue 23 item 10)
     said = [r.getMessage() for r in caplog.records if r.name.startswith(("core.rerank", "core.jobs.reranker"))]
     assert any(m.startswith("reranker training done:") for m in said), said
@@ -72,6 +73,8 @@ def test_train_registers_promotes_and_evaluates(project, small_base, caplog):
     assert 0.0 <= saved["fusion_weight"] < 1.0
     assert saved["dev_acc@1_fused"] >= saved["dev_acc@1"]  # weight 0 is among those tried
     assert CrossEncoder.load(folder).config.fusion_weight == saved["fusion_weight"]
+    loaded = load(project, "reranker", version, device="cpu")  # the registry's loader, by version
+    assert loaded.encoder.config.fusion_weight == saved["fusion_weight"]
 
     result = evaluate_reranker_for_project(project, split="test", candidates=8)
     test_mentions = sum(len(d.mentions) for d in project.documents("test"))

@@ -12,7 +12,8 @@ from app.console import cancellable, progress_bar
 
 
 def cmd_train_detector(args) -> int:
-    from core.jobs.detector import DetectorTrainingOptions, train_detector_for_project
+    from core.jobs.detector import DetectorTrainingOptions
+    from core.jobs.kinds import train
 
     options = DetectorTrainingOptions()
     if args.epochs is not None:
@@ -23,8 +24,9 @@ def cmd_train_detector(args) -> int:
         options.trainable_layers = args.trainable_layers or None
     started = time.perf_counter()
     with open_project(args) as project, cancellable() as cancel, progress_bar("training the detector") as bar:
-        trained = train_detector_for_project(
+        trained = train(
             project,
+            "detector",
             base_model=args.base_model,
             options=options,
             device=args.device,
@@ -32,7 +34,8 @@ def cmd_train_detector(args) -> int:
             cancel=cancel,
         )
     metrics = trained.metrics
-    stdout.print(f"detector {trained.version} saved in {trained.path} and made active")
+    state = "made active" if trained.promoted else f"kept as a candidate ({trained.reason})"
+    stdout.print(f"detector {trained.version} saved in {trained.path} and {state}")
     stdout.print(
         f"trained {metrics['steps']} steps, {metrics['epochs']} epochs on {metrics['segments']} segments "
         f"({metrics['device']}); stopped by {metrics['stopped_by']} (best dev epoch {metrics['best_epoch']} "
@@ -43,11 +46,12 @@ def cmd_train_detector(args) -> int:
 
 
 def cmd_evaluate_detect(args) -> int:
-    from core.evaluate.detection import evaluate_detectors
+    from core.jobs.kinds import evaluate
 
     with open_project(args) as project, cancellable() as cancel:
-        result = evaluate_detectors(
+        result = evaluate(
             project,
+            "detector",
             split=args.split,
             device=args.device,
             candidates=args.candidates,

@@ -27,8 +27,12 @@ def _training_report(metrics: dict, wall: float) -> str:
     )
 
 
+def _in_force(trained) -> str:
+    return "made active" if trained.promoted else f"kept as a candidate ({trained.reason})"
+
+
 def cmd_train_retriever(args) -> int:
-    from core.jobs.retriever import train_retriever
+    from core.jobs.kinds import train
 
     started = time.perf_counter()
     with (
@@ -36,8 +40,9 @@ def cmd_train_retriever(args) -> int:
         cancellable() as cancel,
         progress_bar("training the retriever") as bar,
     ):
-        trained = train_retriever(
+        trained = train(
             project,
+            "retriever",
             base_model=args.base_model,
             epochs=args.epochs,
             max_seconds=args.max_seconds,
@@ -47,7 +52,7 @@ def cmd_train_retriever(args) -> int:
             progress=bar,
             cancel=cancel,
         )
-    stdout.print(f"retriever {trained.version} saved in {trained.path} and made active")
+    stdout.print(f"retriever {trained.version} saved in {trained.path} and {_in_force(trained)}")
     stdout.print(_training_report(trained.metrics, time.perf_counter() - started))
     return 0
 
@@ -137,7 +142,7 @@ def _detect(args, project, chosen, ids: list[str] | None, cancel) -> None:
 
 
 def cmd_train_reranker(args) -> int:
-    from core.jobs.reranker import train_reranker_for_project
+    from core.jobs.kinds import train
 
     started = time.perf_counter()
     with (
@@ -145,8 +150,9 @@ def cmd_train_reranker(args) -> int:
         cancellable() as cancel,
         progress_bar("training the reranker") as bar,
     ):
-        version, folder, metrics = train_reranker_for_project(
+        trained = train(
             project,
+            "reranker",
             packing=args.packing,
             base_model=args.base_model,
             max_seconds=args.max_seconds,
@@ -157,17 +163,20 @@ def cmd_train_reranker(args) -> int:
             progress=bar,
             cancel=cancel,
         )
-    stdout.print(f"reranker {version} saved in {folder} and made active ({metrics})")
-    stdout.print(_training_report(metrics, time.perf_counter() - started))
+    stdout.print(
+        f"reranker {trained.version} saved in {trained.path} and {_in_force(trained)} ({trained.metrics})"
+    )
+    stdout.print(_training_report(trained.metrics, time.perf_counter() - started))
     return 0
 
 
 def cmd_train_ranker(args) -> int:
-    from core.jobs.ranker import train_ranker_for_project
+    from core.jobs.kinds import train
 
     with open_project(args) as project, cancellable() as cancel, progress_bar("training the ranker") as bar:
-        outcome = train_ranker_for_project(
+        outcome = train(
             project,
+            "ranker",
             candidates=args.candidates,
             use_cross_encoder=args.with_reranker,
             device=args.device,
@@ -179,11 +188,11 @@ def cmd_train_ranker(args) -> int:
 
 
 def cmd_evaluate_ranker(args) -> int:
-    from core.jobs.evaluate_ranker import evaluate_ranker_for_project
+    from core.jobs.kinds import evaluate
 
     with open_project(args) as project, cancellable() as cancel:
-        result = evaluate_ranker_for_project(
-            project, split=args.split, candidates=args.candidates, device=args.device, cancel=cancel
+        result = evaluate(
+            project, "ranker", split=args.split, candidates=args.candidates, device=args.device, cancel=cancel
         )
     if args.json:
         print_json(result)
@@ -204,11 +213,12 @@ def cmd_evaluate_ranker(args) -> int:
 
 
 def cmd_evaluate_reranker(args) -> int:
-    from core.jobs.reranker import evaluate_reranker_for_project
+    from core.jobs.kinds import evaluate
 
     with open_project(args) as project, cancellable() as cancel:
-        result = evaluate_reranker_for_project(
+        result = evaluate(
             project,
+            "reranker",
             split=args.split,
             packing=args.packing,
             candidates=args.candidates,
@@ -301,10 +311,10 @@ def cmd_rollback(args) -> int:
 
 
 def cmd_evaluate_retriever(args) -> int:
-    from core.evaluate.retrieval import evaluate_project_retriever
+    from core.jobs.kinds import evaluate
 
     with open_project(args) as project:
-        result = evaluate_project_retriever(project, args.split, with_train_strings=args.with_train_strings)
+        result = evaluate(project, "retriever", split=args.split, with_train_strings=args.with_train_strings)
     print_output(result, args.json, f"retriever on {args.split}")
     return 0
 

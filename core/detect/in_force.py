@@ -34,10 +34,11 @@ def detector_device(device: str) -> str:
 
 
 def load_span_detector(
-    project, *, kb=None, device: str = "auto", threshold: float | None = None
+    project, *, kb=None, device: str = "auto", threshold: float | None = None, version=None
 ) -> SpanDetector | None:
-    """The detector in force with concept vectors for the project's KB now; None when none is trained."""
-    active = project.active_model(KIND)
+    """The detector in force (or the registry row `version`) with concept vectors for the project's KB
+    now; None when none is trained."""
+    active = version if version is not None else project.active_model(KIND)
     if active is None:
         return None
     kb = kb if kb is not None else project.knowledge_base()

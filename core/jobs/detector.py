@@ -18,13 +18,14 @@ from pathlib import Path
 
 from core.atomic_files import write_text_atomic
 from core.detect.candidates import concept_vectors
-from core.detect.in_force import KIND, detector_device
+from core.detect.in_force import KIND, detector_device, load_span_detector
 from core.detect.segments import mention_types, project_training_documents, segment_documents
 from core.detect.span_detector import SpanDetector
 from core.detect.span_model import DetectorConfig, load_detector, new_detector, save_detector
 from core.detect.train_detector import DetectorTrainingOptions, train_span_model
 from core.detect.wordpieces import backend
 from core.errors import CuralinkError
+from core.jobs.versions import TrainedVersion
 from core.locations import base_model_reference, content_hash, resolve_base_model
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressCallback, no_progress
 
@@ -202,9 +203,9 @@ def train_detector_for_project(
     promote: bool = True,
     progress: ProgressCallback = no_progress,
     cancel: CancelToken = NEVER_CANCELLED,
-):
-    """Train, save, register (and promote) a detector version; returns core.jobs.versions.TrainedVersion."""
-    from core.jobs.versions import TrainedVersion, draft_version, publish_version
+) -> TrainedVersion:
+    """Train, save, register (and promote) a detector version."""
+    from core.jobs.versions import draft_version, publish_version
 
     kb = project.knowledge_base()
     train_docs, dev_docs = training_splits(project)
@@ -233,6 +234,13 @@ def train_detector_for_project(
         )
     log.info("trained detector %s: %s", version, fitted.metrics["dev"])
     return TrainedVersion(KIND, version, final, fitted.metrics, promote)
+
+
+def load_detector_version(
+    project, row, *, kb=None, device: str = "auto", threshold: float | None = None
+) -> SpanDetector:
+    """A registered detector version (`row` of the model registry), with concept vectors for the KB now."""
+    return load_span_detector(project, kb=kb, device=device, threshold=threshold, version=row)
 
 
 def _concept_row(mention, kb, vectors) -> int:

@@ -1,19 +1,32 @@
 """The model kinds a project trains, and the one rule that decides whether a new version goes in force.
 
-Each kind declares how it is trained, evaluated and loaded (as "module:function" names, resolved only
-when called, so reading the registry loads no model code), what training needs, and which held-out
-metric the promotion rule compares. Every trainer publishes its version through
-`core.jobs.versions.publish_version`, and every retrain step decides with `promotion_decision`: the
-rule is written once, here.
+Each kind declares how it is trained, retrained, evaluated and loaded (as "module:function" names,
+resolved only when called, so reading the registry loads no model code), what training needs, and which
+held-out metric the promotion rule compares. The front ends (the CLI's `train`/`evaluate`, `retrain`, the
+desk, the demo) call the verbs here - `train`, `evaluate`, `load` - never a kind's function: per-kind
+options pass through. Every trainer publishes its version through `core.jobs.versions.publish_version`,
+and whether it goes in force is decided by `promotion_decision`: the rule is written once, here.
+
+The kinds' functions share a leading signature (checked by tests/test_model_kinds.py):
+- train: `(project, *, promote: bool, progress, cancel, **options) -> TrainedVersion`;
+- retrain: `(project, kb, data, *, promote: str, epochs, max_seconds, device, base_model, seed,
+  progress, cancel) -> KindReport` (fine-tune from the version in force, judged on the held-out slice);
+- evaluate: `(project, split, **options) -> dict`;
+- load: `(project, version_row, **options) -> the loaded model`.
 """
 
 from __future__ import annotations
 
 import importlib
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from core.errors import CuralinkError
+from core.jobs.versions import TrainedVersion
+from core.progress import NEVER_CANCELLED, CancelToken, ProgressCallback, no_progress
+
+log = logging.getLogger(__name__)
 
 PROMOTION_RULES = ("if-not-worse", "always", "never")
 
@@ -30,13 +43,14 @@ class ModelKind:
     needs: str
     """What training needs, for the message when the project lacks it."""
     train: str
+    retrain: str
     evaluate: str
     load: str
     retrained_by_default: bool = True
     """Whether `retrain` without named kinds trains it (the detector: only when one is in force)."""
 
     def job(self, which: str) -> Callable:
-        """The function behind `train`, `evaluate` or `load`, imported now."""
+        """The function behind `train`, `retrain`, `evaluate` or `load`, imported now."""
         module, name = getattr(self, which).split(":")
         target = importlib.import_module(module)
         for part in name.split("."):
@@ -54,8 +68,9 @@ KINDS: dict[str, ModelKind] = {
             held_out="mentions",
             needs="a knowledge base (its synonyms are the training pairs), plus gold or curated links",
             train="core.jobs.retriever:train_retriever",
+            retrain="core.jobs.retrain:retrain_retriever",
             evaluate="core.evaluate.retrieval:evaluate_project_retriever",
-            load="core.retrieve.rescnn_retriever:RescnnRetriever.load",
+            load="core.jobs.retriever:load_retriever",
         ),
         ModelKind(
             "reranker",
@@ -64,8 +79,9 @@ KINDS: dict[str, ModelKind] = {
             held_out="mentions",
             needs="a retriever in force and gold or curated links in train documents",
             train="core.jobs.reranker:train_reranker_for_project",
+            retrain="core.jobs.retrain:retrain_reranker",
             evaluate="core.jobs.reranker:evaluate_reranker_for_project",
-            load="core.rerank.cross_encoder:CrossEncoder.load",
+            load="core.jobs.reranker:load_reranker",
         ),
         ModelKind(
             "ranker",
@@ -74,8 +90,9 @@ KINDS: dict[str, ModelKind] = {
             held_out="mentions",
             needs="a retriever in force and imported gold or accepted / corrected decisions",
             train="core.jobs.ranker:train_ranker_for_project",
+            retrain="core.jobs.ranker:retrain_ranker",
             evaluate="core.jobs.evaluate_ranker:evaluate_ranker_for_project",
-            load="core.project_models:load_ranking_stage",
+            load="core.jobs.ranker:load_ranker",
         ),
         ModelKind(
             "detector",
@@ -84,8 +101,9 @@ KINDS: dict[str, ModelKind] = {
             held_out="documents with spans",
             needs="gold or curator-checked mention spans",
             train="core.jobs.detector:train_detector_for_project",
+            retrain="core.jobs.retrain_detector:retrain_detector",
             evaluate="core.evaluate.detection:evaluate_detectors",
-            load="core.detect.in_force:load_span_detector",
+            load="core.jobs.detector:load_detector_version",
             retrained_by_default=False,
         ),
     )
@@ -120,3 +138,61 @@ def promotion_decision(kind: str, new: dict, old: dict, rule: str = "if-not-wors
     if new[spec.score] >= old[spec.score]:
         return True, f"{spec.score_name} {new[spec.score]:.2f} >= {old[spec.score]:.2f}"
     return False, f"{spec.score_name} {new[spec.score]:.2f} < {old[spec.score]:.2f} of the version in force"
+
+
+TRAIN_RULES = ("always", "never")
+"""What `train` may be told: a plain training run has no held-out comparison with the version in force
+(`retrain` judges one), so "if-not-worse" is for `retrain` only."""
+
+
+def train(
+    project,
+    kind: str,
+    *,
+    promote: str = "always",
+    progress: ProgressCallback = no_progress,
+    cancel: CancelToken = NEVER_CANCELLED,
+    **options,
+) -> TrainedVersion:
+    """Train a new version of `kind` on the project (the CLI's `train KIND`, the demo): the kind's trainer
+    with its own `options`, published through `publish_version`, in force as `promotion_decision` rules."""
+    spec = model_kind(kind)
+    if promote not in TRAIN_RULES:
+        raise CuralinkError(
+            f"train {kind}: promotion rule {promote!r} needs a held-out comparison with the version in "
+            f"force, which `retrain` makes; use one of {', '.join(TRAIN_RULES)}"
+        )
+    promoted, reason = promotion_decision(kind, {}, {}, promote)
+    log.info("training %s via registry (%s)", kind, reason)
+    trained = spec.job("train")(project, promote=promoted, progress=progress, cancel=cancel, **options)
+    if trained.version:
+        trained.reason = reason
+    return trained
+
+
+def retrain_kind(project, kind: str, kb, data, **options):
+    """One kind's step of `retrain` (core.jobs.retrain): fine-tune, judge, publish under the rule."""
+    log.info("retraining %s via registry", kind)
+    return model_kind(kind).job("retrain")(project, kb, data, **options)
+
+
+def evaluate(project, kind: str, *, split: str = "test", **options) -> dict:
+    """Measure the version of `kind` in force on one split (the CLI's `evaluate KIND`)."""
+    log.info("evaluating %s on %s via registry", kind, split)
+    return model_kind(kind).job("evaluate")(project, split=split, **options)
+
+
+def load(project, kind: str, version: str | None = None, **options):
+    """A version of `kind` (the one in force when `version` is None), loaded and ready to use."""
+    spec = model_kind(kind)
+    if version is None:
+        row = project.active_model(kind)
+        if row is None:
+            raise CuralinkError(f"{project.path}: no {kind} in force (training one needs {spec.needs})")
+    else:
+        rows = [row for row in project.model_versions(kind) if row.version == version]
+        if not rows:
+            known = ", ".join(row.version for row in project.model_versions(kind)) or "none"
+            raise CuralinkError(f"{project.path}: no {kind} version {version!r} (versions: {known})")
+        row = rows[0]
+    return spec.job("load")(project, row, **options)

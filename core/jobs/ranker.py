@@ -10,13 +10,13 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
 from core.documents import Candidate, Document
 from core.errors import CuralinkError, ModelError
-from core.jobs.versions import draft_version, publish_version
+from core.jobs.versions import TrainedVersion, draft_version, publish_version
 from core.kb.knowledge_base import KnowledgeBase
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressCallback, no_progress
 from core.project_models import linked_documents, nothing_to_learn
@@ -130,17 +130,6 @@ def fit_for_documents(
     return model
 
 
-@dataclass
-class RankerOutcome:
-    """What `train ranker` did: a version, or why none was trained."""
-
-    trained: bool
-    message: str
-    version: str = ""
-    path: str = ""
-    metrics: dict = field(default_factory=dict)
-
-
 def train_ranker_for_project(
     project,
     *,
@@ -149,17 +138,18 @@ def train_ranker_for_project(
     use_cross_encoder: bool = False,
     device: str = "auto",
     seed: int = 13,
+    promote: bool = True,
     progress: ProgressCallback = no_progress,
     cancel: CancelToken = NEVER_CANCELLED,
-) -> RankerOutcome:
-    """Train a ranker on every linked mention of the project, register it and put it in force."""
+) -> TrainedVersion:
+    """Train a ranker on every linked mention of the project, register it (and put it in force)."""
     from core.jobs.linking import ProjectLinker
 
     kb = project.knowledge_base()
     documents = linked_documents(project, kb).train_documents
     if not documents:
         log.warning(nothing_to_learn(project))
-        return RankerOutcome(False, nothing_to_learn(project))
+        return TrainedVersion(KIND, "", None, message=nothing_to_learn(project))
     linker = ProjectLinker.for_project(
         project,
         kb=kb,
@@ -185,22 +175,47 @@ def train_ranker_for_project(
         version = model.version = draft.version
         model.save(draft.folder)
         final = publish_version(
-            project, draft, metrics=model.metrics, kb_fingerprint=kb.fingerprint(), promote=True, cancel=cancel
+            project, draft, metrics=model.metrics, kb_fingerprint=kb.fingerprint(), promote=promote, cancel=cancel
         )
     # The held-out bulk-accept curve (101 points) stays in ranker.json, out of the log and the summary.
     shown = {k: v for k, v in model.metrics.items() if k != METRICS_KEY}
     log.info("ranker %s trained on %d mentions: %s", version, model.metrics["mentions"], shown)
-    message = f"ranker {version} saved in {final} and made active; {describe(model.metrics.get(METRICS_KEY))}"
-    return RankerOutcome(True, message, version, str(final), shown)
+    state = "made active" if promote else "kept as a candidate"
+    message = f"ranker {version} saved in {final} and {state}; {describe(model.metrics.get(METRICS_KEY))}"
+    return TrainedVersion(KIND, version, final, shown, promote, message=message)
 
 
-def retrain_ranker(project, kb: KnowledgeBase, data, *, promote, device, seed, progress, cancel):
+def load_ranker(project, row, *, kb: KnowledgeBase | None = None) -> RankingStage:
+    """A registered ranker version (`row` of the model registry) with the live annotation prior."""
+    kb = kb if kb is not None else project.knowledge_base()
+    model = RankerModel.load(row.path, project.path)
+    model.version = row.version
+    prior = annotation_prior(linked_documents(project, kb).train_documents, model.prior_smoothing)
+    return RankingStage(model, kb, prior)
+
+
+def retrain_ranker(
+    project,
+    kb: KnowledgeBase,
+    data,
+    *,
+    promote: str,
+    epochs: int | None = None,
+    max_seconds: float | None = None,
+    device: str = "auto",
+    base_model: str | None = None,
+    seed: int = 13,
+    progress,
+    cancel: CancelToken = NEVER_CANCELLED,
+):
     """`retrain`'s ranker step: fit on the training slice, judge old vs new on the held-out slice with
-    the prior of the training slice, then publish under the promotion rule as for the other kinds."""
+    the prior of the training slice, then publish under the promotion rule as for the other kinds.
+    It fits in seconds from scratch: `epochs`, `max_seconds` and `base_model` do not apply."""
     from core.jobs.compare import ranked_metrics
     from core.jobs.linking import ProjectLinker
     from core.jobs.retrain_report import KindReport, publish_retrained
 
+    progress.enter(KIND)
     active = project.active_model(KIND)
     if not data.train_documents:
         raise CuralinkError(nothing_to_learn(project))

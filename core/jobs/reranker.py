@@ -17,6 +17,7 @@ from pathlib import Path
 
 from core.documents import Candidate, Document
 from core.errors import CuralinkError
+from core.jobs.versions import TrainedVersion
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressCallback, no_progress
 from core.rerank.cross_encoder import CrossEncoder
 from core.rerank.fusion import choose_weight, refuse
@@ -65,8 +66,8 @@ def train_reranker_for_project(
     promote: bool = True,
     progress: ProgressCallback = no_progress,
     cancel: CancelToken = NEVER_CANCELLED,
-) -> tuple[str, Path, dict]:
-    """Train, save, register (and promote) a reranker version; returns (version, folder, metrics)."""
+) -> TrainedVersion:
+    """Train, save, register (and promote) a reranker version."""
     from core.jobs.linking import ProjectLinker
     from core.jobs.versions import draft_version, publish_version
     from core.learn.training_data import fingerprint, gold_pairs
@@ -143,7 +144,12 @@ def train_reranker_for_project(
         metrics["fusion_weight"],
         metrics["dev_retriever_acc@1"],
     )
-    return version, final, metrics
+    return TrainedVersion(KIND, version, final, metrics, promote)
+
+
+def load_reranker(project, row, *, device: str = "auto", packing: str | None = None) -> CrossEncoderReranker:
+    """A registered reranker version (`row` of the model registry), ready to rerank."""
+    return CrossEncoderReranker(CrossEncoder.load(Path(row.path)), packing=packing, device=device)
 
 
 def evaluate_reranker_for_project(

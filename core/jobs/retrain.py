@@ -15,7 +15,8 @@ from collections.abc import Sequence
 from core.documents import Candidate
 from core.errors import CuralinkError
 from core.jobs.compare import epoch_evaluator, ranked_metrics, retriever_metrics
-from core.jobs.kinds import LINKING_KINDS, PROMOTION_RULES
+from core.jobs.kinds import KINDS as REGISTERED
+from core.jobs.kinds import LINKING_KINDS, PROMOTION_RULES, retrain_kind
 from core.jobs.retrain_report import KindReport, RetrainReport, publish_retrained
 from core.jobs.versions import draft_version, prune_project_indexes
 from core.kb.knowledge_base import KnowledgeBase
@@ -27,7 +28,6 @@ from core.text.normalize import normalize_name
 log = logging.getLogger(__name__)
 
 KINDS = LINKING_KINDS
-DETECTOR = "detector"  # the span model: retrained only when asked (or when one is in force)
 RERANK_CANDIDATES = 16
 RERANK_DEV_DOCUMENTS = 50
 
@@ -59,9 +59,9 @@ def retrain(
     cancel.raise_if_cancelled()  # cancelled before it started (the desk closing meanwhile)
     if promote not in PROMOTION_RULES:
         raise CuralinkError(f"unknown promotion rule {promote!r}; use one of {', '.join(PROMOTION_RULES)}")
-    unknown = [k for k in kinds if k not in (*KINDS, DETECTOR)]
+    unknown = [k for k in kinds if k not in REGISTERED]
     if unknown:
-        raise CuralinkError(f"cannot retrain {unknown[0]!r}; kinds are {', '.join((*KINDS, DETECTOR))}")
+        raise CuralinkError(f"cannot retrain {unknown[0]!r}; kinds are {', '.join(REGISTERED)}")
     started = time.perf_counter()
     from core.jobs.retrain_plan import retrain_phases
     from core.learn.synonyms import index_curator_synonyms, prune_synonyms
@@ -90,40 +90,18 @@ def retrain(
         curator_synonyms=len(synonyms),
     )
     log.info("retraining %s from %s", ", ".join(kinds), report.training)
-    for kind in KINDS:
+    # the registry's order: retriever, reranker, ranker (on the candidates of the models then in
+    # force), then the detector (spans, not links)
+    for kind in REGISTERED:
         if kind not in kinds:
             continue
         cancel.raise_if_cancelled()
-        if kind == "ranker":  # last: it learns on the candidates of the models now in force
-            from core.jobs.ranker import retrain_ranker
-
-            progress.enter("ranker")
-            report.kinds[kind] = retrain_ranker(
-                project, kb, data, promote=promote, device=device, seed=seed, progress=progress, cancel=cancel
-            )
-            continue
-        run = _retrain_retriever if kind == "retriever" else _retrain_reranker
-        report.kinds[kind] = run(
+        report.kinds[kind] = retrain_kind(
             project,
+            kind,
             kb,
             data,
             max_seconds=max_seconds,
-            epochs=epochs,
-            promote=promote,
-            device=device,
-            base_model=base_model,
-            seed=seed,
-            progress=progress,
-            cancel=cancel,
-        )
-    if DETECTOR in kinds:  # spans, not links: it needs no linking pairs, only checked spans
-        from core.jobs.retrain_detector import retrain_detector
-
-        cancel.raise_if_cancelled()
-        progress.enter(DETECTOR)
-        report.kinds[DETECTOR] = retrain_detector(
-            project,
-            kb,
             epochs=epochs,
             promote=promote,
             device=device,
@@ -156,7 +134,7 @@ def rollback(project, kind: str) -> str:
     return previous
 
 
-def _retrain_retriever(
+def retrain_retriever(
     project,
     kb,
     data: TrainingSet,
@@ -247,7 +225,7 @@ def _train_from_scratch(
     )
 
 
-def _retrain_reranker(
+def retrain_reranker(
     project,
     kb,
     data: TrainingSet,

@@ -16,7 +16,7 @@ from core.detect.in_force import load_span_detector
 from core.detect.segments import project_training_documents
 from core.detect.train_detector import DetectorTrainingOptions
 from core.jobs.detector import KIND, fit_detector, require_spans
-from core.progress import NEVER_CANCELLED, CancelToken, ProgressCallback, no_progress
+from core.progress import NEVER_CANCELLED, CancelToken, PhasedProgress
 
 log = logging.getLogger(__name__)
 
@@ -24,21 +24,26 @@ log = logging.getLogger(__name__)
 def retrain_detector(
     project,
     kb,
+    data=None,
     *,
-    epochs: int,
     promote: str,
+    epochs: int,
+    max_seconds: float | None = None,
     device: str = "auto",
     base_model: str | None = None,
     seed: int = 13,
-    progress: ProgressCallback = no_progress,
+    progress: PhasedProgress,
     cancel: CancelToken = NEVER_CANCELLED,
 ):
-    """Returns the retrain's KindReport for the detector (core.jobs.retrain)."""
+    """Returns the retrain's KindReport for the detector (core.jobs.retrain). It learns spans, not
+    links: the retrain's linking `data` is not used (its held-out slice is the same hash of the id), and
+    `epochs` bounds it (`max_seconds` does not apply)."""
     from core.evaluate.detection import dev_scorer
     from core.jobs.retrain_report import KindReport, publish_retrained
     from core.jobs.versions import draft_version
     from core.learn.training_data import held_out_ids
 
+    progress.enter(KIND)
     vouched = [d for d in project_training_documents(project, None)]
     test = set(project.document_ids("test"))
     vouched = [d for d in vouched if d.doc_id not in test]

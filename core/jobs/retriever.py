@@ -88,6 +88,17 @@ def train_retriever(
     return TrainedVersion("retriever", draft.version, final, metrics, promote)
 
 
+def load_retriever(project, row, **options):
+    """A registered retriever version (`row` of the model registry); its name index is cached in the
+    project's index/ (`options`: RescnnRetriever.load's)."""
+    from pathlib import Path
+
+    from core.retrieve.rescnn_retriever import RescnnRetriever
+
+    options.setdefault("index_dir", project.index_dir)
+    return RescnnRetriever.load(Path(row.path), **options)
+
+
 def _early_stopping_documents(project) -> list:
     """Gold-linked documents to stop training on: the dev split, else the last tenth of train."""
     dev = [d for d in project.documents("dev") if any(m.concept_ids for m in d.mentions)]

@@ -30,11 +30,22 @@ log = logging.getLogger(__name__)
 
 @dataclass
 class TrainedVersion:
+    """What every kind's trainer returns (core.jobs.kinds.train): the version published, or (version "")
+    why none was trained."""
+
     kind: str
     version: str
-    path: Path
+    path: Path | None
     metrics: dict = field(default_factory=dict)
     promoted: bool = False
+    reason: str = ""
+    """Why it is in force or a candidate (core.jobs.kinds.promotion_decision)."""
+    message: str = ""
+    """What the front ends say about it (why none was trained, what the ranker learned)."""
+
+    @property
+    def trained(self) -> bool:
+        return bool(self.version)
 
 
 def next_version(project, kind: str) -> str:
