@@ -1,26 +1,92 @@
-"""Finding mentions in raw text for the front ends (`link --detect`, the desk's "find mentions"): which
-detector a project uses (the span model in force, else its dictionary), storing what it finds, and the
-document lists a detection is limited to, with why documents were left out."""
+"""Storing detected mentions: only into the documents `targets` allows, typed, never over a stored span.
+
+A detected span that overlaps any stored mention of the document, a deleted one included, is left
+out: a curator's deletion of a detected mention must not be undone by the next run.
+"""
 
 from __future__ import annotations
 
-from core.detect.into_project import detect_into_project
-from core.detect.targets import (
-    SKIP_GOLD,
-    SKIP_HAS_MENTIONS,
-    SKIP_OTHER_SPLIT,
-    read_id_file,
-    require_known_ids,
-)
-from core.project_detector import ChosenDetector, detector_for_project
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 
-__all__ = [
-    "SKIP_GOLD",
-    "SKIP_HAS_MENTIONS",
-    "SKIP_OTHER_SPLIT",
-    "ChosenDetector",
-    "detect_into_project",
-    "detector_for_project",
-    "read_id_file",
-    "require_known_ids",
-]
+from sqlalchemy import insert, select
+
+from core.detect.targets import plan_targets
+from core.errors import CuralinkError
+from core.progress import NEVER_CANCELLED, CancelToken, ProgressCallback, no_progress
+
+
+@dataclass
+class DetectSummary:
+    documents: int = 0
+    added: int = 0
+    overlapping: int = 0
+    skipped: dict[str, list[str]] = field(default_factory=dict)
+    detector: str = ""  # which detector tagged (its description), when the caller records it
+
+    def tagged(self, asked: Sequence[str]) -> list[str]:
+        """The asked documents that were tagged (not skipped), in the order asked."""
+        left_out = {doc_id for ids in self.skipped.values() for doc_id in ids}
+        return [doc_id for doc_id in asked if doc_id not in left_out]
+
+
+def detect_into_project(
+    project,
+    detector,
+    *,
+    split: str | None = None,
+    ids: Sequence[str] | None = None,
+    include_gold: bool = False,
+    batch_documents: int = 64,
+    progress: ProgressCallback = no_progress,
+    cancel: CancelToken = NEVER_CANCELLED,
+) -> DetectSummary:
+    """Add detected mentions (origin "detected") to the documents `plan_targets` chooses; one
+    transaction in all, so a cancel stores nothing."""
+    from core.store.schema import DocumentRow, MentionRow
+
+    targets = plan_targets(project, split=split, ids=ids, include_gold=include_gold)
+    summary = DetectSummary(skipped=targets.skipped)
+    rows: list[dict] = []
+    for first in range(0, len(targets.tag), batch_documents):
+        cancel.raise_if_cancelled()
+        batch = list(
+            project.documents(ids=targets.tag[first : first + batch_documents], include_removed=True)
+        )
+        for document, detected in zip(batch, detector.detect(batch), strict=True):
+            for mention in detected:
+                if not mention.type:
+                    raise CuralinkError(
+                        f"detector {detector.name!r} gave an untyped mention in {document.doc_id}; "
+                        "give it a mention type"
+                    )
+                if any(mention.span.overlaps(existing.span) for existing in document.mentions):
+                    summary.overlapping += 1
+                    continue
+                rows.append(_row(document.doc_id, mention))
+            summary.documents += 1
+            progress(summary.documents, len(targets.tag), "documents tagged")
+    cancel.raise_if_cancelled()
+    with project.session() as session:
+        row_ids = dict(session.execute(select(DocumentRow.external_id, DocumentRow.id)).all())
+        for row in rows:
+            row["document_id"] = row_ids[row["document_id"]]
+        if rows:
+            session.execute(insert(MentionRow), rows)
+    summary.added = len(rows)
+    return summary
+
+
+def _row(doc_id: str, mention) -> dict:
+    """Unlinked: the dictionary's ids stay in the infons (a guess is not a link; linking suggests)."""
+    return {
+        "document_id": doc_id,
+        "start": mention.start,
+        "end": mention.end,
+        "text": mention.text,
+        "type": mention.type,
+        "concept_id": "",
+        "origin": "detected",
+        "infons_json": json.dumps(mention.infons, ensure_ascii=False),
+    }
