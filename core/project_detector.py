@@ -21,7 +21,9 @@ from __future__ import annotations
 from collections.abc import Collection
 from dataclasses import dataclass
 
-from core.detect.mention_type import choose_mention_type
+from core.detect.mention_type import MentionType, choose_mention_type
+from core.store.annotated_types import annotated_mentions
+from core.store.documents_store import TRAINING_SPLITS
 
 
 @dataclass
@@ -45,7 +47,7 @@ def detector_for_project(
     span = load_span_detector(project, kb=kb, device=device)
     if span is not None:
         if requested_type is not None:
-            span.mention_type = choose_mention_type(project, kb, requested_type).name
+            span.mention_type = project_mention_type(project, kb, requested_type).name
             types = f"type {span.mention_type!r} as asked"
         else:
             types = "types predicted: " + ", ".join(span.config.types)
@@ -64,9 +66,10 @@ def dictionary_for_project(
 
     router = TypeRouter.for_project(project, kb)
     active = requested_type is None and router.active
-    types = detection_types(project, kb, router, leave_out=leave_out) if active else []
+    annotated = annotated_mentions(project) if requested_type is None else []
+    types = detection_types(annotated, kb, router, leave_out=leave_out) if active else []
     if not types:
-        mention_type = choose_mention_type(project, kb, requested_type)
+        mention_type = choose_mention_type(annotated, kb, requested_type, where=str(project.path))
         # tag only names of concepts the type may link to: all of MeSH as "Disease" would tag chemicals
         typed_kb = router.restricted_kb(mention_type.name)
         return ChosenDetector(
@@ -76,12 +79,19 @@ def dictionary_for_project(
         )
     pairs = [(entry.name, entry.concept_id) for entry in kb.names]
     pairs += annotated_names(project, kb, leave_out=leave_out)
-    detector = DictionaryDetector(typed_names(project, kb, router, types, pairs, leave_out=leave_out))
+    training = [row for row in annotated if row.split in TRAINING_SPLITS]
+    detector = DictionaryDetector(typed_names(training, router, types, pairs, leave_out=leave_out))
     return ChosenDetector(
         detector,
         f"dictionary (types {', '.join(t.name for t in types)}, each name typed by its route; "
         "--type to narrow; `train detector` for the span model)",
     )
+
+
+def project_mention_type(project, kb, requested_type: str | None = None) -> MentionType:
+    """The one type for a project's detected mentions (core.detect.mention_type), from its annotations."""
+    annotated = annotated_mentions(project) if requested_type is None else []
+    return choose_mention_type(annotated, kb, requested_type, where=str(project.path))
 
 
 def dictionary_label(project, kb, requested_type: str | None = None) -> str:

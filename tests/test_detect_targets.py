@@ -14,13 +14,19 @@ from pathlib import Path
 import pytest
 
 from core.detect.dictionary import DictionaryDetector
-from core.detect.into_project import detect_into_project
-from core.detect.mention_type import choose_mention_type
-from core.detect.targets import SKIP_GOLD, SKIP_HAS_MENTIONS, plan_targets, read_id_file, require_known_ids
 from core.errors import CuralinkError, InputError
 from core.formats import read_corpus
+from core.jobs.detect_targets import (
+    SKIP_GOLD,
+    SKIP_HAS_MENTIONS,
+    plan_targets,
+    read_id_file,
+    require_known_ids,
+)
+from core.jobs.mentions import detect_into_project
 from core.kb import load_kb
 from core.kb.knowledge_base import KnowledgeBase
+from core.project_detector import project_mention_type
 from core.store import Project
 
 RAW = (
@@ -75,7 +81,7 @@ def kb(template: Path) -> KnowledgeBase:
 @pytest.fixture(scope="module")
 def detector(template: Path, kb: KnowledgeBase) -> DictionaryDetector:
     with Project.open(template) as project:
-        return DictionaryDetector.from_kb(kb, mention_type=choose_mention_type(project, kb).name)
+        return DictionaryDetector.from_kb(kb, mention_type=project_mention_type(project, kb).name)
 
 
 def test_default_tags_only_documents_that_never_had_mentions(
@@ -134,19 +140,19 @@ def test_detected_mentions_take_the_type_the_gold_gives_this_kb(
     project: Project, kb: KnowledgeBase, ncbi_dir: Path
 ) -> None:
     types = Counter(m.type for mentions in _gold_from_files(ncbi_dir).values() for m in mentions)
-    assert choose_mention_type(project, kb).name == types.most_common(1)[0][0] == "SpecificDisease"
-    assert choose_mention_type(project, kb, "Disease").name == "Disease"
+    assert project_mention_type(project, kb).name == types.most_common(1)[0][0] == "SpecificDisease"
+    assert project_mention_type(project, kb, "Disease").name == "Disease"
     with pytest.raises(CuralinkError, match="--type"):
-        choose_mention_type(project, kb, " ")
+        project_mention_type(project, kb, " ")
 
 
 def test_without_annotations_the_kb_says_the_type_or_the_user_must(tmp_path: Path, kb: KnowledgeBase) -> None:
     names = tmp_path / "names.tsv"
     names.write_text("X1\tfoo syndrome\n", encoding="utf-8")
     with Project.create(tmp_path / "raw") as project:
-        assert choose_mention_type(project, kb).name == "Disease", "MEDIC names diseases"
+        assert project_mention_type(project, kb).name == "Disease", "MEDIC names diseases"
         with pytest.raises(CuralinkError, match="pass --type"):
-            choose_mention_type(project, KnowledgeBase(load_kb(names, "tsv")))
+            project_mention_type(project, KnowledgeBase(load_kb(names, "tsv")))
 
 
 def test_unknown_ids_are_named_with_their_file_and_line(project: Project, tmp_path: Path) -> None:

@@ -209,6 +209,17 @@ def test_stages_never_import_learn_jobs_pipeline_or_evaluate():
     assert not gone, f"no longer imported, remove from STAGE_EXCEPTIONS: {sorted(gone)}"
 
 
+def test_stages_never_import_the_store():
+    """Stages compute on what they are given; core.jobs (and the models room's loaders) read and write the
+    store for them. An import of core.store anywhere in a stage module, inside a function too, fails."""
+    bad = [
+        f"{module}:{line} -> {target}"
+        for module, line, target, source, dest in import_sites()
+        if source in {"detect", "retrieve", "rerank", "rank"} and dest == "store"
+    ]
+    assert not bad, "stage modules importing the store:\n" + "\n".join(bad)
+
+
 def test_app_reaches_the_stages_only_through_jobs():
     bad = [
         f"{module}:{line} -> {target}"

@@ -9,7 +9,7 @@ draws the uncertain ones apart (states.LOW_SPAN_PROBABILITY) until a curator dec
 from __future__ import annotations
 
 from app.gui.workers import MODELS_LOADING, MODELS_NOT_LOADED, Job
-from core.jobs.mentions import SKIP_GOLD, SKIP_HAS_MENTIONS, SKIP_OTHER_SPLIT
+from core.jobs.detect_targets import SKIP_GOLD, SKIP_HAS_MENTIONS, SKIP_OTHER_SPLIT
 
 SKIP_REASONS = {
     SKIP_GOLD: "annotated by a gold file (the command line's --include-gold adds to them)",

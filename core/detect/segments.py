@@ -6,17 +6,15 @@ the next mention would make it hold more than 8 mentions or more than 256 word p
 after it, become mention-free segments (the reference code drops chunks over its limit; here they teach
 what is not a mention). Composite ids keep their first id (§C.3).
 
-Where the mentions come from (`project_training_documents`): imported gold (train split; dev for early
-stopping) and curator work: a curator's own spans, and detected spans a curator accepted or corrected.
-A document counts only when someone vouched for its spans (an annotated file or a curator decision),
-so the model never learns its own unchecked output.
+Which documents and spans a project trains on is read from its store by core.jobs.detector
+(`project_training_documents`).
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from core.detect.span_detector import Chunk, make_chunk
 from core.detect.wordpieces import Pieces, word_pieces
@@ -133,35 +131,3 @@ def mention_types(documents: Iterable[Document]) -> list[str]:
         for mention in document.mentions:
             counts[mention.type or "Mention"] = counts.get(mention.type or "Mention", 0) + 1
     return sorted(counts, key=lambda t: (-counts[t], t))
-
-
-def project_training_documents(project, split: str | None) -> list[Document]:
-    """Documents of `split` (None: all) whose spans someone vouched for, with the spans that stand."""
-    from core.detect.targets import PROJECT_ORIGINS
-
-    decisions = project.current_decisions()
-    out = []
-    for document, mention_ids in project.documents_with_mention_ids(split):
-        kept: list[Mention] = []
-        vouched = False
-        for mention, mention_id in zip(document.mentions, mention_ids, strict=True):
-            decision = decisions.get(mention_id)
-            if decision is not None and decision.action in ("reject", "nil") and mention.origin == "detected":
-                vouched = True
-                continue  # a detected span a curator turned down
-            if mention.origin not in PROJECT_ORIGINS or mention.origin == "curator":
-                vouched = True
-                kept.append(_decided(mention, decision))
-            elif decision is not None and decision.action in ("accept", "correct"):
-                vouched = True
-                kept.append(_decided(mention, decision))
-        if vouched and kept:
-            out.append(document.with_mentions(kept))
-    return out
-
-
-def _decided(mention: Mention, decision) -> Mention:
-    """The mention with the concept a curator linked it to, when one did."""
-    if decision is not None and decision.action in ("accept", "correct") and decision.concept_id:
-        mention = replace(mention, concept_id=decision.concept_id)
-    return replace(mention, type=mention.type or "Mention")

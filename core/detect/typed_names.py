@@ -12,16 +12,19 @@ type. Routes of types the annotations use but never link to this KB compete too:
 annotated like BioRED, proteins (MeSH D12.776) are admitted by the chemical route and the gene route,
 genes carry NCBI Gene ids, and "insulin" or a protein never annotated is a gene there, which the KB
 cannot link - so it is left out rather than tagged as a chemical.
+
+The annotations come in as rows (core.detect.mention_type.Annotated, read by core.project_detector);
+this stage never reads the store.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Collection
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 
-from sqlalchemy import select
-
+from core.detect.dictionary import dictionary_key
+from core.detect.mention_type import Annotated, annotated_type_counts
 from core.kb.knowledge_base import KnowledgeBase
 from core.kb.routing import ALL, TypeRouter
 
@@ -34,14 +37,12 @@ class DetectionType:
 
 
 def detection_types(
-    project, kb: KnowledgeBase, router: TypeRouter, *, leave_out: Collection[str] = ()
+    annotated: Iterable[Annotated], kb: KnowledgeBase, router: TypeRouter, *, leave_out: Collection[str] = ()
 ) -> list[DetectionType]:
     """The types one dictionary pass tags, most used by the annotations first (see the module docstring);
     the annotations of `leave_out` (an evaluation's split) do not count."""
-    from core.detect.mention_type import annotated_type_counts
-
     by_route: dict[str, Counter[str]] = {}
-    for mention_type, count in annotated_type_counts(project, kb, leave_out).items():
+    for mention_type, count in annotated_type_counts(annotated, kb, leave_out).items():
         found = router.table.get(mention_type.strip().lower())
         if found is not None:
             by_route.setdefault(found[1].spec, Counter())[mention_type] += count
@@ -63,8 +64,7 @@ def detection_types(
 
 
 def typed_names(
-    project,
-    kb: KnowledgeBase,
+    training_annotated: Iterable[Annotated],
     router: TypeRouter,
     types: list[DetectionType],
     pairs: list[tuple[str, str]],
@@ -72,10 +72,9 @@ def typed_names(
     leave_out: Collection[str] = (),
 ) -> list[tuple[str, str, str]]:
     """(name, concept id, type) for every (name, concept id) pair whose concept a type admits, one
-    type per name (see the module docstring); `leave_out`: documents whose annotations do not count."""
-    from core.detect.dictionary import dictionary_key
-
-    votes = _annotated_votes(project, router, leave_out)
+    type per name (see the module docstring); `training_annotated`: the annotated mentions of the train
+    and dev splits; `leave_out`: documents whose annotations do not count."""
+    votes = _annotated_votes(training_annotated, router, leave_out)
     usage: Counter[str] = Counter()
     for said in votes.values():
         usage.update(said)
@@ -113,30 +112,17 @@ def typed_names(
     return result
 
 
-def _annotated_votes(project, router: TypeRouter, leave_out: Collection[str]) -> dict[str, Counter[str]]:
-    """Dictionary key -> route (or '=TYPE' for a type no route names) -> how many annotated mentions of
-    the train and dev splits with that text have a type of that route."""
-    from core.detect.dictionary import dictionary_key
-    from core.store.documents_store import TRAINING_SPLITS
-    from core.store.schema import DocumentRow, MentionRow
-
+def _annotated_votes(
+    training_annotated: Iterable[Annotated], router: TypeRouter, leave_out: Collection[str]
+) -> dict[str, Counter[str]]:
+    """Dictionary key -> route (or '=TYPE' for a type no route names) -> how many annotated mentions
+    with that text have a type of that route."""
     votes: dict[str, Counter[str]] = {}
     left_out = set(leave_out)
-    with project.session() as session:
-        rows = session.execute(
-            select(DocumentRow.external_id, MentionRow.text, MentionRow.type)
-            .join(DocumentRow, DocumentRow.id == MentionRow.document_id)
-            .where(
-                DocumentRow.split.in_(TRAINING_SPLITS),
-                MentionRow.origin != "detected",
-                MentionRow.removed.is_(False),
-                MentionRow.type != "",
-            )
-        )
-        for doc_id, text, mention_type in rows:
-            if doc_id in left_out:
-                continue
-            found = router.table.get(mention_type.strip().lower())
-            route = found[1].spec if found is not None else "=" + mention_type
-            votes.setdefault(dictionary_key(text), Counter())[route] += 1
+    for row in training_annotated:
+        if row.doc_id in left_out:
+            continue
+        found = router.table.get(row.type.strip().lower())
+        route = found[1].spec if found is not None else "=" + row.type
+        votes.setdefault(dictionary_key(row.text), Counter())[route] += 1
     return votes

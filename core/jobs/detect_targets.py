@@ -20,6 +20,7 @@ from pathlib import Path
 from sqlalchemy import func, select
 
 from core.errors import CuralinkError, InputError
+from core.store.schema import DocumentRow, MentionRow
 
 # Mentions of these origins were made inside the project; any other origin came from a file.
 PROJECT_ORIGINS = ("detected", "curator")
@@ -48,8 +49,6 @@ def plan_targets(
     include_gold: bool = False,
 ) -> DetectTargets:
     """Choose the documents to tag (see the module docstring); unknown ids are an error."""
-    from core.store.schema import DocumentRow, MentionRow
-
     with project.session() as session:
         rows = session.execute(
             select(

@@ -5,6 +5,11 @@ Versions follow the other model kinds (core.jobs.versions): trained into a scrat
 models/detector/, moved to models/detector/<version>/ only once complete, registered with the KB and
 training-data fingerprints, promoted or kept as a candidate; `curalink rollback detector` puts the
 previous one back.
+
+Where the spans come from (`project_training_documents`): imported gold (train split; dev for early
+stopping) and curator work: a curator's own spans, and detected spans a curator accepted or corrected.
+A document counts only when someone vouched for its spans (an annotated file or a curator decision),
+so the model never learns its own unchecked output.
 """
 
 from __future__ import annotations
@@ -13,24 +18,56 @@ import hashlib
 import json
 import logging
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from core.atomic_files import write_text_atomic
 from core.detect.candidates import concept_vectors
 from core.detect.in_force import KIND, detector_device, load_span_detector
-from core.detect.segments import mention_types, project_training_documents, segment_documents
+from core.detect.segments import mention_types, segment_documents
 from core.detect.span_detector import SpanDetector
 from core.detect.span_model import DetectorConfig, load_detector, new_detector, save_detector
 from core.detect.train_detector import DetectorTrainingOptions, train_span_model
 from core.detect.wordpieces import backend
+from core.documents import Document, Mention
 from core.errors import CuralinkError
+from core.jobs.detect_targets import PROJECT_ORIGINS
 from core.jobs.versions import TrainedVersion
 from core.locations import base_model_reference, content_hash, resolve_base_model
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressCallback, no_progress
 
 log = logging.getLogger(__name__)
 
+
+
+def project_training_documents(project, split: str | None) -> list[Document]:
+    """Documents of `split` (None: all) whose spans someone vouched for, with the spans that stand."""
+    decisions = project.current_decisions()
+    out = []
+    for document, mention_ids in project.documents_with_mention_ids(split):
+        kept: list[Mention] = []
+        vouched = False
+        for mention, mention_id in zip(document.mentions, mention_ids, strict=True):
+            decision = decisions.get(mention_id)
+            if decision is not None and decision.action in ("reject", "nil") and mention.origin == "detected":
+                vouched = True
+                continue  # a detected span a curator turned down
+            if mention.origin not in PROJECT_ORIGINS or mention.origin == "curator":
+                vouched = True
+                kept.append(_decided(mention, decision))
+            elif decision is not None and decision.action in ("accept", "correct"):
+                vouched = True
+                kept.append(_decided(mention, decision))
+        if vouched and kept:
+            out.append(document.with_mentions(kept))
+    return out
+
+
+def _decided(mention: Mention, decision) -> Mention:
+    """The mention with the concept a curator linked it to, when one did."""
+    if decision is not None and decision.action in ("accept", "correct") and decision.concept_id:
+        mention = replace(mention, concept_id=decision.concept_id)
+    return replace(mention, type=mention.type or "Mention")
 
 
 def training_splits(project) -> tuple[list, list]:

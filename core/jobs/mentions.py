@@ -1,7 +1,9 @@
-"""Storing detected mentions: only into the documents `targets` allows, typed, never over a stored span.
+"""Finding mentions in raw text for the front ends (`link --detect`, the desk's "find mentions") and
+storing them: only into the documents core.jobs.detect_targets allows, typed, never over a stored span.
 
 A detected span that overlaps any stored mention of the document, a deleted one included, is left
-out: a curator's deletion of a detected mention must not be undone by the next run.
+out: a curator's deletion of a detected mention must not be undone by the next run. Which detector a
+project uses (the span model in force, else its dictionary) is core.project_detector's choice.
 """
 
 from __future__ import annotations
@@ -12,9 +14,13 @@ from dataclasses import dataclass, field
 
 from sqlalchemy import insert, select
 
-from core.detect.targets import plan_targets
 from core.errors import CuralinkError
+from core.jobs.detect_targets import plan_targets
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressCallback, no_progress
+from core.project_detector import ChosenDetector, detector_for_project
+from core.store.schema import DocumentRow, MentionRow
+
+__all__ = ["ChosenDetector", "DetectSummary", "detect_into_project", "detector_for_project", "find_mentions"]
 
 
 @dataclass
@@ -44,8 +50,6 @@ def detect_into_project(
 ) -> DetectSummary:
     """Add detected mentions (origin "detected") to the documents `plan_targets` chooses; one
     transaction in all, so a cancel stores nothing."""
-    from core.store.schema import DocumentRow, MentionRow
-
     targets = plan_targets(project, split=split, ids=ids, include_gold=include_gold)
     summary = DetectSummary(skipped=targets.skipped)
     rows: list[dict] = []
@@ -75,6 +79,23 @@ def detect_into_project(
         if rows:
             session.execute(insert(MentionRow), rows)
     summary.added = len(rows)
+    return summary
+
+
+def find_mentions(
+    project,
+    chosen: ChosenDetector,
+    ids: Sequence[str],
+    *,
+    progress: ProgressCallback = no_progress,
+    cancel: CancelToken = NEVER_CANCELLED,
+) -> DetectSummary:
+    """Tag mentions in the raw text of the given documents (the desk's "find mentions") with the
+    detector chosen for the project: stored unlinked and typed; gold documents and spans overlapping a
+    stored or deleted mention are left alone. The summary names the detector; linking then suggests for
+    what was found."""
+    summary = detect_into_project(project, chosen.detector, ids=ids, progress=progress, cancel=cancel)
+    summary.detector = chosen.description
     return summary
 
 

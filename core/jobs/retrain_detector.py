@@ -13,9 +13,8 @@ import logging
 import time
 
 from core.detect.in_force import load_span_detector
-from core.detect.segments import project_training_documents
 from core.detect.train_detector import DetectorTrainingOptions
-from core.jobs.detector import KIND, fit_detector, require_spans
+from core.jobs.detector import KIND, fit_detector, project_training_documents, require_spans
 from core.progress import NEVER_CANCELLED, CancelToken, PhasedProgress
 
 log = logging.getLogger(__name__)

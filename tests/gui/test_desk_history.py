@@ -18,9 +18,9 @@ from sqlalchemy import event
 
 from app.cli import main as cli
 from core.detect.dictionary import DictionaryDetector
-from core.detect.into_project import detect_into_project
 from core.documents import Document, Passage
 from core.jobs import curation
+from core.jobs.mentions import detect_into_project
 from core.learn.synonyms import CURATOR_SOURCE, curated_synonyms
 from core.store.curation_marks import DONE, NOTE
 

@@ -1,0 +1,37 @@
+"""The project's annotated mentions as plain rows: what the dictionary's type choice learns from
+(core.detect.mention_type and core.detect.typed_names take these rows; core.project_detector reads them
+here), so the detection stage never reads the store itself.
+
+Plain functions over `Project.session()`, like core/store/desk_lookup.py.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from sqlalchemy import select
+
+from core.store.schema import DocumentRow, MentionRow
+
+
+class AnnotatedMention(NamedTuple):
+    doc_id: str
+    split: str
+    text: str
+    type: str
+    concept_id: str
+
+
+def annotated_mentions(project) -> list[AnnotatedMention]:
+    """Every live, typed mention detection did not make (imported gold, curator-drawn), with its
+    document's id and split."""
+    query = (
+        select(DocumentRow.external_id, DocumentRow.split, MentionRow.text, MentionRow.type, MentionRow.concept_id)
+        .join(DocumentRow, DocumentRow.id == MentionRow.document_id)
+        .where(MentionRow.origin != "detected", MentionRow.removed.is_(False), MentionRow.type != "")
+    )
+    with project.session() as session:
+        return [
+            AnnotatedMention(doc_id, split or "", text, mention_type, concept_id or "")
+            for doc_id, split, text, mention_type, concept_id in session.execute(query)
+        ]
