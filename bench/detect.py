@@ -61,7 +61,7 @@ def bench_detect(
 ) -> dict:
     from core.detect.in_force import load_span_detector
     from core.detect.span_detector import SpanDetector
-    from core.jobs.linking import ProjectLinker
+    from core.project_models import load_linker
     from core.rerank.cross_encoder import CrossEncoder
     from core.rerank.reranker import CrossEncoderReranker
 
@@ -83,7 +83,7 @@ def bench_detect(
             f"{project.path}: no trained retriever (run `curalink -p {project.path} train retriever`)"
         )
     mentions = sum(len(d.mentions) for d in docs)
-    linker = ProjectLinker.for_project(
+    linker = load_linker(
         project, kb=kb, device="cpu", use_reranker=False, use_ranker=False, candidates=candidates
     )
     one = SpanDetector(

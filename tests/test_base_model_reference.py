@@ -132,7 +132,7 @@ def test_local_base_folder_inside_the_project_moves_with_it(tmp_path: Path) -> N
     project_dir.rename(moved)
     with Project.open(moved) as project:
         linker = ProjectLinker.for_project(project)
-        assert Path(linker.retriever.encoder.model.config.base_model) == moved / "base-models" / "my-bert"
+        assert Path(linker.linker.retriever.encoder.model.config.base_model) == moved / "base-models" / "my-bert"
 
 
 def test_reranker_records_its_base_model_by_reference(tmp_path: Path) -> None:

@@ -89,7 +89,7 @@ def test_a_correction_joins_the_saved_index_when_models_load_without_a_rebuild(d
     assert len(new_rows) == len(rows) + 1
     assert new_rows[: len(rows)] == rows and new_rows[-1] == [mention.text, mention.concept_id, 0]
     assert np.array_equal(new_vectors[: len(rows)], vectors)
-    top = linker.retriever.retrieve([mention.text], 3)[0][0]
+    top = linker.linker.retriever.retrieve([mention.text], 3)[0][0]
     assert (top.concept_id, top.matched_name) == (mention.concept_id, mention.text)
     assert mention.text in demo.concept(mention.concept_id).synonyms
 
@@ -113,8 +113,8 @@ def test_an_undone_correction_takes_its_synonym_out_of_the_kb_and_the_index(demo
     demo.record_decision(mention_id, "revert", curator="ann")  # undone while no linker was loaded
     linker = ProjectLinker.for_project(demo, use_reranker=False, use_ranker=False)
     assert mention.text not in demo.concept(wrong).synonyms
-    assert linker.retriever.builds == 0, "the saved index was loaded and the name hidden, not rebuilt"
-    in_use = demo.index_dir / f"{linker.retriever._stem}.json"  # the pair for the KB without the name
+    assert linker.linker.retriever.builds == 0, "the saved index was loaded and the name hidden, not rebuilt"
+    in_use = demo.index_dir / f"{linker.linker.retriever._stem}.json"  # the pair for the KB without the name
     rows = _saved_rows(in_use)
     hidden = json.loads(in_use.read_text(encoding="utf-8"))["hidden"]
     assert [rows[i][:2] for i in hidden] == [[mention.text, wrong]]  # kept, hidden from every search
@@ -123,7 +123,7 @@ def test_an_undone_correction_takes_its_synonym_out_of_the_kb_and_the_index(demo
         [e.name, e.concept_id] for e in demo.knowledge_base().names
     )
     assert len(list(demo.index_dir.glob("*.json"))) == 1, "the index that showed the name is gone"
-    found = linker.retriever.retrieve([mention.text], 5)[0]
+    found = linker.linker.retriever.retrieve([mention.text], 5)[0]
     assert all(c.matched_name != mention.text for c in found)
     names_before = set(demo.concept(mention.concept_id).names)
     assert mention.text not in names_before  # nothing else was touched: the KB's own names stay

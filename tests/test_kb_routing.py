@@ -17,7 +17,7 @@ from core.detect.dictionary import DictionaryDetector
 from core.documents import Document, Mention, Passage
 from core.errors import CuralinkError
 from core.formats import read_corpus
-from core.jobs.linking import ProjectLinker
+from core.jobs.linking import link_project
 from core.kb import load_kb
 from core.kb.concept import Concept
 from core.kb.knowledge_base import KnowledgeBase
@@ -173,10 +173,10 @@ def test_the_link_summary_counts_mentions_of_unrouted_types(mesh_dir, branches, 
         kb = project.knowledge_base()
         retriever = TfidfRetriever()
         retriever.index(kb)
-        linker = ProjectLinker(retriever, candidates=K, router=TypeRouter.for_project(project, kb))
+        linker = Linker(retriever, candidates=K, router=TypeRouter.for_project(project, kb))
         with caplog.at_level(logging.WARNING, logger="core.kb.routing"):
-            first = linker.link_project(project)
-            second = linker.link_project(project)
+            first = link_project(project, linker)
+            second = link_project(project, linker)
         assert first.unrouted == second.unrouted == {"Widget": 2}
         assert len(caplog.records) == 1 and "'Widget'" in caplog.records[0].getMessage()
         assert first.routing_warnings == [caplog.records[0].getMessage()]

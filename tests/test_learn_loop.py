@@ -171,11 +171,11 @@ def test_curator_synonyms_indexed_in_place_and_exported(demo, tmp_path):
     )
     linker = ProjectLinker.for_project(demo, kb=kb, use_reranker=False)
     demo.record_decision(mention_id, "correct", concept_id=mention.concept_id, curator="ann")
-    rows_before = len(linker.retriever.name_index)
-    added = learn_synonyms(demo, kb=kb, retriever=linker.retriever)
+    rows_before = len(linker.linker.retriever.name_index)
+    added = learn_synonyms(demo, kb=kb, retriever=linker.linker.retriever)
     assert [(e.name, e.concept_id) for e in added] == [(mention.text, mention.concept_id)]
-    assert len(linker.retriever.name_index) == rows_before + 1
-    top = linker.retriever.retrieve([mention.text], 3)[0][0]
+    assert len(linker.linker.retriever.name_index) == rows_before + 1
+    top = linker.linker.retriever.retrieve([mention.text], 3)[0][0]
     assert top.concept_id == mention.concept_id and top.matched_name == mention.text
     stored = demo.concept(mention.concept_id)
     assert mention.text in stored.synonyms

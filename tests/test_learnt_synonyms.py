@@ -18,7 +18,7 @@ def _found(linker, text: str, concept_id: str) -> bool:
     """Whether the loaded linker's retriever finds `text` as a name of `concept_id`."""
     return any(
         c.concept_id == concept_id and c.matched_name == text
-        for c in linker.retriever.retrieve([text], 10)[0]
+        for c in linker.linker.retriever.retrieve([text], 10)[0]
     )
 
 

@@ -55,7 +55,7 @@ def test_shards_are_linked_as_the_linker_links_them(project: Path, tmp_path: Pat
             d.doc_id: [
                 (m.start, m.end, [c.concept_id for c in ranked]) for m, ranked in zip(d.mentions, found)
             ]
-            for d, found in zip(documents, linker.suggest(documents), strict=True)
+            for d, found in zip(documents, linker.linker.suggest(documents), strict=True)
         }
     assert _linked(tmp_path / "out") == expected
     manifest = Manifest.load(tmp_path / "out")

@@ -33,25 +33,25 @@ def test_a_correction_is_found_at_once_and_an_undo_withdraws_it_without_a_reload
     mention, mention_id = _correctable(demo)
     wrong = _wrong_concept(demo, mention)
     linker = ProjectLinker.for_project(demo, use_reranker=False, use_ranker=False)
-    assert all(c.matched_name != mention.text for c in linker.retriever.retrieve([mention.text], 5)[0])
+    assert all(c.matched_name != mention.text for c in linker.linker.retriever.retrieve([mention.text], 5)[0])
 
     demo.record_decision(mention_id, "correct", concept_id=wrong, curator="ann")
     learned = linker.learn(demo, [mention_id])
     assert [(e.concept_id, e.name) for e in learned.added] == [(wrong, mention.text)]
-    top = linker.retriever.retrieve([mention.text], 3)[0][0]
+    top = linker.linker.retriever.retrieve([mention.text], 3)[0][0]
     assert (top.concept_id, top.matched_name) == (wrong, mention.text)  # the string itself is the name
     assert mention.text in demo.concept(wrong).synonyms  # stored: a reload keeps it
 
     demo.record_decision(mention_id, "revert", curator="ann")
     learned = linker.learn(demo, [mention_id])
     assert [(e.concept_id, e.name) for e in learned.withdrawn] == [(wrong, mention.text)]
-    live = linker.retriever.retrieve([mention.text], 5)[0]
+    live = linker.linker.retriever.retrieve([mention.text], 5)[0]
     assert all(c.matched_name != mention.text for c in live)
     assert mention.text not in demo.concept(wrong).synonyms
-    assert mention.text not in linker.kb.get(wrong).names
+    assert mention.text not in linker.linker.kb.get(wrong).names
 
     reloaded = ProjectLinker.for_project(demo, use_reranker=False, use_ranker=False)
-    again = reloaded.retriever.retrieve([mention.text], 5)[0]
+    again = reloaded.linker.retriever.retrieve([mention.text], 5)[0]
     assert [c.concept_id for c in live] == [c.concept_id for c in again]
     assert [round(c.retriever_score, 4) for c in live] == [round(c.retriever_score, 4) for c in again]
 
@@ -65,7 +65,7 @@ def test_a_redo_after_an_undo_is_found_again(demo):
     for action in ("correct", "revert", "correct"):
         demo.record_decision(mention_id, action, concept_id=wrong if action == "correct" else "", curator="a")
         linker.learn(demo, [mention_id])
-    top = linker.retriever.retrieve([mention.text], 3)[0][0]
+    top = linker.linker.retriever.retrieve([mention.text], 3)[0][0]
     assert (top.concept_id, top.matched_name) == (wrong, mention.text)
 
 
@@ -172,7 +172,7 @@ def test_a_withdrawal_is_saved_with_the_index_so_the_next_start_does_not_rebuild
     linker.learn(demo, [mention_id])
     demo.record_decision(mention_id, "revert", curator="ann")
     assert [e.name for e in linker.learn(demo, [mention_id]).withdrawn] == [mention.text]
-    live = linker.retriever.retrieve([mention.text], 5)[0]
+    live = linker.linker.retriever.retrieve([mention.text], 5)[0]
 
     builds: list[int] = []
     real_build = RescnnRetriever.build_index
@@ -183,7 +183,7 @@ def test_a_withdrawal_is_saved_with_the_index_so_the_next_start_does_not_rebuild
     )
     restarted = ProjectLinker.for_project(demo, use_reranker=False, use_ranker=False)
     assert builds == [], "the saved index was rebuilt at the next start"
-    again = restarted.retriever.retrieve([mention.text], 5)[0]
+    again = restarted.linker.retriever.retrieve([mention.text], 5)[0]
     assert all(c.matched_name != mention.text for c in again)
     assert [(c.concept_id, round(c.retriever_score, 4)) for c in again] == [
         (c.concept_id, round(c.retriever_score, 4)) for c in live
@@ -191,7 +191,7 @@ def test_a_withdrawal_is_saved_with_the_index_so_the_next_start_does_not_rebuild
     monkeypatch.undo()  # a fresh build of the KB as the store holds it finds the same candidates
     for path in demo.index_dir.iterdir():
         path.unlink()
-    fresh = ProjectLinker.for_project(demo, use_reranker=False, use_ranker=False).retriever.retrieve(
+    fresh = ProjectLinker.for_project(demo, use_reranker=False, use_ranker=False).linker.retriever.retrieve(
         [mention.text], 5
     )[0]
     assert [c.concept_id for c in fresh] == [c.concept_id for c in again]
@@ -219,8 +219,8 @@ def test_withdrawing_a_spelling_variant_keeps_the_kbs_own_name_and_the_saved_ind
     linker.learn(demo, [mention_id])
     assert variant not in demo.names_from_source("curator").get(own.concept_id, set())
     assert own.name in demo.concept(own.concept_id).names  # the KB's own name is still stored
-    assert (own.concept_id, own.name) in {(e.concept_id, e.name) for e in linker.kb.names}, "live KB lost it"
-    found = linker.retriever.retrieve([own.name], 3)[0]
+    assert (own.concept_id, own.name) in {(e.concept_id, e.name) for e in linker.linker.kb.names}, "live KB lost it"
+    found = linker.linker.retriever.retrieve([own.name], 3)[0]
     assert (found[0].concept_id, found[0].matched_name) == (own.concept_id, own.name)
 
     builds: list[int] = []

@@ -9,10 +9,10 @@ import pytest
 
 from app.resources import demo_dir
 from core.detect.dictionary import DictionaryDetector
-from core.detect.into_project import detect_into_project
 from core.documents import document_from_title_abstract
 from core.errors import CuralinkError
 from core.jobs.linking import ProjectLinker
+from core.jobs.mentions import detect_into_project
 from core.kb import load_kb
 from core.kb.identifiers import split_ids
 from core.progress import CancelToken
@@ -59,7 +59,7 @@ def test_composite_mentions_surface_both_concepts(linked_project: Path) -> None:
         linker = ProjectLinker.for_project(project)
         document = project.document("90000004")
         composite = [i for i, m in enumerate(document.mentions) if "|" in m.concept_id][0]
-        top = [c.concept_id for c in linker.suggest([document])[0][composite][:4]]
+        top = [c.concept_id for c in linker.linker.suggest([document])[0][composite][:4]]
         assert {"D001943", "D010051"} <= set(top)
 
 
@@ -111,3 +111,18 @@ def test_find_mentions_tags_raw_text_once_and_leaves_gold_alone(linked_project: 
         assert project.document(gold_id).mentions == gold_before
         again = linker.find_mentions(project, ["raw-2"])
         assert again.added == 0 and again.overlapping == 3, "a second run adds nothing over stored spans"
+
+
+def test_the_linker_stays_pure_and_the_store_jobs_hold_one() -> None:
+    """`Linker` computes suggestions only; the jobs that write the store are functions of core.jobs.linking
+    taking a Linker, and `ProjectLinker` holds one (issue 22: not a Linker subclass carrying store jobs)."""
+    import inspect
+
+    from core.jobs import linking
+    from core.pipeline import Linker
+
+    assert not issubclass(ProjectLinker, Linker)
+    for job in ("link_project", "resuggest", "find_mentions", "learn", "for_project", "_store"):
+        assert not hasattr(Linker, job), job
+    for job in (linking.link_project, linking.resuggest, linking.store_suggestions, linking.learn):
+        assert list(inspect.signature(job).parameters)[:2] == ["project", "linker"], job.__name__

@@ -236,7 +236,7 @@ def test_moved_project_loads_its_reranker(made_here: Path, tmp_path: Path) -> No
     project_dir.rename(moved)
     with chdir(tmp_path), Project.open(moved) as project:
         linker = ProjectLinker.for_project(project)
-        assert linker.reranker_version == "v1"
+        assert linker.linker.reranker_version == "v1"
         linker.link_project(project)
         _, ids = next(iter(project.documents_with_mention_ids()))
         assert project.suggestions(ids[0])[0].reranker_score is not None

@@ -185,9 +185,9 @@ def test_no_gold_and_no_decisions_keeps_the_retriever_order(demo, caplog, capsys
     assert main(["-p", str(demo.path), "evaluate", "ranker"]) == EXIT_ERROR
     assert "no ranker in force" in " ".join(capsys.readouterr().err.split())
     linker = ProjectLinker.for_project(demo, device="cpu")
-    assert linker.ranker is None
+    assert linker.linker.ranker is None
     documents = [d for d, _ in demo.documents_with_mention_ids()]
-    assert linker.suggest(documents) == linker.retrieve(documents)
+    assert linker.linker.suggest(documents) == linker.linker.retrieve(documents)
 
 
 def test_ranker_trains_from_decisions_applies_and_retrains(demo):
@@ -205,7 +205,7 @@ def test_ranker_trains_from_decisions_applies_and_retrains(demo):
     assert demo.active_model("ranker").version == "v1"
 
     linker = ProjectLinker.for_project(demo, device="cpu")
-    assert linker.ranker is not None and linker.ranker.version == "v1"
+    assert linker.linker.ranker is not None and linker.linker.ranker.version == "v1"
     summary = linker.link_project(demo)
     assert summary.mentions > 0
     document, mention_ids = next(demo.documents_with_mention_ids())
@@ -244,6 +244,6 @@ def test_ranker_of_another_feature_set_is_refused_with_retrain_advice(demo, capl
         RankerModel.load(path.parent, demo.path)
     assert str(path) in str(refused.value)
     linker = ProjectLinker.for_project(demo, device="cpu")
-    assert linker.ranker is None and "train ranker" in linker.ranker_note and "train ranker" in caplog.text
+    assert linker.linker.ranker is None and "train ranker" in linker.linker.ranker_note and "train ranker" in caplog.text
     documents = [d for d, _ in demo.documents_with_mention_ids()]
-    assert linker.suggest(documents) == linker.retrieve(documents)
+    assert linker.linker.suggest(documents) == linker.linker.retrieve(documents)

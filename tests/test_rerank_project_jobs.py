@@ -114,5 +114,5 @@ def test_resuggest_stores_retriever_candidates_then_reranked_ones(project, small
     key = (mention.start, mention.end - 1, mention.type)
     assert [s[:2] for s in stages] == [([document.doc_id], key), ([document.doc_id], key)]
     assert all(stages[0][2]) and not any(stages[1][2])  # retriever only, then every candidate reranked
-    assert project.suggestion_version(mention_id) == f"{linker.retriever_version}+{linker.reranker_version}"
+    assert project.suggestion_version(mention_id) == f"{linker.retriever_version}+{linker.linker.reranker_version}"
     assert before and project.suggestions(ids[1]) == before  # the rest of the document is left alone

@@ -58,8 +58,9 @@ def cmd_train_retriever(args) -> int:
 
 
 def cmd_link(args) -> int:
+    from core.jobs.detect_targets import require_known_ids
     from core.jobs.linking import ProjectLinker
-    from core.jobs.mentions import detector_for_project, require_known_ids
+    from core.jobs.mentions import detector_for_project
 
     if not args.detect and (args.include_gold or args.type is not None):
         raise CuralinkError("--include-gold and --type apply to detection: add --detect")
@@ -79,8 +80,8 @@ def cmd_link(args) -> int:
             linker = ProjectLinker.for_project(
                 project, kb=kb, device=args.device, candidates=args.candidates, progress=bar, cancel=cancel
             )
-        if linker.ranker_note:
-            stdout.print(linker.ranker_note)
+        if linker.linker.ranker_note:
+            stdout.print(linker.linker.ranker_note)
         if chosen is not None:
             _detect(args, project, chosen, ids, cancel)
         with progress_bar("linking") as bar:
@@ -98,7 +99,7 @@ def cmd_link(args) -> int:
 
 def _document_list(args) -> dict[str, str] | None:
     """--documents and --documents-file together: id -> where it was given (for error messages)."""
-    from core.jobs.mentions import read_id_file
+    from core.jobs.detect_targets import read_id_file
 
     if args.documents is None and args.documents_file is None:
         return None
@@ -110,7 +111,8 @@ def _document_list(args) -> dict[str, str] | None:
 
 
 def _detect(args, project, chosen, ids: list[str] | None, cancel) -> None:
-    from core.jobs.mentions import SKIP_GOLD, SKIP_HAS_MENTIONS, SKIP_OTHER_SPLIT, detect_into_project
+    from core.jobs.detect_targets import SKIP_GOLD, SKIP_HAS_MENTIONS, SKIP_OTHER_SPLIT
+    from core.jobs.mentions import detect_into_project
 
     with progress_bar("tagging mentions") as bar:
         found = detect_into_project(

@@ -63,7 +63,7 @@ def evaluate_ranker_for_project(
     device: str = "auto",
     cancel: CancelToken = NEVER_CANCELLED,
 ) -> dict:
-    from core.jobs.linking import ProjectLinker
+    from core.project_models import load_linker
 
     kb = project.knowledge_base()
     if project.active_model(KIND) is None:
@@ -76,7 +76,7 @@ def evaluate_ranker_for_project(
     documents = gold_documents(project, split)
     if not documents:
         raise InputError(str(project.path), f"no gold-linked mentions in split {split!r}")
-    linker = ProjectLinker.for_project(
+    linker = load_linker(
         project,
         kb=kb,
         device=device,

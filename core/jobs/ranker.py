@@ -19,7 +19,7 @@ from core.errors import CuralinkError, ModelError
 from core.jobs.versions import TrainedVersion, draft_version, publish_version
 from core.kb.knowledge_base import KnowledgeBase
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressCallback, no_progress
-from core.project_models import linked_documents, nothing_to_learn
+from core.project_models import linked_documents, load_linker, nothing_to_learn
 from core.rank.held_out import METRICS_KEY, describe
 from core.rank.model import RankerModel, fit_ranker
 from core.rank.stage import RankingStage, annotation_prior
@@ -143,14 +143,13 @@ def train_ranker_for_project(
     cancel: CancelToken = NEVER_CANCELLED,
 ) -> TrainedVersion:
     """Train a ranker on every linked mention of the project, register it (and put it in force)."""
-    from core.jobs.linking import ProjectLinker
 
     kb = project.knowledge_base()
     documents = linked_documents(project, kb).train_documents
     if not documents:
         log.warning(nothing_to_learn(project))
         return TrainedVersion(KIND, "", None, message=nothing_to_learn(project))
-    linker = ProjectLinker.for_project(
+    linker = load_linker(
         project,
         kb=kb,
         device=device,
@@ -212,7 +211,6 @@ def retrain_ranker(
     the prior of the training slice, then publish under the promotion rule as for the other kinds.
     It fits in seconds from scratch: `epochs`, `max_seconds` and `base_model` do not apply."""
     from core.jobs.compare import ranked_metrics
-    from core.jobs.linking import ProjectLinker
     from core.jobs.retrain_report import KindReport, publish_retrained
 
     progress.enter(KIND)
@@ -226,7 +224,7 @@ def retrain_ranker(
         except ModelError as exc:  # another feature set: judged against the retriever's order instead
             log.warning("%s", exc)
     use_cross_encoder = bool(old_model and old_model.uses_cross_encoder)
-    linker = ProjectLinker.for_project(
+    linker = load_linker(
         project,
         kb=kb,
         device=device,

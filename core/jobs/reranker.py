@@ -68,12 +68,12 @@ def train_reranker_for_project(
     cancel: CancelToken = NEVER_CANCELLED,
 ) -> TrainedVersion:
     """Train, save, register (and promote) a reranker version."""
-    from core.jobs.linking import ProjectLinker
     from core.jobs.versions import draft_version, publish_version
     from core.learn.training_data import fingerprint, gold_pairs
+    from core.project_models import load_linker
 
     kb = project.knowledge_base()
-    linker = ProjectLinker.for_project(
+    linker = load_linker(
         project, kb=kb, use_reranker=False, use_ranker=False, candidates=candidates, cancel=cancel
     )
     train_docs, dev_docs = _splits(project)
@@ -167,7 +167,7 @@ def evaluate_reranker_for_project(
 
     `packing` packs inputs at another level than the model was trained with (None: its own).
     """
-    from core.jobs.linking import ProjectLinker
+    from core.project_models import load_linker
 
     active = project.active_model(KIND)
     if active is None:
@@ -178,7 +178,7 @@ def evaluate_reranker_for_project(
     if not documents:
         raise CuralinkError(f"{project.path}: no documents in the {split!r} split")
     kb = project.knowledge_base()
-    linker = ProjectLinker.for_project(
+    linker = load_linker(
         project, kb=kb, use_reranker=False, use_ranker=False, candidates=candidates, cancel=cancel
     )
     found = _retrieve(linker, documents, candidates)

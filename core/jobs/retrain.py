@@ -239,7 +239,7 @@ def retrain_reranker(
     progress,
     cancel,
 ) -> KindReport:
-    from core.jobs.linking import ProjectLinker
+    from core.project_models import load_linker
     from core.rerank.cross_encoder import CrossEncoder
     from core.rerank.reranker import CrossEncoderReranker
     from core.rerank.training import TrainingConfig, train
@@ -250,7 +250,7 @@ def retrain_reranker(
             "no curated or gold documents outside the held-out slice to train the reranker on"
         )
     progress.enter("reranker: candidates")
-    linker = ProjectLinker.for_project(
+    linker = load_linker(
         project,
         kb=kb,
         use_reranker=False,
