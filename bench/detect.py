@@ -59,8 +59,8 @@ def bench_detect(
     progress: ProgressFn = no_progress,
     cancel: CancelToken = NEVER_CANCELLED,
 ) -> dict:
-    from core.detect.in_force import load_span_detector
     from core.detect.span_detector import SpanDetector
+    from core.project_detector import load_span_detector
     from core.project_models import load_linker
     from core.rerank.cross_encoder import CrossEncoder
     from core.rerank.reranker import CrossEncoderReranker

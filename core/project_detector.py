@@ -20,10 +20,14 @@ from __future__ import annotations
 
 from collections.abc import Collection
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from core.detect.mention_type import MentionType, choose_mention_type
 from core.store.annotated_types import annotated_mentions
 from core.store.documents_store import TRAINING_SPLITS
+
+if TYPE_CHECKING:
+    from core.detect.span_detector import SpanDetector
 
 
 @dataclass
@@ -42,8 +46,6 @@ def detector_for_project(
 ) -> ChosenDetector:
     """The detector `link --detect` uses; refuses (CuralinkError) before anything is stored.
     `leave_out`: documents whose annotations the dictionary does not learn from (an evaluation's split)."""
-    from core.detect.in_force import load_span_detector
-
     span = load_span_detector(project, kb=kb, device=device)
     if span is not None:
         if requested_type is not None:
@@ -53,6 +55,22 @@ def detector_for_project(
             types = "types predicted: " + ", ".join(span.config.types)
         return ChosenDetector(span, f"span model {span.version} ({types})")
     return dictionary_for_project(project, kb, requested_type=requested_type, leave_out=leave_out)
+
+
+def load_span_detector(
+    project, *, kb=None, device: str = "auto", threshold: float | None = None, version=None
+) -> SpanDetector | None:
+    """The detector in force (or the registry row `version`) with concept vectors for the project's KB
+    now; None when none is trained."""
+    from core.detect.in_force import KIND, load_span_model
+
+    active = version if version is not None else project.active_model(KIND)
+    if active is None:
+        return None
+    kb = kb if kb is not None else project.knowledge_base()
+    return load_span_model(
+        active.path, active.version, kb, index_dir=project.index_dir, device=device, threshold=threshold
+    )
 
 
 def dictionary_for_project(

@@ -124,7 +124,7 @@ def test_train_evaluate_link_and_roll_back_the_detector(project_dir: Path, tiny_
 def test_a_detector_from_another_knowledge_base_gets_vectors_for_this_one(
     project_dir: Path, tiny_bert: Path, tmp_path: Path, caplog
 ) -> None:
-    from core.detect.in_force import load_span_detector
+    from core.project_detector import load_span_detector
 
     _train(project_dir, tiny_bert, epochs=1)
     extra = tmp_path / "extra.tsv"

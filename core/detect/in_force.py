@@ -1,5 +1,5 @@
-"""The span model in force in a project, loaded for the project's KB now (the detect stage's loader: the
-desk, `link --detect`, evaluation and retraining all load it this way).
+"""A saved span model, loaded for a KB now (core.project_detector.load_span_detector loads the project's
+version in force with it: the desk, `link --detect`, evaluation and retraining all load it this way).
 
 A detector trained with another KB (fingerprint differs) still reads text the same way; its concept
 vectors are simply encoded for the project's KB now (the candidate encoder is the frozen base model),
@@ -33,27 +33,21 @@ def detector_device(device: str) -> str:
     return "cpu"
 
 
-def load_span_detector(
-    project, *, kb=None, device: str = "auto", threshold: float | None = None, version=None
-) -> SpanDetector | None:
-    """The detector in force (or the registry row `version`) with concept vectors for the project's KB
-    now; None when none is trained."""
-    active = version if version is not None else project.active_model(KIND)
-    if active is None:
-        return None
-    kb = kb if kb is not None else project.knowledge_base()
-    model, tokenizer, config = load_detector(active.path)
-    base = resolve_base_model(
-        config.base_model, config.base_model_hash, active.path, f"detector {active.version}"
-    )
+def load_span_model(
+    folder, version: str, kb, *, index_dir=None, device: str = "auto", threshold: float | None = None
+) -> SpanDetector:
+    """A saved span model (`folder`, named `version`) with concept vectors for `kb` (cached in
+    `index_dir`); core.project_detector.load_span_detector finds the project's version in force."""
+    model, tokenizer, config = load_detector(folder)
+    base = resolve_base_model(config.base_model, config.base_model_hash, folder, f"detector {version}")
     if config.kb_fingerprint and config.kb_fingerprint != kb.fingerprint():
         log.info(
             "detector %s was trained with knowledge base %s; concept vectors are encoded for this one (%s)",
-            active.version,
+            version,
             config.kb_fingerprint,
             kb.fingerprint(),
         )
-    vectors = concept_vectors(kb, base, cache_dir=project.index_dir)
+    vectors = concept_vectors(kb, base, cache_dir=index_dir)
     return SpanDetector(
         model,
         tokenizer,
@@ -61,5 +55,5 @@ def load_span_detector(
         vectors,
         threshold=threshold,
         device=detector_device(device),
-        version=active.version,
+        version=version,
     )

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from core.atomic_files import write_text_atomic
 from core.detect.candidates import concept_vectors
-from core.detect.in_force import KIND, detector_device, load_span_detector
+from core.detect.in_force import KIND, detector_device
 from core.detect.segments import mention_types, segment_documents
 from core.detect.span_detector import SpanDetector
 from core.detect.span_model import DetectorConfig, load_detector, new_detector, save_detector
@@ -277,6 +277,8 @@ def load_detector_version(
     project, row, *, kb=None, device: str = "auto", threshold: float | None = None
 ) -> SpanDetector:
     """A registered detector version (`row` of the model registry), with concept vectors for the KB now."""
+    from core.project_detector import load_span_detector
+
     return load_span_detector(project, kb=kb, device=device, threshold=threshold, version=row)
 
 

@@ -12,10 +12,10 @@ from __future__ import annotations
 import logging
 import time
 
-from core.detect.in_force import load_span_detector
 from core.detect.train_detector import DetectorTrainingOptions
 from core.jobs.detector import KIND, fit_detector, project_training_documents, require_spans
 from core.progress import NEVER_CANCELLED, CancelToken, PhasedProgress
+from core.project_detector import load_span_detector
 
 log = logging.getLogger(__name__)
 
