@@ -92,8 +92,8 @@ def bench_batch(
 def _bench_project(data_dir: Path, work: Path, train_seconds: float, cancel: CancelToken) -> tuple[Path, str]:
     """MEDIC and a briefly trained ResCNN, built once in the work folder; the name index saved into it."""
     from core.formats import read_corpus
+    from core.jobs.kinds import train
     from core.jobs.linking import ProjectLinker
-    from core.jobs.retriever import train_retriever
     from core.kb import load_kb
     from core.store import Project
 
@@ -106,7 +106,7 @@ def _bench_project(data_dir: Path, work: Path, train_seconds: float, cancel: Can
             project.import_concepts(load_kb(medic, "medic"), source=str(medic), fmt="medic", cancel=cancel)
             train = data_dir / "ncbi-disease" / NCBI_FILES[0]  # training pairs for the retriever
             project.import_documents(read_corpus(train, "pubtator"), source=str(train), split="train")
-            trained = train_retriever(project, max_seconds=train_seconds, cancel=cancel)
+            trained = train(project, "retriever", max_seconds=train_seconds, cancel=cancel)
             ProjectLinker.for_project(project, cancel=cancel)  # encodes MEDIC's names once, into index/
         ready.write_text(
             f"ResCNN {trained.version} trained {train_seconds:.0f} s on NCBI-disease train and MEDIC synonyms\n"

@@ -26,8 +26,8 @@ def bench_pipeline(
 ) -> dict:
     from core.evaluate.metrics import first_hit_rank, hit_rate
     from core.formats import read_corpus
+    from core.jobs.kinds import train
     from core.jobs.linking import ProjectLinker
-    from core.jobs.retriever import train_retriever
     from core.kb import load_kb
     from core.kb.identifiers import split_ids
     from core.store import Project
@@ -48,7 +48,7 @@ def bench_pipeline(
         progress(1, 4, "imported")
 
         started = time.perf_counter()
-        trained = train_retriever(project, max_seconds=train_seconds, cancel=cancel)
+        trained = train(project, "retriever", max_seconds=train_seconds, cancel=cancel)
         timings["train_s"] = time.perf_counter() - started
         progress(2, 4, "trained")
 

@@ -34,8 +34,7 @@ def cmd_train_detector(args) -> int:
             cancel=cancel,
         )
     metrics = trained.metrics
-    state = "made active" if trained.promoted else f"kept as a candidate ({trained.reason})"
-    stdout.print(f"detector {trained.version} saved in {trained.path} and {state}")
+    stdout.print(f"detector {trained.version} saved in {trained.path} and {trained.verdict}")
     stdout.print(
         f"trained {metrics['steps']} steps, {metrics['epochs']} epochs on {metrics['segments']} segments "
         f"({metrics['device']}); stopped by {metrics['stopped_by']} (best dev epoch {metrics['best_epoch']} "

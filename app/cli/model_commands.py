@@ -27,10 +27,6 @@ def _training_report(metrics: dict, wall: float) -> str:
     )
 
 
-def _in_force(trained) -> str:
-    return "made active" if trained.promoted else f"kept as a candidate ({trained.reason})"
-
-
 def cmd_train_retriever(args) -> int:
     from core.jobs.kinds import train
 
@@ -52,7 +48,7 @@ def cmd_train_retriever(args) -> int:
             progress=bar,
             cancel=cancel,
         )
-    stdout.print(f"retriever {trained.version} saved in {trained.path} and {_in_force(trained)}")
+    stdout.print(f"retriever {trained.version} saved in {trained.path} and {trained.verdict}")
     stdout.print(_training_report(trained.metrics, time.perf_counter() - started))
     return 0
 
@@ -166,7 +162,7 @@ def cmd_train_reranker(args) -> int:
             cancel=cancel,
         )
     stdout.print(
-        f"reranker {trained.version} saved in {trained.path} and {_in_force(trained)} ({trained.metrics})"
+        f"reranker {trained.version} saved in {trained.path} and {trained.verdict} ({trained.metrics})"
     )
     stdout.print(_training_report(trained.metrics, time.perf_counter() - started))
     return 0

@@ -31,11 +31,12 @@ def ncbi_missing(data: Path) -> str | None:
 
 
 def _train(project, train_seconds: float, include_gold: bool, progress, cancel) -> None:
-    from core.jobs.retriever import train_retriever
+    from core.jobs.kinds import train
 
     progress(0, None, f"training a retriever ({train_seconds:.0f} s budget)")
-    train_retriever(
+    train(
         project,
+        "retriever",
         max_seconds=train_seconds,
         include_gold=include_gold,
         progress=progress,

@@ -179,9 +179,9 @@ def train_ranker_for_project(
     # The held-out bulk-accept curve (101 points) stays in ranker.json, out of the log and the summary.
     shown = {k: v for k, v in model.metrics.items() if k != METRICS_KEY}
     log.info("ranker %s trained on %d mentions: %s", version, model.metrics["mentions"], shown)
-    state = "made active" if promote else "kept as a candidate"
-    message = f"ranker {version} saved in {final} and {state}; {describe(model.metrics.get(METRICS_KEY))}"
-    return TrainedVersion(KIND, version, final, shown, promote, message=message)
+    trained = TrainedVersion(KIND, version, final, shown, promote)
+    trained.message = f"ranker {version} saved in {final} and {trained.verdict}; {describe(model.metrics.get(METRICS_KEY))}"
+    return trained
 
 
 def load_ranker(project, row, *, kb: KnowledgeBase | None = None) -> RankingStage:

@@ -47,6 +47,13 @@ class TrainedVersion:
     def trained(self) -> bool:
         return bool(self.version)
 
+    @property
+    def verdict(self) -> str:
+        """What became of the version, for the front ends' one line about it."""
+        if self.promoted:
+            return "made active"
+        return f"kept as a candidate ({self.reason})" if self.reason else "kept as a candidate"
+
 
 def next_version(project, kind: str) -> str:
     taken = {row.version for row in project.model_versions(kind)}
