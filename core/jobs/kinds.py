@@ -7,7 +7,7 @@ desk, the demo) call the verbs here - `train`, `evaluate`, `load` - never a kind
 options pass through. Every trainer publishes its version through `core.jobs.versions.publish_version`,
 and whether it goes in force is decided by `promotion_decision`: the rule is written once, here.
 
-The kinds' functions share a leading signature (checked by tests/test_model_kinds.py):
+The kinds' functions share a leading signature (checked by tests/test_train_via_registry.py):
 - train: `(project, *, promote: bool, progress, cancel, **options) -> TrainedVersion`;
 - retrain: `(project, kb, data, *, promote: str, epochs, max_seconds, device, base_model, seed,
   progress, cancel) -> KindReport` (fine-tune from the version in force, judged on the held-out slice);
