@@ -93,7 +93,7 @@ def measure_rows(stage: RankingStage, linker, documents: Sequence[Document]) -> 
         union=DEFAULT_TFIDF_UNION,
     )
     mentions = [m for d in documents for m in d.mentions]
-    in_kb = sum(any(stage.kb.ids_of(c) for c in m.concept_ids) for m in mentions)
+    in_kb = sum(any(stage.kb.resolve(c) for c in m.concept_ids) for m in mentions)
     return Measured(rows, len(mentions), in_kb)
 
 
@@ -242,7 +242,8 @@ def per_type_table(
     """One ranker fitted on `train` (every type), measured per type on each of `sets` ({name: (documents,
     final?)}): {"rows": [{"set", "type", figures...}], "ranker": its training metrics}."""
     stage = RankingStage(None, kb, annotation_prior(train))
-    model = fit_rankers(measure_rows(stage, linker, train))[CALIBRATION_METHOD]
+    training = measure_rows(stage, linker, train)
+    model = fit_rankers(training)[CALIBRATION_METHOD]
     rows = []
     for name, (documents, is_final) in sets.items():
         if is_final and not final:
@@ -253,8 +254,12 @@ def per_type_table(
             if chosen:
                 data = measure_rows(stage, linker, chosen)
                 rows.append({"set": name, "type": type_name, "final": is_final, **figures(model, data)})
-    shown = {k: v for k, v in model.metrics.items() if k != METRICS_KEY}
-    return {"rows": rows, "ranker": {**shown, "calibration": model.calibration.get("method")}}
+    fitted = {
+        "documents": len(train),
+        "mentions": training.mentions,
+        "candidate_rows": int(len(training.rows.rows)),
+    }
+    return {"rows": rows, "ranker": {**fitted, "calibration": model.calibration.get("method")}}
 
 
 def missing_inputs(data_dir: Path, *names: Path) -> str:
