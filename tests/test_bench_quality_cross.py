@@ -198,3 +198,15 @@ def test_beta_calibration_recovers_a_known_curve():
     assert apply_calibration(table, grid) == pytest.approx(expected, abs=0.03)
     with pytest.raises(ValueError, match="unknown calibration method 'temperature'"):
         fit_calibration(scores, labels, "temperature")
+
+
+def test_sections_without_their_data_say_which_file_is_missing(tmp_path: Path):
+    from bench.quality_cross import MEDIC, MESH_TABLE, run_cross_corpus, run_per_type
+
+    assert run_per_type(tmp_path, tmp_path / "no-model") == {
+        "skipped": f"{tmp_path / BIORED_TRAINDEV} not found"
+    }
+    (tmp_path / BIORED_TRAINDEV).parent.mkdir(parents=True)
+    (tmp_path / BIORED_TRAINDEV).write_text("1|t|x\n\n", encoding="utf-8")
+    assert run_per_type(tmp_path, tmp_path / "no-model") == {"skipped": f"{tmp_path / MESH_TABLE} not found"}
+    assert run_cross_corpus(tmp_path, tmp_path / "no-model") == {"skipped": f"{tmp_path / MEDIC} not found"}
