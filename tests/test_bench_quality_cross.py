@@ -21,12 +21,13 @@ from bench.quality_cross import (
     of_types,
     promise,
 )
+from core.errors import ModelError
 from core.formats.pubtator import read
 from core.jobs.ranker import DEFAULT_CANDIDATES, examples
 from core.kb.knowledge_base import KnowledgeBase
 from core.kb.medic import read_medic
 from core.pipeline import Linker
-from core.rank.calibration import apply_calibration, fit_calibration
+from core.rank.calibration import apply_calibration, check_calibration, fit_calibration
 from core.rank.model import CALIBRATION_METHOD, fit_ranker
 from core.rank.stage import RankingStage, annotation_prior
 from core.retrieve.tfidf import TfidfRetriever
@@ -198,6 +199,11 @@ def test_beta_calibration_recovers_a_known_curve():
     assert apply_calibration(table, grid) == pytest.approx(expected, abs=0.03)
     with pytest.raises(ValueError, match="unknown calibration method 'temperature'"):
         fit_calibration(scores, labels, "temperature")
+    assert check_calibration(table) is table  # what RankerModel.load checks a stored table with
+    with pytest.raises(ModelError, match="beta calibration: a, b and c must be finite"):
+        check_calibration({"method": "beta", "a": 0.6, "b": float("nan"), "c": 0.0})
+    with pytest.raises(ModelError, match="beta calibration table is incomplete"):
+        check_calibration({"method": "beta", "a": 0.6, "b": 1.4})
 
 
 def test_sections_without_their_data_say_which_file_is_missing(tmp_path: Path):
