@@ -275,11 +275,13 @@ def run_per_type(
     retriever_dir: str | Path,
     *,
     final: bool = False,
+    train_epochs: int = 0,
     progress: ProgressFn = no_progress,
     cancel: CancelToken = NEVER_CANCELLED,
 ) -> dict:
-    """BioRED's chemicals and diseases against MeSH with the ResCNN in `retriever_dir`; skipped (with the
-    reason) when the data is absent."""
+    """BioRED's chemicals and diseases against MeSH with the ResCNN in `retriever_dir` (with
+    `train_epochs`: first trained there, that many epochs, on the train slice's chemical and disease
+    strings and MeSH's names); skipped (with the reason) when the data is absent."""
     from core.formats.pubtator import read
     from core.kb import load_kb
     from core.kb.routing import TypeRouter
@@ -296,6 +298,15 @@ def run_per_type(
     sets = {"BioRED dev slice": (dev, False)}
     if final:
         sets["BioRED test (final)"] = (of_types(read(data_dir / BIORED_TEST), types), True)
+    trained = ""
+    if train_epochs:
+        from bench.ncbi_retrieval import train_ncbi_rescnn
+
+        progress(0, None, f"per type: training a ResCNN on the BioRED train slice ({train_epochs} epochs)")
+        result = train_ncbi_rescnn(
+            kb, train, retriever_dir, epochs=train_epochs, max_seconds=None, progress=progress, cancel=cancel
+        )
+        trained = f", trained here: {train_epochs} epochs, {result.steps} steps, {result.seconds:.0f} s"
     retriever = RescnnRetriever.load(Path(retriever_dir))
     progress(0, None, f"per type: indexing {len(kb.names)} MeSH names")
     retriever.index(kb, cancel=cancel)
@@ -304,7 +315,7 @@ def run_per_type(
     table = per_type_table(kb, linker, train, sets, final=final, cancel=cancel)
     return {
         "kb": f"MeSH 2015 descriptors ({len(kb)}), mentions routed by type",
-        "retriever": str(retriever_dir),
+        "retriever": f"{retriever_dir}{trained}",
         "split": f"BioRED train+dev file: every {DEV_EVERY}th abstract is dev ({len(dev)}), the rest train ({len(train)})",
         **table,
     }

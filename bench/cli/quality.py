@@ -54,7 +54,12 @@ def _types_and_corpora(args, data: Path, bar, cancel) -> dict:
     retriever = args.retriever or args.out
     return {
         "per_type": run_per_type(
-            data, args.mesh_retriever or retriever, final=args.final, progress=bar, cancel=cancel
+            data,
+            args.mesh_out or args.mesh_retriever or retriever,
+            final=args.final,
+            train_epochs=args.mesh_epochs if args.mesh_out else 0,
+            progress=bar,
+            cancel=cancel,
         ),
         "cross_corpus": run_cross_corpus(data, retriever, final=args.final, progress=bar, cancel=cancel),
     }
@@ -95,7 +100,10 @@ def _print_types_and_corpora(result: dict) -> None:
         for row in per_type["rows"]:
             table.add_row(row["set"], row["type"], *(_cell(row[c]) for c in _FIGURES + _REALISED))
         stdout.print(table)
-        stdout.print(f"{per_type['split']}; ranker: {per_type['ranker']}", markup=False)
+        stdout.print(
+            f"{per_type['split']}; retriever: {per_type['retriever']}; ranker: {per_type['ranker']}",
+            markup=False,
+        )
     if "skipped" in cross:
         stdout.print(f"cross-corpus rows skipped: {cross['skipped']}", markup=False)
         return
@@ -138,6 +146,10 @@ def register_bench(bench) -> None:
     quality.add_argument(
         "--mesh-retriever", help="ResCNN folder for the per-type BioRED vs MeSH table (default: --retriever)"
     )
+    quality.add_argument(
+        "--mesh-out", help="train a ResCNN on the BioRED train slice + MeSH names into this folder first"
+    )
+    quality.add_argument("--mesh-epochs", type=int, default=3, help="its epochs (with --mesh-out)")
     quality.add_argument(
         "--final",
         action="store_true",
