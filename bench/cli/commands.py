@@ -1,4 +1,4 @@
-"""Benchmark commands: `curalink bench import|retriever|retriever-accuracy|pipeline|routing|reranker|quality|
+"""Benchmark commands: `curalink bench import|retriever|retriever-accuracy|pipeline|routing|reranker|
 learning|faults`; the others are registered from their own modules in bench/cli/."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from rich.table import Table
 
 from app.cli.output import print_json, print_output, shared_data, stdout
 from app.console import cancellable, progress_bar
-from bench.cli import batch, desk, detect, index, inputs, kb_search
+from bench.cli import batch, desk, detect, index, inputs, kb_search, quality
 from bench.faults import SECTIONS as FAULT_SECTIONS
 from core.errors import CuralinkError
 
@@ -221,48 +221,6 @@ def cmd_bench_faults(args) -> int:
     return 0
 
 
-def cmd_bench_quality(args) -> int:
-    from bench.quality import plot_bulk_accept, run_quality
-
-    data = shared_data(args)
-    if not args.retriever and not args.out:
-        raise CuralinkError("pass --retriever DIR (a trained ResCNN folder) or --out DIR to train one")
-    with cancellable() as cancel, progress_bar("quality table", quiet=args.json) as bar:
-        result = run_quality(
-            data,
-            retriever_dir=args.retriever,
-            train_out=args.out,
-            epochs=args.epochs,
-            biencoder=not args.no_biencoder,
-            cross_encoder_dir=args.cross_encoder,
-            ranker_dir=args.ranker,
-            device=args.device,
-            progress=bar,
-            cancel=cancel,
-        )
-    if args.plot:
-        result["plot"] = str(plot_bulk_accept(result["calibration"], args.plot))
-    if args.json:
-        print_json(result)
-        return 0
-    columns = ("acc@1", "acc@5", "recall@20", "pool", "mentions_per_s", "train_s")
-    table = Table("row", "dictionary", *columns, title=f"NCBI-disease test vs MEDIC ({result['rescnn']})")
-    for row, settings in result["rows"].items():
-        for setting, metrics in settings.items():
-            table.add_row(row, setting, *("-" if metrics[c] is None else str(metrics[c]) for c in columns))
-    stdout.print(table)
-    for setting, figures in result["calibration"].items():
-        bulk = "; ".join(
-            f"p>={b['threshold']}: coverage {b['coverage']} %, precision {b['precision']} %"
-            for b in figures["bulk_accept"]
-        )
-        stdout.print(f"ranker calibration, {setting}: top-1 ECE {figures['top1_ece']}; {bulk}", markup=False)
-    stdout.print(f"ranker: {result['ranker']}; cross-encoder: {result['cross_encoder']}", markup=False)
-    if args.plot:
-        stdout.print(f"bulk accept curve written to {result['plot']}", markup=False)
-    return 0
-
-
 def register(bench) -> None:
     """Add every benchmark to the `curalink bench` parser's subcommands."""
     detect.register_bench(bench)
@@ -375,22 +333,7 @@ def register(bench) -> None:
     bench_reranker.add_argument("--json", action="store_true")
     bench_reranker.set_defaults(handler=cmd_bench_reranker)
 
-    quality = bench.add_parser(
-        "quality", help="one table: exact, TF-IDF, MiniLM, ResCNN, union, ranker (+ cross-encoder)"
-    )
-    quality.add_argument("--data", help="shared data folder (default ../shared/data)")
-    quality.add_argument("--retriever", help="a trained ResCNN folder to measure (no training)")
-    quality.add_argument(
-        "--out", help="train a ResCNN into this folder first (fixed --epochs, no time limit)"
-    )
-    quality.add_argument("--epochs", type=int, default=10, help="ResCNN training epochs (with --out)")
-    quality.add_argument("--ranker", help="a trained ranker folder to apply instead of fitting one")
-    quality.add_argument("--cross-encoder", help="a trained cross-encoder folder: adds its row")
-    quality.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
-    quality.add_argument("--no-biencoder", action="store_true", help="leave out the MiniLM row (slow)")
-    quality.add_argument("--plot", help="write the bulk accept precision/coverage curve to this PNG")
-    quality.add_argument("--json", action="store_true")
-    quality.set_defaults(handler=cmd_bench_quality)
+    quality.register_bench(bench)  # quality: main table, per type, across corpora (issue 25)
 
     bench_learning = bench.add_parser(
         "learning", help="uncertainty-first vs random curation order (NCBI-disease)"

@@ -2,7 +2,9 @@
 
 Isotonic regression (a monotone step function, stored as its breakpoints and applied by linear
 interpolation) when there is enough held-out evidence, else Platt scaling (a logistic curve on the
-score). Both are stored as plain JSON tables.
+score). Beta calibration (Kull et al. 2017: a logistic curve on ln s and ln(1 - s), s the sigmoid of
+the score) is the third shape `bench quality` compares across corpora. All are stored as plain JSON
+tables.
 """
 
 from __future__ import annotations
@@ -19,14 +21,24 @@ MIN_ISOTONIC_POSITIVES = 50
 """Below this many held-out positives an isotonic step function overfits; Platt's two numbers do not."""
 
 
-def fit_calibration(scores: Sequence[float], labels: Sequence[int]) -> dict:
-    """A calibration table from out-of-sample scores and 0/1 outcomes."""
+CALIBRATION_METHODS = ("auto", "isotonic", "platt", "beta")
+"""`auto`: isotonic with at least MIN_ISOTONIC_POSITIVES positives, else Platt (what rankers store)."""
+
+
+def fit_calibration(scores: Sequence[float], labels: Sequence[int], method: str = "auto") -> dict:
+    """A calibration table from out-of-sample scores and 0/1 outcomes, of the shape `method` names."""
+    if method not in CALIBRATION_METHODS:
+        raise ValueError(f"unknown calibration method {method!r}; one of {', '.join(CALIBRATION_METHODS)}")
     x = np.asarray(scores, dtype=np.float64)
     y = np.asarray(labels, dtype=np.float64)
     if len(x) == 0 or y.min() == y.max():
         rate = float(y.mean()) if len(y) else 0.0
         return {"method": "constant", "p": rate}
-    if y.sum() >= MIN_ISOTONIC_POSITIVES:
+    if method == "beta":
+        beta = LogisticRegression(C=1e6).fit(_beta_columns(x), y.astype(int))
+        a, b = (float(v) for v in beta.coef_[0])
+        return {"method": "beta", "a": a, "b": b, "c": float(beta.intercept_[0])}
+    if method == "isotonic" or (method == "auto" and y.sum() >= MIN_ISOTONIC_POSITIVES):
         iso = IsotonicRegression(out_of_bounds="clip", y_min=0.0, y_max=1.0).fit(x, y)
         return {
             "method": "isotonic",
@@ -45,6 +57,9 @@ def apply_calibration(table: dict, scores: np.ndarray) -> np.ndarray:
         return np.interp(scores, np.asarray(table["x"]), np.asarray(table["y"]))
     if method == "platt":
         return 1.0 / (1.0 + np.exp(-(table["a"] * scores + table["b"])))
+    if method == "beta":
+        logit = _beta_columns(scores) @ np.array([table["a"], table["b"]]) + table["c"]
+        return 1.0 / (1.0 + np.exp(-logit))
     if method == "constant":
         return np.full(scores.shape, float(table["p"]))
     raise ModelError(f"unknown calibration method {method!r}")
@@ -65,6 +80,9 @@ def check_calibration(table: object) -> dict:
         elif method == "platt":
             if not np.isfinite([float(table["a"]), float(table["b"])]).all():
                 raise ModelError("platt calibration: a and b must be finite numbers")
+        elif method == "beta":
+            if not np.isfinite([float(table["a"]), float(table["b"]), float(table["c"])]).all():
+                raise ModelError("beta calibration: a, b and c must be finite numbers")
         elif method == "constant":
             if not 0.0 <= float(table["p"]) <= 1.0:
                 raise ModelError("constant calibration: p must lie in [0, 1]")
@@ -73,6 +91,11 @@ def check_calibration(table: object) -> dict:
     except (KeyError, TypeError, ValueError) as exc:
         raise ModelError(f"{method} calibration table is incomplete ({exc})") from exc
     return table
+
+
+def _beta_columns(scores: np.ndarray) -> np.ndarray:
+    """ln s and -ln(1 - s) for s = sigmoid(score), computed without overflow (log-sigmoid)."""
+    return np.column_stack([-np.logaddexp(0.0, -scores), np.logaddexp(0.0, scores)])
 
 
 def expected_calibration_error(

@@ -32,17 +32,17 @@ def thresholds() -> list[float]:
 
 
 def held_out_top1(
-    raw: np.ndarray, labels: np.ndarray, mentions: np.ndarray, folds: np.ndarray
+    raw: np.ndarray, labels: np.ndarray, mentions: np.ndarray, folds: np.ndarray, method: str = "auto"
 ) -> tuple[np.ndarray, np.ndarray]:
     """Per mention: the held-out probability of its top candidate and whether that candidate is right.
 
     `raw` are out-of-fold scores, `folds` each row's fold; each fold's probabilities come from a table
-    fitted on the other folds' scores."""
+    fitted on the other folds' scores (of the shape `method` names, core.rank.calibration)."""
     probability = np.zeros(len(raw))
     for fold in np.unique(folds):
         inside = folds == fold
         table = (
-            fit_calibration(raw[~inside], labels[~inside])
+            fit_calibration(raw[~inside], labels[~inside], method)
             if (~inside).any()
             else {"method": "constant", "p": 0.0}
         )

@@ -30,6 +30,9 @@ RANKER_FILE = "ranker.json"
 FORMAT = "curalink-ranker"
 CALIBRATION_FOLDS = 3
 REGULARISATION_C = 1.0
+CALIBRATION_METHOD = "auto"
+"""The calibration shape rankers store (core.rank.calibration), chosen by `bench quality`'s cross-corpus
+comparison on development sets (README, "Calibration across corpora")."""
 
 
 @dataclass
@@ -95,6 +98,7 @@ def fit_ranker(
     *,
     mentions: np.ndarray | None = None,
     seed: int = 13,
+    calibration_method: str = CALIBRATION_METHOD,
 ) -> RankerModel:
     """Fit the ranker on candidate rows (labels 0/1, groups = document of each row). With `mentions` (the
     mention of each row), its metrics keep the held-out bulk-accept curve (core.rank.held_out)."""
@@ -115,15 +119,17 @@ def fit_ranker(
                 continue
             fold = _logistic(seed).fit(standard[train], labels[train])
             out_of_fold[held] = fold.decision_function(standard[held])
-        calibration = fit_calibration(out_of_fold, labels)
+        calibration = fit_calibration(out_of_fold, labels, calibration_method)
     else:
         calibration = {}
     final = _logistic(seed).fit(standard, labels)
     if not calibration:  # one document: Platt on its own scores, the best there is
-        calibration = fit_calibration(final.decision_function(standard), labels)
+        calibration = fit_calibration(final.decision_function(standard), labels, calibration_method)
     metrics = {}
     if folds >= 2 and mentions is not None:
-        metrics[METRICS_KEY] = bulk_accept_curve(*held_out_top1(out_of_fold, labels, mentions, fold_of))
+        metrics[METRICS_KEY] = bulk_accept_curve(
+            *held_out_top1(out_of_fold, labels, mentions, fold_of, calibration_method)
+        )
     return RankerModel(
         features=list(FEATURE_NAMES),
         mean=[float(v) for v in mean],
