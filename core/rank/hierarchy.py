@@ -10,7 +10,8 @@ extends them for supplementary and OMIM concepts: "C16.320.180/C538288"). A KB w
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import replace
 
 import numpy as np
 
@@ -81,3 +82,11 @@ class ConceptHierarchy:
                 float(any(self.is_ancestor(other, concept_id) for other in others)),
             )
         return rows
+
+
+def with_tree_numbers(concepts: Iterable[Concept], source: ConceptHierarchy) -> Iterator[Concept]:
+    """The concepts, those without tree numbers given the ones `source` has for the same id: MEDIC 2012
+    (the NCBI-disease dictionary, no tree) takes CTD's MEDIC tree; names and ids stay as they were."""
+    for concept in concepts:
+        found = () if concept.tree_numbers else source.tree_numbers.get(concept.concept_id, ())
+        yield replace(concept, tree_numbers=found) if found else concept
