@@ -174,8 +174,8 @@ def test_name_variants_of_the_mention_reach_the_exact_name():
     )
     query = MentionQuery("1", "Huntington's disease", ("Huntington's disease",))
     found = [Candidate("D001943", "", "", 0.5), Candidate("D006816", "", "", 0.4)]
-    with_variants = NameSimilarity(kb)
-    plain = NameSimilarity(kb, variants=False)
+    with_variants = NameSimilarity(kb, variants=True)
+    plain = NameSimilarity(kb)  # the default: as written only
     assert with_variants.strings(query) == ("Huntington's disease", "Huntington disease")
     # the variant without the possessive is the concept's name: cosine 1; the mention as written is not
     assert with_variants.scores([query], [found])[0][1] == pytest.approx(1.0)
