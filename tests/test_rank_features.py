@@ -24,7 +24,7 @@ from core.kb.knowledge_base import KnowledgeBase  # noqa: E402
 from core.kb.medic import read_medic  # noqa: E402
 from core.rank.coherence import COHERENCE_FEATURES, DocumentContext  # noqa: E402
 from core.rank.features import FEATURE_NAMES, NameSimilarity  # noqa: E402
-from core.rank.hierarchy import HIERARCHY_FEATURES, ConceptHierarchy  # noqa: E402
+from core.rank.hierarchy import HIERARCHY_FEATURES, ConceptHierarchy, with_tree_numbers  # noqa: E402
 from core.rank.query import MentionQuery  # noqa: E402
 from core.rank.specificity import (  # noqa: E402
     SHARED_NAME_FEATURES,
@@ -133,6 +133,25 @@ def test_tree_depth_and_ancestors_from_real_ctd_rows(tmp_path):
     assert rows[:, column["hierarchy_known"]].tolist() == [1.0, 1.0, 1.0, 0.0]
     # MEDIC 2012 (DNorm format) writes no tree numbers: every hierarchy feature is 0
     assert not ConceptHierarchy.from_concepts(_medic_slice(tmp_path, (COLORECTAL,))).rows([COLORECTAL]).any()
+
+
+@needs_data
+def test_medic_2012_takes_ctds_tree_and_the_stage_reads_it_from_the_kb(tmp_path):
+    ctd = ConceptHierarchy.from_concepts(read_ctd(_ctd_slice(tmp_path, (COLORECTAL, HNPCC))))
+    medic = list(_medic_slice(tmp_path, (COLORECTAL, HNPCC)))
+    assert not any(c.tree_numbers for c in medic)  # the DNorm format has no tree
+    kb = KnowledgeBase(with_tree_numbers(medic, ctd))
+    hnpcc = next(c for c in kb if c.concept_id == HNPCC)
+    assert "C04.700.250" in hnpcc.tree_numbers
+    assert hnpcc.names == next(c for c in medic if c.concept_id == HNPCC).names  # names untouched
+    stage = RankingStage(None, kb, annotation_prior([]), groups=("base", "hierarchy"))
+    found = [Candidate(HNPCC, "", "", 0.9), Candidate(COLORECTAL, "", "", 0.8)]
+    query = MentionQuery("1", "colorectal cancer", ("colorectal cancer",))
+    ((_, rows),) = stage.features([query], [found], use_cross_encoder=False, union=0)
+    tree = rows[:, -len(HIERARCHY_FEATURES) :]
+    column = {name: i for i, name in enumerate(HIERARCHY_FEATURES)}
+    assert tree[:, column["tree_depth"]].tolist() == [3.0, 5.0]
+    assert tree[:, column["ancestor_of_other_top"]].tolist() == [0.0, 1.0]
 
 
 @needs_data
