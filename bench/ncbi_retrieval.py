@@ -22,12 +22,20 @@ log = logging.getLogger(__name__)
 
 
 def load_ncbi_inputs(data_dir: str | Path) -> tuple[KnowledgeBase, list[Document], list[Document]]:
-    """MEDIC 2012, NCBI train+dev and NCBI test through the shared loaders."""
+    """MEDIC 2012 (with CTD's tree numbers where the data folder has CTD), NCBI train+dev and NCBI test
+    through the shared loaders."""
     from core.formats.pubtator import read
     from core.kb.medic import read_medic
 
     data_dir = Path(data_dir)
-    kb = KnowledgeBase(read_medic(data_dir / "vocab" / "medic_06Jul2012.txt"))
+    concepts = read_medic(data_dir / "vocab" / "medic_06Jul2012.txt")
+    ctd = data_dir / "vocab" / "CTD_diseases.tsv.gz"
+    if ctd.is_file():  # MEDIC 2012 has no tree; the ranker's hierarchy features read CTD's (same ids)
+        from core.kb.ctd import read_ctd
+        from core.rank.hierarchy import ConceptHierarchy, with_tree_numbers
+
+        concepts = with_tree_numbers(concepts, ConceptHierarchy.from_concepts(read_ctd(ctd)))
+    kb = KnowledgeBase(concepts)
     ncbi = data_dir / "ncbi-disease"
     train = list(read(ncbi / "NCBItrainset_corpus.txt")) + list(read(ncbi / "NCBIdevelopset_corpus.txt"))
     test = list(read(ncbi / "NCBItestset_corpus.txt"))

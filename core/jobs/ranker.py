@@ -21,6 +21,7 @@ from core.kb.knowledge_base import KnowledgeBase
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressCallback, no_progress
 from core.project_models import linked_documents, load_linker, nothing_to_learn
 from core.rank.held_out import METRICS_KEY, describe
+from core.rank.hierarchy import ConceptHierarchy
 from core.rank.model import RankerModel, fit_ranker
 from core.rank.stage import RankingStage, annotation_prior
 
@@ -94,16 +95,20 @@ def fit_for_documents(
     use_cross_encoder: bool,
     union: int = DEFAULT_TFIDF_UNION,
     seed: int = 13,
+    hierarchy: ConceptHierarchy | None = None,
     progress: ProgressCallback = no_progress,
     cancel: CancelToken = NEVER_CANCELLED,
 ) -> RankerModel:
-    """A ranker fitted on the linker's candidates for these linked documents (prior leave-one-document-out)."""
+    """A ranker fitted on the linker's candidates for these linked documents (prior leave-one-document-out).
+
+    `hierarchy`: the tree the hierarchy features read (default: the KB's own tree numbers); a ranker
+    must be applied with the same one it was fitted with."""
     started = time.perf_counter()
     progress(0, 3, "retrieving candidates for the linked mentions")
     candidates = linker.suggest(documents)
     cancel.raise_if_cancelled()
     progress(1, 3, "computing features")
-    stage = RankingStage(None, kb, annotation_prior(documents))
+    stage = RankingStage(None, kb, annotation_prior(documents), hierarchy=hierarchy)
     data = examples(
         stage, linker, documents, candidates, use_cross_encoder=use_cross_encoder, union=union, cancel=cancel
     )

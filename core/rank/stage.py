@@ -17,7 +17,9 @@ import numpy as np
 from core.documents import Candidate, Document
 from core.kb.knowledge_base import KnowledgeBase
 from core.progress import NEVER_CANCELLED, CancelToken
-from core.rank.features import NameForms, NameSimilarity, mention_features
+from core.rank.coherence import DocumentContext
+from core.rank.features import KEPT_GROUPS, NameForms, NameSimilarity, mention_features
+from core.rank.hierarchy import ConceptHierarchy
 from core.rank.model import RankerModel
 from core.rank.prior import AnnotationPrior
 from core.rank.query import MentionQuery
@@ -34,7 +36,9 @@ def annotation_prior(documents: Iterable[Document], smoothing: float = 1.0) -> A
 
 
 class RankingStage:
-    """The learned `Ranker` (core.rank.base): a ranker model with what its features need: the KB's names (TF-IDF) and the annotation prior."""
+    """The learned `Ranker` (core.rank.base): a ranker model with what its features need: the KB's
+    names (TF-IDF), its tree (core.rank.hierarchy; by default the KB's own tree numbers) and the
+    annotation prior. `groups` are the feature groups computed (core.rank.features.FEATURE_GROUPS)."""
 
     def __init__(
         self,
@@ -42,12 +46,28 @@ class RankingStage:
         kb: KnowledgeBase,
         prior: AnnotationPrior,
         similarity: NameSimilarity | None = None,
+        *,
+        hierarchy: ConceptHierarchy | None = None,
+        groups: tuple[str, ...] = KEPT_GROUPS,
     ):
         self.model = model
         self.kb = kb
         self.prior = prior
         self.similarity = similarity if similarity is not None else NameSimilarity(kb)
         self.forms = NameForms(kb)
+        self.groups = groups
+        self._hierarchy = hierarchy
+
+    @property
+    def hierarchy(self) -> ConceptHierarchy:
+        """The tree, read from the KB's concepts the first time a hierarchy feature needs it."""
+        if self._hierarchy is None:
+            self._hierarchy = (
+                ConceptHierarchy.from_concepts(self.kb)
+                if "hierarchy" in self.groups
+                else ConceptHierarchy({})
+            )
+        return self._hierarchy
 
     @property
     def version(self) -> str:
@@ -65,7 +85,10 @@ class RankingStage:
         use_cross_encoder: bool,
         union: int,
     ) -> list[tuple[list[Candidate], np.ndarray]]:
-        """Per mention: the candidates with TF-IDF's additions and their feature rows (no model needed)."""
+        """Per mention: the candidates with TF-IDF's additions and their feature rows (no model needed).
+
+        Document coherence reads every mention's retriever candidates (`candidates`) before the union."""
+        context = DocumentContext(queries, candidates)
         merged = self.similarity.union(queries, candidates, union)
         for query, (found, missing) in zip(queries, merged, strict=True):
             self._add_prior_concepts(query, found, missing)
@@ -85,6 +108,10 @@ class RankingStage:
                     tfidf=scores,
                     prior=self.prior,
                     use_cross_encoder=use_cross_encoder,
+                    context=context,
+                    hierarchy=self.hierarchy,
+                    strings=self.similarity.strings(query),
+                    groups=self.groups,
                 ),
             )
             for query, (found, missing), scores in zip(queries, merged, tfidf, strict=True)
