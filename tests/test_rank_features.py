@@ -1,6 +1,6 @@
 """The ranker's feature groups on real MEDIC, CTD and NCBI-disease slices: specificity (head word, the
 words a name adds or lacks), hierarchy (tree depth, ancestor relations), document coherence, the
-mention's name variants as TF-IDF queries, and refusal of a ranker saved with the old feature set."""
+mention's name variants as TF-IDF queries, and a ranker saved with the old feature set (still applied on its own columns)."""
 
 from __future__ import annotations
 
@@ -205,24 +205,37 @@ def test_name_variants_of_the_mention_reach_the_exact_name():
     assert [c.concept_id for c in merged] == ["D001943"] and missing == [True]
 
 
-def test_a_ranker_saved_with_the_old_feature_set_is_refused_with_retrain_advice(tmp_path):
+def test_a_ranker_saved_with_the_old_feature_set_still_scores_on_its_own_columns(tmp_path):
+    """An upgrade keeps a project's set-1 ranker working: it reads the sixteen columns it was trained on,
+    scoring exactly as the set-1 formula computed by hand; a ranker naming a feature this version does
+    not compute is refused with retrain advice."""
     from core.rank.model import FORMAT, RANKER_FILE, RankerModel
 
     old_names = list(FEATURE_NAMES[:16])  # feature set 1: the sixteen base features, nothing else
     assert len(FEATURE_NAMES) > len(old_names)
     n = len(old_names)
+    rng = np.random.default_rng(3)
+    mean, scale, coef = rng.normal(size=n), rng.uniform(0.5, 2.0, size=n), rng.normal(size=n)
     stored = {
         "format": FORMAT,
         "features": old_names,
-        "mean": [0.0] * n,
-        "scale": [1.0] * n,
-        "coef": [0.1] * n,
-        "intercept": 0.0,
+        "mean": mean.tolist(),
+        "scale": scale.tolist(),
+        "coef": coef.tolist(),
+        "intercept": 0.25,
         "calibration": {"method": "platt", "a": 1.0, "b": 0.0},
         "feature_set": 1,
     }
     (tmp_path / RANKER_FILE).write_text(json.dumps(stored), encoding="utf-8")
+    model = RankerModel.load(tmp_path, "P")
+    rows = rng.normal(size=(5, len(FEATURE_NAMES)))
+    by_hand = [
+        sum((row[j] - mean[j]) / scale[j] * coef[j] for j in range(n)) + 0.25 for row in rows.tolist()
+    ]
+    assert np.allclose(model.raw_scores(rows), by_hand)
+
+    stored["features"] = old_names[:-1] + ["a_feature_from_the_future"]
+    (tmp_path / RANKER_FILE).write_text(json.dumps(stored), encoding="utf-8")
     with pytest.raises(ModelError, match=r"feature set 1.*not applied.*train ranker") as refused:
         RankerModel.load(tmp_path, "P")
     assert str(tmp_path / RANKER_FILE) in str(refused.value)
-    assert np.isfinite(np.asarray(stored["coef"])).all()

@@ -1,8 +1,9 @@
 """Per-candidate features of the ranker, one row per (mention, candidate).
 
 The feature set is versioned: a stored ranker names the version and the feature names it was trained
-with, and one from another version is refused (core.rank.model), never applied to columns that mean
-something else. Bump `FEATURE_SET_VERSION` whenever a feature is added, removed or computed differently.
+with; it reads only the columns it names, and one naming a feature this version does not compute (or
+from an unreadable version) is refused (core.rank.model), never applied to columns that mean something
+else. Bump `FEATURE_SET_VERSION` whenever a feature is added, removed or computed differently.
 """
 
 from __future__ import annotations

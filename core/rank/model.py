@@ -30,6 +30,9 @@ RANKER_FILE = "ranker.json"
 FORMAT = "curalink-ranker"
 CALIBRATION_FOLDS = 3
 REGULARISATION_C = 1.0
+READABLE_FEATURE_SETS = (1, FEATURE_SET_VERSION)
+"""Feature sets whose stored rankers still apply: set 2 added columns and left set 1's sixteen unchanged,
+so a set-1 ranker scores on exactly the columns it was trained on."""
 CALIBRATION_METHOD = "auto"
 """The calibration shape rankers store (core.rank.calibration), chosen by `bench quality`'s cross-corpus
 comparison on development sets (README, "Calibration across corpora")."""
@@ -51,7 +54,10 @@ class RankerModel:
     metrics: dict = field(default_factory=dict)
 
     def raw_scores(self, rows: np.ndarray) -> np.ndarray:
-        """The linear score (log-odds before calibration); it orders the candidates."""
+        """The linear score (log-odds before calibration); it orders the candidates. `rows` hold this
+        version's `FEATURE_NAMES`; a ranker trained on an earlier feature set reads the columns it names."""
+        if self.features != list(FEATURE_NAMES):
+            rows = rows[:, [FEATURE_NAMES.index(name) for name in self.features]]
         standard = (rows - np.asarray(self.mean)) / np.asarray(self.scale)
         return standard @ np.asarray(self.coef) + self.intercept
 
@@ -71,14 +77,15 @@ class RankerModel:
         retrain = f"retrain it with `curalink -p {project_path} train ranker`"
         if not isinstance(data, dict) or data.get("format") != FORMAT:
             raise ModelError(f"{path}: not a Curalink ranker file; {retrain}")
-        if data.get("feature_set") != FEATURE_SET_VERSION or data.get("features") != list(FEATURE_NAMES):
+        stored_set, names = data.get("feature_set"), data.get("features")
+        if stored_set not in READABLE_FEATURE_SETS or not _computed_here(names):
             raise ModelError(
-                f"{path}: ranker trained on feature set {data.get('feature_set')!r}, this Curalink computes "
+                f"{path}: ranker trained on feature set {stored_set!r}, this Curalink computes "
                 f"feature set {FEATURE_SET_VERSION}; it is not applied: {retrain}"
             )
         try:
             model = cls(**{k: v for k, v in data.items() if k != "format"})
-            n = len(FEATURE_NAMES)
+            n = len(names)
             arrays = [np.asarray(a, dtype=np.float64) for a in (model.mean, model.scale, model.coef)]
             if any(a.shape != (n,) or not np.isfinite(a).all() for a in arrays) or (arrays[1] <= 0).any():
                 raise ValueError(f"mean, scale and coef must be {n} finite numbers, scale > 0")
@@ -89,6 +96,12 @@ class RankerModel:
         except (TypeError, ValueError, ModelError) as exc:
             raise ModelError(f"{path}: damaged ranker file ({exc}); {retrain}") from exc
         return model
+
+
+def _computed_here(names: object) -> bool:
+    """Whether every feature a stored ranker names is one this version computes (so an upgrade keeps a
+    project's ranker working until it is retrained, instead of leaving the desk without one)."""
+    return isinstance(names, list) and bool(names) and all(name in FEATURE_NAMES for name in names)
 
 
 def fit_ranker(
