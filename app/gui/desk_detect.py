@@ -40,10 +40,10 @@ class FindMentionsMixin:
         self.service.mentionsFound.connect(self._on_mentions_found)
 
     def find_mentions_here(self) -> Job | None:
-        if self.doc is None:
+        if self.model.doc is None:
             self.statusBar().showMessage("no document open", 3000)
             return None
-        return self._find_mentions([self.doc.doc_id], "finding mentions in this document")
+        return self._find_mentions([self.model.doc.doc_id], "finding mentions in this document")
 
     def find_mentions_in_raw(self) -> Job | None:
         """Every queue document without a mention (raw text), the open one first."""
@@ -51,25 +51,25 @@ class FindMentionsMixin:
         if not ids:
             self.statusBar().showMessage("every document already has mentions", 4000)
             return None
-        if self.doc is not None and self.doc.doc_id in ids:
-            ids.remove(self.doc.doc_id)
-            ids.insert(0, self.doc.doc_id)
+        if self.model.doc is not None and self.model.doc.doc_id in ids:
+            ids.remove(self.model.doc.doc_id)
+            ids.insert(0, self.model.doc.doc_id)
         return self._find_mentions(ids, f"finding mentions in {len(ids)} document(s)")
 
     def _find_mentions(self, ids: list[str], title: str) -> Job:
         if self.device_label.text() == MODELS_NOT_LOADED:
             self.device_label.setText(MODELS_LOADING)
-        self.linking.update(ids)
+        self.model.linking.update(ids)
         job = self.service.find_mentions(ids, name=title)
         self._track(job, title)
         job.signals.returned.connect(lambda found: self.statusBar().showMessage(found_message(found), 15000))
         for signal in (job.signals.returned, job.signals.errored, job.signals.cancelled):
-            signal.connect(lambda *_args, asked=tuple(ids): self.linking.difference_update(asked))
+            signal.connect(lambda *_args, asked=tuple(ids): self.model.linking.difference_update(asked))
         return job
 
     def _on_mentions_found(self, found_for: tuple) -> None:
         """New mentions are in the store: show them now (unsuggested) in the open document; the queue
         rows follow as each document is linked."""
         found, asked = found_for
-        if found.added and self.doc is not None and self.doc.doc_id in found.tagged(asked):
-            self.open_document(self.doc.doc_id, mention_id=self.current_mention_id())
+        if found.added and self.model.doc is not None and self.model.doc.doc_id in found.tagged(asked):
+            self.open_document(self.model.doc.doc_id, mention_id=self.model.current_mention_id())

@@ -108,11 +108,11 @@ class DeskExtrasMixin(MarksMixin, IdenticalMixin, OccurrencesMixin):
 
     def move_word(self, edge: str, direction: int) -> bool:
         """Move the selected mention's start or end by one word; one undo step, suggested again."""
-        mention_id = self.current_mention_id()
-        if mention_id is None or self.doc is None or self.current is None:
+        mention_id = self.model.current_mention_id()
+        if mention_id is None or self.model.doc is None or self.model.current is None:
             return False
-        mention = self.doc.mentions[self.current]
-        moved = WORD_MOVES[(edge, direction)](self.doc.text, mention.start, mention.end)
+        mention = self.model.doc.mentions[self.model.current]
+        moved = WORD_MOVES[(edge, direction)](self.model.doc.text, mention.start, mention.end)
         if moved is None:
             self.statusBar().showMessage(f"no word to move the {edge} to", 3000)
             return False

@@ -148,7 +148,7 @@ class ProjectFilesMixin:
             )
             self.service.reset()
             self.device_label.setText(MODELS_NOT_LOADED)
-            self.concepts.clear()
+            self.model.concepts.clear()
             self._update_models_label()
 
         return self._run_dialog_job(f"importing {path.name}", work, done)

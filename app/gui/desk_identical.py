@@ -70,19 +70,19 @@ class IdenticalMixin:
     """Mixed into `MainWindow`: needs `project`, `doc`, `decisions`, `context`, `perform`."""
 
     def apply_identical_dialog(self) -> IdenticalDialog | None:
-        mention_id = self.current_mention_id()
-        if mention_id is None or self.doc is None or self.current is None:
+        mention_id = self.model.current_mention_id()
+        if mention_id is None or self.model.doc is None or self.model.current is None:
             self.statusBar().showMessage("select a mention first", 3000)
             return None
-        decision = self.decisions.get(mention_id)
+        decision = self.model.decisions.get(mention_id)
         if decision is None:
             self.statusBar().showMessage("decide this mention first, then apply it to identical ones", 4000)
             return None
-        mention = self.doc.mentions[self.current]
+        mention = self.model.doc.mentions[self.model.current]
         summary = f"{decision.action} “{mention.text}”" + (
-            f" → {self._link_text(decision.concept_id)}" if decision.concept_id else ""
+            f" → {self.model.link_text(decision.concept_id)}" if decision.concept_id else ""
         )
-        dialog = IdenticalDialog(self, self.project, mention_id, self.doc.doc_id, summary, mention.type)
+        dialog = IdenticalDialog(self, self.project, mention_id, self.model.doc.doc_id, summary, mention.type)
         dialog.accepted.connect(lambda: self.apply_identical(mention_id, dialog.found, summary))
         dialog.finished.connect(lambda _result: self.activateWindow())
         self.menu_dialog = dialog

@@ -14,12 +14,12 @@ class BackgroundLinkingMixin:
         if not self.background and not force:
             return None
         wanted: list[str] = list(force or [])
-        current = self.doc.doc_id if self.doc else None
+        current = self.model.doc.doc_id if self.model.doc else None
         for doc_id in self.queue.visible_from(current, 1 + self.settings.prefetch):
             entry = self.queue.entry(doc_id)
             if entry is not None and entry.unsuggested and doc_id not in wanted:
                 wanted.append(doc_id)
-        wanted = [d for d in wanted if d not in self.linking]
+        wanted = [d for d in wanted if d not in self.model.linking]
         if not wanted:
             return None
         return self.link_documents(wanted)
@@ -27,12 +27,12 @@ class BackgroundLinkingMixin:
     def link_documents(self, doc_ids: list[str]) -> Job:
         if self.device_label.text() == MODELS_NOT_LOADED:
             self.device_label.setText(MODELS_LOADING)
-        self.linking.update(doc_ids)
+        self.model.linking.update(doc_ids)
         job = self.service.link(doc_ids, name=f"linking {len(doc_ids)} document(s)")
         self._track(job, f"linking {len(doc_ids)} document(s)")
         for signal in (job.signals.returned, job.signals.errored, job.signals.cancelled):  # not `finished`:
             # these come first, so whoever waits for one of them sees the window already updated
-            signal.connect(lambda *_args, ids=tuple(doc_ids): self.linking.difference_update(ids))
+            signal.connect(lambda *_args, ids=tuple(doc_ids): self.model.linking.difference_update(ids))
         return job
 
     def link_all_unsuggested(self) -> Job | None:
@@ -44,18 +44,18 @@ class BackgroundLinkingMixin:
         if not self.queue.update_entries(chunk.queue):  # a document new to the queue: read it whole
             self.reload_queue()
         for concept_id, concept in chunk.concepts.items():
-            self.concepts.setdefault(concept_id, concept)
-        if self.doc is None or self.doc.doc_id not in chunk.doc_ids:
+            self.model.concepts.setdefault(concept_id, concept)
+        if self.model.doc is None or self.model.doc.doc_id not in chunk.doc_ids:
             return
-        updated = self._install(chunk.suggestions)
+        updated = self.model.install(chunk.suggestions)
         if not updated:
             return
-        if self.current_mention_id() in updated:
-            self.marked = []  # marks name candidates of the list just replaced
-        keep = self.current
+        if self.model.current_mention_id() in updated:
+            self.model.marked = []  # marks name candidates of the list just replaced
+        keep = self.model.current
         self.abstract.set_marks(self._marks())
         self._update_doc_meta(None)
-        self.select_mention(keep if keep is not None else self._first_open_mention())
+        self.select_mention(keep if keep is not None else self.model.first_open_mention())
 
     def _on_linker_ready(self, description: str) -> None:
         self.device_label.setText(description)

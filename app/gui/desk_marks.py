@@ -13,7 +13,6 @@ import html
 from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtWidgets import QDialog, QInputDialog, QLabel, QPlainTextEdit, QSizePolicy
 
-from core.jobs import curation
 from core.store.curation_marks import DONE, FLAG, NOTE, SET, Mark
 
 FLAG_SIGN = "\u2691"  # ⚑
@@ -77,10 +76,10 @@ class MarksMixin:
         """Read the document's marks (`reread`: once per refresh; a decision changes none) and put the
         flags and notes on its highlights."""
         if reread:
-            self.mention_marks = self.project.mention_marks(self.mention_ids) if self.doc else {}
-            found = self.project.document_marks([self.doc.doc_id]) if self.doc else {}
-            self.document_marks = found.get(self.doc.doc_id, {}) if self.doc else {}
-        for mark, mention_id in zip(marks, self.mention_ids, strict=True):
+            self.mention_marks = self.project.mention_marks(self.model.mention_ids) if self.model.doc else {}
+            found = self.project.document_marks([self.model.doc.doc_id]) if self.model.doc else {}
+            self.document_marks = found.get(self.model.doc.doc_id, {}) if self.model.doc else {}
+        for mark, mention_id in zip(marks, self.model.mention_ids, strict=True):
             mine = self.mention_marks.get(mention_id, {})
             mark.flagged = FLAG in mine
             mark.note = mine[NOTE].value if NOTE in mine else ""
@@ -90,7 +89,7 @@ class MarksMixin:
     def _show_marks(self) -> None:
         """The strip: the document's marks, then the selected mention's; hidden when there are none."""
         lines = [marks_html(self.document_marks, "Document:")]
-        mention_id = self.current_mention_id()
+        mention_id = self.model.current_mention_id()
         if mention_id is not None:
             lines.append(marks_html(self.mention_marks.get(mention_id, {}), "Mention:"))
         text = "<br>".join(line for line in lines if line)
@@ -100,11 +99,11 @@ class MarksMixin:
     # --- the keys ---------------------------------------------------------------------------------
 
     def _mark_target(self, on_document: bool) -> tuple[dict, int | None] | None:
-        if self.doc is None:
+        if self.model.doc is None:
             return None
         if on_document:
             return self.document_marks, None
-        mention_id = self.current_mention_id()
+        mention_id = self.model.current_mention_id()
         if mention_id is None:
             self.statusBar().showMessage("select a mention first", 3000)
             return None
@@ -119,14 +118,11 @@ class MarksMixin:
         old = current[kind].value if kind in current else ""
         if old == value or self.waiting_for_writes(f"a {kind}"):
             return False
-        where = "document" if mention_id is None else f"“{self.doc.mentions[self.current].text}”"
+        where = "document" if mention_id is None else f"“{self.model.doc.mentions[self.model.current].text}”"
         verb = {NOTE: "note on", FLAG: "flag", DONE: "mark done"}[kind]
         label = f"{verb} {where}" if value else f"clear {kind} on {where}"
-        doc_id = self.doc.doc_id
-        operation = lambda curator: curation.set_mark(  # noqa: E731
-            self.project, kind, value, document=doc_id, mention_id=mention_id, curator=curator
-        )
-        if self.perform(label, operation) == "refused":
+        op = self.model.set_mark(kind, value, label, mention_id=mention_id)
+        if self.perform(op.label, op.run) == "refused":
             return False
         self.statusBar().showMessage(f"saved: {label}", 4000)
         return True
@@ -138,7 +134,7 @@ class MarksMixin:
         )
 
     def toggle_done(self) -> bool:
-        return self.doc is not None and self.write_mark(
+        return self.model.doc is not None and self.write_mark(
             DONE, "" if DONE in self.document_marks else SET, on_document=True
         )
 
@@ -150,7 +146,9 @@ class MarksMixin:
         current, mention_id = target
         dialog = QInputDialog(self)
         dialog.setWindowTitle("Note")
-        what = "this document" if mention_id is None else f"“{self.doc.mentions[self.current].text}”"
+        what = (
+            "this document" if mention_id is None else f"“{self.model.doc.mentions[self.model.current].text}”"
+        )
         dialog.setLabelText(f"Note on {what} (empty to clear)")
         dialog.setOption(QInputDialog.InputDialogOption.UsePlainTextEditForTextInput)
         dialog.setTextValue(current[NOTE].value if NOTE in current else "")
@@ -159,7 +157,7 @@ class MarksMixin:
         for editor in dialog.findChildren(QPlainTextEdit):
             editor.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
             editor.installEventFilter(_SubmitOnCtrlEnter(dialog))
-        doc_id = self.doc.doc_id
+        doc_id = self.model.doc.doc_id
         dialog.textValueSelected.connect(lambda text: self._note_written(doc_id, mention_id, text.strip()))
         dialog.finished.connect(lambda _result: self.activateWindow())
         self.menu_dialog = dialog
@@ -167,10 +165,10 @@ class MarksMixin:
         return dialog
 
     def _note_written(self, doc_id: str, mention_id: int | None, text: str) -> None:
-        if self.doc is None or self.doc.doc_id != doc_id:
+        if self.model.doc is None or self.model.doc.doc_id != doc_id:
             self.open_document(doc_id, mention_id=mention_id)
         if mention_id is not None:
-            if mention_id not in self.mention_ids:
+            if mention_id not in self.model.mention_ids:
                 return
-            self.current = self.mention_ids.index(mention_id)
+            self.model.current = self.model.mention_ids.index(mention_id)
         self.write_mark(NOTE, text, on_document=mention_id is None)

@@ -28,7 +28,7 @@ class OccurrencesDialog(QDialog):
     def __init__(self, window, text: str, kind: str, source: int | None, summary: str):
         super().__init__(window)
         self.setWindowTitle("Annotate every occurrence")
-        self.project, self.document, self.source = window.project, window.doc.doc_id, source
+        self.project, self.document, self.source = window.project, window.model.doc.doc_id, source
         self.text = QLineEdit(text)
         self.scope = QComboBox()
         self.scope.addItems(["this document", "the whole project"])
@@ -87,26 +87,26 @@ class OccurrencesMixin:
     """Mixed into `MainWindow`: needs `project`, `doc`, `abstract`, `decisions`, `perform`, `service`."""
 
     def annotate_occurrences_dialog(self) -> OccurrencesDialog | None:
-        if self.doc is None:
+        if self.model.doc is None:
             self.statusBar().showMessage("open a document first", 3000)
             return None
         span = self.abstract.selection_span()
-        span = snap_to_words(self.doc.text, *span) if span is not None else None
+        span = snap_to_words(self.model.doc.text, *span) if span is not None else None
         source, summary, kind = None, "", ""
         if span is not None:
-            text = self.doc.text[span[0] : span[1]]
-            types = [m.type for m in self.doc.mentions if m.type]
+            text = self.model.doc.text[span[0] : span[1]]
+            types = [m.type for m in self.model.doc.mentions if m.type]
             kind = max(set(types), key=types.count) if types else ""
         else:
-            source = self.current_mention_id()
+            source = self.model.current_mention_id()
             if source is None:
                 self.statusBar().showMessage("select some text or a mention first", 3000)
                 return None
             text, kind = mention_text(self.project, source)
-            decision = self.decisions.get(source)
+            decision = self.model.decisions.get(source)
             if decision is not None and decision.action != "reject":
                 summary = decision.action + (
-                    f" → {self._link_text(decision.concept_id)}" if decision.concept_id else ""
+                    f" → {self.model.link_text(decision.concept_id)}" if decision.concept_id else ""
                 )
         dialog = OccurrencesDialog(self, " ".join(text.split()), kind, source, summary)
         dialog.accepted.connect(lambda: self.annotate_occurrences(dialog))
@@ -129,7 +129,9 @@ class OccurrencesMixin:
         if outcome == "saved":
             added = sorted(self.last_changes.edited)
             undecided = [  # this document's are suggested for as edited mentions (learn_decided)
-                m for m in added if self.last_changes.decisions.get(m) is None and m not in self.mention_ids
+                m
+                for m in added
+                if self.last_changes.decisions.get(m) is None and m not in self.model.mention_ids
             ]
             if undecided:  # suggestions for the new mentions, wherever they are
                 self.service.resuggest(undecided)

@@ -198,7 +198,7 @@ class BackgroundRetrainMixin:
 
     def _relink(self, change, title: str) -> Job:
         """The change (in the link service's worker), then the unreviewed documents relinked."""
-        first = [self.doc.doc_id] if self.doc is not None else []
+        first = [self.model.doc.doc_id] if self.model.doc is not None else []
         job = self.service.change_models(change, first=first)
         self.relink_job = job
         self._track(job, title)

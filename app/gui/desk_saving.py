@@ -116,12 +116,12 @@ class SavingMixin:
     def undo(self) -> str | None:
         """Ctrl+Z: the newest step of the curator's history (core.jobs.curation.undo), whatever it was;
         the desk goes to the document and mention it changed and says what was undone."""
-        return self._step("undo", curation.undo)
+        return self._step("undo")
 
     def redo(self) -> str | None:
-        return self._step("redo", curation.redo)
+        return self._step("redo")
 
-    def _step(self, verb: str, operation: Callable) -> str | None:
+    def _step(self, verb: str) -> str | None:
         if self.waiting_for_writes(verb) or not getattr(self.undo_stack, f"can{verb.title()}")():
             return None
         curator = self.settings.curator
@@ -140,9 +140,8 @@ class SavingMixin:
             self.report_refusal(exc)
             self.undo_stack.set(curation.history_of(self.project, curator))
 
-        return self.writer.submit(
-            Write(f"{verb} {text}", lambda: operation(self.project, curator), saved, refused)
-        )
+        op = getattr(self.model, verb)(text)
+        return self.writer.submit(Write(op.label, lambda: op.run(curator), saved, refused))
 
     def learn_decided(self, changes: OpChanges) -> None:
         """Decisions stored, undone or redone reach the loaded models at once (LinkService.learn): the
@@ -152,7 +151,7 @@ class SavingMixin:
         if taught:  # the linker reads the project's switch in the worker (ProjectLinker.learn)
             self.service.learn(sorted(taught))
         for mention_id in sorted(changes.edited):  # a span, type or new mention: new suggestions at once
-            if mention_id in self.mention_ids and not self.suggestions.get(mention_id):
+            if mention_id in self.model.mention_ids and not self.model.suggestions.get(mention_id):
                 self.resuggest(mention_id)
 
     def on_learned(self, outcome) -> None:

@@ -87,10 +87,10 @@ class DeskViewMixin:
         """Also the mention the curator is on, so a restart goes back to it rather than to mention 1."""
         if not getattr(self, "view_restored", False):
             return
-        current = self.queue.current_id() or (self.doc.doc_id if self.doc is not None else None)
+        current = self.queue.current_id() or (self.model.doc.doc_id if self.model.doc is not None else None)
         state = {"sort": self.queue.sort_key(), "filters": self.queue.filters(), "current": current}
-        if self.doc is not None and self.doc.doc_id == current:
-            state["mention"] = self.current_mention_id()
+        if self.model.doc is not None and self.model.doc.doc_id == current:
+            state["mention"] = self.model.current_mention_id()
         self.settings.set_view_state(self._view_key(), state)
 
     # --- queue filters by key ---------------------------------------------------------------------
@@ -147,6 +147,6 @@ class DeskViewMixin:
         """Redraw what was painted with the previous theme's colours."""
         self.legend.setText(legend_html())
         self.abstract.repaint_marks()
-        if self.doc is not None:
-            self.select_mention(self.current)
+        if self.model.doc is not None:
+            self.select_mention(self.model.current)
         self.candidates.update()

@@ -183,14 +183,14 @@ class ProjectWatchMixin:
 
     def _check_open_document(self, touched: set[str] | None) -> None:
         """Show the open document again when another process changed it; open another when it is gone."""
-        if self.doc is not None and (touched is None or self.doc.doc_id in touched):
-            if self.queue.entry(self.doc.doc_id) is None:  # deleted by the other process
-                self.doc = None
+        if self.model.doc is not None and (touched is None or self.model.doc.doc_id in touched):
+            if self.queue.entry(self.model.doc.doc_id) is None:  # deleted by the other process
+                self.model.doc = None
                 first = self.queue.visible_ids()
                 if first:
                     self.open_document(first[0])
             elif self._screen_is_stale():
-                self.open_document(self.doc.doc_id, mention_id=self.current_mention_id())
+                self.open_document(self.model.doc.doc_id, mention_id=self.model.current_mention_id())
 
     def reload_queue_in_background(self, then: Callable[[], None] | None = None) -> Job:
         """Read every queue row in a worker thread and show them when read; rows the desk changed while
@@ -225,14 +225,18 @@ class ProjectWatchMixin:
         """Whether the open document's mentions, decisions or suggestions differ from the store's: the
         desk's own writes are already on screen, and re-showing them would reset the candidate row the
         curator has moved to."""
-        found = list(self.project.documents_with_mention_ids(ids=[self.doc.doc_id]))
-        if not found or found[0][0].mentions != self.doc.mentions or found[0][1] != self.mention_ids:
+        found = list(self.project.documents_with_mention_ids(ids=[self.model.doc.doc_id]))
+        if (
+            not found
+            or found[0][0].mentions != self.model.doc.mentions
+            or found[0][1] != self.model.mention_ids
+        ):
             return True
-        stored = self.project.current_decisions(mention_ids=self.mention_ids)
-        if {m: d.id for m, d in stored.items()} != {m: d.id for m, d in self.decisions.items()}:
+        stored = self.project.current_decisions(mention_ids=self.model.mention_ids)
+        if {m: d.id for m, d in stored.items()} != {m: d.id for m, d in self.model.decisions.items()}:
             return True
-        sets = self.project.suggestion_sets(self.mention_ids)
-        shown = {m: [_shown(c) for c in ranked] for m, ranked in self.suggestions.items() if ranked}
+        sets = self.project.suggestion_sets(self.model.mention_ids)
+        shown = {m: [_shown(c) for c in ranked] for m, ranked in self.model.suggestions.items() if ranked}
         return shown != {m: [_shown(c) for c in entry.candidates] for m, entry in sets.items()}
 
 

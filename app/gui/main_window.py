@@ -27,6 +27,7 @@ from app.gui.desk_detect import FindMentionsMixin
 from app.gui.desk_document import OpenDocumentMixin
 from app.gui.desk_files import ProjectFilesMixin
 from app.gui.desk_linking import BackgroundLinkingMixin
+from app.gui.desk_model import DeskModel
 from app.gui.desk_retrain import BackgroundRetrainMixin
 from app.gui.desk_saving import SavingMixin
 from app.gui.desk_view import DeskViewMixin
@@ -45,10 +46,7 @@ from app.gui.states import (
     uncertain_span,
 )
 from app.gui.workers import MODELS_LOADING, MODELS_NOT_LOADED, Job, LinkService
-from core.documents import Candidate, Document
 from core.errors import CuralinkError
-from core.kb.concept import Concept
-from core.store.curation_log import MentionKey
 from core.store.write_faults import StoreWriteError, WriteFault
 
 log = logging.getLogger(__name__)
@@ -80,6 +78,7 @@ class MainWindow(
         self.project = project
         self.settings = settings or AppSettings()
         self.background = background
+        self.model = DeskModel(project, curator=lambda: self.settings.curator)  # the open document's state
         self.undo_stack = DeskHistory(self)  # the project's undo history as the store last reported it
         self.last_changes = None  # the OpChanges of the newest operation the desk saw through
         self.service = LinkService(
@@ -97,18 +96,6 @@ class MainWindow(
         self.service.learned.connect(self.on_learned)
         self.service.failed.connect(lambda exc: show_error(self, exc, context="background linking"))
         self._connect_find_mentions()
-        self.doc: Document | None = None
-        self.mention_ids: list[int] = []
-        self.suggestions: dict[int, list[Candidate]] = {}
-        self.suggested_for: dict[int, MentionKey] = {}  # the span and type the suggestions are for
-        self.resuggesting: set[int] = set()  # edited mentions waiting for new suggestions
-        self.marked: list[str] = []  # candidates marked for one link to several concepts
-        self.marked_mention: int | None = None
-        self.searched_marks: set[str] = set()  # marked from the KB search (Ctrl+Enter), not candidates
-        self.decisions: dict = {}
-        self.current: int | None = None
-        self.concepts: dict[str, Concept | None] = {}
-        self.linking: set[str] = set()
         self.kb_dialog: KbSearchDialog | None = None
         self.active_job: Job | None = None
         self.menu_job: Job | None = None
@@ -172,7 +159,7 @@ class MainWindow(
         self.candidates.candidateActivated.connect(lambda row: self.accept_rank(row + 1))
         self.candidates.markToggled.connect(lambda row: self.toggle_mark(row + 1))
         self.candidates.candidateSelected.connect(self._show_candidate_concept)
-        self.concept = ConceptPane(names=self._concept_name)
+        self.concept = ConceptPane(names=self.model.concept_name)
         concept_box = QWidget()
         concept_layout = QVBoxLayout(concept_box)
         concept_layout.setContentsMargins(0, 0, 0, 0)
@@ -360,52 +347,37 @@ class MainWindow(
 
     # --- selection -------------------------------------------------------------------------------
 
-    def current_mention_id(self) -> int | None:
-        if self.current is None or not 0 <= self.current < len(self.mention_ids):
-            return None
-        return self.mention_ids[self.current]
-
     def select_mention(self, index: int | None) -> None:
-        if self.doc is None or index is None or not self.mention_ids:
-            self.current = None
-            self.clear_marks()
+        index = self.model.select(index)
+        if index is None:
+            self.candidates.set_marked([])
             self.abstract.select_mention(None)
             self.candidates.clear("This document has no mentions. Select text and press M to add one.")
             self.concept.show_concept(None)
             return
-        index = max(0, min(index, len(self.mention_ids) - 1))
-        self.current = index
         self._show_marks()
         self.abstract.select_mention(index)
-        mention = self.doc.mentions[index]
-        mention_id = self.mention_ids[index]
-        if mention_id != self.marked_mention:
-            self.marked, self.marked_mention, self.searched_marks = [], mention_id, set()
-        ranked = self.suggestions.get(mention_id, [])
-        self.marked = [
-            c for c in self.marked if c in self.searched_marks or any(r.concept_id == c for r in ranked)
-        ]
-        decision = self.decisions.get(mention_id)
+        mention = self.model.doc.mentions[index]
+        mention_id = self.model.mention_ids[index]
+        ranked = self.model.suggestions.get(mention_id, [])
+        decision = self.model.decisions.get(mention_id)
         state = mention_state(decision.action if decision else None, bool(ranked))
-        missing = [c.concept_id for c in ranked if c.concept_id not in self.concepts]
-        if missing:
-            self.concepts.update(self.project.concepts(missing))
-        concepts = {c.concept_id: self._concept(c.concept_id) for c in ranked}
-        linked = self.linked_ids(mention_id)
+        concepts = {c.concept_id: self.model.concept(c.concept_id) for c in ranked}
+        linked = self.model.linked_ids(mention_id)
         label = (
             f"<b>{html.escape(mention.text)}</b> &nbsp;<span style='color:{muted()}'>{html.escape(mention.type)}"
-            f" · mention {index + 1} of {len(self.mention_ids)} · "
+            f" · mention {index + 1} of {len(self.model.mention_ids)} · "
             f"<span style='color:{STATE_COLOURS[state][1]}'>{STATE_LABELS[state]}</span>"
         )
         if decision is not None and decision.concept_id:
-            label += f" → {html.escape(self._link_text(decision.concept_id))}"
+            label += f" → {html.escape(self.model.link_text(decision.concept_id))}"
         probability = detected_probability(mention, decision is not None)
         if probability is not None:
             label += f" · detected span p {probability:.2f}" + (
                 " (uncertain)" if uncertain_span(probability) else ""
             )
         label += "</span>"
-        if not ranked and mention_id in self.resuggesting:
+        if not ranked and mention_id in self.model.resuggesting:
             label += "<br><i>computing suggestions for the new span…</i>"
         elif not ranked and self.background:
             label += "<br><i>suggestions are being computed in the background…</i>"
@@ -413,21 +385,21 @@ class MainWindow(
             bool(self.ranker_version), bool(self.reranker_version) and self.settings.use_reranker
         )
         self.candidates.show_candidates(
-            label, ranked, {k: v for k, v in concepts.items() if v}, linked, source, self.marked
+            label, ranked, {k: v for k, v in concepts.items() if v}, linked, source, self.model.marked
         )
         if not ranked:  # no candidate row to follow: the linked concept, or nothing (never a stale one)
-            self.concept.show_concept(self._concept(linked[0]) if linked else None)
+            self.concept.show_concept(self.model.concept(linked[0]) if linked else None)
         self.remember_view()
 
     def _show_candidate_concept(self, row: int) -> None:
         ranked = self.candidates.model.candidates
         if 0 <= row < len(ranked):
-            self.concept.show_concept(self._concept(ranked[row].concept_id))
+            self.concept.show_concept(self.model.concept(ranked[row].concept_id))
 
     def step_mention(self, offset: int) -> None:
-        if self.mention_ids:
-            start = -1 if self.current is None and offset > 0 else (self.current or 0)
-            self.select_mention(max(0, min(start + offset, len(self.mention_ids) - 1)))
+        if self.model.mention_ids:
+            start = -1 if self.model.current is None and offset > 0 else (self.model.current or 0)
+            self.select_mention(max(0, min(start + offset, len(self.model.mention_ids) - 1)))
 
     def step_document(self, offset: int) -> None:
         target = self.queue.step(offset)

@@ -95,12 +95,15 @@ def window_on(project_path: Path, *, background: bool, curator: str, scratch: Pa
 def next_suggested(window, skip: set[int] = frozenset()) -> bool:
     """Select the next undecided mention with suggestions (not in `skip`), opening later documents."""
     ids = window.queue.visible_ids()
-    start = ids.index(window.doc.doc_id) if window.doc and window.doc.doc_id in ids else 0
+    start = ids.index(window.model.doc.doc_id) if window.model.doc and window.model.doc.doc_id in ids else 0
     for doc_id in ids[start:] + ids[:start]:
-        if window.doc is None or window.doc.doc_id != doc_id:
+        if window.model.doc is None or window.model.doc.doc_id != doc_id:
             window.open_document(doc_id)
-        for index, mention_id in enumerate(window.mention_ids):
-            if window.suggestions.get(mention_id) and mention_id not in window.decisions.keys() | skip:
+        for index, mention_id in enumerate(window.model.mention_ids):
+            if (
+                window.model.suggestions.get(mention_id)
+                and mention_id not in window.model.decisions.keys() | skip
+            ):
                 window.select_mention(index)
                 return True
     return False
@@ -113,7 +116,7 @@ def bar_text(window) -> str:
 def run_full_disk(app, window, lines: queue.Queue) -> int:
     """A decision while the disk is full: a dialog, a red bar, nothing in the undo stack; Retry saves it."""
     next_suggested(window)
-    mention_id = window.current_mention_id()
+    mention_id = window.model.current_mention_id()
     say("ready")
     lines.get()  # "go": the harness filled the disk
     window.accept_top()
@@ -156,7 +159,7 @@ def run_decide(app, window, seconds: float, pause: float, lines: queue.Queue | N
     while time.monotonic() < deadline:
         if not next_suggested(window, decided):
             break
-        decided.add(window.current_mention_id())
+        decided.add(window.model.current_mention_id())
         before = (window.undo_stack.count(), len(window.writer.pending))
         window.accept_top()
         after = (window.undo_stack.count(), len(window.writer.pending))

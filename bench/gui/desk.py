@@ -121,10 +121,14 @@ def bench_key_accept(app, window, samples: int, seed: int = 0) -> dict:
         window.open_document(doc_id)
         app.processEvents()
         while len(times) < samples:
-            mention_id = window.current_mention_id()
-            if mention_id is None or mention_id in window.decisions or not window.suggestions.get(mention_id):
+            mention_id = window.model.current_mention_id()
+            if (
+                mention_id is None
+                or mention_id in window.model.decisions
+                or not window.model.suggestions.get(mention_id)
+            ):
                 break
-            top = window.suggestions[mention_id][0].concept_id
+            top = window.model.suggestions[mention_id][0].concept_id
             reviewed = window.queue.entry(doc_id).reviewed
 
             def saved(r=reviewed, d=doc_id) -> bool:  # the writer's "saved" came back and was shown
@@ -155,7 +159,7 @@ def bench_open(app, window, samples: int, seed: int = 0) -> dict:
     times = []
     while len(times) < samples and len(entries) > 1:
         doc_id = rng.choice(entries).doc_id
-        if window.doc is not None and window.doc.doc_id == doc_id:
+        if window.model.doc is not None and window.model.doc.doc_id == doc_id:
             continue  # another abstract each time: opening the one shown costs nothing
         started = time.perf_counter()
         window.open_document(doc_id)
@@ -242,8 +246,12 @@ def bench_learning(app, window, decisions: int, interval_ms: int = 5) -> dict:
             break
         window.open_document(doc_id)
         app.processEvents()
-        mention_id = window.current_mention_id()
-        if mention_id is None or mention_id in window.decisions or not window.suggestions.get(mention_id):
+        mention_id = window.model.current_mention_id()
+        if (
+            mention_id is None
+            or mention_id in window.model.decisions
+            or not window.model.suggestions.get(mention_id)
+        ):
             continue
         before, started = len(learnt), time.perf_counter()
         window.act_accept.trigger()

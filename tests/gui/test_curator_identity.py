@@ -35,7 +35,7 @@ def _curator_label(window) -> str:
 
 
 def test_decisions_after_switching_carry_the_new_curator(window, demo_project, app_settings, qtbot, tmp_path):
-    first, second, third = window.mention_ids[:3]
+    first, second, third = window.model.mention_ids[:3]
     assert "tester" in _curator_label(window)
     window.decide("reject")
     assert _signed(demo_project)[-1] == (first, "reject", "tester")

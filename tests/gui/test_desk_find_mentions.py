@@ -50,28 +50,30 @@ def test_find_mentions_tags_the_raw_abstract_and_links_them(window, demo_project
     demo_project.import_documents([_raw_document()], source="", split="")
     window.reload_queue()
     window.open_document("raw-1")
-    assert window.mention_ids == []
+    assert window.model.mention_ids == []
 
     found = []
     window.service.mentionsFound.connect(lambda pair: found.append(pair[0]))
     _run(window, qtbot, lambda: _press_find(window, qtbot))
 
-    text = window.doc.text
+    text = window.model.doc.text
     expected = _spans(text, "Huntington disease", "cystic fibrosis", "asthma")
-    assert [(m.start, m.end) for m in window.doc.mentions] == expected, "shown in the open abstract"
+    assert [(m.start, m.end) for m in window.model.doc.mentions] == expected, "shown in the open abstract"
     assert [(m.start, m.end) for m in demo_project.document("raw-1").mentions] == expected, "stored"
-    assert all(m.origin == "detected" and m.type for m in window.doc.mentions)
+    assert all(m.origin == "detected" and m.type for m in window.model.doc.mentions)
     assert found[0].added == len(expected) and "dictionary" in found[0].detector
     assert "found 5 mention(s) in 1 document(s) with the dictionary" in window.statusBar().currentMessage()
     # linked right after: every new mention has suggestions, the KB's concept on top
-    qtbot.waitUntil(lambda: all(window.suggestions.get(m) for m in window.mention_ids), timeout=30000)
-    tops = [window.suggestions[m][0].concept_id for m in window.mention_ids]
+    qtbot.waitUntil(
+        lambda: all(window.model.suggestions.get(m) for m in window.model.mention_ids), timeout=30000
+    )
+    tops = [window.model.suggestions[m][0].concept_id for m in window.model.mention_ids]
     assert tops == ["D006816", "D003550", "D006816", "D003550", "D001249"]
     assert window.queue.entry("raw-1").mentions == len(expected)
 
 
 def test_find_mentions_leaves_a_gold_abstract_alone_and_says_why(window, demo_project, qtbot) -> None:
-    doc_id = window.doc.doc_id
+    doc_id = window.model.doc.doc_id
     before = demo_project.document(doc_id).mentions
     _run(window, qtbot, window.find_mentions_here)
     assert demo_project.document(doc_id).mentions == before
@@ -115,5 +117,5 @@ def test_uncertain_detected_spans_are_drawn_apart_until_decided(window, demo_pro
 
     window.select_mention(0)
     window.decide("nil")  # any decision settles it
-    qtbot.waitUntil(lambda: window.mention_ids[0] in window.decisions, timeout=10000)
+    qtbot.waitUntil(lambda: window.model.mention_ids[0] in window.model.decisions, timeout=10000)
     assert _format_at(window, hd[0]).underlineStyle() != dotted

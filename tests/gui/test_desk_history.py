@@ -46,7 +46,7 @@ def test_undo_after_a_restart_takes_back_the_done_mark_first_and_shows_where(
 ):
     window.open_document("90000001")
     bulk = window.bulk_accept(0.0)  # every suggested, undecided mention of the document
-    accepted = [m for m in window.mention_ids if m in window.decisions]
+    accepted = [m for m in window.model.mention_ids if m in window.model.decisions]
     assert bulk == len(accepted) > 1
     state = demo_project.current_decisions()
     assert all(state[m].model_version == demo_project.suggestion_version(m) != "" for m in accepted)
@@ -64,7 +64,7 @@ def test_undo_after_a_restart_takes_back_the_done_mark_first_and_shows_where(
         marks = demo_project.document_marks(["90000001"])["90000001"]
         assert DONE not in marks and marks[NOTE].value == "abbreviations checked"
         assert all(demo_project.current_decisions()[m].action == "accept" for m in accepted)
-        assert again.doc.doc_id == "90000001"  # taken to the document the undo changed
+        assert again.model.doc.doc_id == "90000001"  # taken to the document the undo changed
         assert again.statusBar().currentMessage() == "undone: mark 90000001 done"
         assert again.act_redo.text() == "Redo mark 90000001 done"
 
@@ -76,7 +76,7 @@ def test_undo_after_a_restart_takes_back_the_done_mark_first_and_shows_where(
         qtbot.keyClick(again, Qt.Key.Key_Z, CTRL)  # the bulk accept, in the document it changed
         state = demo_project.current_decisions()
         assert not any(m in state for m in accepted)
-        assert again.doc.doc_id == "90000001" and again.current_mention_id() == accepted[0]
+        assert again.model.doc.doc_id == "90000001" and again.model.current_mention_id() == accepted[0]
         assert again.act_redo.text().startswith(f"Redo bulk accept of {bulk} mention(s)")
     finally:
         again.service.shutdown()
@@ -85,7 +85,7 @@ def test_undo_after_a_restart_takes_back_the_done_mark_first_and_shows_where(
 def test_a_decision_redraws_without_reading_the_store(window, demo_project, qtbot, monkeypatch):
     window.open_document("90000004")
     window.select_mention(0)
-    mention_id = window.current_mention_id()
+    mention_id = window.model.current_mention_id()
     inside = threading.local()
     outside: list[str] = []
     within: list[str] = []
@@ -110,19 +110,19 @@ def test_a_decision_redraws_without_reading_the_store(window, demo_project, qtbo
     finally:
         event.remove(demo_project.engine, "before_cursor_execute", counted)
     assert demo_project.current_decisions()[mention_id].action == "accept"
-    assert window.decisions[mention_id].action == "accept"  # shown, from the operation's answer
-    assert window.abstract.marks[window.mention_ids.index(mention_id)].state == "accepted"
-    assert window.current_mention_id() != mention_id  # moved on to the next open mention
+    assert window.model.decisions[mention_id].action == "accept"  # shown, from the operation's answer
+    assert window.abstract.marks[window.model.mention_ids.index(mention_id)].state == "accepted"
+    assert window.model.current_mention_id() != mention_id  # moved on to the next open mention
     assert within, "the operation itself reads and writes"
     assert outside == []
 
 
 def test_ctrl_enter_builds_a_link_and_stores_nothing_until_enter(window, demo_project, qtbot):
     window.open_document("90000004")
-    index = next(i for i, m in enumerate(window.doc.mentions) if m.text == "Breast and ovarian cancer")
+    index = next(i for i, m in enumerate(window.model.doc.mentions) if m.text == "Breast and ovarian cancer")
     window.select_mention(index)
-    mention_id = window.current_mention_id()
-    assert mention_id not in window.decisions
+    mention_id = window.model.current_mention_id()
+    assert mention_id not in window.model.decisions
 
     for query, concept in (("breast neoplasms", "D001943"), ("ovarian neoplasms", "D010051")):
         dialog = window.open_kb_search()
@@ -131,9 +131,9 @@ def test_ctrl_enter_builds_a_link_and_stores_nothing_until_enter(window, demo_pr
         assert dialog.result_ids()[0] == concept
         qtbot.keyClick(dialog.query, Qt.Key.Key_Return, CTRL)  # add to the link
         assert mention_id not in demo_project.current_decisions()  # nothing stored yet
-        assert window.current_mention_id() == mention_id  # still on the mention being linked
+        assert window.model.current_mention_id() == mention_id  # still on the mention being linked
         assert demo_project.names_from_source(CURATOR_SOURCE) == {}
-    assert window.marked == ["D001943", "D010051"]
+    assert window.model.marked == ["D001943", "D010051"]
     assert "Enter stores it" in window.statusBar().currentMessage()
 
     qtbot.keyClick(window, Qt.Key.Key_Return)
@@ -155,8 +155,8 @@ def test_reject_of_a_detected_span_means_not_a_mention_in_exports(
     assert detect_into_project(demo_project, detector, ids=["raw-1"]).added >= 3
     window.reload_queue()
     window.open_document("raw-1")
-    index = next(i for i, m in enumerate(window.doc.mentions) if m.text == "asthma")
-    assert window.doc.mentions[index].origin == "detected"
+    index = next(i for i, m in enumerate(window.model.doc.mentions) if m.text == "asthma")
+    assert window.model.doc.mentions[index].origin == "detected"
     window.select_mention(index)
     qtbot.keyClick(window, Qt.Key.Key_R)
 

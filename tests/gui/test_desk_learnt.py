@@ -20,8 +20,8 @@ def _suggested(window, project) -> int:
     """Open a document with an undecided mention that has suggestions, select it, return its id."""
     for entry in project.queue():
         window.open_document(entry.doc_id)
-        for index, mention_id in enumerate(window.mention_ids):
-            if window.suggestions.get(mention_id) and mention_id not in window.decisions:
+        for index, mention_id in enumerate(window.model.mention_ids):
+            if window.model.suggestions.get(mention_id) and mention_id not in window.model.decisions:
                 window.select_mention(index)
                 return mention_id
     raise AssertionError("the demo has no undecided mention with suggestions")
@@ -33,7 +33,7 @@ def _detail(project, mention_id: int) -> dict:
 
 def test_alt_enter_accepts_without_teaching_and_enter_still_teaches(window, demo_project, qtbot):
     mention_id = _suggested(window, demo_project)
-    top = window.suggestions[mention_id][0].concept_id
+    top = window.model.suggestions[mention_id][0].concept_id
     qtbot.keyClick(window, Qt.Key.Key_Return, ALT)
     qtbot.waitUntil(lambda: mention_id in demo_project.current_decisions(mention_ids=[mention_id]))
     decision = demo_project.current_decisions(mention_ids=[mention_id])[mention_id]

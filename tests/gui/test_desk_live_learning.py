@@ -29,7 +29,7 @@ def test_a_correction_reaches_identical_mentions_elsewhere_and_an_undo_takes_it_
 
     doc_id = demo_project.mention_documents([mention_id])[mention_id]
     window.open_document(doc_id, mention_id=mention_id)
-    assert window.current_mention_id() == mention_id
+    assert window.model.current_mention_id() == mention_id
     with qtbot.waitSignal(window.service.learned, timeout=60000) as learnt:
         assert window.decide("correct", wrong)
     found, resuggested = learnt.args[0]

@@ -40,8 +40,8 @@ def test_a_moved_project_is_said_once_keeps_the_unsaved_change_and_reopens_where
 ) -> None:
     window = _open(qtbot, demo_project, app_settings)
     window.select_mention(0)
-    mention_id = window.current_mention_id()
-    doc_id = window.doc.doc_id
+    mention_id = window.model.current_mention_id()
+    doc_id = window.model.doc.doc_id
     shown_text = window.abstract.toPlainText()
     old_place = demo_project.path
     moved = tmp_path / "elsewhere" / "renamed"
@@ -71,7 +71,7 @@ def test_a_moved_project_is_said_once_keeps_the_unsaved_change_and_reopens_where
         assert len(window.writer.pending) == 1
         bar = window.findChild(QFrame, "saveBar")
         assert bar is not None and bar.isVisible()
-        assert window.abstract.toPlainText() == shown_text and window.doc.doc_id == doc_id
+        assert window.abstract.toPlainText() == shown_text and window.model.doc.doc_id == doc_id
 
     # Reopen where it is now: the button, the folder chooser, the folder.
     window.lost_dialog.buttonClicked.emit(window.reopen_button)
@@ -85,12 +85,12 @@ def test_a_moved_project_is_said_once_keeps_the_unsaved_change_and_reopens_where
     assert window.project.path == moved and app_settings.last_project == moved
     with Project.open(moved) as again:  # the waiting change is in the project at its new place
         assert again.current_decisions(mention_ids=[mention_id])[mention_id].action == "nil"
-    assert window.decisions[mention_id].action == "nil"
-    window.select_mention(window.mention_ids.index(mention_id))
+    assert window.model.decisions[mention_id].action == "nil"
+    window.select_mention(window.model.mention_ids.index(mention_id))
     window.activateWindow()
     qtbot.waitUntil(window.isActiveWindow, timeout=CEILING_MS)
     qtbot.keyClick(window, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)  # the desk works on as before
-    qtbot.waitUntil(lambda: mention_id not in window.decisions, timeout=CEILING_MS)
+    qtbot.waitUntil(lambda: mention_id not in window.model.decisions, timeout=CEILING_MS)
     with Project.open(moved) as again:
         assert mention_id not in again.current_decisions(mention_ids=[mention_id])
     window.close()

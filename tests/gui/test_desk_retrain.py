@@ -12,7 +12,7 @@ TINY = {"kinds": ("retriever",), "promote": "never", "held_out_fraction": 0.34, 
 def decide_all_but_open(window, project) -> dict[int, tuple[str, str]]:
     """Accept the gold link of every mention outside the open document; returns the decisions."""
     for document, ids in project.documents_with_mention_ids():
-        if document.doc_id == window.doc.doc_id:
+        if document.doc_id == window.model.doc.doc_id:
             continue
         for mention, mention_id in zip(document.mentions, ids, strict=True):
             if len(mention.concept_ids) == 1:
@@ -29,7 +29,7 @@ def test_curation_goes_on_while_retraining_and_cancel_keeps_models(window, demo_
     assert status.isVisible() and window.isEnabled()
     qtbot.waitUntil(lambda: status.message.startswith("retriever: training"), timeout=120_000)
 
-    mention_id = window.current_mention_id()
+    mention_id = window.model.current_mention_id()
     assert mention_id not in demo_project.current_decisions()
     assert window.accept_rank(1)
     qtbot.waitUntil(lambda: mention_id in demo_project.current_decisions(), timeout=20_000)
@@ -54,7 +54,7 @@ def test_promotion_from_the_summary_relinks_unreviewed_documents(
 ):
     decisions = decide_all_but_open(window, demo_project)
     old = demo_project.active_model("retriever").version
-    open_doc = window.doc.doc_id
+    open_doc = window.model.doc.doc_id
     job = window.start_retrain({**TINY, "max_seconds": 2.0, "epochs": 1})
     progress: list[int] = []
     job.signals.progress.connect(lambda done, _total, _message: progress.append(done))
@@ -86,8 +86,10 @@ def test_promotion_from_the_summary_relinks_unreviewed_documents(
     assert all(after[m] == {new} for m in unreviewed)
     assert all(after[m] == {old} for m in decisions if m in after)  # reviewed: left as decided on
     assert {m: (d.action, d.concept_id) for m, d in demo_project.current_decisions().items()} == decisions
-    stored = demo_project.suggestions_for(window.mention_ids)
-    assert all(window.suggestions[m] == stored[m] for m in window.mention_ids)  # the open document refreshed
+    stored = demo_project.suggestions_for(window.model.mention_ids)
+    assert all(
+        window.model.suggestions[m] == stored[m] for m in window.model.mention_ids
+    )  # the open document refreshed
 
     summary.rollback_button.click()  # back to the old version: relinked again
     qtbot.waitUntil(

@@ -65,14 +65,14 @@ def _stored(project, mention_id: int):
 
 def _first_suggested(window) -> int:
     window.open_document(window.queue.visible_ids()[0])
-    index = next(i for i, m in enumerate(window.mention_ids) if window.suggestions.get(m))
+    index = next(i for i, m in enumerate(window.model.mention_ids) if window.model.suggestions.get(m))
     window.select_mention(index)
-    return window.mention_ids[index]
+    return window.model.mention_ids[index]
 
 
 def test_a_decision_waits_for_another_process_lock_and_is_saved_when_it_frees(window, demo_project, qtbot):
     mention_id = _first_suggested(window)
-    top = window.suggestions[mention_id][0].concept_id
+    top = window.model.suggestions[mention_id][0].concept_id
     with write_lock_held(demo_project.path / "curalink.db") as holder:
         qtbot.keyClick(window, Qt.Key.Key_Return)
         # Not in the store, so not in the undo stack either; but on screen, as waiting.
@@ -80,13 +80,13 @@ def test_a_decision_waits_for_another_process_lock_and_is_saved_when_it_frees(wi
         assert window.undo_stack.count() == 0
         bar = _save_bar(window)
         assert bar is not None and "Saving 1 change" in bar.label.text() and top in bar.label.text()
-        assert window.current_mention_id() != mention_id  # the curator moved on to the next mention
+        assert window.model.current_mention_id() != mention_id  # the curator moved on to the next mention
         release(holder)
         qtbot.waitUntil(lambda: _stored(demo_project, mention_id) is not None, timeout=20000)
     qtbot.waitUntil(lambda: _save_bar(window) is None, timeout=5000)
     decision = _stored(demo_project, mention_id)
     assert (decision.action, decision.concept_id) == ("accept", top)
-    assert window.undo_stack.count() == 1 and window.decisions[mention_id].concept_id == top
+    assert window.undo_stack.count() == 1 and window.model.decisions[mention_id].concept_id == top
     qtbot.keyClick(window, Qt.Key.Key_Z, CTRL)  # the step undoes what the store has
     assert _stored(demo_project, mention_id) is None and window.undo_stack.index() == 0
 
@@ -95,14 +95,14 @@ def test_retries_run_out_then_retry_saves_every_waiting_decision_in_order(window
     window.writer.attempts, window.writer.pause_s, window.writer.retry_wait_ms = 3, 0.05, 20
     saved = _first_suggested(window)
     assert window.accept_top()  # stored at once: the lock is free
-    first = window.current_mention_id()
+    first = window.model.current_mention_id()
     with write_lock_held(demo_project.path / "curalink.db") as holder:
         qtbot.keyClick(window, Qt.Key.Key_Return)
         qtbot.waitUntil(lambda: window.writer.error is not None, timeout=20000)
         bar = _save_bar(window)
         assert bar is not None and "Not saved: 1 change" in bar.label.text()
         assert "locked by another program" in bar.label.text() and bar.retry.isVisible()
-        second = window.current_mention_id()
+        second = window.model.current_mention_id()
         assert second not in (saved, first)
         qtbot.keyClick(window, Qt.Key.Key_N)  # queues behind the stalled one
         assert "Not saved: 2 changes" in _save_bar(window).label.text()
@@ -129,7 +129,7 @@ def test_discard_drops_the_waiting_decision_and_the_undo_stack_matches_the_store
     assert _save_bar(window) is None and not window.writer.busy()
     assert "discarded 1 change" in window.statusBar().currentMessage()
     assert demo_project.current_decisions().keys() == before.keys()
-    assert mention_id not in window.decisions and window.undo_stack.count() == 0
+    assert mention_id not in window.model.decisions and window.undo_stack.count() == 0
 
 
 def test_undo_under_a_lock_moves_the_stack_only_once_the_revert_is_stored(window, demo_project, qtbot):
@@ -142,20 +142,20 @@ def test_undo_under_a_lock_moves_the_stack_only_once_the_revert_is_stored(window
         assert "Saving 1 change" in _save_bar(window).label.text()
         release(holder)
         qtbot.waitUntil(lambda: window.undo_stack.index() == 0, timeout=20000)
-    assert _stored(demo_project, mention_id) is None and mention_id not in window.decisions
+    assert _stored(demo_project, mention_id) is None and mention_id not in window.model.decisions
 
 
 def test_a_span_edit_under_a_lock_is_not_in_the_undo_stack_until_stored(window, demo_project, qtbot):
     mention_id = _first_suggested(window)
-    old_end = window.doc.mentions[window.current].end
+    old_end = window.model.doc.mentions[window.model.current].end
     with write_lock_held(demo_project.path / "curalink.db") as holder:
         assert window.adjust(0, -1)
         assert not window.adjust(0, -1)  # a second nudge would build on the unsaved first one: it waits
         assert window.undo_stack.count() == 0
-        assert window.doc.mentions[window.mention_ids.index(mention_id)].end == old_end
+        assert window.model.doc.mentions[window.model.mention_ids.index(mention_id)].end == old_end
         release(holder)
         qtbot.waitUntil(lambda: window.undo_stack.count() == 1, timeout=20000)
-    assert window.doc.mentions[window.mention_ids.index(mention_id)].end == old_end - 1
+    assert window.model.doc.mentions[window.model.mention_ids.index(mention_id)].end == old_end - 1
 
 
 def test_closing_with_a_waiting_change_asks_first(window, demo_project, qtbot):
@@ -236,7 +236,7 @@ def test_a_decision_rereads_its_documents_queue_row_not_the_whole_queue(window, 
     resets: list[int] = []
     window.queue.model.modelReset.connect(lambda: resets.append(1))
     mention_id = _first_suggested(window)
-    doc_id = window.doc.doc_id
+    doc_id = window.model.doc.doc_id
     before = window.queue.entry(doc_id).reviewed
     assert window.accept_top()
     assert resets == [] and window.queue.entry(doc_id).reviewed == before + 1
@@ -251,7 +251,7 @@ def test_a_decision_rereads_its_documents_queue_row_not_the_whole_queue(window, 
 
 def test_a_decision_saved_late_updates_the_row_of_its_own_document(window, demo_project, qtbot):
     _first_suggested(window)
-    doc_id = window.doc.doc_id
+    doc_id = window.model.doc.doc_id
     before = window.queue.entry(doc_id).reviewed
     with write_lock_held(demo_project.path / "curalink.db") as holder:
         qtbot.keyClick(window, Qt.Key.Key_Return)
@@ -259,5 +259,5 @@ def test_a_decision_saved_late_updates_the_row_of_its_own_document(window, demo_
         window.open_document(other)  # the curator moves on before the store has the decision
         release(holder)
         qtbot.waitUntil(lambda: not window.writer.busy(), timeout=20000)
-    assert window.doc.doc_id == other
+    assert window.model.doc.doc_id == other
     assert window.queue.entry(doc_id).reviewed == before + 1

@@ -129,7 +129,7 @@ def test_view_is_restored_after_the_project_moves(qtbot, mixed, app_settings, de
         again = _open(qtbot, project, app_settings)
         assert again.queue.sort_key() == "uncertainty"
         assert again.queue.filters() == {"status": "all", "split": "train", "type": "all"}
-        assert again.doc.doc_id == "Abd" and again.queue.current_id() == "Abd"
+        assert again.model.doc.doc_id == "Abd" and again.queue.current_id() == "Abd"
         again.service.shutdown()
     finally:
         project.close()
@@ -139,7 +139,7 @@ def test_view_is_restored_after_the_project_moves(qtbot, mixed, app_settings, de
     try:
         fresh = _open(qtbot, other, app_settings)  # another project: its own (default) view
         assert fresh.queue.sort_key() == "id" and fresh.queue.filters()["split"] == "all"
-        assert fresh.doc.doc_id == other.document_ids()[0]
+        assert fresh.model.doc.doc_id == other.document_ids()[0]
         fresh.service.shutdown()
     finally:
         other.close()
@@ -156,10 +156,10 @@ def test_go_to_document_by_key(desk, qtbot):
     qtbot.keyClicks(dialog.field, "10")
     qtbot.keyClick(dialog.field, Qt.Key.Key_Return)
     assert not dialog.isVisible()
-    assert desk.doc.doc_id == "10" and desk.queue.current_id() == "10"
+    assert desk.model.doc.doc_id == "10" and desk.queue.current_id() == "10"
     desk.queue.set_filter("done")  # 7 is hidden now: going there clears the filters
     assert desk.go_to_document("7") is None
-    assert desk.doc.doc_id == "7" and desk.queue.filters()["status"] == "all"
+    assert desk.model.doc.doc_id == "7" and desk.queue.filters()["status"] == "all"
 
 
 def test_text_search_lists_documents_and_opens_at_the_first_match(desk, mixed, qtbot):
@@ -185,7 +185,7 @@ def test_text_search_lists_documents_and_opens_at_the_first_match(desk, mixed, q
     assert not dialog.isVisible()
     doc_id, start, end = expected[1]
     cursor = desk.abstract.textCursor()
-    assert desk.doc.doc_id == doc_id
+    assert desk.model.doc.doc_id == doc_id
     assert (cursor.selectionStart(), cursor.selectionEnd()) == (start, end)
     dialog = desk.open_text_search()
     dialog.run("no such words anywhere")
@@ -193,7 +193,7 @@ def test_text_search_lists_documents_and_opens_at_the_first_match(desk, mixed, q
     dialog.field.setText("zebrafish")
     qtbot.keyClick(dialog.field, Qt.Key.Key_Return)
     qtbot.keyClick(dialog.field, Qt.Key.Key_Return)  # Enter again: the first result
-    assert desk.doc.doc_id == expected[0][0]
+    assert desk.model.doc.doc_id == expected[0][0]
     assert desk.abstract.textCursor().selectedText().lower() == "zebrafish"
 
 

@@ -39,12 +39,12 @@ def _run_file_dialog(window, qtbot, action, path: Path, fmt: str, **extra):
 
 
 def test_export_accepted_only_pubtator_and_jsonl(window, demo_project, qtbot, tmp_path):
-    first, second = window.mention_ids[:2]
+    first, second = window.model.mention_ids[:2]
     accepted = demo_project.suggestions(first)[0]
     window.accept_rank(1)  # first mention: accepted, top candidate
     window.decide("reject")  # second mention: rejected, so left out of an accepted-only export
     assert demo_project.current_decisions()[second].action == "reject"
-    mention = window.doc.mentions[0]
+    mention = window.model.doc.mentions[0]
 
     out = tmp_path / "accepted.pubtator"
     _run_file_dialog(window, qtbot, window.act_export, out, "pubtator", accepted_only=True)
@@ -52,7 +52,7 @@ def test_export_accepted_only_pubtator_and_jsonl(window, demo_project, qtbot, tm
     annotations = [line.split("\t") for line in lines if "\t" in line]
     assert annotations == [
         [
-            window.doc.doc_id,
+            window.model.doc.doc_id,
             str(mention.start),
             str(mention.end),
             mention.text,
@@ -60,12 +60,12 @@ def test_export_accepted_only_pubtator_and_jsonl(window, demo_project, qtbot, tm
             accepted.concept_id,
         ]
     ]
-    assert any(line.startswith(f"{window.doc.doc_id}|t|") for line in lines)
+    assert any(line.startswith(f"{window.model.doc.doc_id}|t|") for line in lines)
 
     out = tmp_path / "accepted.jsonl"
     _run_file_dialog(window, qtbot, window.act_export, out, "jsonl", accepted_only=True)
     records = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
-    assert [r["doc_id"] for r in records] == [window.doc.doc_id]  # only the document with an accept
+    assert [r["doc_id"] for r in records] == [window.model.doc.doc_id]  # only the document with an accept
     linked = [m for record in records for m in record["mentions"]]
     assert len(linked) == 1
     text = json.dumps(linked[0])
@@ -112,5 +112,5 @@ def test_settings_persist_through_the_dialog(window, qtbot, tmp_path):
     )
     # The next decision is signed with the new name.
     window.accept_rank(1)
-    decision = window.project.current_decisions()[window.mention_ids[0]]
+    decision = window.project.current_decisions()[window.model.mention_ids[0]]
     assert decision.curator == "ada"

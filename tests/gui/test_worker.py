@@ -45,5 +45,5 @@ def test_cancelled_link_leaves_the_window_usable(window, demo_project, qtbot):
     with qtbot.waitSignal(job.signals.cancelled, timeout=60000):  # raises if the job never says so
         job.cancel()
     qtbot.waitUntil(job.done.is_set, timeout=60000)
-    assert not window.linking
+    assert not window.model.linking
     assert window.accept_rank(1)
