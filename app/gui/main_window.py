@@ -30,7 +30,7 @@ from app.gui.desk_linking import BackgroundLinkingMixin
 from app.gui.desk_model import DeskModel
 from app.gui.desk_retrain import BackgroundRetrainMixin
 from app.gui.desk_saving import SavingMixin
-from app.gui.desk_view import DeskViewMixin
+from app.gui.desk_view import DeskView
 from app.gui.desk_watch import ProjectWatchMixin
 from app.gui.dialogs import KeyHelpOverlay, show_error
 from app.gui.document_queue import DocumentQueue
@@ -66,7 +66,6 @@ class MainWindow(
     BackgroundRetrainMixin,
     ProjectFilesMixin,
     ProjectWatchMixin,
-    DeskViewMixin,
 ):
     """The window and its reading side (queue, abstract, candidates); the open document's state is read in
     `OpenDocumentMixin`, the curation keys live in `CurationMixin`, writes in `SavingMixin`, background linking in `BackgroundLinkingMixin`, the menus in
@@ -106,11 +105,20 @@ class MainWindow(
 
         self.setWindowTitle(f"Curalink — {project.path.name}")
         self._build_widgets()
+        self.view = DeskView(
+            self,
+            self.model,
+            self.settings,
+            queue=self.queue,
+            abstract=self.abstract,
+            legend=self.legend,
+            candidates=self.candidates,
+        )
         self._build_actions()
         self._build_menus()
         self._update_models_label()
         self.reload_queue()
-        self.restore_view()  # the filters, order and document last left in this project
+        self.view.restore_view()  # the filters, order and document last left in this project
         self._import_reranker_code()
         self.start_watching()
         if self.background and not self.service.busy():
@@ -333,9 +341,13 @@ class MainWindow(
         from app.gui.desk_learnt import install_learnt  # what it learnt from curators (issue 23)
 
         install_learnt(self, curate)
-        self._build_view_menu(bar.addMenu("&View"))
+        self.view.build_menu(bar.addMenu("&View"))
         help_menu = bar.addMenu("&Help")
         help_menu.addAction(self.act_help)
+
+    def theme_changed(self) -> None:
+        """app.gui.theme's hook on each top-level window: redraw what the old theme's colours painted."""
+        self.view.theme_changed()
 
     def _escape(self) -> None:
         """Esc closes the key help when it is open (the window shortcut sees the key first), else
@@ -389,7 +401,7 @@ class MainWindow(
         )
         if not ranked:  # no candidate row to follow: the linked concept, or nothing (never a stale one)
             self.concept.show_concept(self.model.concept(linked[0]) if linked else None)
-        self.remember_view()
+        self.view.remember_view()
 
     def _show_candidate_concept(self, row: int) -> None:
         ranked = self.candidates.model.candidates

@@ -117,7 +117,7 @@ def test_view_is_restored_after_the_project_moves(qtbot, mixed, app_settings, de
     desk = _open(qtbot, mixed, app_settings)
     desk.queue.set_sort("uncertainty")
     desk.queue.set_filters(split="train")
-    assert desk.go_to_document("Abd") is None
+    assert desk.view.go_to_document("Abd") is None
     desk.close()
     desk.service.shutdown()
     mixed.close()
@@ -158,7 +158,7 @@ def test_go_to_document_by_key(desk, qtbot):
     assert not dialog.isVisible()
     assert desk.model.doc.doc_id == "10" and desk.queue.current_id() == "10"
     desk.queue.set_filter("done")  # 7 is hidden now: going there clears the filters
-    assert desk.go_to_document("7") is None
+    assert desk.view.go_to_document("7") is None
     assert desk.model.doc.doc_id == "7" and desk.queue.filters()["status"] == "all"
 
 
@@ -187,7 +187,7 @@ def test_text_search_lists_documents_and_opens_at_the_first_match(desk, mixed, q
     cursor = desk.abstract.textCursor()
     assert desk.model.doc.doc_id == doc_id
     assert (cursor.selectionStart(), cursor.selectionEnd()) == (start, end)
-    dialog = desk.open_text_search()
+    dialog = desk.view.open_text_search()
     dialog.run("no such words anywhere")
     assert dialog.results.count() == 0 and "No document contains" in dialog.message.text()
     dialog.field.setText("zebrafish")
@@ -219,8 +219,13 @@ def test_f1_help_lists_every_view_key(desk):
     from PySide6.QtGui import QKeySequence
 
     text = " ".join(label.text() for label in desk.help_overlay.findChildren(type(desk.legend)))
-    actions = [desk.act_goto, desk.act_find_text, *desk.act_cycle.values(), desk.act_clear_filters]
-    actions += [desk.act_zoom_in, desk.act_zoom_out, desk.act_zoom_reset]
+    actions = [
+        desk.view.act_goto,
+        desk.view.act_find_text,
+        *desk.view.act_cycle.values(),
+        desk.view.act_clear_filters,
+    ]
+    actions += [desk.view.act_zoom_in, desk.view.act_zoom_out, desk.view.act_zoom_reset]
     for action in actions:
         keys = action.shortcut().toString(QKeySequence.SequenceFormat.PortableText)
         assert keys and keys in text, keys
