@@ -40,7 +40,7 @@ class OpenDocumentMixin:
             self.select_mention(self.model.mention_ids.index(mention_id))
         else:
             self.select_mention(self.model.first_open_mention())
-        self.prefetch()
+        self.links.prefetch()
 
     def _update_doc_meta(self, entry) -> None:
         if self.model.doc is None:
@@ -77,6 +77,12 @@ class OpenDocumentMixin:
                 )
             )
         return self._with_curation_marks(marks, reread=reread)
+
+    def redraw_document(self, select: int | None) -> None:
+        """The open document's highlights and counts again (its suggestions changed), then a mention."""
+        self.abstract.set_marks(self._marks())
+        self._update_doc_meta(None)
+        self.select_mention(select)
 
     def refresh(self, mention_id: int | None = None) -> None:
         """Re-read the whole queue and the open document (after a change from outside the desk's own

@@ -84,7 +84,7 @@ class ProjectFilesMixin:
             if result.report_file is not None or result.report.losses:
                 self.report_dialog = _report_box(self, "Import", result.lines())
             self.reload_queue()
-            self.prefetch()
+            self.links.prefetch()
 
         def failed(exc: BaseException) -> None:
             from core.formats import InvalidItemsError
@@ -149,7 +149,7 @@ class ProjectFilesMixin:
             self.service.reset()
             self.device_label.setText(MODELS_NOT_LOADED)
             self.model.concepts.clear()
-            self._update_models_label()
+            self.links.update_models_label()
 
         return self._run_dialog_job(f"importing {path.name}", work, done)
 

@@ -201,6 +201,6 @@ class BackgroundRetrainMixin:
         first = [self.model.doc.doc_id] if self.model.doc is not None else []
         job = self.service.change_models(change, first=first)
         self.relink_job = job
-        self._track(job, title)
-        job.signals.returned.connect(lambda _result: self._update_models_label())
+        self.links.track(job, title)
+        job.signals.returned.connect(lambda _result: self.links.update_models_label())
         return job

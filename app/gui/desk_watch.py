@@ -76,7 +76,7 @@ class ProjectWatchMixin:
         self.seen_marks = marks
         if before is not None and marks.models != before.models:
             self.service.reset()
-            self._update_models_label()
+            self.links.update_models_label()
         if touched is None or (
             touched and not self.queue.update_entries(self.project.queue(doc_ids=sorted(touched)))
         ):

@@ -131,7 +131,7 @@ def fetch_pubmed_into(window, pmids: list[str], api_key: str = ""):
     def done(summary) -> None:
         window.statusBar().showMessage("; ".join(summary.lines()))
         window.reload_queue()
-        window.prefetch()
+        window.links.prefetch()
 
     return window._run_dialog_job(f"fetching {len(pmids)} PubMed abstracts", work, done)
 

@@ -23,10 +23,10 @@ from app.gui.actions import DeskHistory
 from app.gui.candidate_panel import CandidatePanel, order_source
 from app.gui.concept_pane import ConceptPane
 from app.gui.desk_curation import CurationMixin
-from app.gui.desk_detect import FindMentionsMixin
+from app.gui.desk_detect import FindMentions
 from app.gui.desk_document import OpenDocumentMixin
 from app.gui.desk_files import ProjectFilesMixin
-from app.gui.desk_linking import BackgroundLinkingMixin
+from app.gui.desk_linking import BackgroundLinking
 from app.gui.desk_model import DeskModel
 from app.gui.desk_retrain import BackgroundRetrainMixin
 from app.gui.desk_saving import SavingMixin
@@ -61,8 +61,6 @@ class MainWindow(
     OpenDocumentMixin,
     CurationMixin,
     SavingMixin,
-    BackgroundLinkingMixin,
-    FindMentionsMixin,
     BackgroundRetrainMixin,
     ProjectFilesMixin,
     ProjectWatchMixin,
@@ -90,21 +88,26 @@ class MainWindow(
             from core.jobs.linking import warm_imports
 
             warm_imports()
-        self.service.chunkLinked.connect(self._on_chunk)
-        self.service.linkerReady.connect(self._on_linker_ready)
         self.service.learned.connect(self.on_learned)
         self.service.failed.connect(lambda exc: show_error(self, exc, context="background linking"))
-        self._connect_find_mentions()
         self.kb_dialog: KbSearchDialog | None = None
-        self.active_job: Job | None = None
         self.menu_job: Job | None = None
         self.menu_dialog = None
-        self.reranker_version = ""
-        self.retriever_version = ""
-        self.ranker_version = ""
 
         self.setWindowTitle(f"Curalink — {project.path.name}")
         self._build_widgets()
+        self.links = BackgroundLinking(
+            self,
+            self.model,
+            self.settings,
+            self.service,
+            queue=self.queue,
+            background=background,
+            labels=(self.device_label, self.models_label, self.kb_label),
+            progress=self.job_progress,
+            cancel=self.job_cancel,
+        )
+        self.detect = FindMentions(self, self.model, self.service, self.queue, self.links)
         self.view = DeskView(
             self,
             self.model,
@@ -116,7 +119,7 @@ class MainWindow(
         )
         self._build_actions()
         self._build_menus()
-        self._update_models_label()
+        self.links.update_models_label()
         self.reload_queue()
         self.view.restore_view()  # the filters, order and document last left in this project
         self._import_reranker_code()
@@ -203,7 +206,6 @@ class MainWindow(
         self.job_cancel.setFlat(True)
         for widget in (self.job_progress, self.job_cancel):
             widget.hide()
-        self.job_cancel.clicked.connect(self.cancel_job)
         for widget in (self.device_label, self.models_label, self.kb_label):
             bar.addPermanentWidget(widget)
         bar.addWidget(self.job_progress)
@@ -284,12 +286,14 @@ class MainWindow(
         self.act_redo.setEnabled(False)
         self.act_bulk = self._action("Bulk accept…", ["Ctrl+B"], self.bulk_accept_dialog)
         self.act_help = self._action("Keyboard help", [K.Key_F1, K.Key_Question], self.help_overlay.toggle)
-        self.act_link = self._action("Link unsuggested documents", ["Ctrl+L"], self.link_all_unsuggested)
+        self.act_link = self._action(
+            "Link unsuggested documents", ["Ctrl+L"], self.links.link_all_unsuggested
+        )
         self.act_find = self._action(
-            "Find mentions in this document", ["Ctrl+Shift+M"], self.find_mentions_here
+            "Find mentions in this document", ["Ctrl+Shift+M"], self.detect.find_mentions_here
         )
         self.act_find_raw = self._action(
-            "Find mentions in every document without any", [], self.find_mentions_in_raw
+            "Find mentions in every document without any", [], self.detect.find_mentions_in_raw
         )
 
     @staticmethod
@@ -394,7 +398,7 @@ class MainWindow(
         elif not ranked and self.background:
             label += "<br><i>suggestions are being computed in the background…</i>"
         source = order_source(
-            bool(self.ranker_version), bool(self.reranker_version) and self.settings.use_reranker
+            bool(self.links.ranker_version), bool(self.links.reranker_version) and self.settings.use_reranker
         )
         self.candidates.show_candidates(
             label, ranked, {k: v for k, v in concepts.items() if v}, linked, source, self.model.marked

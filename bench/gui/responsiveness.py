@@ -93,7 +93,7 @@ def stall_while(app, start, interval_ms: int = 10, each=None) -> tuple[list[int]
 
 def stall_while_linking(app, window, ids: list[str], interval_ms: int = 10) -> tuple[list[int], float]:
     """Link `ids` in the window's worker while the event loop's gaps are measured (`stall_while`)."""
-    return stall_while(app, lambda: window.link_documents(ids), interval_ms)
+    return stall_while(app, lambda: window.links.link_documents(ids), interval_ms)
 
 
 def bench_open(app, project, scratch: Path) -> None:
@@ -115,8 +115,10 @@ def bench_open(app, project, scratch: Path) -> None:
         f"open abstract {doc_id} ({mentions} mentions) -> retriever suggestions shown: "
         f"median {statistics.median(times):.1f} ms, max {max(times):.1f} ms (target <= 300 ms)"
     )
-    if window.reranker_version:
-        _out(f"reranked list: shown with the same stored suggestions (reranker {window.reranker_version})")
+    if window.links.reranker_version:
+        _out(
+            f"reranked list: shown with the same stored suggestions (reranker {window.links.reranker_version})"
+        )
     else:
         _out("reranked list: no reranker trained in the demo project (the column reads 'not trained')")
     window.close()

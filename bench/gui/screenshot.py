@@ -41,7 +41,7 @@ def main(argv: list[str] | None = None) -> int:
     status = {"code": 1}
     if args.find_mentions:
         window.open_document(args.find_mentions)
-        job = window.find_mentions_here()
+        job = window.detect.find_mentions_here()
         if job is None:
             return 1
         job.signals.returned.connect(

@@ -91,7 +91,7 @@ def test_a_late_answer_for_an_old_span_never_reaches_the_panel(window, demo_proj
     stale = [Candidate("D009369", "Neoplasms", "Neoplasms", 0.99)]
     window.adjust(0, -1)  # "ovarian cance"
     chunk = LinkedChunk(["90000004"], demo_project.queue(), {mention_id: SuggestionSet(old_key, stale)})
-    window._on_chunk(chunk)  # a linker that read the old span answers late
+    window.links.on_chunk(chunk)  # a linker that read the old span answers late
     assert window.model.suggestions[mention_id] != stale
     qtbot.keyClick(window, Qt.Key.Key_Return)
     assert mention_id not in demo_project.current_decisions()

@@ -34,7 +34,7 @@ def _press_find(window, qtbot):
     qtbot.keyClick(
         window, Qt.Key.Key_M, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier
     )
-    return window.active_job
+    return window.links.active_job
 
 
 def _run(window, qtbot, trigger) -> object:
@@ -42,7 +42,7 @@ def _run(window, qtbot, trigger) -> object:
         job = trigger()
     assert job is not None
     qtbot.waitUntil(lambda: job.done.is_set(), timeout=120000)
-    qtbot.waitUntil(lambda: window.active_job is None, timeout=10000)
+    qtbot.waitUntil(lambda: window.links.active_job is None, timeout=10000)
     return job
 
 
@@ -75,7 +75,7 @@ def test_find_mentions_tags_the_raw_abstract_and_links_them(window, demo_project
 def test_find_mentions_leaves_a_gold_abstract_alone_and_says_why(window, demo_project, qtbot) -> None:
     doc_id = window.model.doc.doc_id
     before = demo_project.document(doc_id).mentions
-    _run(window, qtbot, window.find_mentions_here)
+    _run(window, qtbot, window.detect.find_mentions_here)
     assert demo_project.document(doc_id).mentions == before
     message = window.statusBar().currentMessage()
     assert "found 0 mention(s)" in message and "1 document(s) skipped: annotated by a gold file" in message
@@ -84,11 +84,11 @@ def test_find_mentions_leaves_a_gold_abstract_alone_and_says_why(window, demo_pr
 def test_find_mentions_in_every_raw_document_skips_the_annotated_ones(window, demo_project, qtbot) -> None:
     demo_project.import_documents([_raw_document("raw-1"), _raw_document("raw-2")], source="", split="")
     window.reload_queue()
-    job = _run(window, qtbot, window.find_mentions_in_raw)
+    job = _run(window, qtbot, window.detect.find_mentions_in_raw)
     assert job is not None
     for doc_id in ("raw-1", "raw-2"):
         assert len(demo_project.document(doc_id).mentions) == 5
-    assert window.find_mentions_in_raw() is None, "nothing raw is left"
+    assert window.detect.find_mentions_in_raw() is None, "nothing raw is left"
 
 
 def _format_at(window, offset: int) -> QTextCharFormat:

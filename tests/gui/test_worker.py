@@ -23,7 +23,7 @@ def test_worker_links_while_event_loop_ticks(window, demo_project, qtbot):
     timer.timeout.connect(lambda: ticks.append(time.perf_counter()))
     timer.start()
     started = time.perf_counter()
-    job = window.link_documents(doc_ids)
+    job = window.links.link_documents(doc_ids)
     assert window.job_progress.isVisible()  # progress with a cancel button while it runs
     with qtbot.waitSignal(window.service.suggestionsReady, timeout=60000) as blocker:
         pass
@@ -41,7 +41,7 @@ def test_worker_links_while_event_loop_ticks(window, demo_project, qtbot):
 
 
 def test_cancelled_link_leaves_the_window_usable(window, demo_project, qtbot):
-    job = window.link_documents(["90000004"])
+    job = window.links.link_documents(["90000004"])
     with qtbot.waitSignal(job.signals.cancelled, timeout=60000):  # raises if the job never says so
         job.cancel()
     qtbot.waitUntil(job.done.is_set, timeout=60000)
