@@ -133,7 +133,7 @@ def fetch_pubmed_into(window, pmids: list[str], api_key: str = ""):
         window.reload_queue()
         window.links.prefetch()
 
-    return window._run_dialog_job(f"fetching {len(pmids)} PubMed abstracts", work, done)
+    return window.files.run_dialog_job(f"fetching {len(pmids)} PubMed abstracts", work, done)
 
 
 def install_fetch_pubmed(window, file_menu) -> None:

@@ -25,7 +25,7 @@ from app.gui.concept_pane import ConceptPane
 from app.gui.desk_curation import CurationMixin
 from app.gui.desk_detect import FindMentions
 from app.gui.desk_document import OpenDocumentMixin
-from app.gui.desk_files import ProjectFilesMixin
+from app.gui.desk_files import ProjectFiles
 from app.gui.desk_linking import BackgroundLinking
 from app.gui.desk_model import DeskModel
 from app.gui.desk_retrain import BackgroundRetrainMixin
@@ -62,7 +62,6 @@ class MainWindow(
     CurationMixin,
     SavingMixin,
     BackgroundRetrainMixin,
-    ProjectFilesMixin,
     ProjectWatchMixin,
 ):
     """The window and its reading side (queue, abstract, candidates); the open document's state is read in
@@ -91,6 +90,7 @@ class MainWindow(
         self.service.learned.connect(self.on_learned)
         self.service.failed.connect(lambda exc: show_error(self, exc, context="background linking"))
         self.kb_dialog: KbSearchDialog | None = None
+        self.report_dialog = None  # an import's or export's summary, or its bad items
         self.menu_job: Job | None = None
         self.menu_dialog = None
 
@@ -108,6 +108,14 @@ class MainWindow(
             cancel=self.job_cancel,
         )
         self.detect = FindMentions(self, self.model, self.service, self.queue, self.links)
+        self.files = ProjectFiles(
+            self,
+            self.model,
+            self.settings,
+            self.service,
+            self.links,
+            open_window=lambda project: MainWindow(project, self.settings, background=self.background),
+        )
         self.view = DeskView(
             self,
             self.model,
@@ -308,7 +316,7 @@ class MainWindow(
     def _build_menus(self) -> None:
         bar = self.menuBar()
         file_menu = bar.addMenu("&File")
-        self._build_file_menu(file_menu)
+        self.files.build_menu(file_menu)
         from app.gui.fetch_pubmed_dialog import install_fetch_pubmed  # abstracts by PMID (issue 23)
 
         install_fetch_pubmed(self, file_menu)
@@ -316,7 +324,7 @@ class MainWindow(
         edit.addActions([self.act_undo, self.act_redo])
         edit.addSeparator()
         edit.addAction(self.act_bulk)
-        self.act_settings = self._action("Settings…", ["Ctrl+,"], self.open_settings)
+        self.act_settings = self._action("Settings…", ["Ctrl+,"], self.files.open_settings)
         edit.addAction(self.act_settings)
         curate = bar.addMenu("&Curate")
         curate.addActions(

@@ -163,7 +163,7 @@ def test_composite_mention_linked_to_several_concepts(window, demo_project, qtbo
     window.help_overlay.hide()
 
     out = tmp_path / "curated.pubtator"
-    window.export_to(out, "pubtator", accepted_only=True)
+    window.files.export_to(out, "pubtator", accepted_only=True)
     qtbot.waitUntil(window.menu_job.done.is_set, timeout=30000)
     lines = [line.split("\t") for line in out.read_text(encoding="utf-8").splitlines() if "\t" in line]
     assert lines == [
@@ -172,7 +172,7 @@ def test_composite_mention_linked_to_several_concepts(window, demo_project, qtbo
 
 
 def test_export_dialog_offers_curated_accepted_and_split_filters(window, demo_project, qtbot, tmp_path):
-    job = window.import_corpus_from(FIXTURES / "composite.pubtator", "pubtator", "dev")
+    job = window.files.import_corpus_from(FIXTURES / "composite.pubtator", "pubtator", "dev")
     qtbot.waitUntil(job.done.is_set, timeout=30000)
     window.reload_queue()
     _select(window, "1000001", "seizures")
@@ -181,7 +181,7 @@ def test_export_dialog_offers_curated_accepted_and_split_filters(window, demo_pr
     window.accept_rank(1)
 
     def export(**filters) -> list[str]:
-        window.act_export.trigger()
+        window.files.act_export.trigger()
         dialog = window.menu_dialog
         assert [dialog.split_box.itemText(i) for i in range(dialog.split_box.count())] == [
             "all documents",

@@ -47,7 +47,7 @@ def test_export_accepted_only_pubtator_and_jsonl(window, demo_project, qtbot, tm
     mention = window.model.doc.mentions[0]
 
     out = tmp_path / "accepted.pubtator"
-    _run_file_dialog(window, qtbot, window.act_export, out, "pubtator", accepted_only=True)
+    _run_file_dialog(window, qtbot, window.files.act_export, out, "pubtator", accepted_only=True)
     lines = out.read_text(encoding="utf-8").splitlines()
     annotations = [line.split("\t") for line in lines if "\t" in line]
     assert annotations == [
@@ -63,7 +63,7 @@ def test_export_accepted_only_pubtator_and_jsonl(window, demo_project, qtbot, tm
     assert any(line.startswith(f"{window.model.doc.doc_id}|t|") for line in lines)
 
     out = tmp_path / "accepted.jsonl"
-    _run_file_dialog(window, qtbot, window.act_export, out, "jsonl", accepted_only=True)
+    _run_file_dialog(window, qtbot, window.files.act_export, out, "jsonl", accepted_only=True)
     records = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
     assert [r["doc_id"] for r in records] == [window.model.doc.doc_id]  # only the document with an accept
     linked = [m for record in records for m in record["mentions"]]
@@ -75,7 +75,12 @@ def test_export_accepted_only_pubtator_and_jsonl(window, demo_project, qtbot, tm
 def test_import_corpus_from_the_menu(window, demo_project, qtbot):
     before = set(demo_project.document_ids())
     _run_file_dialog(
-        window, qtbot, window.act_import_corpus, FIXTURES / "composite.pubtator", "pubtator", split_box="dev"
+        window,
+        qtbot,
+        window.files.act_import_corpus,
+        FIXTURES / "composite.pubtator",
+        "pubtator",
+        split_box="dev",
     )
     qtbot.waitUntil(lambda: "1000001" in window.queue.visible_ids(), timeout=5000)
     assert set(demo_project.document_ids()) - before == {"1000001", "1000002"}
