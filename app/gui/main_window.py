@@ -28,7 +28,7 @@ from app.gui.desk_document import OpenDocumentMixin
 from app.gui.desk_files import ProjectFiles
 from app.gui.desk_linking import BackgroundLinking
 from app.gui.desk_model import DeskModel
-from app.gui.desk_retrain import BackgroundRetrainMixin
+from app.gui.desk_retrain import BackgroundRetrain
 from app.gui.desk_saving import SavingMixin
 from app.gui.desk_view import DeskView
 from app.gui.desk_watch import ProjectWatchMixin
@@ -61,7 +61,6 @@ class MainWindow(
     OpenDocumentMixin,
     CurationMixin,
     SavingMixin,
-    BackgroundRetrainMixin,
     ProjectWatchMixin,
 ):
     """The window and its reading side (queue, abstract, candidates); the open document's state is read in
@@ -108,6 +107,7 @@ class MainWindow(
             cancel=self.job_cancel,
         )
         self.detect = FindMentions(self, self.model, self.service, self.queue, self.links)
+        self.retrain = BackgroundRetrain(self, self.model, self.service, self.links)
         self.files = ProjectFiles(
             self,
             self.model,
@@ -447,7 +447,7 @@ class MainWindow(
     def closeEvent(self, event: QCloseEvent) -> None:
         if not self._close_guard(event):
             return
-        self.stop_retrain()
+        self.retrain.stop_retrain()
         self.stop_watching()  # a closed desk no longer looks at the project (it may be moved next)
         self.service.shutdown()
         self.queue_generation = getattr(self, "queue_generation", 0) + 1  # a queue read under way is dropped

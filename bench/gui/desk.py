@@ -281,12 +281,12 @@ def bench_retrain_stall(app, window, seconds: float) -> dict:
     started = time.perf_counter()
 
     def cancel_when_due() -> None:
-        if window.retrain_job is not None and time.perf_counter() - started > seconds:
-            window.cancel_retrain()
+        if window.retrain.retrain_job is not None and time.perf_counter() - started > seconds:
+            window.retrain.cancel_retrain()
 
     gaps, took = stall_while(
         app,
-        lambda: window.start_retrain({"kinds": ("retriever",), "epochs": 1, "promote": "never"}),
+        lambda: window.retrain.start_retrain({"kinds": ("retriever",), "epochs": 1, "promote": "never"}),
         interval_ms=5,
         each=cancel_when_due,
     )

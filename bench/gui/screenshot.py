@@ -61,7 +61,11 @@ def main(argv: list[str] | None = None) -> int:
         window.select_mention(0)
 
     def grab() -> None:
-        if args.retrain and window.retrain_job is not None and window.retrain_status.fraction < 0.15:
+        if (
+            args.retrain
+            and window.retrain.retrain_job is not None
+            and window.retrain.retrain_status.fraction < 0.15
+        ):
             QTimer.singleShot(500, grab)  # until the bar shows the retrain well under way
             return
         target = window
@@ -77,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
             pixmap = target.grab()
         args.out.parent.mkdir(parents=True, exist_ok=True)
         status["code"] = 0 if pixmap.save(str(args.out)) else 1
-        window.cancel_retrain()
+        window.retrain.cancel_retrain()
         window.close()
         app.quit()
 
@@ -90,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
             QTimer.singleShot(args.delay_ms, grab)
 
     if args.retrain and not args.find_mentions:
-        window.start_retrain(
+        window.retrain.start_retrain(
             {"kinds": ("retriever", "ranker"), "max_seconds": 120.0, "epochs": 50, "promote": "never"}
         )
     if args.find_mentions:

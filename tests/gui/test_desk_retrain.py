@@ -24,8 +24,8 @@ def test_curation_goes_on_while_retraining_and_cancel_keeps_models(window, demo_
     decide_all_but_open(window, demo_project)
     versions = [(v.kind, v.version, v.status) for v in demo_project.model_versions()]
     folders = sorted(p.name for p in (demo_project.models_dir / "retriever").iterdir())
-    job = window.start_retrain({**TINY, "max_seconds": 60.0, "epochs": 50})
-    status = window.retrain_status
+    job = window.retrain.start_retrain({**TINY, "max_seconds": 60.0, "epochs": 50})
+    status = window.retrain.retrain_status
     assert status.isVisible() and window.isEnabled()
     qtbot.waitUntil(lambda: status.message.startswith("retriever: training"), timeout=120_000)
 
@@ -45,7 +45,11 @@ def test_curation_goes_on_while_retraining_and_cancel_keeps_models(window, demo_
     assert not any(
         p.name.startswith(SCRATCH_PREFIX) for p in (demo_project.models_dir / "retriever").iterdir()
     )
-    assert window.retrain_job is None and not status.isVisible() and window.retrain_summary is None
+    assert (
+        window.retrain.retrain_job is None
+        and not status.isVisible()
+        and window.retrain.retrain_summary is None
+    )
     assert "unchanged" in window.statusBar().currentMessage()
 
 
@@ -55,11 +59,11 @@ def test_promotion_from_the_summary_relinks_unreviewed_documents(
     decisions = decide_all_but_open(window, demo_project)
     old = demo_project.active_model("retriever").version
     open_doc = window.model.doc.doc_id
-    job = window.start_retrain({**TINY, "max_seconds": 2.0, "epochs": 1})
+    job = window.retrain.start_retrain({**TINY, "max_seconds": 2.0, "epochs": 1})
     progress: list[int] = []
     job.signals.progress.connect(lambda done, _total, _message: progress.append(done))
-    qtbot.waitUntil(lambda: window.retrain_summary is not None, timeout=180_000)
-    summary = window.retrain_summary
+    qtbot.waitUntil(lambda: window.retrain.retrain_summary is not None, timeout=180_000)
+    summary = window.retrain.retrain_summary
     report = summary.report
     new = report.kinds["retriever"].version
     assert progress == sorted(progress) and progress[-1] == 1000  # one bar, never restarting
@@ -76,7 +80,7 @@ def test_promotion_from_the_summary_relinks_unreviewed_documents(
     chunks: list[list[str]] = []
     window.service.chunkLinked.connect(lambda chunk: chunks.append(chunk.doc_ids))
     summary.promote_button.click()
-    relink = window.relink_job
+    relink = window.retrain.relink_job
     qtbot.waitUntil(relink.done.is_set, timeout=120_000)
     qtbot.waitUntil(lambda: new in window.models_label.text(), timeout=10_000)
 
@@ -93,7 +97,8 @@ def test_promotion_from_the_summary_relinks_unreviewed_documents(
 
     summary.rollback_button.click()  # back to the old version: relinked again
     qtbot.waitUntil(
-        lambda: window.relink_job is not relink and window.relink_job.done.is_set(), timeout=120_000
+        lambda: window.retrain.relink_job is not relink and window.retrain.relink_job.done.is_set(),
+        timeout=120_000,
     )
     assert demo_project.active_model("retriever").version == old
     assert all(stored_versions(demo_project)[m] == {old} for m in unreviewed)
