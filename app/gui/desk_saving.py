@@ -98,8 +98,8 @@ class SavingMixin:
         """Run one curation operation (core.jobs.curation) with the curator's name, through the writer; the
         window redraws from the `OpChanges` it returns. Returns the writer's answer: "saved", "pending"
         (waiting for the lock, or behind a change that is) or "refused"."""
-        if getattr(self, "lost_dialog", None) is not None:  # the project folder went away (desk_watch)
-            self.lost_dialog.open()  # said again, and nothing new is queued for a project that is not there
+        if self.watch.lost_dialog is not None:  # the project folder went away (desk_watch)
+            self.watch.lost_dialog.open()  # said again, and nothing new is queued for a project that is not there
             return "refused"
         curator = self.settings.curator
 
@@ -191,7 +191,7 @@ class SavingMixin:
     def _on_stalled(self, error: StoreWriteError) -> None:
         self.statusBar().showMessage(f"not saved: {error}", 10000)
         if error.fault is WriteFault.GONE:  # the project folder went away: said once, with a way back
-            self.project_lost()
+            self.watch.project_lost()
         elif error.fault is not WriteFault.BUSY:
             self.save_dialog = show_error(self, error, context="saving your change")
 

@@ -31,7 +31,7 @@ from app.gui.desk_model import DeskModel
 from app.gui.desk_retrain import BackgroundRetrain
 from app.gui.desk_saving import SavingMixin
 from app.gui.desk_view import DeskView
-from app.gui.desk_watch import ProjectWatchMixin
+from app.gui.desk_watch import ProjectWatch
 from app.gui.dialogs import KeyHelpOverlay, show_error
 from app.gui.document_queue import DocumentQueue
 from app.gui.kb_search import KbSearchDialog, warm_search_index
@@ -61,7 +61,6 @@ class MainWindow(
     OpenDocumentMixin,
     CurationMixin,
     SavingMixin,
-    ProjectWatchMixin,
 ):
     """The window and its reading side (queue, abstract, candidates); the open document's state is read in
     `OpenDocumentMixin`, the curation keys live in `CurationMixin`, writes in `SavingMixin`, background linking in `BackgroundLinkingMixin`, the menus in
@@ -108,6 +107,16 @@ class MainWindow(
         )
         self.detect = FindMentions(self, self.model, self.service, self.queue, self.links)
         self.retrain = BackgroundRetrain(self, self.model, self.service, self.links)
+        self.watch = ProjectWatch(
+            self,
+            self.model,
+            self.settings,
+            self.service,
+            self.links,
+            queue=self.queue,
+            abstract=self.abstract,
+            writer=self.writer,
+        )
         self.files = ProjectFiles(
             self,
             self.model,
@@ -131,7 +140,7 @@ class MainWindow(
         self.reload_queue()
         self.view.restore_view()  # the filters, order and document last left in this project
         self._import_reranker_code()
-        self.start_watching()
+        self.watch.start_watching()
         if self.background and not self.service.busy():
             self.device_label.setText(MODELS_LOADING)
             self.service.preload()
@@ -238,7 +247,7 @@ class MainWindow(
         except StoreWriteError as exc:
             if exc.fault is not WriteFault.GONE:
                 raise
-            self.project_lost()
+            self.watch.project_lost()
 
     def _build_actions(self) -> None:
         K = Qt.Key
@@ -448,9 +457,9 @@ class MainWindow(
         if not self._close_guard(event):
             return
         self.retrain.stop_retrain()
-        self.stop_watching()  # a closed desk no longer looks at the project (it may be moved next)
+        self.watch.stop_watching()  # a closed desk no longer looks at the project (it may be moved next)
         self.service.shutdown()
-        self.queue_generation = getattr(self, "queue_generation", 0) + 1  # a queue read under way is dropped
+        self.watch.queue_generation += 1  # a queue read under way is dropped
         if self in OPEN_WINDOWS:
             QTimer.singleShot(0, lambda: OPEN_WINDOWS.remove(self) if self in OPEN_WINDOWS else None)
         super().closeEvent(event)

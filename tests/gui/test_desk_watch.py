@@ -39,11 +39,11 @@ def test_decisions_written_by_another_process_reach_the_screen(qtbot, window) ->
     assert window.model.decisions[open_ids[0]].action == "nil"
     assert window.queue.entry(other_doc).reviewed == before + 1
     assert window.queue.entry(doc_id).reviewed == 1
-    assert not window.check_project_changes(), "nothing new since the last look"
+    assert not window.watch.check_project_changes(), "nothing new since the last look"
 
 
 def test_a_mention_deleted_elsewhere_cannot_be_decided_in_the_desk(qtbot, window) -> None:
-    window.watch_timer.stop()  # the desk has not looked yet: the curator acts on what is on screen
+    window.watch.watch_timer.stop()  # the desk has not looked yet: the curator acts on what is on screen
     window.select_mention(0)
     mention_id = window.model.current_mention_id()
     assert window.model.suggestions[mention_id], "the demo mention has suggestions to accept"
@@ -51,7 +51,7 @@ def test_a_mention_deleted_elsewhere_cannot_be_decided_in_the_desk(qtbot, window
     qtbot.keyClick(window, Qt.Key.Key_Return)
     assert "was deleted" in window.statusBar().currentMessage()
     assert mention_id not in window.project.current_decisions(), "nothing was written"
-    assert window.check_project_changes()
+    assert window.watch.check_project_changes()
     assert mention_id not in window.model.mention_ids, "the reloaded document no longer shows it"
 
 
@@ -67,7 +67,7 @@ def test_a_promotion_elsewhere_drops_the_loaded_models(qtbot, window) -> None:
         project.promote_model('retriever', 'v99')
         """,
     )
-    assert window.check_project_changes()
+    assert window.watch.check_project_changes()
     assert not window.service.models_loaded, "the next suggestions come from the promoted model"
     assert "v99" in window.models_label.text()
 
@@ -82,7 +82,7 @@ def test_the_desks_own_decision_is_not_shown_twice(qtbot, window) -> None:
     qtbot.keyClick(window, Qt.Key.Key_Return)
     assert len(window.model.decisions) == 1, "the accept was stored"
     shown.clear()
-    assert window.check_project_changes(), "the marks moved (the desk's own write)"
+    assert window.watch.check_project_changes(), "the marks moved (the desk's own write)"
     assert shown == []
 
 
@@ -92,7 +92,7 @@ def test_a_wide_change_is_read_in_the_background_and_keeps_the_desks_newer_rows(
     undone by the read's older rows."""
     import threading
 
-    window.watch_timer.stop()
+    window.watch.watch_timer.stop()
     read_done, may_return = threading.Event(), threading.Event()
     whole_queue = window.project.queue
 
@@ -111,7 +111,7 @@ def test_a_wide_change_is_read_in_the_background_and_keeps_the_desks_newer_rows(
         project.import_documents([document_from_title_abstract("77777777", "Imported elsewhere", "Text.")])
         """,
     )
-    assert window.check_project_changes()
+    assert window.watch.check_project_changes()
     assert read_done.wait(30), "the whole queue is read in the background"
     assert window.queue.entry("77777777") is None, "not shown before the read lands"
     doc_id = window.model.doc.doc_id
