@@ -14,7 +14,6 @@ from __future__ import annotations
 from PySide6.QtWidgets import QInputDialog
 
 from app.gui.bulk_accept_dialog import BulkAcceptDialog
-from app.gui.desk_extras import DeskExtrasMixin
 from app.gui.desk_learnt import teaching_detail
 from app.gui.kb_search import KbSearchDialog
 from app.gui.workers import MODELS_LOADING, MODELS_NOT_LOADED
@@ -26,7 +25,7 @@ from core.text.words import snap_to_words
 ON_SUGGESTIONS = ("accept", "reject")
 
 
-class CurationMixin(DeskExtrasMixin):
+class CurationMixin:
     """Mixed into `MainWindow`: needs its project, document state, undo stack, panels and service. The
     curator extras of issue 12 (notes and flags, identical mentions, word edges, statistics, undo across
     restarts) come with it from `DeskExtrasMixin`."""

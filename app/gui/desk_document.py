@@ -76,7 +76,7 @@ class OpenDocumentMixin:
                     probability=detected_probability(mention, decision is not None),
                 )
             )
-        return self._with_curation_marks(marks, reread=reread)
+        return self.marks.put_on(marks, reread=reread)
 
     def redraw_document(self, select: int | None) -> None:
         """The open document's highlights and counts again (its suggestions changed), then a mention."""

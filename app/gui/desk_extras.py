@@ -14,9 +14,13 @@ import html
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QVBoxLayout
 
-from app.gui.desk_identical import IdenticalMixin
-from app.gui.desk_marks import MarksMixin
-from app.gui.desk_occurrences import OccurrencesMixin
+from app.gui.actions import DeskHistory
+from app.gui.desk_host import DeskHost
+from app.gui.desk_identical import ApplyToIdentical
+from app.gui.desk_marks import CurationMarks
+from app.gui.desk_model import DeskModel
+from app.gui.desk_occurrences import AnnotateOccurrences
+from app.gui.settings import AppSettings
 from core.jobs import curation
 from core.store.day_stats import day_stats
 from core.text import words
@@ -41,40 +45,58 @@ WORD_MOVES = {  # (edge, direction) -> the function giving the new offset
 }
 
 
-class DeskExtrasMixin(MarksMixin, IdenticalMixin, OccurrencesMixin):
-    """Mixed into `MainWindow` (needs its `_action`, project, document state, undo stack and writer)."""
+class CuratorExtras:
+    """The curator features' keys and menu entries for the window (`host`, which runs the writes): word
+    moves of the selected mention of `model`, notes and flags (`marks`), Ctrl+D (`identical`), Ctrl+Shift+A
+    (`occurrences`), today's statistics, and the undo history the `undo_stack` shows after a restart."""
+
+    def __init__(
+        self,
+        host: DeskHost,
+        model: DeskModel,
+        settings: AppSettings,
+        undo_stack: DeskHistory,
+        *,
+        legend: QLabel,
+        marks: CurationMarks,
+        identical: ApplyToIdentical,
+        occurrences: AnnotateOccurrences,
+    ):
+        self.host, self.model, self.settings, self.undo_stack = host, model, settings, undo_stack
+        self.project, self.legend = model.project, legend
+        self.marks, self.identical, self.occurrences = marks, identical, occurrences
 
     def _build_extra_actions(self) -> list:
         K, M = Qt.Key, Qt.KeyboardModifier
         alt_shift, ctrl_alt = M.AltModifier | M.ShiftModifier, M.ControlModifier | M.AltModifier
-        self.act_word_end_left = self._action(
+        self.act_word_end_left = self.host._action(
             "Shrink end by a word", [alt_shift | K.Key_Left], lambda: self.move_word("end", -1)
         )
-        self.act_word_end_right = self._action(
+        self.act_word_end_right = self.host._action(
             "Extend end by a word", [alt_shift | K.Key_Right], lambda: self.move_word("end", 1)
         )
-        self.act_word_start_left = self._action(
+        self.act_word_start_left = self.host._action(
             "Extend start by a word", [ctrl_alt | K.Key_Left], lambda: self.move_word("start", -1)
         )
-        self.act_word_start_right = self._action(
+        self.act_word_start_right = self.host._action(
             "Shrink start by a word", [ctrl_alt | K.Key_Right], lambda: self.move_word("start", 1)
         )
-        self.act_identical = self._action(
-            "Apply to identical mentions…", ["Ctrl+D"], self.apply_identical_dialog
+        self.act_identical = self.host._action(
+            "Apply to identical mentions…", ["Ctrl+D"], self.identical.apply_identical_dialog
         )
-        self.act_occurrences = self._action(
-            "Annotate every occurrence…", ["Ctrl+Shift+A"], self.annotate_occurrences_dialog
+        self.act_occurrences = self.host._action(
+            "Annotate every occurrence…", ["Ctrl+Shift+A"], self.occurrences.annotate_occurrences_dialog
         )
-        self.act_note = self._action("Note on the mention…", [K.Key_E], self.edit_note)
-        self.act_doc_note = self._action(
-            "Note on the document…", [M.ShiftModifier | K.Key_E], lambda: self.edit_note(True)
+        self.act_note = self.host._action("Note on the mention…", [K.Key_E], self.marks.edit_note)
+        self.act_doc_note = self.host._action(
+            "Note on the document…", [M.ShiftModifier | K.Key_E], lambda: self.marks.edit_note(True)
         )
-        self.act_flag = self._action("Flag the mention for later", [K.Key_F], self.toggle_flag)
-        self.act_doc_flag = self._action(
-            "Flag the document for later", [M.ShiftModifier | K.Key_F], lambda: self.toggle_flag(True)
+        self.act_flag = self.host._action("Flag the mention for later", [K.Key_F], self.marks.toggle_flag)
+        self.act_doc_flag = self.host._action(
+            "Flag the document for later", [M.ShiftModifier | K.Key_F], lambda: self.marks.toggle_flag(True)
         )
-        self.act_done = self._action("Mark the document done", [K.Key_D], self.toggle_done)
-        self.act_today = self._action("Today's statistics…", ["Ctrl+Shift+T"], self.show_day_stats)
+        self.act_done = self.host._action("Mark the document done", [K.Key_D], self.marks.toggle_done)
+        self.act_today = self.host._action("Today's statistics…", ["Ctrl+Shift+T"], self.show_day_stats)
         return [
             self.act_word_end_left,
             self.act_word_end_right,
@@ -91,11 +113,11 @@ class DeskExtrasMixin(MarksMixin, IdenticalMixin, OccurrencesMixin):
             self.act_today,
         ]
 
-    def _install_curator_extras(self, menu) -> None:
+    def install(self, menu) -> None:
         """Once, while the window builds its menus: the keys (also in `menu`), the marks strip under the
         legend, and the undo stack filled from the log."""
         layout = self.legend.parentWidget().layout()
-        layout.insertWidget(layout.indexOf(self.legend) + 1, self._build_marks_strip())
+        layout.insertWidget(layout.indexOf(self.legend) + 1, self.marks.marks_strip)
         menu.addSeparator()
         for action in self._build_extra_actions():
             if action is None:
@@ -114,13 +136,13 @@ class DeskExtrasMixin(MarksMixin, IdenticalMixin, OccurrencesMixin):
         mention = self.model.doc.mentions[self.model.current]
         moved = WORD_MOVES[(edge, direction)](self.model.doc.text, mention.start, mention.end)
         if moved is None:
-            self.statusBar().showMessage(f"no word to move the {edge} to", 3000)
+            self.host.statusBar().showMessage(f"no word to move the {edge} to", 3000)
             return False
         new = (moved, mention.end) if edge == "start" else (mention.start, moved)
-        if self.waiting_for_writes("a span edit"):
+        if self.host.waiting_for_writes("a span edit"):
             return False
         label = f"move the {edge} of “{mention.text}” by a word"
-        return self.edit_span(mention_id, new, merge=False, label=label)  # one undo step per word move
+        return self.host.edit_span(mention_id, new, merge=False, label=label)  # one undo step per word move
 
     # --- statistics ---------------------------------------------------------------------------------
 
@@ -161,15 +183,15 @@ class DeskExtrasMixin(MarksMixin, IdenticalMixin, OccurrencesMixin):
         )
         label.setObjectName("dayStats")
         label.setTextFormat(Qt.TextFormat.RichText)
-        dialog = QDialog(self)
+        dialog = QDialog(self.host)
         dialog.setWindowTitle("Today's statistics")
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         buttons.rejected.connect(dialog.reject)
         layout = QVBoxLayout(dialog)
         layout.addWidget(label)
         layout.addWidget(buttons)
-        dialog.finished.connect(lambda _result: self.activateWindow())
-        self.menu_dialog = dialog
+        dialog.finished.connect(lambda _result: self.host.activateWindow())
+        self.host.menu_dialog = dialog
         dialog.open()
         return dialog
 
@@ -182,5 +204,5 @@ class DeskExtrasMixin(MarksMixin, IdenticalMixin, OccurrencesMixin):
         found = curation.history_of(self.project, self.settings.curator)
         self.undo_stack.set(found)
         if found.done:
-            self.statusBar().showMessage(f"Ctrl+Z undoes: {found.undo_text}", 5000)
+            self.host.statusBar().showMessage(f"Ctrl+Z undoes: {found.undo_text}", 5000)
         return found.done

@@ -14,6 +14,8 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
 )
 
+from app.gui.desk_host import DeskHost
+from app.gui.desk_model import DeskModel
 from core.jobs import curation
 from core.store.identical_mentions import IdenticalMentions, find_identical
 
@@ -66,39 +68,50 @@ class IdenticalDialog(QDialog):
         self.buttons.button(QDialogButtonBox.StandardButton.Ok).setEnabled(bool(self.found.mention_ids))
 
 
-class IdenticalMixin:
-    """Mixed into `MainWindow`: needs `project`, `doc`, `decisions`, `context`, `perform`."""
+class ApplyToIdentical:
+    """Ctrl+D for the window (`host`, which runs the write): the selected mention of `model`."""
+
+    def __init__(self, host: DeskHost, model: DeskModel):
+        self.host, self.model, self.project = host, model, model.project
 
     def apply_identical_dialog(self) -> IdenticalDialog | None:
         mention_id = self.model.current_mention_id()
         if mention_id is None or self.model.doc is None or self.model.current is None:
-            self.statusBar().showMessage("select a mention first", 3000)
+            self.host.statusBar().showMessage("select a mention first", 3000)
             return None
         decision = self.model.decisions.get(mention_id)
         if decision is None:
-            self.statusBar().showMessage("decide this mention first, then apply it to identical ones", 4000)
+            self.host.statusBar().showMessage(
+                "decide this mention first, then apply it to identical ones", 4000
+            )
             return None
         mention = self.model.doc.mentions[self.model.current]
         summary = f"{decision.action} “{mention.text}”" + (
             f" → {self.model.link_text(decision.concept_id)}" if decision.concept_id else ""
         )
-        dialog = IdenticalDialog(self, self.project, mention_id, self.model.doc.doc_id, summary, mention.type)
+        dialog = IdenticalDialog(
+            self.host, self.project, mention_id, self.model.doc.doc_id, summary, mention.type
+        )
         dialog.accepted.connect(lambda: self.apply_identical(mention_id, dialog.found, summary))
-        dialog.finished.connect(lambda _result: self.activateWindow())
-        self.menu_dialog = dialog
+        dialog.finished.connect(lambda _result: self.host.activateWindow())
+        self.host.menu_dialog = dialog
         dialog.open()
         return dialog
 
     def apply_identical(self, mention_id: int, found: IdenticalMentions | None, summary: str) -> bool:
-        if not found or not found.mention_ids or self.waiting_for_writes("applying to identical mentions"):
+        if (
+            not found
+            or not found.mention_ids
+            or self.host.waiting_for_writes("applying to identical mentions")
+        ):
             return False
         label = f"{summary} for {found.describe()}"
         targets = list(found.mention_ids)
         operation = lambda curator: curation.apply_to_identical(  # noqa: E731
             self.project, mention_id, targets, curator=curator
         )
-        outcome = self.perform(label, operation)
+        outcome = self.host.perform(label, operation)
         if outcome == "saved":
-            written = len(self.last_changes.decision_ids)
-            self.statusBar().showMessage(f"saved: {label} ({written} written)", 6000)
+            written = len(self.host.last_changes.decision_ids)
+            self.host.statusBar().showMessage(f"saved: {label} ({written} written)", 6000)
         return outcome != "refused"

@@ -13,6 +13,8 @@ import html
 from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtWidgets import QDialog, QInputDialog, QLabel, QPlainTextEdit, QSizePolicy
 
+from app.gui.desk_host import DeskHost
+from app.gui.desk_model import DeskModel
 from core.store.curation_marks import DONE, FLAG, NOTE, SET, Mark
 
 FLAG_SIGN = "\u2691"  # ⚑
@@ -58,10 +60,12 @@ class _SubmitOnCtrlEnter(QObject):
         return False
 
 
-class MarksMixin:
-    """Mixed into `MainWindow`: needs `project`, `doc`, `current_mention_id()`, `perform`, the status bar."""
+class CurationMarks:
+    """Notes, flags and done marks for the window (`host`, which runs the writes) on the open document
+    of `model`, and the strip that shows them."""
 
-    def _build_marks_strip(self) -> QLabel:
+    def __init__(self, host: DeskHost, model: DeskModel):
+        self.host, self.model, self.project = host, model, model.project
         self.marks_strip = QLabel()
         self.marks_strip.setObjectName("marksStrip")
         self.marks_strip.setWordWrap(True)
@@ -70,9 +74,8 @@ class MarksMixin:
         self.marks_strip.hide()
         self.mention_marks: dict = {}
         self.document_marks: dict = {}
-        return self.marks_strip
 
-    def _with_curation_marks(self, marks: list, *, reread: bool = True) -> list:
+    def put_on(self, marks: list, *, reread: bool = True) -> list:
         """Read the document's marks (`reread`: once per refresh; a decision changes none) and put the
         flags and notes on its highlights."""
         if reread:
@@ -83,10 +86,10 @@ class MarksMixin:
             mine = self.mention_marks.get(mention_id, {})
             mark.flagged = FLAG in mine
             mark.note = mine[NOTE].value if NOTE in mine else ""
-        self._show_marks()  # the document's at once (a document without mentions selects none)
+        self.show_strip()  # the document's at once (a document without mentions selects none)
         return marks
 
-    def _show_marks(self) -> None:
+    def show_strip(self) -> None:
         """The strip: the document's marks, then the selected mention's; hidden when there are none."""
         lines = [marks_html(self.document_marks, "Document:")]
         mention_id = self.model.current_mention_id()
@@ -105,7 +108,7 @@ class MarksMixin:
             return self.document_marks, None
         mention_id = self.model.current_mention_id()
         if mention_id is None:
-            self.statusBar().showMessage("select a mention first", 3000)
+            self.host.statusBar().showMessage("select a mention first", 3000)
             return None
         return self.mention_marks.get(mention_id, {}), mention_id
 
@@ -116,15 +119,15 @@ class MarksMixin:
             return False
         current, mention_id = target
         old = current[kind].value if kind in current else ""
-        if old == value or self.waiting_for_writes(f"a {kind}"):
+        if old == value or self.host.waiting_for_writes(f"a {kind}"):
             return False
         where = "document" if mention_id is None else f"“{self.model.doc.mentions[self.model.current].text}”"
         verb = {NOTE: "note on", FLAG: "flag", DONE: "mark done"}[kind]
         label = f"{verb} {where}" if value else f"clear {kind} on {where}"
         op = self.model.set_mark(kind, value, label, mention_id=mention_id)
-        if self.perform(op.label, op.run) == "refused":
+        if self.host.perform(op.label, op.run) == "refused":
             return False
-        self.statusBar().showMessage(f"saved: {label}", 4000)
+        self.host.statusBar().showMessage(f"saved: {label}", 4000)
         return True
 
     def toggle_flag(self, on_document: bool = False) -> bool:
@@ -144,7 +147,7 @@ class MarksMixin:
         if target is None:
             return None
         current, mention_id = target
-        dialog = QInputDialog(self)
+        dialog = QInputDialog(self.host)
         dialog.setWindowTitle("Note")
         what = (
             "this document" if mention_id is None else f"“{self.model.doc.mentions[self.model.current].text}”"
@@ -159,14 +162,14 @@ class MarksMixin:
             editor.installEventFilter(_SubmitOnCtrlEnter(dialog))
         doc_id = self.model.doc.doc_id
         dialog.textValueSelected.connect(lambda text: self._note_written(doc_id, mention_id, text.strip()))
-        dialog.finished.connect(lambda _result: self.activateWindow())
-        self.menu_dialog = dialog
+        dialog.finished.connect(lambda _result: self.host.activateWindow())
+        self.host.menu_dialog = dialog
         dialog.open()
         return dialog
 
     def _note_written(self, doc_id: str, mention_id: int | None, text: str) -> None:
         if self.model.doc is None or self.model.doc.doc_id != doc_id:
-            self.open_document(doc_id, mention_id=mention_id)
+            self.host.open_document(doc_id, mention_id=mention_id)
         if mention_id is not None:
             if mention_id not in self.model.mention_ids:
                 return

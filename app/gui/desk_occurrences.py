@@ -17,6 +17,10 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
 )
 
+from app.gui.abstract_view import AbstractView
+from app.gui.desk_host import DeskHost
+from app.gui.desk_model import DeskModel
+from app.gui.workers import LinkService
 from core.errors import CuralinkError
 from core.jobs.occurrences import Occurrences, annotate_occurrences, mention_text, preview_occurrences
 from core.text.words import snap_to_words
@@ -83,12 +87,17 @@ class OccurrencesDialog(QDialog):
         )
 
 
-class OccurrencesMixin:
-    """Mixed into `MainWindow`: needs `project`, `doc`, `abstract`, `decisions`, `perform`, `service`."""
+class AnnotateOccurrences:
+    """Ctrl+Shift+A for the window (`host`, which runs the write): the selection in `abstract` or the
+    selected mention of `model`; the new mentions elsewhere are suggested for through `service`."""
+
+    def __init__(self, host: DeskHost, model: DeskModel, service: LinkService, abstract: AbstractView):
+        self.host, self.model, self.project = host, model, model.project
+        self.service, self.abstract = service, abstract
 
     def annotate_occurrences_dialog(self) -> OccurrencesDialog | None:
         if self.model.doc is None:
-            self.statusBar().showMessage("open a document first", 3000)
+            self.host.statusBar().showMessage("open a document first", 3000)
             return None
         span = self.abstract.selection_span()
         span = snap_to_words(self.model.doc.text, *span) if span is not None else None
@@ -100,7 +109,7 @@ class OccurrencesMixin:
         else:
             source = self.model.current_mention_id()
             if source is None:
-                self.statusBar().showMessage("select some text or a mention first", 3000)
+                self.host.statusBar().showMessage("select some text or a mention first", 3000)
                 return None
             text, kind = mention_text(self.project, source)
             decision = self.model.decisions.get(source)
@@ -108,16 +117,16 @@ class OccurrencesMixin:
                 summary = decision.action + (
                     f" → {self.model.link_text(decision.concept_id)}" if decision.concept_id else ""
                 )
-        dialog = OccurrencesDialog(self, " ".join(text.split()), kind, source, summary)
+        dialog = OccurrencesDialog(self.host, " ".join(text.split()), kind, source, summary)
         dialog.accepted.connect(lambda: self.annotate_occurrences(dialog))
-        dialog.finished.connect(lambda _result: self.activateWindow())
-        self.menu_dialog = dialog
+        dialog.finished.connect(lambda _result: self.host.activateWindow())
+        self.host.menu_dialog = dialog
         dialog.open()
         return dialog
 
     def annotate_occurrences(self, dialog: OccurrencesDialog) -> str:
         found = dialog.found
-        if not found or not found.spans or self.waiting_for_writes("annotating every occurrence"):
+        if not found or not found.spans or self.host.waiting_for_writes("annotating every occurrence"):
             return "refused"
         text, kind = dialog.text.text(), dialog.type.text().strip()
         document = None if dialog.whole_project else dialog.document
@@ -125,15 +134,15 @@ class OccurrencesMixin:
         operation = lambda curator: annotate_occurrences(  # noqa: E731
             self.project, text, document=document, type=kind, source=source, curator=curator
         )
-        outcome = self.perform(f"annotate “{text}”: {found.describe()}", operation)
+        outcome = self.host.perform(f"annotate “{text}”: {found.describe()}", operation)
         if outcome == "saved":
-            added = sorted(self.last_changes.edited)
+            added = sorted(self.host.last_changes.edited)
             undecided = [  # this document's are suggested for as edited mentions (learn_decided)
                 m
                 for m in added
-                if self.last_changes.decisions.get(m) is None and m not in self.model.mention_ids
+                if self.host.last_changes.decisions.get(m) is None and m not in self.model.mention_ids
             ]
             if undecided:  # suggestions for the new mentions, wherever they are
                 self.service.resuggest(undecided)
-            self.statusBar().showMessage(f"saved: {self.last_changes.label}", 6000)
+            self.host.statusBar().showMessage(f"saved: {self.host.last_changes.label}", 6000)
         return outcome

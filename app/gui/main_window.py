@@ -25,9 +25,13 @@ from app.gui.concept_pane import ConceptPane
 from app.gui.desk_curation import CurationMixin
 from app.gui.desk_detect import FindMentions
 from app.gui.desk_document import OpenDocumentMixin
+from app.gui.desk_extras import CuratorExtras
 from app.gui.desk_files import ProjectFiles
+from app.gui.desk_identical import ApplyToIdentical
 from app.gui.desk_linking import BackgroundLinking
+from app.gui.desk_marks import CurationMarks
 from app.gui.desk_model import DeskModel
+from app.gui.desk_occurrences import AnnotateOccurrences
 from app.gui.desk_retrain import BackgroundRetrain
 from app.gui.desk_saving import SavingMixin
 from app.gui.desk_view import DeskView
@@ -106,6 +110,19 @@ class MainWindow(
             cancel=self.job_cancel,
         )
         self.detect = FindMentions(self, self.model, self.service, self.queue, self.links)
+        self.marks = CurationMarks(self, self.model)
+        self.identical = ApplyToIdentical(self, self.model)
+        self.occurrences = AnnotateOccurrences(self, self.model, self.service, self.abstract)
+        self.extras = CuratorExtras(
+            self,
+            self.model,
+            self.settings,
+            self.undo_stack,
+            legend=self.legend,
+            marks=self.marks,
+            identical=self.identical,
+            occurrences=self.occurrences,
+        )
         self.retrain = BackgroundRetrain(self, self.model, self.service, self.links)
         self.watch = ProjectWatch(
             self,
@@ -349,7 +366,7 @@ class MainWindow(
         curate.addSeparator()
         curate.addActions([self.act_next, self.act_prev, self.act_next_doc, self.act_prev_doc, self.act_link])
         curate.addActions([self.act_find, self.act_find_raw])
-        self._install_curator_extras(curate)  # notes, flags, identical mentions, word edges, undo history
+        self.extras.install(curate)  # notes, flags, identical mentions, word edges, undo history
         from app.gui.adjudication import open_adjudication  # learning from curators (issue 6)
         from app.gui.retrain_dialog import open_retrain
 
@@ -388,7 +405,7 @@ class MainWindow(
             self.candidates.clear("This document has no mentions. Select text and press M to add one.")
             self.concept.show_concept(None)
             return
-        self._show_marks()
+        self.marks.show_strip()
         self.abstract.select_mention(index)
         mention = self.model.doc.mentions[index]
         mention_id = self.model.mention_ids[index]

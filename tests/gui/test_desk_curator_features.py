@@ -121,7 +121,7 @@ def test_notes_flags_and_done_are_stored_shown_and_undone(window, demo_project, 
     index = window.model.current
     qtbot.keyClick(window, Qt.Key.Key_F)
     assert set(demo_project.mention_marks([mention_id])[mention_id]) == {"flag"}
-    assert "flagged for later" in window.marks_strip.text() and window.marks_strip.isVisible()
+    assert "flagged for later" in window.marks.marks_strip.text() and window.marks.marks_strip.isVisible()
     assert window.abstract.marks[index].flagged
     qtbot.keyClick(window, Qt.Key.Key_E)
     window.menu_dialog.setTextValue("HD here is Huntington disease, not heart disease")
@@ -129,11 +129,11 @@ def test_notes_flags_and_done_are_stored_shown_and_undone(window, demo_project, 
     note = demo_project.mention_marks([mention_id])[mention_id]["note"]
     assert (note.value, note.curator) == ("HD here is Huntington disease, not heart disease", "tester")
     assert "not heart disease" in window.abstract.tooltip_html([index])
-    assert "not heart disease" in window.marks_strip.text()
+    assert "not heart disease" in window.marks.marks_strip.text()
     qtbot.keyClick(window, Qt.Key.Key_D)
     qtbot.keyClick(window, Qt.Key.Key_F, SHIFT)
     assert set(demo_project.document_marks(["90000001"])["90000001"]) == {"done", "flag"}
-    assert "done" in window.marks_strip.text()
+    assert "done" in window.marks.marks_strip.text()
     qtbot.keyClick(window, Qt.Key.Key_Z, CTRL)  # the document flag
     qtbot.keyClick(window, Qt.Key.Key_Z, CTRL)  # done
     assert "90000001" not in demo_project.document_marks()
@@ -153,7 +153,7 @@ def test_todays_statistics_count_the_keys_pressed(window, demo_project, qtbot):
     qtbot.keyClick(window, Qt.Key.Key_N)
     qtbot.keyClick(window, Qt.Key.Key_Z, CTRL)  # the nil is undone: 3 decisions stand, 2 of them top-1
     qtbot.keyClick(window, Qt.Key.Key_T, CTRL | SHIFT)
-    text = window.menu_dialog.findChild(type(window.marks_strip), "dayStats").text()
+    text = window.menu_dialog.findChild(type(window.marks.marks_strip), "dayStats").text()
     assert "<td align='right' style='padding:3px 12px'>3</td>" in text
     assert "67% (2)" in text
 
@@ -209,7 +209,7 @@ def test_undo_history_survives_a_restart(window, demo_project, app_settings, qtb
 def test_the_key_help_lists_the_new_keys(window):
     overlay = window.help_overlay
     assert isinstance(overlay, KeyHelpOverlay)
-    shown = overlay.findChild(type(window.marks_strip), "keyHelp").text()
+    shown = overlay.findChild(type(window.marks.marks_strip), "keyHelp").text()
     for key in ("Alt+Shift+← / →", "Ctrl+Alt+← / →", "Ctrl+D", "Shift+E", "Shift+F", "Ctrl+Shift+T"):
         assert key in shown
     bound = {action.shortcut().toString() for action in window.actions() if not action.shortcut().isEmpty()}

@@ -102,7 +102,7 @@ def test_the_key_help_fits_the_default_window_and_lists_the_menu_keys(window):
 def test_the_note_editor_wraps_and_ctrl_enter_saves(qtbot, window, demo_project):
     from PySide6.QtWidgets import QPlainTextEdit
 
-    dialog = window.edit_note(on_document=True)
+    dialog = window.marks.edit_note(on_document=True)
     editor = dialog.findChild(QPlainTextEdit)
     assert dialog.width() >= 500 and editor.lineWrapMode() == QPlainTextEdit.LineWrapMode.WidgetWidth
     qtbot.keyClicks(editor, "check the second abstract")
