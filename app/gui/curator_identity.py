@@ -94,7 +94,7 @@ class CuratorStatus(QObject):
         """The name dialog (window-modal, never blocking the event loop); None while changes wait to be
         saved under the current name (a switch then would sign them with the old one in another stack)."""
         window = self.window
-        if not first_start and window.waiting_for_writes("switching curator"):
+        if not first_start and window.saving.waiting_for_writes("switching curator"):
             return None
         name = login_name() if first_start else window.settings.curator
         dialog = CuratorDialog(window, name=name, first_start=first_start)

@@ -40,7 +40,7 @@ class CurationMixin:
             return False
         detail = teaching_detail(self, detail)  # Alt+Enter, Curate ▸ Decide without teaching
         op = self.model.decide(action, concept_id, detail=detail)
-        outcome = self.perform(op.label, op.run)
+        outcome = self.saving.perform(op.label, op.run)
         if outcome == "refused":
             return False
         if outcome == "saved":
@@ -51,10 +51,6 @@ class CurationMixin:
         if following is not None:
             self.select_mention(following)
         return outcome == "saved"
-
-    def report_refusal(self, exc: Exception) -> None:
-        """A write the store refused: say why in the status bar (it is also in the log)."""
-        self.statusBar().showMessage(f"not saved: {exc}", 10000)
 
     def accept_rank(self, rank: int) -> bool:
         mention_id = self.model.current_mention_id()
@@ -151,10 +147,10 @@ class CurationMixin:
         if self.model.doc is None or span is None:
             self.statusBar().showMessage("select some text first, then press M", 3000)
             return False
-        if self.waiting_for_writes("adding a mention"):
+        if self.saving.waiting_for_writes("adding a mention"):
             return False
         op = self.model.add_mention(*span)
-        if self.perform(op.label, op.run) == "refused":
+        if self.saving.perform(op.label, op.run) == "refused":
             return False
         self.abstract.select_text(span[1], span[1])
         self.statusBar().showMessage(f"added mention “{self.model.doc.text[span[0] : span[1]]}”", 4000)
@@ -164,10 +160,10 @@ class CurationMixin:
         mention_id = self.model.current_mention_id()
         if mention_id is None or self.model.doc is None or self.model.current is None:
             return False
-        if self.waiting_for_writes("deleting a mention"):
+        if self.saving.waiting_for_writes("deleting a mention"):
             return False
         op = self.model.delete_mention()
-        return self.perform(op.label, op.run) != "refused"
+        return self.saving.perform(op.label, op.run) != "refused"
 
     def adjust(self, start_delta: int, end_delta: int) -> bool:
         mention_id = self.model.current_mention_id()
@@ -175,14 +171,16 @@ class CurationMixin:
             return False
         mention = self.model.doc.mentions[self.model.current]
         new = (mention.start + start_delta, mention.end + end_delta)
-        if not 0 <= new[0] < new[1] <= len(self.model.doc.text) or self.waiting_for_writes("a span edit"):
+        if not 0 <= new[0] < new[1] <= len(self.model.doc.text) or self.saving.waiting_for_writes(
+            "a span edit"
+        ):
             return False
         return self.edit_span(mention_id, new, merge=True)
 
     def edit_span(self, mention_id: int, new: tuple[int, int], *, merge: bool, label: str = "") -> bool:
         """One span edit; `merge`: nudges of the same mention in a row are one undo step."""
         op = self.model.edit_span(mention_id, new, merge=merge, label=label)
-        return self.perform(op.label, op.run) != "refused"
+        return self.saving.perform(op.label, op.run) != "refused"
 
     def change_type(self, new_type: str | None = None) -> QInputDialog | bool:
         """T: pick a type (those in use, or a new one); with `new_type`, set it directly."""
@@ -191,7 +189,7 @@ class CurationMixin:
             return False
         old = self.model.doc.mentions[self.model.current].type
         if new_type is not None:
-            if new_type == old or self.waiting_for_writes("a type change"):
+            if new_type == old or self.saving.waiting_for_writes("a type change"):
                 return False
             return self._change_type(mention_id, old, new_type)
         types = self.project.mention_types()
@@ -208,12 +206,12 @@ class CurationMixin:
         return dialog
 
     def _type_chosen(self, mention_id: int, old: str, new: str) -> None:
-        if mention_id in self.model.mention_ids and not self.waiting_for_writes("a type change"):
+        if mention_id in self.model.mention_ids and not self.saving.waiting_for_writes("a type change"):
             self._change_type(mention_id, old, new)
 
     def _change_type(self, mention_id: int, old: str, new: str) -> bool:
         op = self.model.change_type(mention_id, old, new)
-        return self.perform(op.label, op.run) != "refused"
+        return self.saving.perform(op.label, op.run) != "refused"
 
     def resuggest(self, mention_id: int) -> None:
         """Ask for suggestions for an edited mention at once (the store already dropped its old ones)."""
@@ -229,7 +227,7 @@ class CurationMixin:
     ) -> int:
         """Accept the top suggestion of every undecided mention whose score reaches `threshold`; with a
         ranker in force only the suggestions it scored (app.gui.bulk_accept_dialog)."""
-        if self.waiting_for_writes("bulk accept"):
+        if self.saving.waiting_for_writes("bulk accept"):
             return 0
         scale = scale or read_scale(self.project)
         tops = undecided_top_suggestions(self.project, None if whole_queue else self.model.mention_ids)
@@ -243,7 +241,7 @@ class CurationMixin:
             operation = lambda curator: curation.bulk_accept(  # noqa: E731
                 self.project, accepts, threshold, curator=curator
             )
-            outcome = self.perform(label, operation)
+            outcome = self.saving.perform(label, operation)
             if outcome != "saved":  # refused (status bar), or waiting in the save bar
                 return 0
         self.statusBar().showMessage(f"bulk-accepted {len(accepts)} suggestion(s) ≥ {threshold:.2f}", 5000)

@@ -20,23 +20,12 @@ from app.gui.desk_identical import ApplyToIdentical
 from app.gui.desk_marks import CurationMarks
 from app.gui.desk_model import DeskModel
 from app.gui.desk_occurrences import AnnotateOccurrences
+from app.gui.desk_saving import DeskSaving
 from app.gui.settings import AppSettings
 from core.jobs import curation
 from core.store.day_stats import day_stats
 from core.text import words
 
-# Rows of the F1 help (app/gui/dialogs.py adds them to its table).
-EXTRA_KEY_HELP = (
-    ("Alt+Shift+← / →", "move the mention's end by a word (suggests again)"),
-    ("Ctrl+Alt+← / →", "move the mention's start by a word (suggests again)"),
-    ("Alt+Enter", "accept the top (or marked) candidates without teaching the linker the string"),
-    ("Ctrl+D", "apply this mention's decision to identical unreviewed mentions"),
-    ("Ctrl+Shift+A", "annotate every occurrence of the selection or mention, in the document or project"),
-    ("E  /  Shift+E", "note on the mention / on the document"),
-    ("F  /  Shift+F", "flag the mention / the document for later"),
-    ("D", "mark the document done (again: not done)"),
-    ("Ctrl+Shift+T", "today's statistics"),
-)
 WORD_MOVES = {  # (edge, direction) -> the function giving the new offset
     ("end", -1): words.end_word_left,
     ("end", 1): words.end_word_right,
@@ -56,6 +45,7 @@ class CuratorExtras:
         model: DeskModel,
         settings: AppSettings,
         undo_stack: DeskHistory,
+        saving: DeskSaving,
         *,
         legend: QLabel,
         marks: CurationMarks,
@@ -63,7 +53,7 @@ class CuratorExtras:
         occurrences: AnnotateOccurrences,
     ):
         self.host, self.model, self.settings, self.undo_stack = host, model, settings, undo_stack
-        self.project, self.legend = model.project, legend
+        self.project, self.legend, self.saving = model.project, legend, saving
         self.marks, self.identical, self.occurrences = marks, identical, occurrences
 
     def _build_extra_actions(self) -> list:
@@ -139,7 +129,7 @@ class CuratorExtras:
             self.host.statusBar().showMessage(f"no word to move the {edge} to", 3000)
             return False
         new = (moved, mention.end) if edge == "start" else (mention.start, moved)
-        if self.host.waiting_for_writes("a span edit"):
+        if self.saving.waiting_for_writes("a span edit"):
             return False
         label = f"move the {edge} of “{mention.text}” by a word"
         return self.host.edit_span(mention_id, new, merge=False, label=label)  # one undo step per word move

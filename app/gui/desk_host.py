@@ -14,14 +14,11 @@ from typing import Protocol
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QStatusBar, QWidget
 
-from core.store.op_changes import OpChanges
-
 
 class DeskHost(Protocol):
     """The window, as its components see it."""
 
     menu_dialog: QWidget | None  # the dialog a menu or key opened last (kept alive; tests reach it)
-    last_changes: OpChanges | None  # what the newest operation the desk saw through changed
 
     def statusBar(self) -> QStatusBar: ...
 
@@ -38,9 +35,5 @@ class DeskHost(Protocol):
     def reload_queue(self) -> None: ...
 
     def activateWindow(self) -> None: ...
-
-    def perform(self, label: str, operation: Callable[[str], OpChanges]) -> str: ...
-
-    def waiting_for_writes(self, what: str) -> bool: ...
 
     def edit_span(self, mention_id: int, new: tuple[int, int], *, merge: bool, label: str = "") -> bool: ...

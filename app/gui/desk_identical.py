@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (
 
 from app.gui.desk_host import DeskHost
 from app.gui.desk_model import DeskModel
+from app.gui.desk_saving import DeskSaving
 from core.jobs import curation
 from core.store.identical_mentions import IdenticalMentions, find_identical
 
@@ -71,8 +72,8 @@ class IdenticalDialog(QDialog):
 class ApplyToIdentical:
     """Ctrl+D for the window (`host`, which runs the write): the selected mention of `model`."""
 
-    def __init__(self, host: DeskHost, model: DeskModel):
-        self.host, self.model, self.project = host, model, model.project
+    def __init__(self, host: DeskHost, model: DeskModel, saving: DeskSaving):
+        self.host, self.model, self.project, self.saving = host, model, model.project, saving
 
     def apply_identical_dialog(self) -> IdenticalDialog | None:
         mention_id = self.model.current_mention_id()
@@ -102,7 +103,7 @@ class ApplyToIdentical:
         if (
             not found
             or not found.mention_ids
-            or self.host.waiting_for_writes("applying to identical mentions")
+            or self.saving.waiting_for_writes("applying to identical mentions")
         ):
             return False
         label = f"{summary} for {found.describe()}"
@@ -110,8 +111,8 @@ class ApplyToIdentical:
         operation = lambda curator: curation.apply_to_identical(  # noqa: E731
             self.project, mention_id, targets, curator=curator
         )
-        outcome = self.host.perform(label, operation)
+        outcome = self.saving.perform(label, operation)
         if outcome == "saved":
-            written = len(self.host.last_changes.decision_ids)
+            written = len(self.saving.last_changes.decision_ids)
             self.host.statusBar().showMessage(f"saved: {label} ({written} written)", 6000)
         return outcome != "refused"

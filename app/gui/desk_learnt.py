@@ -140,7 +140,7 @@ class LearntDialog(QDialog):
             return "refused"
         operation = learnt.remove_learnt if remove else learnt.restore_learnt
         verb = "remove" if remove else "restore"
-        outcome = self.window_.perform(
+        outcome = self.window_.saving.perform(
             f"{verb} learnt synonym “{row.string}” → {row.concept_id}",
             lambda curator: operation(self.window_.project, row.concept_id, row.string, curator=curator),
         )

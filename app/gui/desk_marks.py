@@ -15,6 +15,7 @@ from PySide6.QtWidgets import QDialog, QInputDialog, QLabel, QPlainTextEdit, QSi
 
 from app.gui.desk_host import DeskHost
 from app.gui.desk_model import DeskModel
+from app.gui.desk_saving import DeskSaving
 from core.store.curation_marks import DONE, FLAG, NOTE, SET, Mark
 
 FLAG_SIGN = "\u2691"  # ⚑
@@ -64,8 +65,8 @@ class CurationMarks:
     """Notes, flags and done marks for the window (`host`, which runs the writes) on the open document
     of `model`, and the strip that shows them."""
 
-    def __init__(self, host: DeskHost, model: DeskModel):
-        self.host, self.model, self.project = host, model, model.project
+    def __init__(self, host: DeskHost, model: DeskModel, saving: DeskSaving):
+        self.host, self.model, self.project, self.saving = host, model, model.project, saving
         self.marks_strip = QLabel()
         self.marks_strip.setObjectName("marksStrip")
         self.marks_strip.setWordWrap(True)
@@ -119,13 +120,13 @@ class CurationMarks:
             return False
         current, mention_id = target
         old = current[kind].value if kind in current else ""
-        if old == value or self.host.waiting_for_writes(f"a {kind}"):
+        if old == value or self.saving.waiting_for_writes(f"a {kind}"):
             return False
         where = "document" if mention_id is None else f"“{self.model.doc.mentions[self.model.current].text}”"
         verb = {NOTE: "note on", FLAG: "flag", DONE: "mark done"}[kind]
         label = f"{verb} {where}" if value else f"clear {kind} on {where}"
         op = self.model.set_mark(kind, value, label, mention_id=mention_id)
-        if self.host.perform(op.label, op.run) == "refused":
+        if self.saving.perform(op.label, op.run) == "refused":
             return False
         self.host.statusBar().showMessage(f"saved: {label}", 4000)
         return True

@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
 from app.gui.abstract_view import AbstractView
 from app.gui.desk_host import DeskHost
 from app.gui.desk_model import DeskModel
+from app.gui.desk_saving import DeskSaving
 from app.gui.workers import LinkService
 from core.errors import CuralinkError
 from core.jobs.occurrences import Occurrences, annotate_occurrences, mention_text, preview_occurrences
@@ -91,8 +92,15 @@ class AnnotateOccurrences:
     """Ctrl+Shift+A for the window (`host`, which runs the write): the selection in `abstract` or the
     selected mention of `model`; the new mentions elsewhere are suggested for through `service`."""
 
-    def __init__(self, host: DeskHost, model: DeskModel, service: LinkService, abstract: AbstractView):
-        self.host, self.model, self.project = host, model, model.project
+    def __init__(
+        self,
+        host: DeskHost,
+        model: DeskModel,
+        saving: DeskSaving,
+        service: LinkService,
+        abstract: AbstractView,
+    ):
+        self.host, self.model, self.project, self.saving = host, model, model.project, saving
         self.service, self.abstract = service, abstract
 
     def annotate_occurrences_dialog(self) -> OccurrencesDialog | None:
@@ -126,7 +134,7 @@ class AnnotateOccurrences:
 
     def annotate_occurrences(self, dialog: OccurrencesDialog) -> str:
         found = dialog.found
-        if not found or not found.spans or self.host.waiting_for_writes("annotating every occurrence"):
+        if not found or not found.spans or self.saving.waiting_for_writes("annotating every occurrence"):
             return "refused"
         text, kind = dialog.text.text(), dialog.type.text().strip()
         document = None if dialog.whole_project else dialog.document
@@ -134,15 +142,15 @@ class AnnotateOccurrences:
         operation = lambda curator: annotate_occurrences(  # noqa: E731
             self.project, text, document=document, type=kind, source=source, curator=curator
         )
-        outcome = self.host.perform(f"annotate “{text}”: {found.describe()}", operation)
+        outcome = self.saving.perform(f"annotate “{text}”: {found.describe()}", operation)
         if outcome == "saved":
-            added = sorted(self.host.last_changes.edited)
+            added = sorted(self.saving.last_changes.edited)
             undecided = [  # this document's are suggested for as edited mentions (learn_decided)
                 m
                 for m in added
-                if self.host.last_changes.decisions.get(m) is None and m not in self.model.mention_ids
+                if self.saving.last_changes.decisions.get(m) is None and m not in self.model.mention_ids
             ]
             if undecided:  # suggestions for the new mentions, wherever they are
                 self.service.resuggest(undecided)
-            self.host.statusBar().showMessage(f"saved: {self.host.last_changes.label}", 6000)
+            self.host.statusBar().showMessage(f"saved: {self.saving.last_changes.label}", 6000)
         return outcome

@@ -42,9 +42,7 @@ WATCH_INTERVAL_MS = 2000
 
 
 class WatchHost(DeskHost, Protocol):
-    """The window as the watch sees it: it retries the waiting writes, retitles itself and closes."""
-
-    def retry_writes(self) -> None: ...
+    """The window as the watch sees it: it retitles itself and closes."""
 
     def setWindowTitle(self, title: str) -> None: ...
 
@@ -219,7 +217,7 @@ class ProjectWatch:
         self.seen_marks = self.project.marks()
         self.watch_timer.start()
         if waiting:
-            self.host.retry_writes()
+            self.writer.retry()
         self.reload_queue_in_background(then=lambda: self._check_open_document(None))
         return True
 

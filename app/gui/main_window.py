@@ -33,7 +33,7 @@ from app.gui.desk_marks import CurationMarks
 from app.gui.desk_model import DeskModel
 from app.gui.desk_occurrences import AnnotateOccurrences
 from app.gui.desk_retrain import BackgroundRetrain
-from app.gui.desk_saving import SavingMixin
+from app.gui.desk_saving import DeskSaving
 from app.gui.desk_view import DeskView
 from app.gui.desk_watch import ProjectWatch
 from app.gui.dialogs import KeyHelpOverlay, show_error
@@ -64,7 +64,6 @@ class MainWindow(
     QMainWindow,
     OpenDocumentMixin,
     CurationMixin,
-    SavingMixin,
 ):
     """The window and its reading side (queue, abstract, candidates); the open document's state is read in
     `OpenDocumentMixin`, the curation keys live in `CurationMixin`, writes in `SavingMixin`, background linking in `BackgroundLinkingMixin`, the menus in
@@ -78,7 +77,6 @@ class MainWindow(
         self.background = background
         self.model = DeskModel(project, curator=lambda: self.settings.curator)  # the open document's state
         self.undo_stack = DeskHistory(self)  # the project's undo history as the store last reported it
-        self.last_changes = None  # the OpChanges of the newest operation the desk saw through
         self.service = LinkService(
             project,
             device=self.settings.device,
@@ -89,7 +87,6 @@ class MainWindow(
             from core.jobs.linking import warm_imports
 
             warm_imports()
-        self.service.learned.connect(self.on_learned)
         self.service.failed.connect(lambda exc: show_error(self, exc, context="background linking"))
         self.kb_dialog: KbSearchDialog | None = None
         self.report_dialog = None  # an import's or export's summary, or its bad items
@@ -110,14 +107,15 @@ class MainWindow(
             cancel=self.job_cancel,
         )
         self.detect = FindMentions(self, self.model, self.service, self.queue, self.links)
-        self.marks = CurationMarks(self, self.model)
-        self.identical = ApplyToIdentical(self, self.model)
-        self.occurrences = AnnotateOccurrences(self, self.model, self.service, self.abstract)
+        self.marks = CurationMarks(self, self.model, self.saving)
+        self.identical = ApplyToIdentical(self, self.model, self.saving)
+        self.occurrences = AnnotateOccurrences(self, self.model, self.saving, self.service, self.abstract)
         self.extras = CuratorExtras(
             self,
             self.model,
             self.settings,
             self.undo_stack,
+            self.saving,
             legend=self.legend,
             marks=self.marks,
             identical=self.identical,
@@ -132,7 +130,7 @@ class MainWindow(
             self.links,
             queue=self.queue,
             abstract=self.abstract,
-            writer=self.writer,
+            writer=self.saving.writer,
         )
         self.files = ProjectFiles(
             self,
@@ -226,7 +224,8 @@ class MainWindow(
         self.splitter.setStretchFactor(2, 2)
         self.splitter.setSizes([int(1476 * share) for share in PANE_SHARES])
         self.splitter.setContentsMargins(8, 8, 8, 4)
-        self.setCentralWidget(self._with_save_bar(self.splitter))
+        self.saving = DeskSaving(self, self.model, self.settings, self.service, self.undo_stack)
+        self.setCentralWidget(self.saving.with_save_bar(self.splitter))
         self.help_overlay = KeyHelpOverlay(self)
 
         bar = self.statusBar()
@@ -310,8 +309,8 @@ class MainWindow(
         self.act_prev_doc = self._action(
             "Previous document", ["Ctrl+Up", K.Key_PageUp], lambda: self.step_document(-1)
         )
-        self.act_undo = self._action("Undo", ["Ctrl+Z"], self.undo)
-        self.act_redo = self._action("Redo", ["Ctrl+Shift+Z", "Ctrl+Y"], self.redo)
+        self.act_undo = self._action("Undo", ["Ctrl+Z"], self.saving.undo)
+        self.act_redo = self._action("Redo", ["Ctrl+Shift+Z", "Ctrl+Y"], self.saving.redo)
         self.undo_stack.canUndoChanged.connect(self.act_undo.setEnabled)
         self.undo_stack.canRedoChanged.connect(self.act_redo.setEnabled)
         self.undo_stack.undoTextChanged.connect(lambda t: self._history_text(self.act_undo, "Undo", t))
@@ -471,7 +470,7 @@ class MainWindow(
             self.help_overlay.setGeometry(self.rect())
 
     def closeEvent(self, event: QCloseEvent) -> None:
-        if not self._close_guard(event):
+        if not self.saving.close_guard(event):
             return
         self.retrain.stop_retrain()
         self.watch.stop_watching()  # a closed desk no longer looks at the project (it may be moved next)

@@ -132,12 +132,12 @@ def bench_key_accept(app, window, samples: int, seed: int = 0) -> dict:
             reviewed = window.queue.entry(doc_id).reviewed
 
             def saved(r=reviewed, d=doc_id) -> bool:  # the writer's "saved" came back and was shown
-                return not window.writer.busy() and window.queue.entry(d).reviewed == r + 1
+                return not window.saving.writer.busy() and window.queue.entry(d).reviewed == r + 1
 
             started = time.perf_counter()
             if key_input == "key":
                 QTest.keyClick(window, Qt.Key.Key_Return)
-                if window.writer.busy() is False and window.queue.entry(doc_id).reviewed == reviewed:
+                if window.saving.writer.busy() is False and window.queue.entry(doc_id).reviewed == reviewed:
                     key_input = "action"  # the key did not reach the shortcut (window not active)
                     window.act_accept.trigger()
             else:

@@ -66,7 +66,7 @@ def test_decisions_after_switching_carry_the_new_curator(window, demo_project, a
     window.menu_dialog.name_edit.setText("tester")
     _ok(window.menu_dialog).click()
     assert window.undo_stack.count() == 1
-    window.undo()
+    window.saving.undo()
     qtbot.waitUntil(lambda: _signed(demo_project)[-1][1] == "revert", timeout=5000)
     assert _signed(demo_project)[-1] == (first, "revert", "tester")
 

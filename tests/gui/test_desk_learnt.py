@@ -75,7 +75,9 @@ def test_the_learnt_list_removes_a_synonym_as_one_undo_step(window, demo_project
 
     assert dialog.remove.click() is None
     qtbot.waitUntil(lambda: dialog.table.item(0, 7).text() == "removed")
-    assert window.last_changes.relearn == frozenset({mention_id})  # the loaded linker learns them again
+    assert window.saving.last_changes.relearn == frozenset(
+        {mention_id}
+    )  # the loaded linker learns them again
     assert [r.removed for r in learnt.learnt_synonyms(demo_project)] == [True]
     assert window.undo_stack.undoText().startswith("remove learnt synonym")
     dialog.reject()
@@ -117,8 +119,8 @@ def test_removing_in_the_list_withdraws_the_synonym_from_the_loaded_linker(windo
     # learning off: a correction is stored, but nothing learns from it (live or in the store)
     window.act_learning.trigger()
     assert demo_project.setting("learn.from_decisions") is False
-    assert window.undo() == "saved"  # the removal
-    assert window.undo() == "saved"  # the correction
+    assert window.saving.undo() == "saved"  # the removal
+    assert window.saving.undo() == "saved"  # the correction
     qtbot.waitUntil(lambda: mention_id not in demo_project.current_decisions(mention_ids=[mention_id]))
     window.open_document(doc_id, mention_id=mention_id)
     assert window.decide("correct", wrong)

@@ -50,7 +50,7 @@ def test_a_moved_project_is_said_once_keeps_the_unsaved_change_and_reopens_where
 
     with write_lock_held(old_place / "curalink.db"):  # another program writes: the decision waits
         assert window.decide("nil") is not None
-        assert [w.label for w in window.writer.pending], "the decision waits to be saved"
+        assert [w.label for w in window.saving.writer.pending], "the decision waits to be saved"
         shutil.move(str(old_place), moved)
         demo_project.engine.dispose()  # the connections of before the move are gone, as after an unmount
         window.watch.watch_timer.setInterval(10)  # the next poll comes at once
@@ -61,7 +61,9 @@ def test_a_moved_project_is_said_once_keeps_the_unsaved_change_and_reopens_where
         said = window.watch.lost_dialog.text()
         assert not window.watch.watch_timer.isActive(), "polling stopped"
         assert str(old_place) in said and "can no longer be reached" in said and "1 change" in said
-        qtbot.waitUntil(lambda: window.writer.error is not None, timeout=CEILING_MS)  # its retries stopped
+        qtbot.waitUntil(
+            lambda: window.saving.writer.error is not None, timeout=CEILING_MS
+        )  # its retries stopped
         for _ in range(3):  # a poll that still comes (a queued tick) says nothing again and raises nothing
             assert window.watch.check_project_changes() is False
         window.act_next.trigger()  # a key whose reads fail is said by the same dialog, not raised
@@ -69,7 +71,7 @@ def test_a_moved_project_is_said_once_keeps_the_unsaved_change_and_reopens_where
         assert window.watch.lost_dialog.text() == said and window.watch.lost_dialog.isVisible()
         assert [r.getMessage() for r in caplog.records].count(said) == 1
         # What the curator did stays on screen: the waiting decision in the save bar, the abstract.
-        assert len(window.writer.pending) == 1
+        assert len(window.saving.writer.pending) == 1
         bar = window.findChild(QFrame, "saveBar")
         assert bar is not None and bar.isVisible()
         assert window.abstract.toPlainText() == shown_text and window.model.doc.doc_id == doc_id
@@ -81,7 +83,7 @@ def test_a_moved_project_is_said_once_keeps_the_unsaved_change_and_reopens_where
     chooser.setDirectory(str(moved.parent))
     chooser.selectFile(str(moved))
     chooser.accept()  # Choose
-    qtbot.waitUntil(lambda: not window.writer.pending, timeout=CEILING_MS)
+    qtbot.waitUntil(lambda: not window.saving.writer.pending, timeout=CEILING_MS)
     assert window.watch.lost_dialog is None and window.watch.watch_timer.isActive()
     assert window.project.path == moved and app_settings.last_project == moved
     with Project.open(moved) as again:  # the waiting change is in the project at its new place

@@ -92,13 +92,17 @@ def test_a_decision_waits_for_another_process_lock_and_is_saved_when_it_frees(wi
 
 
 def test_retries_run_out_then_retry_saves_every_waiting_decision_in_order(window, demo_project, qtbot):
-    window.writer.attempts, window.writer.pause_s, window.writer.retry_wait_ms = 3, 0.05, 20
+    window.saving.writer.attempts, window.saving.writer.pause_s, window.saving.writer.retry_wait_ms = (
+        3,
+        0.05,
+        20,
+    )
     saved = _first_suggested(window)
     assert window.accept_top()  # stored at once: the lock is free
     first = window.model.current_mention_id()
     with write_lock_held(demo_project.path / "curalink.db") as holder:
         qtbot.keyClick(window, Qt.Key.Key_Return)
-        qtbot.waitUntil(lambda: window.writer.error is not None, timeout=20000)
+        qtbot.waitUntil(lambda: window.saving.writer.error is not None, timeout=20000)
         bar = _save_bar(window)
         assert bar is not None and "Not saved: 1 change" in bar.label.text()
         assert "locked by another program" in bar.label.text() and bar.retry.isVisible()
@@ -119,14 +123,18 @@ def test_retries_run_out_then_retry_saves_every_waiting_decision_in_order(window
 
 
 def test_discard_drops_the_waiting_decision_and_the_undo_stack_matches_the_store(window, demo_project, qtbot):
-    window.writer.attempts, window.writer.pause_s, window.writer.retry_wait_ms = 2, 0.05, 20
+    window.saving.writer.attempts, window.saving.writer.pause_s, window.saving.writer.retry_wait_ms = (
+        2,
+        0.05,
+        20,
+    )
     mention_id = _first_suggested(window)
     before = demo_project.current_decisions()
     with write_lock_held(demo_project.path / "curalink.db"):
         qtbot.keyClick(window, Qt.Key.Key_Return)
-        qtbot.waitUntil(lambda: window.writer.error is not None, timeout=20000)
+        qtbot.waitUntil(lambda: window.saving.writer.error is not None, timeout=20000)
         qtbot.mouseClick(_save_bar(window).discard, Qt.MouseButton.LeftButton)
-    assert _save_bar(window) is None and not window.writer.busy()
+    assert _save_bar(window) is None and not window.saving.writer.busy()
     assert "discarded 1 change" in window.statusBar().currentMessage()
     assert demo_project.current_decisions().keys() == before.keys()
     assert mention_id not in window.model.decisions and window.undo_stack.count() == 0
@@ -159,16 +167,20 @@ def test_a_span_edit_under_a_lock_is_not_in_the_undo_stack_until_stored(window, 
 
 
 def test_closing_with_a_waiting_change_asks_first(window, demo_project, qtbot):
-    window.writer.attempts, window.writer.pause_s, window.writer.retry_wait_ms = 2, 0.05, 20
+    window.saving.writer.attempts, window.saving.writer.pause_s, window.saving.writer.retry_wait_ms = (
+        2,
+        0.05,
+        20,
+    )
     _first_suggested(window)
     with write_lock_held(demo_project.path / "curalink.db"):
         qtbot.keyClick(window, Qt.Key.Key_Return)
-        qtbot.waitUntil(lambda: window.writer.error is not None, timeout=20000)
+        qtbot.waitUntil(lambda: window.saving.writer.error is not None, timeout=20000)
         window.close()
-        assert window.isVisible() and window.close_box.isVisible()
-        assert "not saved yet" in window.close_box.text()
-        window.close_box.reject()
-        window.discard_writes()
+        assert window.isVisible() and window.saving.close_box.isVisible()
+        assert "not saved yet" in window.saving.close_box.text()
+        window.saving.close_box.reject()
+        window.saving.discard_writes()
 
 
 # --- a full disk ----------------------------------------------------------------------------------
@@ -217,7 +229,7 @@ def test_a_full_disk_opens_a_dialog_and_keeps_the_decision_for_retry(full_disk_p
     mention_id = _first_suggested(window)
     fill(filler)
     assert window.accept_top() is False
-    dialog = window.save_dialog
+    dialog = window.saving.save_dialog
     assert dialog.isVisible() and dialog.windowTitle() == "The disk is full"
     assert "disk is full" in dialog.text() and dialog.icon() == QMessageBox.Icon.Warning
     bar = _save_bar(window)
@@ -258,6 +270,6 @@ def test_a_decision_saved_late_updates_the_row_of_its_own_document(window, demo_
         other = next(d for d in window.queue.visible_ids() if d != doc_id)
         window.open_document(other)  # the curator moves on before the store has the decision
         release(holder)
-        qtbot.waitUntil(lambda: not window.writer.busy(), timeout=20000)
+        qtbot.waitUntil(lambda: not window.saving.writer.busy(), timeout=20000)
     assert window.model.doc.doc_id == other
     assert window.queue.entry(doc_id).reviewed == before + 1
