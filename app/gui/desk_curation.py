@@ -13,10 +13,14 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QInputDialog
 
+from app.gui.abstract_view import AbstractView
 from app.gui.bulk_accept_dialog import BulkAcceptDialog
+from app.gui.candidate_panel import CandidatePanel
+from app.gui.desk_host import DeskHost
 from app.gui.desk_learnt import teaching_detail
+from app.gui.desk_model import DeskModel
+from app.gui.desk_saving import DeskSaving
 from app.gui.kb_search import KbSearchDialog
-from app.gui.workers import MODELS_LOADING, MODELS_NOT_LOADED
 from core.jobs import curation
 from core.jobs.bulk_accept import BulkScale, read_scale, undecided_top_suggestions
 from core.text.words import snap_to_words
@@ -25,10 +29,23 @@ from core.text.words import snap_to_words
 ON_SUGGESTIONS = ("accept", "reject")
 
 
-class CurationMixin:
-    """Mixed into `MainWindow`: needs its project, document state, undo stack, panels and service. The
-    curator extras of issue 12 (notes and flags, identical mentions, word edges, statistics, undo across
-    restarts) come with it from `DeskExtrasMixin`."""
+class Curation:
+    """The curation keys of the window (`host`): decisions and edits of the open document in `model`,
+    built there and written through `saving`; the candidates pane shows the marks, the abstract the
+    selection a new mention comes from. The curator extras of issue 12 are `CuratorExtras`."""
+
+    def __init__(
+        self,
+        host: DeskHost,
+        model: DeskModel,
+        saving: DeskSaving,
+        *,
+        candidates: CandidatePanel,
+        abstract: AbstractView,
+    ):
+        self.host, self.model, self.saving = host, model, saving
+        self.project, self.candidates, self.abstract = model.project, candidates, abstract
+        self.kb_dialog: KbSearchDialog | None = None
 
     # --- decisions -------------------------------------------------------------------------------
 
@@ -36,20 +53,20 @@ class CurationMixin:
         """One decision on the selected mention (DeskModel.decide), then on to the next undecided one."""
         mention_id = self.model.current_mention_id()
         if mention_id is None:
-            self.statusBar().showMessage("no mention selected", 3000)
+            self.host.statusBar().showMessage("no mention selected", 3000)
             return False
-        detail = teaching_detail(self, detail)  # Alt+Enter, Curate ▸ Decide without teaching
+        detail = teaching_detail(self.host, detail)  # Alt+Enter, Curate ▸ Decide without teaching
         op = self.model.decide(action, concept_id, detail=detail)
         outcome = self.saving.perform(op.label, op.run)
         if outcome == "refused":
             return False
         if outcome == "saved":
-            self.statusBar().showMessage(f"saved: {op.label}", 4000)
+            self.host.statusBar().showMessage(f"saved: {op.label}", 4000)
         else:  # the save bar shows it until the store has it
-            self.statusBar().showMessage(f"waiting to save: {op.label}", 4000)
+            self.host.statusBar().showMessage(f"waiting to save: {op.label}", 4000)
         following = self.model.next_after(mention_id)
         if following is not None:
-            self.select_mention(following)
+            self.host.select_mention(following)
         return outcome == "saved"
 
     def accept_rank(self, rank: int) -> bool:
@@ -57,7 +74,7 @@ class CurationMixin:
         chosen = self.model.ranked()
         if not 1 <= rank <= len(chosen):
             waiting = mention_id in self.model.resuggesting
-            self.statusBar().showMessage(
+            self.host.statusBar().showMessage(
                 "suggestions for the new span are on their way"
                 if waiting
                 else f"no candidate {rank} for this mention",
@@ -76,16 +93,16 @@ class CurationMixin:
     def toggle_mark(self, rank: int) -> bool:
         """Ctrl+n: mark or unmark candidate n for a link naming several concepts."""
         if not self.model.toggle_mark(rank):
-            self.statusBar().showMessage(f"no candidate {rank} for this mention", 3000)
+            self.host.statusBar().showMessage(f"no candidate {rank} for this mention", 3000)
             return False
         marked = self.model.marked
         self.candidates.set_marked(marked)
         if marked:
-            self.statusBar().showMessage(
+            self.host.statusBar().showMessage(
                 f"marked {' | '.join(marked)}: Enter links the mention to all of them, Esc clears", 6000
             )
         else:
-            self.statusBar().clearMessage()
+            self.host.statusBar().clearMessage()
         return True
 
     def clear_marks(self) -> None:
@@ -103,15 +120,17 @@ class CurationMixin:
 
     def open_kb_search(self) -> KbSearchDialog | None:
         if self.model.current_mention_id() is None:
-            self.statusBar().showMessage("select a mention first", 3000)
+            self.host.statusBar().showMessage("select a mention first", 3000)
             return None
         assert self.model.doc is not None and self.model.current is not None
         mention_id = self.model.current_mention_id()
         self.kb_dialog = KbSearchDialog(
-            self.project, self, initial=self.model.doc.mentions[self.model.current].text
+            self.project, self.host, initial=self.model.doc.mentions[self.model.current].text
         )
         self.kb_dialog.accepted.connect(lambda: self._kb_picked(mention_id))
-        self.kb_dialog.finished.connect(lambda _result: self.activateWindow())  # keys go to the desk again
+        self.kb_dialog.finished.connect(
+            lambda _result: self.host.activateWindow()
+        )  # keys go to the desk again
         self.kb_dialog.open()
         self.kb_dialog.keep_in_view(
             self.abstract.mention_rect(self.model.current)
@@ -131,7 +150,7 @@ class CurationMixin:
         # Ctrl+1-9: a first pick stored at once was a one-concept correction the linker learnt from.
         self.model.add_searched(mention_id, chosen)
         self.candidates.set_marked(self.model.marked)
-        self.statusBar().showMessage(
+        self.host.statusBar().showMessage(
             f"link being built: {' + '.join(self.model.marked)}. Ctrl+F then Ctrl+Enter adds another, "
             "Enter stores it, Esc clears",
             10000,
@@ -145,7 +164,7 @@ class CurationMixin:
         if span is not None and self.model.doc is not None:
             span = snap_to_words(self.model.doc.text, *span)
         if self.model.doc is None or span is None:
-            self.statusBar().showMessage("select some text first, then press M", 3000)
+            self.host.statusBar().showMessage("select some text first, then press M", 3000)
             return False
         if self.saving.waiting_for_writes("adding a mention"):
             return False
@@ -153,7 +172,7 @@ class CurationMixin:
         if self.saving.perform(op.label, op.run) == "refused":
             return False
         self.abstract.select_text(span[1], span[1])
-        self.statusBar().showMessage(f"added mention “{self.model.doc.text[span[0] : span[1]]}”", 4000)
+        self.host.statusBar().showMessage(f"added mention “{self.model.doc.text[span[0] : span[1]]}”", 4000)
         return True
 
     def delete_mention(self) -> bool:
@@ -193,7 +212,7 @@ class CurationMixin:
                 return False
             return self._change_type(mention_id, old, new_type)
         types = self.project.mention_types()
-        dialog = QInputDialog(self)
+        dialog = QInputDialog(self.host)
         dialog.setWindowTitle("Mention type")
         dialog.setLabelText(f"Type of “{self.model.doc.mentions[self.model.current].text}”")
         dialog.setComboBoxItems([old, *[t for t in types if t != old]] if old else types)
@@ -201,7 +220,7 @@ class CurationMixin:
         dialog.textValueSelected.connect(
             lambda text: self._type_chosen(mention_id, old, text.strip()) if text.strip() != old else None
         )
-        self.menu_dialog = dialog
+        self.host.menu_dialog = dialog
         dialog.open()
         return dialog
 
@@ -212,13 +231,6 @@ class CurationMixin:
     def _change_type(self, mention_id: int, old: str, new: str) -> bool:
         op = self.model.change_type(mention_id, old, new)
         return self.saving.perform(op.label, op.run) != "refused"
-
-    def resuggest(self, mention_id: int) -> None:
-        """Ask for suggestions for an edited mention at once (the store already dropped its old ones)."""
-        self.model.resuggesting.add(mention_id)
-        if self.device_label.text() == MODELS_NOT_LOADED:
-            self.device_label.setText(MODELS_LOADING)
-        self.service.resuggest([mention_id])
 
     # --- bulk accept -----------------------------------------------------------------------------
 
@@ -244,16 +256,18 @@ class CurationMixin:
             outcome = self.saving.perform(label, operation)
             if outcome != "saved":  # refused (status bar), or waiting in the save bar
                 return 0
-        self.statusBar().showMessage(f"bulk-accepted {len(accepts)} suggestion(s) ≥ {threshold:.2f}", 5000)
+        self.host.statusBar().showMessage(
+            f"bulk-accepted {len(accepts)} suggestion(s) ≥ {threshold:.2f}", 5000
+        )
         return len(accepts)
 
     def bulk_accept_dialog(self) -> BulkAcceptDialog:
-        dialog = BulkAcceptDialog(self, self.project, self.model.mention_ids)
+        dialog = BulkAcceptDialog(self.host, self.project, self.model.mention_ids)
         dialog.accepted.connect(
             lambda: self.bulk_accept(
                 dialog.threshold.value(), whole_queue=dialog.whole_queue, scale=dialog.scale
             )
         )
-        self.menu_dialog = dialog
+        self.host.menu_dialog = dialog
         dialog.open()
         return dialog

@@ -132,7 +132,8 @@ class CuratorExtras:
         if self.saving.waiting_for_writes("a span edit"):
             return False
         label = f"move the {edge} of “{mention.text}” by a word"
-        return self.host.edit_span(mention_id, new, merge=False, label=label)  # one undo step per word move
+        op = self.model.edit_span(mention_id, new, merge=False, label=label)  # one undo step per word move
+        return self.saving.perform(op.label, op.run) != "refused"
 
     # --- statistics ---------------------------------------------------------------------------------
 

@@ -178,7 +178,7 @@ def accept_without_teaching(window) -> bool:
     """Alt+Enter: Enter's accept, without teaching the linker the mention's string."""
     window.teach_once = False
     try:
-        return window.accept_top()
+        return window.curation.accept_top()
     finally:
         window.teach_once = True
 

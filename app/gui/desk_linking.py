@@ -59,6 +59,12 @@ class BackgroundLinking:
             return None
         return self.link_documents(wanted)
 
+    def resuggest(self, mention_id: int) -> None:
+        """Ask for suggestions for an edited mention at once (the store already dropped its old ones)."""
+        self.model.resuggesting.add(mention_id)
+        self.models_loading()
+        self.service.resuggest([mention_id])
+
     def link_documents(self, doc_ids: list[str]) -> Job:
         self.models_loading()
         self.model.linking.update(doc_ids)

@@ -21,6 +21,7 @@ from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QMessageBox, QPushBut
 
 from app.gui.actions import DeskHistory
 from app.gui.desk_host import DeskHost
+from app.gui.desk_linking import BackgroundLinking
 from app.gui.desk_model import DeskModel
 from app.gui.desk_watch import ProjectWatch
 from app.gui.desk_writer import DeskWriter, Write
@@ -85,12 +86,11 @@ class SavingHost(DeskHost, Protocol):
     """The window as its writer sees it: it redraws what a write changed, re-reads all, and closes."""
 
     watch: ProjectWatch
+    links: BackgroundLinking
 
     def show_changes(self, changes: OpChanges, *, navigate: bool = False, follow: bool = True) -> None: ...
 
     def refresh(self, mention_id: int | None = None) -> None: ...
-
-    def resuggest(self, mention_id: int) -> None: ...
 
     def close(self) -> bool: ...
 
@@ -193,7 +193,7 @@ class DeskSaving:
             self.service.learn(sorted(taught))
         for mention_id in sorted(changes.edited):  # a span, type or new mention: new suggestions at once
             if mention_id in self.model.mention_ids and not self.model.suggestions.get(mention_id):
-                self.host.resuggest(mention_id)
+                self.host.links.resuggest(mention_id)
 
     def on_learned(self, outcome) -> None:
         learned, resuggested = outcome

@@ -22,7 +22,7 @@ from app.gui.abstract_view import AbstractView
 from app.gui.actions import DeskHistory
 from app.gui.candidate_panel import CandidatePanel, order_source
 from app.gui.concept_pane import ConceptPane
-from app.gui.desk_curation import CurationMixin
+from app.gui.desk_curation import Curation
 from app.gui.desk_detect import FindMentions
 from app.gui.desk_document import OpenDocumentMixin
 from app.gui.desk_extras import CuratorExtras
@@ -38,7 +38,7 @@ from app.gui.desk_view import DeskView
 from app.gui.desk_watch import ProjectWatch
 from app.gui.dialogs import KeyHelpOverlay, show_error
 from app.gui.document_queue import DocumentQueue
-from app.gui.kb_search import KbSearchDialog, warm_search_index
+from app.gui.kb_search import warm_search_index
 from app.gui.settings import AppSettings
 from app.gui.states import (
     STATE_COLOURS,
@@ -63,7 +63,6 @@ PANE_SHARES = (0.26, 0.31, 0.43)
 class MainWindow(
     QMainWindow,
     OpenDocumentMixin,
-    CurationMixin,
 ):
     """The window and its reading side (queue, abstract, candidates); the open document's state is read in
     `OpenDocumentMixin`, the curation keys live in `CurationMixin`, writes in `SavingMixin`, background linking in `BackgroundLinkingMixin`, the menus in
@@ -88,7 +87,6 @@ class MainWindow(
 
             warm_imports()
         self.service.failed.connect(lambda exc: show_error(self, exc, context="background linking"))
-        self.kb_dialog: KbSearchDialog | None = None
         self.report_dialog = None  # an import's or export's summary, or its bad items
         self.menu_job: Job | None = None
         self.menu_dialog = None
@@ -107,6 +105,9 @@ class MainWindow(
             cancel=self.job_cancel,
         )
         self.detect = FindMentions(self, self.model, self.service, self.queue, self.links)
+        self.curation = Curation(
+            self, self.model, self.saving, candidates=self.candidates, abstract=self.abstract
+        )
         self.marks = CurationMarks(self, self.model, self.saving)
         self.identical = ApplyToIdentical(self, self.model, self.saving)
         self.occurrences = AnnotateOccurrences(self, self.model, self.saving, self.service, self.abstract)
@@ -199,8 +200,8 @@ class MainWindow(
         middle_layout.addWidget(self.abstract, 1)
 
         self.candidates = CandidatePanel()
-        self.candidates.candidateActivated.connect(lambda row: self.accept_rank(row + 1))
-        self.candidates.markToggled.connect(lambda row: self.toggle_mark(row + 1))
+        self.candidates.candidateActivated.connect(lambda row: self.curation.accept_rank(row + 1))
+        self.candidates.markToggled.connect(lambda row: self.curation.toggle_mark(row + 1))
         self.candidates.candidateSelected.connect(self._show_candidate_concept)
         self.concept = ConceptPane(names=self.model.concept_name)
         concept_box = QWidget()
@@ -269,35 +270,45 @@ class MainWindow(
         K = Qt.Key
         M = Qt.KeyboardModifier
         self.act_accept = self._action(
-            "Accept top (or marked) candidates", [K.Key_Return, K.Key_Enter], self.accept_top
+            "Accept top (or marked) candidates", [K.Key_Return, K.Key_Enter], self.curation.accept_top
         )
         self.act_rank = [
-            self._action(f"Accept candidate {n}", [getattr(K, f"Key_{n}")], lambda n=n: self.accept_rank(n))
+            self._action(
+                f"Accept candidate {n}", [getattr(K, f"Key_{n}")], lambda n=n: self.curation.accept_rank(n)
+            )
             for n in range(1, 10)
         ]
         self.act_mark = [
-            self._action(f"Mark candidate {n}", [f"Ctrl+{n}"], lambda n=n: self.toggle_mark(n))
+            self._action(f"Mark candidate {n}", [f"Ctrl+{n}"], lambda n=n: self.curation.toggle_mark(n))
             for n in range(1, 10)
         ]
         self.act_clear_marks = self._action("Clear marks", [K.Key_Escape], self._escape)
-        self.act_type = self._action("Change type…", [K.Key_T], self.change_type)
-        self.act_reject = self._action("Reject", [K.Key_R], lambda: self.decide("reject"))
-        self.act_nil = self._action("Not in KB", [K.Key_N], lambda: self.decide("nil"))
-        self.act_ambiguous = self._action("Ambiguous", [K.Key_A], lambda: self.decide("ambiguous"))
-        self.act_search = self._action("Search the KB…", ["Ctrl+F", K.Key_Slash], self.open_kb_search)
-        self.act_add = self._action("Add mention from selection", [K.Key_M, K.Key_Insert], self.add_mention)
-        self.act_delete = self._action("Delete mention", [K.Key_Delete], self.delete_mention)
+        self.act_type = self._action("Change type…", [K.Key_T], self.curation.change_type)
+        self.act_reject = self._action("Reject", [K.Key_R], lambda: self.curation.decide("reject"))
+        self.act_nil = self._action("Not in KB", [K.Key_N], lambda: self.curation.decide("nil"))
+        self.act_ambiguous = self._action("Ambiguous", [K.Key_A], lambda: self.curation.decide("ambiguous"))
+        self.act_search = self._action(
+            "Search the KB…", ["Ctrl+F", K.Key_Slash], self.curation.open_kb_search
+        )
+        self.act_add = self._action(
+            "Add mention from selection", [K.Key_M, K.Key_Insert], self.curation.add_mention
+        )
+        self.act_delete = self._action("Delete mention", [K.Key_Delete], self.curation.delete_mention)
         self.act_end_left = self._action(
-            "Shrink end", [M.ShiftModifier | K.Key_Left], lambda: self.adjust(0, -1)
+            "Shrink end", [M.ShiftModifier | K.Key_Left], lambda: self.curation.adjust(0, -1)
         )
         self.act_end_right = self._action(
-            "Extend end", [M.ShiftModifier | K.Key_Right], lambda: self.adjust(0, 1)
+            "Extend end", [M.ShiftModifier | K.Key_Right], lambda: self.curation.adjust(0, 1)
         )
         self.act_start_left = self._action(
-            "Extend start", [M.ControlModifier | M.ShiftModifier | K.Key_Left], lambda: self.adjust(-1, 0)
+            "Extend start",
+            [M.ControlModifier | M.ShiftModifier | K.Key_Left],
+            lambda: self.curation.adjust(-1, 0),
         )
         self.act_start_right = self._action(
-            "Shrink start", [M.ControlModifier | M.ShiftModifier | K.Key_Right], lambda: self.adjust(1, 0)
+            "Shrink start",
+            [M.ControlModifier | M.ShiftModifier | K.Key_Right],
+            lambda: self.curation.adjust(1, 0),
         )
         self.act_next = self._action("Next mention", [K.Key_Tab, K.Key_J], lambda: self.step_mention(1))
         self.act_prev = self._action(
@@ -317,7 +328,7 @@ class MainWindow(
         self.undo_stack.redoTextChanged.connect(lambda t: self._history_text(self.act_redo, "Redo", t))
         self.act_undo.setEnabled(False)
         self.act_redo.setEnabled(False)
-        self.act_bulk = self._action("Bulk accept…", ["Ctrl+B"], self.bulk_accept_dialog)
+        self.act_bulk = self._action("Bulk accept…", ["Ctrl+B"], self.curation.bulk_accept_dialog)
         self.act_help = self._action("Keyboard help", [K.Key_F1, K.Key_Question], self.help_overlay.toggle)
         self.act_link = self._action(
             "Link unsuggested documents", ["Ctrl+L"], self.links.link_all_unsuggested
@@ -392,7 +403,7 @@ class MainWindow(
         if self.help_overlay.isVisible():
             self.help_overlay.hide()
         else:
-            self.clear_marks()
+            self.curation.clear_marks()
 
     # --- selection -------------------------------------------------------------------------------
 

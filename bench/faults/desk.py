@@ -119,7 +119,7 @@ def run_full_disk(app, window, lines: queue.Queue) -> int:
     mention_id = window.model.current_mention_id()
     say("ready")
     lines.get()  # "go": the harness filled the disk
-    window.accept_top()
+    window.curation.accept_top()
     pump(app, 30, lambda: window.saving.writer.error is not None)
     dialogs = [w for w in app.topLevelWidgets() if isinstance(w, QMessageBox) and w.isVisible()]
     stored = mention_id in window.project.current_decisions(mention_ids=[mention_id])
@@ -161,7 +161,7 @@ def run_decide(app, window, seconds: float, pause: float, lines: queue.Queue | N
             break
         decided.add(window.model.current_mention_id())
         before = (window.undo_stack.count(), len(window.saving.writer.pending))
-        window.accept_top()
+        window.curation.accept_top()
         after = (window.undo_stack.count(), len(window.saving.writer.pending))
         outcomes["saved" if after[0] > before[0] else "pending" if after[1] > before[1] else "refused"] += 1
         pump(app, pause)

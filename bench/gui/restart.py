@@ -93,7 +93,9 @@ def _session(app, project, scratch: Path, withdrawals: int) -> dict:
             mention_id = window.model.current_mention_id()
             if mention_id is None or len(window.model.suggestions.get(mention_id) or []) < 2:
                 continue
-            taught += len(_decide_and_learn(app, window, learnt, lambda: window.accept_rank(2)).added)
+            taught += len(
+                _decide_and_learn(app, window, learnt, lambda: window.curation.accept_rank(2)).added
+            )
             accepts += 1
             withdrawn += len(_decide_and_learn(app, window, learnt, window.act_undo.trigger).withdrawn)
         kept = next((d for d in reversed(documents) if d != window.model.doc.doc_id), window.model.doc.doc_id)

@@ -54,10 +54,10 @@ def main(argv: list[str] | None = None) -> int:
             window.open_document(args.bulk_accept)
     else:
         # Show a little curation so every state colour is on screen: accept, correct, reject, not in KB.
-        window.accept_rank(1)
-        window.accept_rank(1)
-        window.decide("reject")
-        window.decide("nil")
+        window.curation.accept_rank(1)
+        window.curation.accept_rank(1)
+        window.curation.decide("reject")
+        window.curation.decide("nil")
         window.select_mention(0)
 
     def grab() -> None:
@@ -71,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
         target = window
         if args.bulk_accept is not None:
             if window.menu_dialog is None or not window.menu_dialog.isVisible():
-                window.bulk_accept_dialog()
+                window.curation.bulk_accept_dialog()
                 QTimer.singleShot(args.delay_ms, grab)  # once it is shown and laid out
                 return
             target = window.menu_dialog

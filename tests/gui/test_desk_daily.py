@@ -137,7 +137,7 @@ def test_kb_search_placement_leaves_the_mention_in_view():
 
 def test_the_kb_search_does_not_cover_the_mention_being_linked(qtbot, window):
     window.move(0, 0)
-    dialog = window.open_kb_search()
+    dialog = window.curation.open_kb_search()
     qtbot.waitExposed(dialog)
     mention = window.abstract.mention_rect(window.model.current)
     assert not dialog.frameGeometry().intersects(mention), (dialog.frameGeometry(), mention)

@@ -50,7 +50,7 @@ def test_extending_a_span_resuggests_and_enter_waits_for_the_new_candidates(wind
         window.model.doc.mentions[window.model.current].end,
     )
     demo_project.set_mention_span(mention_id, start + 5, end)
-    window.resuggest(mention_id)
+    window.links.resuggest(mention_id)
     window.refresh(mention_id)
     assert window.model.doc.mentions[window.model.current].text == "an cancer"
     qtbot.waitUntil(lambda: _suggested(window, mention_id), timeout=TIMEOUT)
@@ -89,7 +89,7 @@ def test_a_late_answer_for_an_old_span_never_reaches_the_panel(window, demo_proj
     mention_id = _select(window, "90000004", "ovarian cancer")
     old_key = _key(window, mention_id)
     stale = [Candidate("D009369", "Neoplasms", "Neoplasms", 0.99)]
-    window.adjust(0, -1)  # "ovarian cance"
+    window.curation.adjust(0, -1)  # "ovarian cance"
     chunk = LinkedChunk(["90000004"], demo_project.queue(), {mention_id: SuggestionSet(old_key, stale)})
     window.links.on_chunk(chunk)  # a linker that read the old span answers late
     assert window.model.suggestions[mention_id] != stale
@@ -97,7 +97,7 @@ def test_a_late_answer_for_an_old_span_never_reaches_the_panel(window, demo_proj
     assert mention_id not in demo_project.current_decisions()
     # The store refuses a decision made on suggestions for the old span, whoever sends it.
     window.model.suggestions[mention_id], window.model.suggested_for[mention_id] = stale, old_key
-    assert not window.accept_rank(1)
+    assert not window.curation.accept_rank(1)
     assert mention_id not in demo_project.current_decisions()
     assert "not saved" in window.statusBar().currentMessage()
     assert not window.undo_stack.canRedo() and window.undo_stack.count() == 1  # only the span edit
@@ -105,7 +105,7 @@ def test_a_late_answer_for_an_old_span_never_reaches_the_panel(window, demo_proj
 
 def test_a_type_change_resuggests_and_undoes(window, demo_project, qtbot):
     mention_id = _select(window, "90000004", "ovarian cancer")
-    assert window.change_type("SpecificDisease")
+    assert window.curation.change_type("SpecificDisease")
     assert window.model.doc.mentions[window.model.current].type == "SpecificDisease"
     assert window.model.suggestions[mention_id] == []
     qtbot.waitUntil(lambda: _suggested(window, mention_id), timeout=TIMEOUT)
@@ -115,7 +115,7 @@ def test_a_type_change_resuggests_and_undoes(window, demo_project, qtbot):
     with demo_project.session() as session:
         edits = [r.action for r in session.query(DecisionRow).where(DecisionRow.mention_id == mention_id)]
     assert edits == ["change_type", "change_type"]
-    dialog = window.change_type()  # T: a chooser with the types in use
+    dialog = window.curation.change_type()  # T: a chooser with the types in use
     assert "CompositeMention" in [dialog.comboBoxItems()[i] for i in range(len(dialog.comboBoxItems()))]
     dialog.reject()
 
@@ -147,7 +147,7 @@ def test_composite_mention_linked_to_several_concepts(window, demo_project, qtbo
 
     # A KB search adds a concept to the link (Ctrl+Enter) instead of replacing it (Enter).
     window.select_mention(window.model.mention_ids.index(mention_id))
-    dialog = window.open_kb_search()
+    dialog = window.curation.open_kb_search()
     dialog.query.setText("prostatic neoplasms")
     dialog.run_search()
     assert dialog.result_ids()[0] == "D011471"
@@ -176,9 +176,9 @@ def test_export_dialog_offers_curated_accepted_and_split_filters(window, demo_pr
     qtbot.waitUntil(job.done.is_set, timeout=30000)
     window.reload_queue()
     _select(window, "1000001", "seizures")
-    window.decide("nil")  # curated, nothing accepted
+    window.curation.decide("nil")  # curated, nothing accepted
     window.open_document("90000001")
-    window.accept_rank(1)
+    window.curation.accept_rank(1)
 
     def export(**filters) -> list[str]:
         window.files.act_export.trigger()

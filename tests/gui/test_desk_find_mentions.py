@@ -116,6 +116,6 @@ def test_uncertain_detected_spans_are_drawn_apart_until_decided(window, demo_pro
     assert "probability 0.61" in tip and "uncertain" in tip
 
     window.select_mention(0)
-    window.decide("nil")  # any decision settles it
+    window.curation.decide("nil")  # any decision settles it
     qtbot.waitUntil(lambda: window.model.mention_ids[0] in window.model.decisions, timeout=10000)
     assert _format_at(window, hd[0]).underlineStyle() != dotted

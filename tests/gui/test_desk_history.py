@@ -45,7 +45,7 @@ def test_undo_after_a_restart_takes_back_the_done_mark_first_and_shows_where(
     window, demo_project, app_settings, qtbot
 ):
     window.open_document("90000001")
-    bulk = window.bulk_accept(0.0)  # every suggested, undecided mention of the document
+    bulk = window.curation.bulk_accept(0.0)  # every suggested, undecided mention of the document
     accepted = [m for m in window.model.mention_ids if m in window.model.decisions]
     assert bulk == len(accepted) > 1
     state = demo_project.current_decisions()
@@ -125,7 +125,7 @@ def test_ctrl_enter_builds_a_link_and_stores_nothing_until_enter(window, demo_pr
     assert mention_id not in window.model.decisions
 
     for query, concept in (("breast neoplasms", "D001943"), ("ovarian neoplasms", "D010051")):
-        dialog = window.open_kb_search()
+        dialog = window.curation.open_kb_search()
         dialog.query.setText(query)
         dialog.run_search()
         assert dialog.result_ids()[0] == concept

@@ -88,7 +88,9 @@ def test_a_bad_item_offers_skip_and_report_and_writes_the_cli_report(
 
 
 def test_an_export_shows_what_the_format_could_not_keep(window, demo_project, qtbot, tmp_path, capsys):
-    window.accept_rank(1)  # a decided mention carries decision infons, which PubTator has no place for
+    window.curation.accept_rank(
+        1
+    )  # a decided mention carries decision infons, which PubTator has no place for
     out = tmp_path / "desk.pubtator"
     job = window.files.export_to(out, "pubtator")
     qtbot.waitUntil(job.done.is_set, timeout=30000)

@@ -105,7 +105,7 @@ def test_removing_in_the_list_withdraws_the_synonym_from_the_loaded_linker(windo
     qtbot.waitUntil(loading.done.is_set, timeout=120000)
     window.open_document(doc_id, mention_id=mention_id)
     with qtbot.waitSignal(window.service.learned, timeout=60000) as learning:
-        assert window.decide("correct", wrong)
+        assert window.curation.decide("correct", wrong)
     assert [(e.concept_id, e.name) for e in learning.args[0][0].added] == [(wrong, mention.text)]
 
     dialog = open_learnt(window)
@@ -123,6 +123,6 @@ def test_removing_in_the_list_withdraws_the_synonym_from_the_loaded_linker(windo
     assert window.saving.undo() == "saved"  # the correction
     qtbot.waitUntil(lambda: mention_id not in demo_project.current_decisions(mention_ids=[mention_id]))
     window.open_document(doc_id, mention_id=mention_id)
-    assert window.decide("correct", wrong)
+    assert window.curation.decide("correct", wrong)
     qtbot.waitUntil(lambda: not window.service.busy(), timeout=30000)
     assert mention.text not in demo_project.concept(wrong).synonyms

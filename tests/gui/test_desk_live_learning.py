@@ -31,7 +31,7 @@ def test_a_correction_reaches_identical_mentions_elsewhere_and_an_undo_takes_it_
     window.open_document(doc_id, mention_id=mention_id)
     assert window.model.current_mention_id() == mention_id
     with qtbot.waitSignal(window.service.learned, timeout=60000) as learnt:
-        assert window.decide("correct", wrong)
+        assert window.curation.decide("correct", wrong)
     found, resuggested = learnt.args[0]
     assert [(e.concept_id, e.name) for e in found.added] == [(wrong, mention.text)]
     assert resuggested >= len(copies)

@@ -49,7 +49,7 @@ def test_a_moved_project_is_said_once_keeps_the_unsaved_change_and_reopens_where
     caplog.set_level(logging.WARNING, logger="app.gui.desk_watch")
 
     with write_lock_held(old_place / "curalink.db"):  # another program writes: the decision waits
-        assert window.decide("nil") is not None
+        assert window.curation.decide("nil") is not None
         assert [w.label for w in window.saving.writer.pending], "the decision waits to be saved"
         shutil.move(str(old_place), moved)
         demo_project.engine.dispose()  # the connections of before the move are gone, as after an unmount

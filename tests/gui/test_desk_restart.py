@@ -74,7 +74,7 @@ def test_a_restart_after_a_withdrawal_reuses_the_index_and_keys_act_while_models
     qtbot.waitUntil(loading.done.is_set, timeout=CEILING_MS)
     first.open_document(doc_id, mention_id=mention_id)
     with qtbot.waitSignal(first.service.learned, timeout=CEILING_MS) as learnt:
-        assert first.decide("correct", wrong)
+        assert first.curation.decide("correct", wrong)
     assert [(e.concept_id, e.name) for e in learnt.args[0][0].added] == [(wrong, mention.text)]
     with qtbot.waitSignal(first.service.learned, timeout=CEILING_MS) as learnt:
         qtbot.keyClick(first, Qt.Key.Key_Z, CTRL)

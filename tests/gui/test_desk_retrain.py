@@ -31,7 +31,7 @@ def test_curation_goes_on_while_retraining_and_cancel_keeps_models(window, demo_
 
     mention_id = window.model.current_mention_id()
     assert mention_id not in demo_project.current_decisions()
-    assert window.accept_rank(1)
+    assert window.curation.accept_rank(1)
     qtbot.waitUntil(lambda: mention_id in demo_project.current_decisions(), timeout=20_000)
     assert not job.done.is_set()  # the decision was stored while the retrain ran
     assert demo_project.current_decisions()[mention_id].curator == "tester"

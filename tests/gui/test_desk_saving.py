@@ -98,7 +98,7 @@ def test_retries_run_out_then_retry_saves_every_waiting_decision_in_order(window
         20,
     )
     saved = _first_suggested(window)
-    assert window.accept_top()  # stored at once: the lock is free
+    assert window.curation.accept_top()  # stored at once: the lock is free
     first = window.model.current_mention_id()
     with write_lock_held(demo_project.path / "curalink.db") as holder:
         qtbot.keyClick(window, Qt.Key.Key_Return)
@@ -142,7 +142,7 @@ def test_discard_drops_the_waiting_decision_and_the_undo_stack_matches_the_store
 
 def test_undo_under_a_lock_moves_the_stack_only_once_the_revert_is_stored(window, demo_project, qtbot):
     mention_id = _first_suggested(window)
-    assert window.accept_top()
+    assert window.curation.accept_top()
     assert _stored(demo_project, mention_id) is not None and window.undo_stack.index() == 1
     with write_lock_held(demo_project.path / "curalink.db") as holder:
         qtbot.keyClick(window, Qt.Key.Key_Z, CTRL)
@@ -157,8 +157,10 @@ def test_a_span_edit_under_a_lock_is_not_in_the_undo_stack_until_stored(window, 
     mention_id = _first_suggested(window)
     old_end = window.model.doc.mentions[window.model.current].end
     with write_lock_held(demo_project.path / "curalink.db") as holder:
-        assert window.adjust(0, -1)
-        assert not window.adjust(0, -1)  # a second nudge would build on the unsaved first one: it waits
+        assert window.curation.adjust(0, -1)
+        assert not window.curation.adjust(
+            0, -1
+        )  # a second nudge would build on the unsaved first one: it waits
         assert window.undo_stack.count() == 0
         assert window.model.doc.mentions[window.model.mention_ids.index(mention_id)].end == old_end
         release(holder)
@@ -228,7 +230,7 @@ def test_a_full_disk_opens_a_dialog_and_keeps_the_decision_for_retry(full_disk_p
     qtbot.waitExposed(window)
     mention_id = _first_suggested(window)
     fill(filler)
-    assert window.accept_top() is False
+    assert window.curation.accept_top() is False
     dialog = window.saving.save_dialog
     assert dialog.isVisible() and dialog.windowTitle() == "The disk is full"
     assert "disk is full" in dialog.text() and dialog.icon() == QMessageBox.Icon.Warning
@@ -250,7 +252,7 @@ def test_a_decision_rereads_its_documents_queue_row_not_the_whole_queue(window, 
     mention_id = _first_suggested(window)
     doc_id = window.model.doc.doc_id
     before = window.queue.entry(doc_id).reviewed
-    assert window.accept_top()
+    assert window.curation.accept_top()
     assert resets == [] and window.queue.entry(doc_id).reviewed == before + 1
     qtbot.keyClick(window, Qt.Key.Key_Z, CTRL)
     assert resets == [] and window.queue.entry(doc_id).reviewed == before

@@ -25,7 +25,7 @@ DUCTAL = (
 
 def _open_search(window, qtbot, text: str):
     qtbot.keyClick(window, Qt.Key.Key_F, Qt.KeyboardModifier.ControlModifier)
-    dialog = window.kb_dialog
+    dialog = window.curation.kb_dialog
     assert dialog is not None and dialog.isVisible()
     dialog.query.clear()
     qtbot.keyClicks(dialog.query, text)

@@ -80,7 +80,7 @@ def test_keyboard_accept_undo_reject_redo(window, demo_project, qtbot):
 def test_kb_search_pick_writes_a_correction(window, demo_project, qtbot):
     mention_id = window.model.mention_ids[0]
     qtbot.keyClick(window, Qt.Key.Key_F, Qt.KeyboardModifier.ControlModifier)
-    dialog = window.kb_dialog
+    dialog = window.curation.kb_dialog
     assert dialog is not None and dialog.isVisible()
     dialog.query.clear()
     qtbot.keyClicks(dialog.query, "choreiform")
@@ -92,7 +92,7 @@ def test_kb_search_pick_writes_a_correction(window, demo_project, qtbot):
     assert window.abstract.marks[0].state == "corrected"
     # Ids work too.
     window.select_mention(0)
-    dialog = window.open_kb_search()
+    dialog = window.curation.open_kb_search()
     dialog.query.setText("D003866")
     dialog.run_search()
     assert dialog.result_ids()[0] == "D003866"
@@ -159,13 +159,13 @@ def test_bulk_accept_document_then_queue(window, demo_project, qtbot):
     threshold = 0.9
     expected = {m for m in ids if suggestions[m] and suggestions[m][0].score >= threshold}
     assert expected and len(expected) < len(ids)
-    assert window.bulk_accept(threshold) == len(expected)
+    assert window.curation.bulk_accept(threshold) == len(expected)
     state = demo_project.current_decisions()
     assert set(state) == expected
     assert all(state[m].concept_id == suggestions[m][0].concept_id for m in expected)
     assert all(json.loads(state[m].detail_json)["bulk_threshold"] == threshold for m in expected)
 
-    queued = window.bulk_accept(threshold, whole_queue=True)
+    queued = window.curation.bulk_accept(threshold, whole_queue=True)
     assert queued > 0
     assert len(demo_project.current_decisions()) == len(expected) + queued
     qtbot.keyClick(window, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)  # the queue-wide step, at once
@@ -173,7 +173,7 @@ def test_bulk_accept_document_then_queue(window, demo_project, qtbot):
 
 
 def test_queue_filters_sorting_and_document_keys(window, demo_project, qtbot):
-    window.bulk_accept(-1e9)  # every mention of the first document decided
+    window.curation.bulk_accept(-1e9)  # every mention of the first document decided
     entries = {e.doc_id: e for e in demo_project.queue()}
     assert entries["90000001"].status == "done"
     window.queue.set_filter("done")
@@ -202,7 +202,7 @@ def test_help_overlay_and_nested_mentions(window, qtbot):
     text = window.model.doc.text
     start = text.index("Huntington disease (HD)")
     window.abstract.select_text(start, start + len("Huntington disease (HD)"))
-    assert window.add_mention()
+    assert window.curation.add_mention()
     layers = {(m.start, m.end): m.layer for m in window.abstract.marks}
     assert layers[(start, start + len("Huntington disease (HD)"))] == 0
     assert layers[(start, start + len("Huntington disease"))] == 1

@@ -41,8 +41,8 @@ def _run_file_dialog(window, qtbot, action, path: Path, fmt: str, **extra):
 def test_export_accepted_only_pubtator_and_jsonl(window, demo_project, qtbot, tmp_path):
     first, second = window.model.mention_ids[:2]
     accepted = demo_project.suggestions(first)[0]
-    window.accept_rank(1)  # first mention: accepted, top candidate
-    window.decide("reject")  # second mention: rejected, so left out of an accepted-only export
+    window.curation.accept_rank(1)  # first mention: accepted, top candidate
+    window.curation.decide("reject")  # second mention: rejected, so left out of an accepted-only export
     assert demo_project.current_decisions()[second].action == "reject"
     mention = window.model.doc.mentions[0]
 
@@ -116,6 +116,6 @@ def test_settings_persist_through_the_dialog(window, qtbot, tmp_path):
         2,
     )
     # The next decision is signed with the new name.
-    window.accept_rank(1)
+    window.curation.accept_rank(1)
     decision = window.project.current_decisions()[window.model.mention_ids[0]]
     assert decision.curator == "ada"

@@ -46,4 +46,4 @@ def test_cancelled_link_leaves_the_window_usable(window, demo_project, qtbot):
         job.cancel()
     qtbot.waitUntil(job.done.is_set, timeout=60000)
     assert not window.model.linking
-    assert window.accept_rank(1)
+    assert window.curation.accept_rank(1)
