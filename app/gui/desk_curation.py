@@ -66,7 +66,7 @@ class Curation:
             self.host.statusBar().showMessage(f"waiting to save: {op.label}", 4000)
         following = self.model.next_after(mention_id)
         if following is not None:
-            self.host.select_mention(following)
+            self.host.document.select_mention(following)
         return outcome == "saved"
 
     def accept_rank(self, rank: int) -> bool:

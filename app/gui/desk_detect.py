@@ -86,4 +86,6 @@ class FindMentions:
         rows follow as each document is linked."""
         found, asked = found_for
         if found.added and self.model.doc is not None and self.model.doc.doc_id in found.tagged(asked):
-            self.host.open_document(self.model.doc.doc_id, mention_id=self.model.current_mention_id())
+            self.host.document.open_document(
+                self.model.doc.doc_id, mention_id=self.model.current_mention_id()
+            )

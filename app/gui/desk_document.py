@@ -4,9 +4,28 @@ changed (a decision re-reads its mentions' state; other edits the document; the 
 from __future__ import annotations
 
 import gc
+import html
+from collections.abc import Callable
 
-from app.gui.abstract_view import MentionMark
-from app.gui.states import detected_probability, mention_state
+from PySide6.QtWidgets import QLabel
+
+from app.gui.abstract_view import AbstractView, MentionMark
+from app.gui.actions import DeskHistory
+from app.gui.candidate_panel import CandidatePanel, order_source
+from app.gui.concept_pane import ConceptPane
+from app.gui.desk_linking import BackgroundLinking
+from app.gui.desk_marks import CurationMarks
+from app.gui.desk_model import DeskModel
+from app.gui.document_queue import DocumentQueue
+from app.gui.settings import AppSettings
+from app.gui.states import (
+    STATE_COLOURS,
+    STATE_LABELS,
+    detected_probability,
+    mention_state,
+    muted,
+    uncertain_span,
+)
 from core.jobs import curation
 from core.store.desk_lookup import document_facets
 from core.store.op_changes import OpChanges
@@ -22,8 +41,34 @@ def settle_memory() -> None:
     gc.freeze()
 
 
-class OpenDocumentMixin:
-    """Mixed into `MainWindow`: needs its project, queue, abstract, document state and selection."""
+class DocumentView:
+    """The open document of `model` on screen: the queue's rows, the abstract with its highlights (and
+    the notes and flags of `marks`), the candidates and concept panes; redrawn from what each operation
+    changed. `links` links what is opened; `on_selected` follows every selection (the remembered view)."""
+
+    def __init__(
+        self,
+        model: DeskModel,
+        settings: AppSettings,
+        *,
+        queue: DocumentQueue,
+        abstract: AbstractView,
+        candidates: CandidatePanel,
+        concept: ConceptPane,
+        doc_meta: QLabel,
+        marks: CurationMarks,
+        links: BackgroundLinking,
+        undo_stack: DeskHistory,
+        on_selected: Callable[[], None],
+    ):
+        self.model, self.settings, self.project = model, settings, model.project
+        self.queue, self.abstract, self.candidates, self.concept = queue, abstract, candidates, concept
+        self.doc_meta, self.marks, self.links, self.undo_stack = doc_meta, marks, links, undo_stack
+        self.on_selected = on_selected
+        # looked up at each activation (not bound now), as the window's own slot was: tests replace it
+        queue.documentActivated.connect(lambda doc_id: self.open_document(doc_id))
+        abstract.mentionClicked.connect(self.select_mention)
+        candidates.candidateSelected.connect(self._show_candidate_concept)
 
     def reload_queue(self) -> None:
         self.queue.set_entries(self.project.queue(), document_facets(self.project))
@@ -111,3 +156,64 @@ class OpenDocumentMixin:
             self.abstract.set_marks(self._marks(reread=redraw.reread_marks))
             self._update_doc_meta(self.queue.entry(self.model.doc.doc_id))
             self.select_mention(redraw.select)
+
+    # --- selection -------------------------------------------------------------------------------
+
+    def select_mention(self, index: int | None) -> None:
+        index = self.model.select(index)
+        if index is None:
+            self.candidates.set_marked([])
+            self.abstract.select_mention(None)
+            self.candidates.clear("This document has no mentions. Select text and press M to add one.")
+            self.concept.show_concept(None)
+            return
+        self.marks.show_strip()
+        self.abstract.select_mention(index)
+        mention = self.model.doc.mentions[index]
+        mention_id = self.model.mention_ids[index]
+        ranked = self.model.suggestions.get(mention_id, [])
+        decision = self.model.decisions.get(mention_id)
+        state = mention_state(decision.action if decision else None, bool(ranked))
+        concepts = {c.concept_id: self.model.concept(c.concept_id) for c in ranked}
+        linked = self.model.linked_ids(mention_id)
+        label = (
+            f"<b>{html.escape(mention.text)}</b> &nbsp;<span style='color:{muted()}'>{html.escape(mention.type)}"
+            f" · mention {index + 1} of {len(self.model.mention_ids)} · "
+            f"<span style='color:{STATE_COLOURS[state][1]}'>{STATE_LABELS[state]}</span>"
+        )
+        if decision is not None and decision.concept_id:
+            label += f" → {html.escape(self.model.link_text(decision.concept_id))}"
+        probability = detected_probability(mention, decision is not None)
+        if probability is not None:
+            label += f" · detected span p {probability:.2f}" + (
+                " (uncertain)" if uncertain_span(probability) else ""
+            )
+        label += "</span>"
+        if not ranked and mention_id in self.model.resuggesting:
+            label += "<br><i>computing suggestions for the new span…</i>"
+        elif not ranked and self.links.background:
+            label += "<br><i>suggestions are being computed in the background…</i>"
+        source = order_source(
+            bool(self.links.ranker_version), bool(self.links.reranker_version) and self.settings.use_reranker
+        )
+        self.candidates.show_candidates(
+            label, ranked, {k: v for k, v in concepts.items() if v}, linked, source, self.model.marked
+        )
+        if not ranked:  # no candidate row to follow: the linked concept, or nothing (never a stale one)
+            self.concept.show_concept(self.model.concept(linked[0]) if linked else None)
+        self.on_selected()
+
+    def _show_candidate_concept(self, row: int) -> None:
+        ranked = self.candidates.model.candidates
+        if 0 <= row < len(ranked):
+            self.concept.show_concept(self.model.concept(ranked[row].concept_id))
+
+    def step_mention(self, offset: int) -> None:
+        if self.model.mention_ids:
+            start = -1 if self.model.current is None and offset > 0 else (self.model.current or 0)
+            self.select_mention(max(0, min(start + offset, len(self.model.mention_ids) - 1)))
+
+    def step_document(self, offset: int) -> None:
+        target = self.queue.step(offset)
+        if target:
+            self.open_document(target)

@@ -31,12 +31,10 @@ from app.gui.workers import MODELS_NOT_LOADED, Job, LinkService, run_in_thread
 
 
 class FilesHost(DeskHost, Protocol):
-    """The window as the File menu sees it: it also refreshes, closes, and keeps the last menu job."""
+    """The window as the File menu sees it: it also closes, and keeps the last menu job."""
 
     menu_job: Job | None
     report_dialog: QWidget | None
-
-    def refresh(self, mention_id: int | None = None) -> None: ...
 
     def close(self) -> bool: ...
 
@@ -114,7 +112,7 @@ class ProjectFiles:
             )
             if result.report_file is not None or result.report.losses:
                 self.host.report_dialog = _report_box(self.host, "Import", result.lines())
-            self.host.reload_queue()
+            self.host.document.reload_queue()
             self.links.prefetch()
 
         def failed(exc: BaseException) -> None:
@@ -290,7 +288,7 @@ class ProjectFiles:
         )
         if before != (self.service.device, self.service.candidates, self.service.use_reranker):
             self.links.device_label.setText(MODELS_NOT_LOADED)
-        self.host.refresh()
+        self.host.document.refresh()
 
     def new_project(self) -> None:
         folder = QFileDialog.getExistingDirectory(self.host, "Folder for the new project")

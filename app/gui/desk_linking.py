@@ -82,7 +82,7 @@ class BackgroundLinking:
     def on_chunk(self, chunk: LinkedChunk) -> None:
         """Show newly linked documents from what the worker read: no database query on the UI thread."""
         if not self.queue.update_entries(chunk.queue):  # a document new to the queue: read it whole
-            self.host.reload_queue()
+            self.host.document.reload_queue()
         for concept_id, concept in chunk.concepts.items():
             self.model.concepts.setdefault(concept_id, concept)
         if self.model.doc is None or self.model.doc.doc_id not in chunk.doc_ids:
@@ -93,7 +93,7 @@ class BackgroundLinking:
         if self.model.current_mention_id() in updated:
             self.model.marked = []  # marks name candidates of the list just replaced
         keep = self.model.current
-        self.host.redraw_document(keep if keep is not None else self.model.first_open_mention())
+        self.host.document.redraw_document(keep if keep is not None else self.model.first_open_mention())
 
     def on_linker_ready(self, description: str) -> None:
         self.device_label.setText(description)

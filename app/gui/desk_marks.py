@@ -170,7 +170,7 @@ class CurationMarks:
 
     def _note_written(self, doc_id: str, mention_id: int | None, text: str) -> None:
         if self.model.doc is None or self.model.doc.doc_id != doc_id:
-            self.host.open_document(doc_id, mention_id=mention_id)
+            self.host.document.open_document(doc_id, mention_id=mention_id)
         if mention_id is not None:
             if mention_id not in self.model.mention_ids:
                 return

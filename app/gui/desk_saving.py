@@ -23,7 +23,6 @@ from app.gui.actions import DeskHistory
 from app.gui.desk_host import DeskHost
 from app.gui.desk_linking import BackgroundLinking
 from app.gui.desk_model import DeskModel
-from app.gui.desk_watch import ProjectWatch
 from app.gui.desk_writer import DeskWriter, Write
 from app.gui.dialogs import show_error
 from app.gui.settings import AppSettings
@@ -82,15 +81,20 @@ class SaveBar(QFrame):
         self.show()
 
 
+class LostProject(Protocol):
+    """The project watch (app/gui/desk_watch.py), as far as the writer needs it: a folder gone."""
+
+    lost_dialog: QMessageBox | None
+
+    def project_lost(self) -> QMessageBox: ...
+
+
 class SavingHost(DeskHost, Protocol):
-    """The window as its writer sees it: it redraws what a write changed, re-reads all, and closes."""
+    """The window as its writer sees it: its project watch (the folder gone), its linking (an edited
+    mention suggested again at once), and closing."""
 
-    watch: ProjectWatch
+    watch: LostProject
     links: BackgroundLinking
-
-    def show_changes(self, changes: OpChanges, *, navigate: bool = False, follow: bool = True) -> None: ...
-
-    def refresh(self, mention_id: int | None = None) -> None: ...
 
     def close(self) -> bool: ...
 
@@ -146,7 +150,7 @@ class DeskSaving:
 
         def saved(changes: OpChanges) -> None:
             self.last_changes = changes
-            self.host.show_changes(changes, follow=not write.late)
+            self.host.document.show_changes(changes, follow=not write.late)
             if write.late:
                 self.host.statusBar().showMessage(f"saved: {changes.label or label}", 4000)
             self.learn_decided(changes)
@@ -170,7 +174,7 @@ class DeskSaving:
 
         def saved(changes: OpChanges) -> None:
             self.last_changes = changes
-            self.host.show_changes(changes, navigate=True)
+            self.host.document.show_changes(changes, navigate=True)
             self.host.statusBar().showMessage(
                 f"{verb}ne: {changes.label[len(verb) + 1 :]}" if changes.label else f"nothing to {verb}",
                 6000,
@@ -219,7 +223,7 @@ class DeskSaving:
     def discard_writes(self) -> None:
         dropped = self.writer.discard()
         if dropped:
-            self.host.refresh(None)
+            self.host.document.refresh(None)
             self.host.statusBar().showMessage(
                 f"discarded {len(dropped)} change(s) that were never saved: "
                 + "; ".join(w.label for w in dropped),

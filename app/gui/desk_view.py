@@ -107,7 +107,7 @@ class DeskView:
             target = next(iter(self.queue.visible_from(None, 1)), None)
         if target is not None:
             mention = state.get("mention") if state.get("current") == target else None
-            self.host.open_document(target, mention_id=mention if isinstance(mention, int) else None)
+            self.host.document.open_document(target, mention_id=mention if isinstance(mention, int) else None)
         elif self.queue.model.entries:
             self.host.statusBar().showMessage(
                 "No document matches the queue's filters; Alt+0 shows every one."
@@ -149,7 +149,7 @@ class DeskView:
         if self.queue.visible_row(doc_id) is None:
             self.queue.set_filters()
             self.host.statusBar().showMessage(f"Filters cleared to show {doc_id}", 6000)
-        self.host.open_document(doc_id)
+        self.host.document.open_document(doc_id)
         return None
 
     def open_go_to(self) -> GoToDialog:
@@ -185,5 +185,5 @@ class DeskView:
         self.legend.setText(legend_html())
         self.abstract.repaint_marks()
         if self.model.doc is not None:
-            self.host.select_mention(self.model.current)
+            self.host.document.select_mention(self.model.current)
         self.candidates.update()

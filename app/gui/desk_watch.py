@@ -228,9 +228,11 @@ class ProjectWatch:
                 self.model.doc = None
                 first = self.queue.visible_ids()
                 if first:
-                    self.host.open_document(first[0])
+                    self.host.document.open_document(first[0])
             elif self._screen_is_stale():
-                self.host.open_document(self.model.doc.doc_id, mention_id=self.model.current_mention_id())
+                self.host.document.open_document(
+                    self.model.doc.doc_id, mention_id=self.model.current_mention_id()
+                )
 
     def reload_queue_in_background(self, then: Callable[[], None] | None = None) -> Job:
         """Read every queue row in a worker thread and show them when read; rows the desk changed while

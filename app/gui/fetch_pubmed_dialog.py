@@ -130,7 +130,7 @@ def fetch_pubmed_into(window, pmids: list[str], api_key: str = ""):
 
     def done(summary) -> None:
         window.statusBar().showMessage("; ".join(summary.lines()))
-        window.reload_queue()
+        window.document.reload_queue()
         window.links.prefetch()
 
     return window.files.run_dialog_job(f"fetching {len(pmids)} PubMed abstracts", work, done)
@@ -139,7 +139,7 @@ def fetch_pubmed_into(window, pmids: list[str], api_key: str = ""):
 def install_fetch_pubmed(window, file_menu) -> None:
     """The File menu's action, placed after the imports (before Export when the menu has it)."""
     window.act_fetch_pubmed = window._action(f"{TITLE}…", [], lambda: open_fetch_pubmed(window))
-    anchor = getattr(window, "act_export", None)
+    anchor = window.files.act_export
     if anchor is not None and anchor in file_menu.actions():
         file_menu.insertAction(anchor, window.act_fetch_pubmed)
     else:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import html
 import logging
 
 from PySide6.QtCore import QSize, Qt, QTimer
@@ -20,11 +19,11 @@ from PySide6.QtWidgets import (
 
 from app.gui.abstract_view import AbstractView
 from app.gui.actions import DeskHistory
-from app.gui.candidate_panel import CandidatePanel, order_source
+from app.gui.candidate_panel import CandidatePanel
 from app.gui.concept_pane import ConceptPane
 from app.gui.desk_curation import Curation
 from app.gui.desk_detect import FindMentions
-from app.gui.desk_document import OpenDocumentMixin
+from app.gui.desk_document import DocumentView
 from app.gui.desk_extras import CuratorExtras
 from app.gui.desk_files import ProjectFiles
 from app.gui.desk_identical import ApplyToIdentical
@@ -41,13 +40,7 @@ from app.gui.document_queue import DocumentQueue
 from app.gui.kb_search import warm_search_index
 from app.gui.settings import AppSettings
 from app.gui.states import (
-    STATE_COLOURS,
-    STATE_LABELS,
-    detected_probability,
     legend_html,
-    mention_state,
-    muted,
-    uncertain_span,
 )
 from app.gui.workers import MODELS_LOADING, MODELS_NOT_LOADED, Job, LinkService
 from core.errors import CuralinkError
@@ -60,14 +53,11 @@ OPEN_WINDOWS: list[MainWindow] = []
 PANE_SHARES = (0.26, 0.31, 0.43)
 
 
-class MainWindow(
-    QMainWindow,
-    OpenDocumentMixin,
-):
-    """The window and its reading side (queue, abstract, candidates); the open document's state is read in
-    `OpenDocumentMixin`, the curation keys live in `CurationMixin`, writes in `SavingMixin`, background linking in `BackgroundLinkingMixin`, the menus in
-    `ProjectFilesMixin`, re-reading what other processes wrote in `ProjectWatchMixin`, the View menu and
-    remembered view in `DeskViewMixin`."""
+class MainWindow(QMainWindow):
+    """The window: its widgets, keys and menus, and the parts it holds. The open document's state and the
+    operations the keys trigger are `model` (no Qt); `document` draws it, `curation` has the curation
+    keys, `saving` the writes, `links` and `detect` background linking, `retrain` retraining, `watch`
+    what other processes wrote, `files` the File menu, `view` the View menu (docs/architecture.md)."""
 
     def __init__(self, project, settings: AppSettings | None = None, *, background: bool = True):
         super().__init__()
@@ -93,13 +83,43 @@ class MainWindow(
 
         self.setWindowTitle(f"Curalink — {project.path.name}")
         self._build_widgets()
+        self._build_parts()
+        self._build_actions()
+        self._build_menus()
+        self.links.update_models_label()
+        self.document.reload_queue()
+        self.view.restore_view()  # the filters, order and document last left in this project
+        self._import_reranker_code()
+        self.watch.start_watching()
+        if self.background and not self.service.busy():
+            self.device_label.setText(MODELS_LOADING)
+            self.service.preload()
+            warm_search_index(project)
+        OPEN_WINDOWS.append(self)
+
+    def _import_reranker_code(self) -> None:
+        """Import the reranker's model code now, before the window takes input: done in the worker, the
+        import froze the event loop for 266-314 ms (it holds the GIL); the weights then load in the
+        background with stalls under 10 ms. Costs ~2 s of start-up, once per process and architecture."""
+        ranked = self.project.active_model("reranker") if self.settings.use_reranker else None
+        if ranked is None or not self.service.in_thread:  # a linking process imports it there
+            return
+        from core.jobs.linking import preload_architecture
+
+        try:
+            preload_architecture(ranked.path)
+        except CuralinkError as exc:  # the worker reports the broken model properly when it loads it
+            log.warning("reranker %s: %s", ranked.version, exc)
+
+    def _build_parts(self) -> None:
+        """The parts the window holds, each given what it works on; `self` is their `DeskHost`."""
         self.links = BackgroundLinking(
             self,
             self.model,
             self.settings,
             self.service,
             queue=self.queue,
-            background=background,
+            background=self.background,
             labels=(self.device_label, self.models_label, self.kb_label),
             progress=self.job_progress,
             cancel=self.job_cancel,
@@ -141,6 +161,19 @@ class MainWindow(
             self.links,
             open_window=lambda project: MainWindow(project, self.settings, background=self.background),
         )
+        self.document = DocumentView(
+            self.model,
+            self.settings,
+            queue=self.queue,
+            abstract=self.abstract,
+            candidates=self.candidates,
+            concept=self.concept,
+            doc_meta=self.doc_meta,
+            marks=self.marks,
+            links=self.links,
+            undo_stack=self.undo_stack,
+            on_selected=lambda: self.view.remember_view(),
+        )
         self.view = DeskView(
             self,
             self.model,
@@ -150,40 +183,12 @@ class MainWindow(
             legend=self.legend,
             candidates=self.candidates,
         )
-        self._build_actions()
-        self._build_menus()
-        self.links.update_models_label()
-        self.reload_queue()
-        self.view.restore_view()  # the filters, order and document last left in this project
-        self._import_reranker_code()
-        self.watch.start_watching()
-        if self.background and not self.service.busy():
-            self.device_label.setText(MODELS_LOADING)
-            self.service.preload()
-            warm_search_index(project)
-        OPEN_WINDOWS.append(self)
-
-    def _import_reranker_code(self) -> None:
-        """Import the reranker's model code now, before the window takes input: done in the worker, the
-        import froze the event loop for 266-314 ms (it holds the GIL); the weights then load in the
-        background with stalls under 10 ms. Costs ~2 s of start-up, once per process and architecture."""
-        ranked = self.project.active_model("reranker") if self.settings.use_reranker else None
-        if ranked is None or not self.service.in_thread:  # a linking process imports it there
-            return
-        from core.jobs.linking import preload_architecture
-
-        try:
-            preload_architecture(ranked.path)
-        except CuralinkError as exc:  # the worker reports the broken model properly when it loads it
-            log.warning("reranker %s: %s", ranked.version, exc)
 
     # --- layout ----------------------------------------------------------------------------------
 
     def _build_widgets(self) -> None:
         self.queue = DocumentQueue()
-        self.queue.documentActivated.connect(self.open_document)
         self.abstract = AbstractView()
-        self.abstract.mentionClicked.connect(self.select_mention)
         self.doc_meta = QLabel()
         self.doc_meta.setObjectName("docMeta")
         # One rich-text label: the chips wrap like words when the pane is narrow, never overlap or clip.
@@ -202,7 +207,6 @@ class MainWindow(
         self.candidates = CandidatePanel()
         self.candidates.candidateActivated.connect(lambda row: self.curation.accept_rank(row + 1))
         self.candidates.markToggled.connect(lambda row: self.curation.toggle_mark(row + 1))
-        self.candidates.candidateSelected.connect(self._show_candidate_concept)
         self.concept = ConceptPane(names=self.model.concept_name)
         concept_box = QWidget()
         concept_layout = QVBoxLayout(concept_box)
@@ -258,7 +262,7 @@ class MainWindow(
 
     def _run_key(self, slot) -> None:
         """A key's work. The project's folder going away under it (moved, unmounted) is said once, with a
-        way to reopen it (ProjectWatchMixin), never raised into the event loop."""
+        way to reopen it (ProjectWatch), never raised into the event loop."""
         try:
             slot()
         except StoreWriteError as exc:
@@ -310,15 +314,17 @@ class MainWindow(
             [M.ControlModifier | M.ShiftModifier | K.Key_Right],
             lambda: self.curation.adjust(1, 0),
         )
-        self.act_next = self._action("Next mention", [K.Key_Tab, K.Key_J], lambda: self.step_mention(1))
+        self.act_next = self._action(
+            "Next mention", [K.Key_Tab, K.Key_J], lambda: self.document.step_mention(1)
+        )
         self.act_prev = self._action(
-            "Previous mention", [K.Key_Backtab, K.Key_K], lambda: self.step_mention(-1)
+            "Previous mention", [K.Key_Backtab, K.Key_K], lambda: self.document.step_mention(-1)
         )
         self.act_next_doc = self._action(
-            "Next document", ["Ctrl+Down", K.Key_PageDown], lambda: self.step_document(1)
+            "Next document", ["Ctrl+Down", K.Key_PageDown], lambda: self.document.step_document(1)
         )
         self.act_prev_doc = self._action(
-            "Previous document", ["Ctrl+Up", K.Key_PageUp], lambda: self.step_document(-1)
+            "Previous document", ["Ctrl+Up", K.Key_PageUp], lambda: self.document.step_document(-1)
         )
         self.act_undo = self._action("Undo", ["Ctrl+Z"], self.saving.undo)
         self.act_redo = self._action("Redo", ["Ctrl+Shift+Z", "Ctrl+Y"], self.saving.redo)
@@ -404,67 +410,6 @@ class MainWindow(
             self.help_overlay.hide()
         else:
             self.curation.clear_marks()
-
-    # --- selection -------------------------------------------------------------------------------
-
-    def select_mention(self, index: int | None) -> None:
-        index = self.model.select(index)
-        if index is None:
-            self.candidates.set_marked([])
-            self.abstract.select_mention(None)
-            self.candidates.clear("This document has no mentions. Select text and press M to add one.")
-            self.concept.show_concept(None)
-            return
-        self.marks.show_strip()
-        self.abstract.select_mention(index)
-        mention = self.model.doc.mentions[index]
-        mention_id = self.model.mention_ids[index]
-        ranked = self.model.suggestions.get(mention_id, [])
-        decision = self.model.decisions.get(mention_id)
-        state = mention_state(decision.action if decision else None, bool(ranked))
-        concepts = {c.concept_id: self.model.concept(c.concept_id) for c in ranked}
-        linked = self.model.linked_ids(mention_id)
-        label = (
-            f"<b>{html.escape(mention.text)}</b> &nbsp;<span style='color:{muted()}'>{html.escape(mention.type)}"
-            f" · mention {index + 1} of {len(self.model.mention_ids)} · "
-            f"<span style='color:{STATE_COLOURS[state][1]}'>{STATE_LABELS[state]}</span>"
-        )
-        if decision is not None and decision.concept_id:
-            label += f" → {html.escape(self.model.link_text(decision.concept_id))}"
-        probability = detected_probability(mention, decision is not None)
-        if probability is not None:
-            label += f" · detected span p {probability:.2f}" + (
-                " (uncertain)" if uncertain_span(probability) else ""
-            )
-        label += "</span>"
-        if not ranked and mention_id in self.model.resuggesting:
-            label += "<br><i>computing suggestions for the new span…</i>"
-        elif not ranked and self.background:
-            label += "<br><i>suggestions are being computed in the background…</i>"
-        source = order_source(
-            bool(self.links.ranker_version), bool(self.links.reranker_version) and self.settings.use_reranker
-        )
-        self.candidates.show_candidates(
-            label, ranked, {k: v for k, v in concepts.items() if v}, linked, source, self.model.marked
-        )
-        if not ranked:  # no candidate row to follow: the linked concept, or nothing (never a stale one)
-            self.concept.show_concept(self.model.concept(linked[0]) if linked else None)
-        self.view.remember_view()
-
-    def _show_candidate_concept(self, row: int) -> None:
-        ranked = self.candidates.model.candidates
-        if 0 <= row < len(ranked):
-            self.concept.show_concept(self.model.concept(ranked[row].concept_id))
-
-    def step_mention(self, offset: int) -> None:
-        if self.model.mention_ids:
-            start = -1 if self.model.current is None and offset > 0 else (self.model.current or 0)
-            self.select_mention(max(0, min(start + offset, len(self.model.mention_ids) - 1)))
-
-    def step_document(self, offset: int) -> None:
-        target = self.queue.step(offset)
-        if target:
-            self.open_document(target)
 
     # --- lifecycle -------------------------------------------------------------------------------
 

@@ -98,13 +98,13 @@ def next_suggested(window, skip: set[int] = frozenset()) -> bool:
     start = ids.index(window.model.doc.doc_id) if window.model.doc and window.model.doc.doc_id in ids else 0
     for doc_id in ids[start:] + ids[:start]:
         if window.model.doc is None or window.model.doc.doc_id != doc_id:
-            window.open_document(doc_id)
+            window.document.open_document(doc_id)
         for index, mention_id in enumerate(window.model.mention_ids):
             if (
                 window.model.suggestions.get(mention_id)
                 and mention_id not in window.model.decisions.keys() | skip
             ):
-                window.select_mention(index)
+                window.document.select_mention(index)
                 return True
     return False
 

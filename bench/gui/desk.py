@@ -118,7 +118,7 @@ def bench_key_accept(app, window, samples: int, seed: int = 0) -> dict:
     key_input = "key"
     while len(times) < samples and docs:
         doc_id = docs.pop()
-        window.open_document(doc_id)
+        window.document.open_document(doc_id)
         app.processEvents()
         while len(times) < samples:
             mention_id = window.model.current_mention_id()
@@ -162,7 +162,7 @@ def bench_open(app, window, samples: int, seed: int = 0) -> dict:
         if window.model.doc is not None and window.model.doc.doc_id == doc_id:
             continue  # another abstract each time: opening the one shown costs nothing
         started = time.perf_counter()
-        window.open_document(doc_id)
+        window.document.open_document(doc_id)
         ended = watch.wait(
             ("abstract", "candidates"), started, lambda: bool(window.candidates.model.candidates)
         )
@@ -209,7 +209,7 @@ def bench_stall(app, window, documents: int) -> dict:
     ids = [e.doc_id for e in window.queue.model.entries if e.mentions][-documents:]
     pairs = list(project.documents_with_mention_ids(ids=ids))
     project.store_suggestions({m: [] for _, mention_ids in pairs for m in mention_ids})
-    window.reload_queue()
+    window.document.reload_queue()
     gaps, seconds = stall_while_linking(app, window, ids, interval_ms=5)
     return {
         "documents": len(ids),
@@ -244,7 +244,7 @@ def bench_learning(app, window, decisions: int, interval_ms: int = 5) -> dict:
     for doc_id in _open_mentions(window):
         if len(seconds) >= decisions:
             break
-        window.open_document(doc_id)
+        window.document.open_document(doc_id)
         app.processEvents()
         mention_id = window.model.current_mention_id()
         if (

@@ -103,10 +103,10 @@ def bench_open(app, project, scratch: Path) -> None:
     other = next(e.doc_id for e in window.queue.model.entries if e.doc_id != doc_id)
     times = []
     for _ in range(5):
-        window.open_document(other)
+        window.document.open_document(other)
         app.processEvents()
         started = time.perf_counter()
-        window.open_document(doc_id)
+        window.document.open_document(doc_id)
         app.processEvents()  # painted: the candidate table and the highlights are on screen
         times.append((time.perf_counter() - started) * 1000)
         assert window.candidates.model.candidates, "no stored suggestions to show"

@@ -88,7 +88,7 @@ def _session(app, project, scratch: Path, withdrawals: int) -> dict:
         for doc_id in documents:
             if withdrawn >= withdrawals:
                 break
-            window.open_document(doc_id)
+            window.document.open_document(doc_id)
             app.processEvents()
             mention_id = window.model.current_mention_id()
             if mention_id is None or len(window.model.suggestions.get(mention_id) or []) < 2:
@@ -99,7 +99,7 @@ def _session(app, project, scratch: Path, withdrawals: int) -> dict:
             accepts += 1
             withdrawn += len(_decide_and_learn(app, window, learnt, window.act_undo.trigger).withdrawn)
         kept = next((d for d in reversed(documents) if d != window.model.doc.doc_id), window.model.doc.doc_id)
-        window.open_document(kept)
+        window.document.open_document(kept)
         app.processEvents()
         _decide_and_learn(app, window, learnt, window.act_accept.trigger)
         decided = [m for m in window.model.mention_ids if m in window.model.decisions]
@@ -146,7 +146,7 @@ def bench_restart(app, project, scratch: Path, withdrawals: int = 3) -> dict:
         watch = PaintWatch({"abstract": window.abstract.viewport(), "queue": window.queue.view.viewport()})
         reopened = window.model.doc is not None and window.model.doc.doc_id == left["doc_id"]
         if not reopened:
-            window.open_document(left["doc_id"])
+            window.document.open_document(left["doc_id"])
         undo_at = time.perf_counter()
         undo_clock = clock.elapsed()
         QTest.keyClick(window, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)

@@ -40,7 +40,7 @@ def main(argv: list[str] | None = None) -> int:
     window.background = False
     status = {"code": 1}
     if args.find_mentions:
-        window.open_document(args.find_mentions)
+        window.document.open_document(args.find_mentions)
         job = window.detect.find_mentions_here()
         if job is None:
             return 1
@@ -51,14 +51,14 @@ def main(argv: list[str] | None = None) -> int:
         job.signals.errored.connect(lambda exc: (sys.stderr.write(f"{exc}\n"), app.quit()))
     elif args.bulk_accept is not None:  # the dialog counts the undecided mentions: none decided for it
         if args.bulk_accept:
-            window.open_document(args.bulk_accept)
+            window.document.open_document(args.bulk_accept)
     else:
         # Show a little curation so every state colour is on screen: accept, correct, reject, not in KB.
         window.curation.accept_rank(1)
         window.curation.accept_rank(1)
         window.curation.decide("reject")
         window.curation.decide("nil")
-        window.select_mention(0)
+        window.document.select_mention(0)
 
     def grab() -> None:
         if (
@@ -114,7 +114,7 @@ def _select_uncertain(window):
     def select() -> None:
         marks = window.abstract.marks
         chosen = next((i for i, m in enumerate(marks) if uncertain_span(m.probability)), 0)
-        window.select_mention(chosen)
+        window.document.select_mention(chosen)
 
     return select
 

@@ -155,7 +155,7 @@ def test_suggestions_the_ranker_did_not_score_are_never_bulk_accepted(ranked_win
     window, project = ranked_window, ranked_project
     doc_id = window.model.doc.doc_id
     ProjectLinker.for_project(project, device="cpu", use_ranker=False).link_project(project, ids=[doc_id])
-    window.open_document(doc_id)
+    window.document.open_document(doc_id)
     assert not any(project.suggestion_version(m).endswith("ranker v1") for m in window.model.mention_ids)
     dialog = window.curation.bulk_accept_dialog()
     dialog.threshold.setValue(0.0)

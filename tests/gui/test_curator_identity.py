@@ -50,9 +50,9 @@ def test_decisions_after_switching_carry_the_new_curator(window, demo_project, a
     assert "Ada Lovelace" in _curator_label(window)
     assert window.undo_stack.count() == 0  # tester's reject is not Ada's to undo
 
-    window.select_mention(1)
+    window.document.select_mention(1)
     window.curation.accept_rank(1)
-    window.select_mention(2)
+    window.document.select_mention(2)
     window.curation.decide("nil")
     assert _signed(demo_project)[-2:] == [(second, "accept", "Ada Lovelace"), (third, "nil", "Ada Lovelace")]
     decisions = demo_project.current_decisions()

@@ -18,9 +18,9 @@ ALT = Qt.KeyboardModifier.AltModifier
 
 
 def _select(window, doc_id: str, text: str, nth: int = 0) -> int:
-    window.open_document(doc_id)
+    window.document.open_document(doc_id)
     index = [i for i, m in enumerate(window.model.doc.mentions) if m.text == text][nth]
-    window.select_mention(index)
+    window.document.select_mention(index)
     return window.model.mention_ids[index]
 
 
@@ -32,7 +32,7 @@ def test_a_decision_applies_to_identical_mentions_and_one_undo_takes_it_back(win
     # In the document: the title's "cystic fibrosis"; the abstract's "Cystic fibrosis" is the same words.
     source = _select(window, "90000003", "cystic fibrosis")
     qtbot.keyClick(window, Qt.Key.Key_N)  # not in the KB
-    window.select_mention(window.model.mention_ids.index(source))
+    window.document.select_mention(window.model.mention_ids.index(source))
     qtbot.keyClick(window, Qt.Key.Key_D, CTRL)
     dialog = window.menu_dialog
     same = [
@@ -62,7 +62,7 @@ def test_a_decision_applies_to_identical_mentions_and_one_undo_takes_it_back(win
     demo_project.record_decision(theirs, "reject", curator="ann")
     source = _select(window, "90000003", "diabetes")
     qtbot.keyClick(window, Qt.Key.Key_N)
-    window.select_mention(window.model.mention_ids.index(source))
+    window.document.select_mention(window.model.mention_ids.index(source))
     qtbot.keyClick(window, Qt.Key.Key_D, CTRL)
     dialog = window.menu_dialog
     assert dialog.count.text().startswith("<b>0 mentions in 0 documents</b>")  # none left in this document
@@ -83,7 +83,7 @@ def test_a_decision_applies_to_identical_mentions_and_one_undo_takes_it_back(win
 
 
 def test_selection_snaps_to_words_and_edges_move_word_by_word(window, demo_project, qtbot):
-    window.open_document("90000003")
+    window.document.open_document("90000003")
     text = window.model.doc.text
     inside = text.index("lung function") + 1  # "ung functi"
     window.abstract.select_text(inside, inside + len("ung functi"))
@@ -138,15 +138,15 @@ def test_notes_flags_and_done_are_stored_shown_and_undone(window, demo_project, 
     qtbot.keyClick(window, Qt.Key.Key_Z, CTRL)  # done
     assert "90000001" not in demo_project.document_marks()
     assert [m.value for m in demo_project.mark_history(document="90000001")] == ["true", "true", "", ""]
-    window.select_mention(window.model.mention_ids.index(mention_id))
+    window.document.select_mention(window.model.mention_ids.index(mention_id))
     qtbot.keyClick(window, Qt.Key.Key_F)  # flag off
     assert set(demo_project.mention_marks([mention_id])[mention_id]) == {"note"}
     assert not window.abstract.marks[index].flagged
 
 
 def test_todays_statistics_count_the_keys_pressed(window, demo_project, qtbot):
-    window.open_document("90000005")
-    window.select_mention(0)
+    window.document.open_document("90000005")
+    window.document.select_mention(0)
     qtbot.keyClick(window, Qt.Key.Key_1)  # accept the top suggestion
     qtbot.keyClick(window, Qt.Key.Key_1)  # again, on the next mention
     qtbot.keyClick(window, Qt.Key.Key_2)  # the second suggestion
@@ -161,8 +161,8 @@ def test_todays_statistics_count_the_keys_pressed(window, demo_project, qtbot):
 def test_undo_history_survives_a_restart(window, demo_project, app_settings, qtbot):
     from app.gui.main_window import MainWindow
 
-    window.open_document("90000006")
-    window.select_mention(0)
+    window.document.open_document("90000006")
+    window.document.select_mention(0)
     first, second = window.model.mention_ids[0], window.model.mention_ids[1]
     qtbot.keyClick(window, Qt.Key.Key_1)
     qtbot.keyClick(window, Qt.Key.Key_N)
@@ -171,9 +171,9 @@ def test_undo_history_survives_a_restart(window, demo_project, app_settings, qtb
         i for m, i in zip(window.model.doc.mentions, window.model.mention_ids, strict=True) if m.text == "PD"
     ]
     assert len(pd) == 2
-    window.select_mention(window.model.mention_ids.index(pd[0]))
+    window.document.select_mention(window.model.mention_ids.index(pd[0]))
     qtbot.keyClick(window, Qt.Key.Key_A)  # ambiguous, then the same for the other "PD" (a batch)
-    window.select_mention(window.model.mention_ids.index(pd[0]))
+    window.document.select_mention(window.model.mention_ids.index(pd[0]))
     qtbot.keyClick(window, Qt.Key.Key_D, CTRL)
     window.menu_dialog.accept()
     assert _state(demo_project)[pd[1]].action == "ambiguous"

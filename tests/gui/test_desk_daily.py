@@ -43,7 +43,7 @@ def test_the_selected_mention_is_brought_to_the_middle_of_the_view(qtbot, window
     window.resize(1100, 420)
     qtbot.waitUntil(lambda: window.abstract.verticalScrollBar().maximum() > 0)
     last = len(window.model.mention_ids) - 1
-    window.select_mention(last)
+    window.document.select_mention(last)
     mark = window.abstract.marks[last]
     probe = window.abstract.textCursor()
     probe.setPosition(mark.start)
@@ -52,7 +52,7 @@ def test_the_selected_mention_is_brought_to_the_middle_of_the_view(qtbot, window
     bar = window.abstract.verticalScrollBar()
     # in the middle third, unless the view is already scrolled as far as it goes
     assert height / 3 <= y <= 2 * height / 3 or bar.value() == bar.maximum(), (y, height, bar.value())
-    window.select_mention(0)
+    window.document.select_mention(0)
     probe.setPosition(window.abstract.marks[0].start)
     y = window.abstract.cursorRect(probe).center().y()
     assert 0 <= y <= 2 * height / 3
@@ -77,7 +77,7 @@ def test_a_revisited_mention_shows_the_candidate_it_is_linked_to(qtbot, window, 
     qtbot.waitUntil(
         lambda: demo_project.current_decisions(mention_ids=[mention_id]).get(mention_id) is not None
     )
-    window.select_mention(window.model.mention_ids.index(mention_id))
+    window.document.select_mention(window.model.mention_ids.index(mention_id))
     assert window.candidates.view.currentIndex().row() == 2
     assert window.concept.concept is not None and window.concept.concept.concept_id == ranked[2].concept_id
 

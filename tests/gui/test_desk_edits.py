@@ -23,9 +23,9 @@ re-suggest loads the models: 60 s was a budget that a loaded machine missed (iss
 
 
 def _select(window, doc_id: str, text: str) -> int:
-    window.open_document(doc_id)
+    window.document.open_document(doc_id)
     index = next(i for i, m in enumerate(window.model.doc.mentions) if m.text == text)
-    window.select_mention(index)
+    window.document.select_mention(index)
     return window.model.mention_ids[index]
 
 
@@ -51,7 +51,7 @@ def test_extending_a_span_resuggests_and_enter_waits_for_the_new_candidates(wind
     )
     demo_project.set_mention_span(mention_id, start + 5, end)
     window.links.resuggest(mention_id)
-    window.refresh(mention_id)
+    window.document.refresh(mention_id)
     assert window.model.doc.mentions[window.model.current].text == "an cancer"
     qtbot.waitUntil(lambda: _suggested(window, mention_id), timeout=TIMEOUT)
     short_key = _key(window, mention_id)
@@ -75,7 +75,7 @@ def test_extending_a_span_resuggests_and_enter_waits_for_the_new_candidates(wind
 
     # Undo the accept, then the span edit: the short span comes back and is suggested for again.
     qtbot.keyClick(window, Qt.Key.Key_Z, CTRL)
-    window.select_mention(window.model.mention_ids.index(mention_id))
+    window.document.select_mention(window.model.mention_ids.index(mention_id))
     with window.service._lock:
         qtbot.keyClick(window, Qt.Key.Key_Z, CTRL)
         assert window.model.doc.mentions[window.model.mention_ids.index(mention_id)].text == "an cancer"
@@ -133,7 +133,7 @@ def test_composite_mention_linked_to_several_concepts(window, demo_project, qtbo
     assert (decision.action, decision.concept_id) == ("accept", "D001943|D010051")
     assert json.loads(decision.detail_json)["ranks"] == [breast, ovarian]
 
-    window.select_mention(window.model.mention_ids.index(mention_id))
+    window.document.select_mention(window.model.mention_ids.index(mention_id))
     assert window.candidates.model.linked == {"D001943", "D010051"}
     label = window.candidates.mention_label.text()
     assert "Breast Neoplasms" in label and "Ovarian Neoplasms" in label
@@ -146,7 +146,7 @@ def test_composite_mention_linked_to_several_concepts(window, demo_project, qtbo
     assert demo_project.current_decisions()[mention_id].concept_id == "D001943|D010051"
 
     # A KB search adds a concept to the link (Ctrl+Enter) instead of replacing it (Enter).
-    window.select_mention(window.model.mention_ids.index(mention_id))
+    window.document.select_mention(window.model.mention_ids.index(mention_id))
     dialog = window.curation.open_kb_search()
     dialog.query.setText("prostatic neoplasms")
     dialog.run_search()
@@ -174,10 +174,10 @@ def test_composite_mention_linked_to_several_concepts(window, demo_project, qtbo
 def test_export_dialog_offers_curated_accepted_and_split_filters(window, demo_project, qtbot, tmp_path):
     job = window.files.import_corpus_from(FIXTURES / "composite.pubtator", "pubtator", "dev")
     qtbot.waitUntil(job.done.is_set, timeout=30000)
-    window.reload_queue()
+    window.document.reload_queue()
     _select(window, "1000001", "seizures")
     window.curation.decide("nil")  # curated, nothing accepted
-    window.open_document("90000001")
+    window.document.open_document("90000001")
     window.curation.accept_rank(1)
 
     def export(**filters) -> list[str]:

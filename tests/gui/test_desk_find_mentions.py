@@ -48,8 +48,8 @@ def _run(window, qtbot, trigger) -> object:
 
 def test_find_mentions_tags_the_raw_abstract_and_links_them(window, demo_project, qtbot) -> None:
     demo_project.import_documents([_raw_document()], source="", split="")
-    window.reload_queue()
-    window.open_document("raw-1")
+    window.document.reload_queue()
+    window.document.open_document("raw-1")
     assert window.model.mention_ids == []
 
     found = []
@@ -83,7 +83,7 @@ def test_find_mentions_leaves_a_gold_abstract_alone_and_says_why(window, demo_pr
 
 def test_find_mentions_in_every_raw_document_skips_the_annotated_ones(window, demo_project, qtbot) -> None:
     demo_project.import_documents([_raw_document("raw-1"), _raw_document("raw-2")], source="", split="")
-    window.reload_queue()
+    window.document.reload_queue()
     job = _run(window, qtbot, window.detect.find_mentions_in_raw)
     assert job is not None
     for doc_id in ("raw-1", "raw-2"):
@@ -107,15 +107,15 @@ def test_uncertain_detected_spans_are_drawn_apart_until_decided(window, demo_pro
         cf[0], cf[1], "cystic fibrosis", "Disease", origin="detected", infons={"probability": 0.97}
     )
     demo_project.import_documents([document.with_mentions([unsure, sure])], source="", split="")
-    window.reload_queue()
-    window.open_document("raw-1")
+    window.document.reload_queue()
+    window.document.open_document("raw-1")
     dotted = QTextCharFormat.UnderlineStyle.DotLine
     assert _format_at(window, hd[0]).underlineStyle() == dotted and _format_at(window, hd[0]).fontItalic()
     assert _format_at(window, cf[0]).underlineStyle() != dotted and not _format_at(window, cf[0]).fontItalic()
     tip = window.abstract.tooltip_html(window.abstract.mentions_at(hd[0]))
     assert "probability 0.61" in tip and "uncertain" in tip
 
-    window.select_mention(0)
+    window.document.select_mention(0)
     window.curation.decide("nil")  # any decision settles it
     qtbot.waitUntil(lambda: window.model.mention_ids[0] in window.model.decisions, timeout=10000)
     assert _format_at(window, hd[0]).underlineStyle() != dotted

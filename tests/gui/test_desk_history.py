@@ -44,7 +44,7 @@ def _restart(window, project, settings, qtbot):
 def test_undo_after_a_restart_takes_back_the_done_mark_first_and_shows_where(
     window, demo_project, app_settings, qtbot
 ):
-    window.open_document("90000001")
+    window.document.open_document("90000001")
     bulk = window.curation.bulk_accept(0.0)  # every suggested, undecided mention of the document
     accepted = [m for m in window.model.mention_ids if m in window.model.decisions]
     assert bulk == len(accepted) > 1
@@ -58,7 +58,7 @@ def test_undo_after_a_restart_takes_back_the_done_mark_first_and_shows_where(
 
     again = _restart(window, demo_project, app_settings, qtbot)
     try:
-        again.open_document("90000006")  # somewhere else
+        again.document.open_document("90000006")  # somewhere else
         assert again.act_undo.text() == "Undo mark 90000001 done"
         qtbot.keyClick(again, Qt.Key.Key_Z, CTRL)
         marks = demo_project.document_marks(["90000001"])["90000001"]
@@ -72,7 +72,7 @@ def test_undo_after_a_restart_takes_back_the_done_mark_first_and_shows_where(
         assert NOTE not in demo_project.document_marks(["90000001"]).get("90000001", {})
         assert again.act_undo.text().startswith(f"Undo bulk accept of {bulk} mention(s)")
 
-        again.open_document("90000006")
+        again.document.open_document("90000006")
         qtbot.keyClick(again, Qt.Key.Key_Z, CTRL)  # the bulk accept, in the document it changed
         state = demo_project.current_decisions()
         assert not any(m in state for m in accepted)
@@ -83,8 +83,8 @@ def test_undo_after_a_restart_takes_back_the_done_mark_first_and_shows_where(
 
 
 def test_a_decision_redraws_without_reading_the_store(window, demo_project, qtbot, monkeypatch):
-    window.open_document("90000004")
-    window.select_mention(0)
+    window.document.open_document("90000004")
+    window.document.select_mention(0)
     mention_id = window.model.current_mention_id()
     inside = threading.local()
     outside: list[str] = []
@@ -118,9 +118,9 @@ def test_a_decision_redraws_without_reading_the_store(window, demo_project, qtbo
 
 
 def test_ctrl_enter_builds_a_link_and_stores_nothing_until_enter(window, demo_project, qtbot):
-    window.open_document("90000004")
+    window.document.open_document("90000004")
     index = next(i for i, m in enumerate(window.model.doc.mentions) if m.text == "Breast and ovarian cancer")
-    window.select_mention(index)
+    window.document.select_mention(index)
     mention_id = window.model.current_mention_id()
     assert mention_id not in window.model.decisions
 
@@ -153,11 +153,11 @@ def test_reject_of_a_detected_span_means_not_a_mention_in_exports(
     demo_project.import_documents([document])
     detector = DictionaryDetector.from_kb(demo_project.knowledge_base(), mention_type="Disease")
     assert detect_into_project(demo_project, detector, ids=["raw-1"]).added >= 3
-    window.reload_queue()
-    window.open_document("raw-1")
+    window.document.reload_queue()
+    window.document.open_document("raw-1")
     index = next(i for i, m in enumerate(window.model.doc.mentions) if m.text == "asthma")
     assert window.model.doc.mentions[index].origin == "detected"
-    window.select_mention(index)
+    window.document.select_mention(index)
     qtbot.keyClick(window, Qt.Key.Key_R)
 
     out = tmp_path / "out.pubtator"

@@ -71,3 +71,11 @@ def test_the_graph_sees_imports_inside_functions():
 
 def test_app_gui_has_no_import_cycle():
     assert cycles(import_graph(GUI)) == []
+
+
+def test_the_window_inherits_only_qmainwindow():
+    from PySide6.QtWidgets import QMainWindow
+
+    from app.gui.main_window import MainWindow
+
+    assert MainWindow.__bases__ == (QMainWindow,)

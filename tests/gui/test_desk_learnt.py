@@ -19,10 +19,10 @@ CTRL = Qt.KeyboardModifier.ControlModifier
 def _suggested(window, project) -> int:
     """Open a document with an undecided mention that has suggestions, select it, return its id."""
     for entry in project.queue():
-        window.open_document(entry.doc_id)
+        window.document.open_document(entry.doc_id)
         for index, mention_id in enumerate(window.model.mention_ids):
             if window.model.suggestions.get(mention_id) and mention_id not in window.model.decisions:
-                window.select_mention(index)
+                window.document.select_mention(index)
                 return mention_id
     raise AssertionError("the demo has no undecided mention with suggestions")
 
@@ -103,7 +103,7 @@ def test_removing_in_the_list_withdraws_the_synonym_from_the_loaded_linker(windo
     doc_id = demo_project.mention_documents([mention_id])[mention_id]
     loading = window.service.link([doc_id])  # loads the models
     qtbot.waitUntil(loading.done.is_set, timeout=120000)
-    window.open_document(doc_id, mention_id=mention_id)
+    window.document.open_document(doc_id, mention_id=mention_id)
     with qtbot.waitSignal(window.service.learned, timeout=60000) as learning:
         assert window.curation.decide("correct", wrong)
     assert [(e.concept_id, e.name) for e in learning.args[0][0].added] == [(wrong, mention.text)]
@@ -122,7 +122,7 @@ def test_removing_in_the_list_withdraws_the_synonym_from_the_loaded_linker(windo
     assert window.saving.undo() == "saved"  # the removal
     assert window.saving.undo() == "saved"  # the correction
     qtbot.waitUntil(lambda: mention_id not in demo_project.current_decisions(mention_ids=[mention_id]))
-    window.open_document(doc_id, mention_id=mention_id)
+    window.document.open_document(doc_id, mention_id=mention_id)
     assert window.curation.decide("correct", wrong)
     qtbot.waitUntil(lambda: not window.service.busy(), timeout=30000)
     assert mention.text not in demo_project.concept(wrong).synonyms

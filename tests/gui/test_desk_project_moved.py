@@ -39,7 +39,7 @@ def test_a_moved_project_is_said_once_keeps_the_unsaved_change_and_reopens_where
     qtbot, demo_project, app_settings, tmp_path, caplog
 ) -> None:
     window = _open(qtbot, demo_project, app_settings)
-    window.select_mention(0)
+    window.document.select_mention(0)
     mention_id = window.model.current_mention_id()
     doc_id = window.model.doc.doc_id
     shown_text = window.abstract.toPlainText()
@@ -89,7 +89,7 @@ def test_a_moved_project_is_said_once_keeps_the_unsaved_change_and_reopens_where
     with Project.open(moved) as again:  # the waiting change is in the project at its new place
         assert again.current_decisions(mention_ids=[mention_id])[mention_id].action == "nil"
     assert window.model.decisions[mention_id].action == "nil"
-    window.select_mention(window.model.mention_ids.index(mention_id))
+    window.document.select_mention(window.model.mention_ids.index(mention_id))
     window.activateWindow()
     qtbot.waitUntil(window.isActiveWindow, timeout=CEILING_MS)
     qtbot.keyClick(window, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)  # the desk works on as before

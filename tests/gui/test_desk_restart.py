@@ -72,14 +72,14 @@ def test_a_restart_after_a_withdrawal_reuses_the_index_and_keys_act_while_models
     first = _open(qtbot, demo_project, app_settings, background=False)
     loading = first.service.preload()
     qtbot.waitUntil(loading.done.is_set, timeout=CEILING_MS)
-    first.open_document(doc_id, mention_id=mention_id)
+    first.document.open_document(doc_id, mention_id=mention_id)
     with qtbot.waitSignal(first.service.learned, timeout=CEILING_MS) as learnt:
         assert first.curation.decide("correct", wrong)
     assert [(e.concept_id, e.name) for e in learnt.args[0][0].added] == [(wrong, mention.text)]
     with qtbot.waitSignal(first.service.learned, timeout=CEILING_MS) as learnt:
         qtbot.keyClick(first, Qt.Key.Key_Z, CTRL)
     assert [(e.concept_id, e.name) for e in learnt.args[0][0].withdrawn] == [(wrong, mention.text)]
-    first.select_mention(next(i for i, m in enumerate(first.model.mention_ids) if m != mention_id))
+    first.document.select_mention(next(i for i, m in enumerate(first.model.mention_ids) if m != mention_id))
     decided_id = first.model.current_mention_id()
     with qtbot.waitSignal(first.service.learned, timeout=CEILING_MS):
         qtbot.keyClick(first, Qt.Key.Key_N)
@@ -105,7 +105,7 @@ def test_a_restart_after_a_withdrawal_reuses_the_index_and_keys_act_while_models
     try:
         qtbot.waitUntil(entered.is_set, timeout=CEILING_MS)
         assert second.device_label.text() == MODELS_LOADING
-        second.open_document(doc_id, mention_id=decided_id)
+        second.document.open_document(doc_id, mention_id=decided_id)
         _view_matches_store(second, demo_project, doc_id)
         assert "nil" in second.undo_stack.undoText()  # the restored history's last step
 

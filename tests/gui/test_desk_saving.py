@@ -64,9 +64,9 @@ def _stored(project, mention_id: int):
 
 
 def _first_suggested(window) -> int:
-    window.open_document(window.queue.visible_ids()[0])
+    window.document.open_document(window.queue.visible_ids()[0])
     index = next(i for i, m in enumerate(window.model.mention_ids) if window.model.suggestions.get(m))
-    window.select_mention(index)
+    window.document.select_mention(index)
     return window.model.mention_ids[index]
 
 
@@ -270,7 +270,7 @@ def test_a_decision_saved_late_updates_the_row_of_its_own_document(window, demo_
     with write_lock_held(demo_project.path / "curalink.db") as holder:
         qtbot.keyClick(window, Qt.Key.Key_Return)
         other = next(d for d in window.queue.visible_ids() if d != doc_id)
-        window.open_document(other)  # the curator moves on before the store has the decision
+        window.document.open_document(other)  # the curator moves on before the store has the decision
         release(holder)
         qtbot.waitUntil(lambda: not window.saving.writer.busy(), timeout=20000)
     assert window.model.doc.doc_id == other

@@ -278,7 +278,7 @@ def test_filter_and_order_changes_read_nothing_from_the_store(desk, mixed, monke
     reads: list[int] = []
     session = desk.project.session
     monkeypatch.setattr(desk.project, "session", lambda *a, **k: reads.append(1) or session(*a, **k))
-    monkeypatch.setattr(desk, "open_document", lambda *a, **k: None)
+    monkeypatch.setattr(desk.document, "open_document", lambda *a, **k: None)
     for sort in ("uncertainty", "id"):
         desk.queue.set_sort(sort)
         for status in ("unreviewed", "in progress", "done", "all"):
@@ -321,7 +321,7 @@ def test_dark_theme_highlights_are_readable_and_follow_a_switch(desk):
         cursor.setPosition(mark.start + 1)
         return mark.state, cursor.charFormat().background().color().name()
 
-    desk.open_document("90000001")  # a demo abstract with several mentions
+    desk.document.open_document("90000001")  # a demo abstract with several mentions
     app = QApplication.instance()
     try:
         apply_theme(app, True)

@@ -44,7 +44,7 @@ def test_decisions_written_by_another_process_reach_the_screen(qtbot, window) ->
 
 def test_a_mention_deleted_elsewhere_cannot_be_decided_in_the_desk(qtbot, window) -> None:
     window.watch.watch_timer.stop()  # the desk has not looked yet: the curator acts on what is on screen
-    window.select_mention(0)
+    window.document.select_mention(0)
     mention_id = window.model.current_mention_id()
     assert window.model.suggestions[mention_id], "the demo mention has suggestions to accept"
     _other_process(window.project.path, f"project.set_mention_removed({mention_id}, curator='cli')")
@@ -76,9 +76,9 @@ def test_the_desks_own_decision_is_not_shown_twice(qtbot, window) -> None:
     """A tick after the curator's own accept finds the screen current: it re-reads the queue row but does
     not re-show the document (that would move the candidate row the curator has gone on to)."""
     shown = []
-    original = window.open_document
-    window.open_document = lambda *a, **k: (shown.append(a), original(*a, **k))
-    window.select_mention(0)
+    original = window.document.open_document
+    window.document.open_document = lambda *a, **k: (shown.append(a), original(*a, **k))
+    window.document.select_mention(0)
     qtbot.keyClick(window, Qt.Key.Key_Return)
     assert len(window.model.decisions) == 1, "the accept was stored"
     shown.clear()

@@ -91,7 +91,7 @@ def test_kb_search_pick_writes_a_correction(window, demo_project, qtbot):
     assert (decision.action, decision.concept_id) == ("correct", "D002819")
     assert window.abstract.marks[0].state == "corrected"
     # Ids work too.
-    window.select_mention(0)
+    window.document.select_mention(0)
     dialog = window.curation.open_kb_search()
     dialog.query.setText("D003866")
     dialog.run_search()
@@ -185,7 +185,7 @@ def test_queue_filters_sorting_and_document_keys(window, demo_project, qtbot):
     margins = [round(entries[d].margin, 2) for d in window.queue.visible_ids()]
     assert margins == sorted(margins), "by the margin shown (two decimals); ties go to more unreviewed"
     window.queue.set_sort("id")
-    window.open_document("90000001")
+    window.document.open_document("90000001")
     qtbot.keyClick(window, Qt.Key.Key_Down, Qt.KeyboardModifier.ControlModifier)
     assert window.model.doc.doc_id == "90000002"
     qtbot.keyClick(window, Qt.Key.Key_PageUp)

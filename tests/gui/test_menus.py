@@ -119,3 +119,23 @@ def test_settings_persist_through_the_dialog(window, qtbot, tmp_path):
     window.curation.accept_rank(1)
     decision = window.project.current_decisions()[window.model.mention_ids[0]]
     assert decision.curator == "ada"
+
+
+def test_open_project_shows_it_in_a_new_window_and_closes_this_one(window, qtbot, tmp_path):
+    """File > Open project: the window the File menu makes for the project (a factory the window hands
+    it, so app/gui/desk_files.py never imports the window) shows that project; this one closes."""
+    from core.store import Project
+
+    folder = tmp_path / "other project"
+    Project.create(folder).close()
+    opened = window.files.switch_project(Project.open(folder))
+    qtbot.addWidget(opened)
+    try:
+        assert type(opened) is type(window) and opened is not window
+        assert opened.project.path == folder and opened.isVisible()
+        assert opened.windowTitle() == "Curalink — other project"
+        assert window.settings.last_project == folder
+        qtbot.waitUntil(lambda: not window.isVisible(), timeout=5000)
+    finally:
+        opened.close()
+        opened.service.shutdown()

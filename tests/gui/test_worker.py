@@ -12,8 +12,8 @@ def test_worker_links_while_event_loop_ticks(window, demo_project, qtbot):
     pairs = list(demo_project.documents_with_mention_ids(ids=doc_ids))
     mention_ids = [m for _, ids in pairs for m in ids]
     demo_project.store_suggestions({m: [] for m in mention_ids})  # forget them: the worker must redo it
-    window.reload_queue()
-    window.open_document("90000002")
+    window.document.reload_queue()
+    window.document.open_document("90000002")
     assert window.abstract.marks[0].state == "unsuggested"
     assert all(window.queue.entry(d).unsuggested for d in doc_ids)
 
