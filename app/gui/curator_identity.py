@@ -114,7 +114,7 @@ def install_curator(window, menu) -> CuratorStatus:
     """The status label and Curate ▸ Switch curator…, while the window builds its menus."""
     status = CuratorStatus(window)
     window.curator_status = status
-    window.act_switch_curator = window._action("Switch curator…", [], status.ask)
+    window.act_switch_curator = window.key_action("Switch curator…", [], status.ask)
     menu.addSeparator()
     menu.addAction(window.act_switch_curator)
     return status

@@ -59,34 +59,34 @@ class CuratorExtras:
     def _build_extra_actions(self) -> list:
         K, M = Qt.Key, Qt.KeyboardModifier
         alt_shift, ctrl_alt = M.AltModifier | M.ShiftModifier, M.ControlModifier | M.AltModifier
-        self.act_word_end_left = self.host._action(
+        self.act_word_end_left = self.host.key_action(
             "Shrink end by a word", [alt_shift | K.Key_Left], lambda: self.move_word("end", -1)
         )
-        self.act_word_end_right = self.host._action(
+        self.act_word_end_right = self.host.key_action(
             "Extend end by a word", [alt_shift | K.Key_Right], lambda: self.move_word("end", 1)
         )
-        self.act_word_start_left = self.host._action(
+        self.act_word_start_left = self.host.key_action(
             "Extend start by a word", [ctrl_alt | K.Key_Left], lambda: self.move_word("start", -1)
         )
-        self.act_word_start_right = self.host._action(
+        self.act_word_start_right = self.host.key_action(
             "Shrink start by a word", [ctrl_alt | K.Key_Right], lambda: self.move_word("start", 1)
         )
-        self.act_identical = self.host._action(
+        self.act_identical = self.host.key_action(
             "Apply to identical mentions…", ["Ctrl+D"], self.identical.apply_identical_dialog
         )
-        self.act_occurrences = self.host._action(
+        self.act_occurrences = self.host.key_action(
             "Annotate every occurrence…", ["Ctrl+Shift+A"], self.occurrences.annotate_occurrences_dialog
         )
-        self.act_note = self.host._action("Note on the mention…", [K.Key_E], self.marks.edit_note)
-        self.act_doc_note = self.host._action(
+        self.act_note = self.host.key_action("Note on the mention…", [K.Key_E], self.marks.edit_note)
+        self.act_doc_note = self.host.key_action(
             "Note on the document…", [M.ShiftModifier | K.Key_E], lambda: self.marks.edit_note(True)
         )
-        self.act_flag = self.host._action("Flag the mention for later", [K.Key_F], self.marks.toggle_flag)
-        self.act_doc_flag = self.host._action(
+        self.act_flag = self.host.key_action("Flag the mention for later", [K.Key_F], self.marks.toggle_flag)
+        self.act_doc_flag = self.host.key_action(
             "Flag the document for later", [M.ShiftModifier | K.Key_F], lambda: self.marks.toggle_flag(True)
         )
-        self.act_done = self.host._action("Mark the document done", [K.Key_D], self.marks.toggle_done)
-        self.act_today = self.host._action("Today's statistics…", ["Ctrl+Shift+T"], self.show_day_stats)
+        self.act_done = self.host.key_action("Mark the document done", [K.Key_D], self.marks.toggle_done)
+        self.act_today = self.host.key_action("Today's statistics…", ["Ctrl+Shift+T"], self.show_day_stats)
         return [
             self.act_word_end_left,
             self.act_word_end_right,

@@ -66,18 +66,18 @@ class ProjectFiles:
         return job
 
     def build_menu(self, file_menu) -> None:
-        file_menu.addAction(self.host._action("New project…", ["Ctrl+N"], self.new_project))
-        file_menu.addAction(self.host._action("Open project…", ["Ctrl+O"], self.open_project))
+        file_menu.addAction(self.host.key_action("New project…", ["Ctrl+N"], self.new_project))
+        file_menu.addAction(self.host.key_action("Open project…", ["Ctrl+O"], self.open_project))
         file_menu.addSeparator()
-        self.act_import_corpus = self.host._action("Import corpus…", ["Ctrl+I"], self.import_corpus)
-        self.act_import_kb = self.host._action("Import knowledge base…", ["Ctrl+Shift+I"], self.import_kb)
-        self.act_export = self.host._action("Export…", ["Ctrl+E"], self.export)
-        self.act_export_kb = self.host._action("Export knowledge base…", [], self.export_knowledge_base)
+        self.act_import_corpus = self.host.key_action("Import corpus…", ["Ctrl+I"], self.import_corpus)
+        self.act_import_kb = self.host.key_action("Import knowledge base…", ["Ctrl+Shift+I"], self.import_kb)
+        self.act_export = self.host.key_action("Export…", ["Ctrl+E"], self.export)
+        self.act_export_kb = self.host.key_action("Export knowledge base…", [], self.export_knowledge_base)
         file_menu.addActions(
             [self.act_import_corpus, self.act_import_kb, self.act_export, self.act_export_kb]
         )
         file_menu.addSeparator()
-        file_menu.addAction(self.host._action("Quit", ["Ctrl+Q"], self.host.close))
+        file_menu.addAction(self.host.key_action("Quit", ["Ctrl+Q"], self.host.close))
 
     def import_corpus(self) -> ImportCorpusDialog:
         """File > Import corpus: the dialog asks for the file, `import_corpus_from` does the work."""

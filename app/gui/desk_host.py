@@ -44,6 +44,6 @@ class DeskHost(Protocol):
 
     def activateWindow(self) -> None: ...
 
-    def _action(
+    def key_action(
         self, text: str, keys: list, slot: Callable[[], object], *, menu=None, tip: str = ""
     ) -> QAction: ...

@@ -3,9 +3,9 @@ selected mention, the candidates marked for a link to several concepts, the conc
 curation operations the keys trigger.
 
 Each operation is a `DeskOp`: a label and a call of `core.jobs` that takes the curator's name and returns
-the `OpChanges` it made. The window runs it through its writer (app/gui/desk_writer.py: retries while the
-database is locked, off the UI thread) and then `apply`s what it returned; `run` does both at once, for a
-caller without a window (tests, scripts). The window reads this state and draws it; nothing here imports
+the `OpChanges` it made. The window runs it through its writer (app/gui/desk_writer.py: tried at once with
+a short lock wait, retried in a background thread while another program holds the lock) and then
+`apply`s what it returned; `run` does both at once, for a caller without a window (tests, scripts). The window reads this state and draws it; nothing here imports
 PySide6, so the state and the operations can be driven and checked without a display.
 """
 

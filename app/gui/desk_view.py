@@ -52,12 +52,12 @@ class DeskView:
         self.view_restored = False
 
     def build_menu(self, menu) -> None:
-        self.act_goto = self.host._action("Go to document…", ["Ctrl+G"], self.open_go_to)
-        self.act_find_text = self.host._action(
+        self.act_goto = self.host.key_action("Go to document…", ["Ctrl+G"], self.open_go_to)
+        self.act_find_text = self.host.key_action(
             "Search documents' text…", ["Ctrl+Shift+F"], self.open_text_search
         )
         self.act_cycle = {
-            which: self.host._action(label, [keys], lambda which=which: self.cycle_queue(which))
+            which: self.host.key_action(label, [keys], lambda which=which: self.cycle_queue(which))
             for which, label, keys in (
                 ("status", "Next status filter", "Alt+1"),
                 ("split", "Next split filter", "Alt+2"),
@@ -65,12 +65,14 @@ class DeskView:
                 ("sort", "Other queue order", "Alt+4"),
             )
         }
-        self.act_clear_filters = self.host._action("Show every document", ["Alt+0"], self.clear_queue_filters)
-        self.act_zoom_in = self.host._action(
+        self.act_clear_filters = self.host.key_action(
+            "Show every document", ["Alt+0"], self.clear_queue_filters
+        )
+        self.act_zoom_in = self.host.key_action(
             "Larger text", ["Ctrl+=", "Ctrl++"], lambda: self.zoom_abstract(1)
         )
-        self.act_zoom_out = self.host._action("Smaller text", ["Ctrl+-"], lambda: self.zoom_abstract(-1))
-        self.act_zoom_reset = self.host._action(
+        self.act_zoom_out = self.host.key_action("Smaller text", ["Ctrl+-"], lambda: self.zoom_abstract(-1))
+        self.act_zoom_reset = self.host.key_action(
             "Default text size", ["Ctrl+0"], lambda: self.zoom_abstract(None)
         )
         menu.addActions([self.act_goto, self.act_find_text])

@@ -138,7 +138,7 @@ def fetch_pubmed_into(window, pmids: list[str], api_key: str = ""):
 
 def install_fetch_pubmed(window, file_menu) -> None:
     """The File menu's action, placed after the imports (before Export when the menu has it)."""
-    window.act_fetch_pubmed = window._action(f"{TITLE}…", [], lambda: open_fetch_pubmed(window))
+    window.act_fetch_pubmed = window.key_action(f"{TITLE}…", [], lambda: open_fetch_pubmed(window))
     anchor = window.files.act_export
     if anchor is not None and anchor in file_menu.actions():
         file_menu.insertAction(anchor, window.act_fetch_pubmed)

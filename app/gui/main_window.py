@@ -250,7 +250,7 @@ class MainWindow(QMainWindow):
         bar.addWidget(self.job_cancel)
         self.resize(QSize(1500, 880))
 
-    def _action(self, text: str, keys: list, slot, *, menu=None, tip: str = "") -> QAction:
+    def key_action(self, text: str, keys: list, slot, *, menu=None, tip: str = "") -> QAction:
         action = QAction(text, self)
         action.setShortcuts([QKeySequence(k) for k in keys])
         action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
@@ -273,76 +273,78 @@ class MainWindow(QMainWindow):
     def _build_actions(self) -> None:
         K = Qt.Key
         M = Qt.KeyboardModifier
-        self.act_accept = self._action(
+        self.act_accept = self.key_action(
             "Accept top (or marked) candidates", [K.Key_Return, K.Key_Enter], self.curation.accept_top
         )
         self.act_rank = [
-            self._action(
+            self.key_action(
                 f"Accept candidate {n}", [getattr(K, f"Key_{n}")], lambda n=n: self.curation.accept_rank(n)
             )
             for n in range(1, 10)
         ]
         self.act_mark = [
-            self._action(f"Mark candidate {n}", [f"Ctrl+{n}"], lambda n=n: self.curation.toggle_mark(n))
+            self.key_action(f"Mark candidate {n}", [f"Ctrl+{n}"], lambda n=n: self.curation.toggle_mark(n))
             for n in range(1, 10)
         ]
-        self.act_clear_marks = self._action("Clear marks", [K.Key_Escape], self._escape)
-        self.act_type = self._action("Change type…", [K.Key_T], self.curation.change_type)
-        self.act_reject = self._action("Reject", [K.Key_R], lambda: self.curation.decide("reject"))
-        self.act_nil = self._action("Not in KB", [K.Key_N], lambda: self.curation.decide("nil"))
-        self.act_ambiguous = self._action("Ambiguous", [K.Key_A], lambda: self.curation.decide("ambiguous"))
-        self.act_search = self._action(
+        self.act_clear_marks = self.key_action("Clear marks", [K.Key_Escape], self._escape)
+        self.act_type = self.key_action("Change type…", [K.Key_T], self.curation.change_type)
+        self.act_reject = self.key_action("Reject", [K.Key_R], lambda: self.curation.decide("reject"))
+        self.act_nil = self.key_action("Not in KB", [K.Key_N], lambda: self.curation.decide("nil"))
+        self.act_ambiguous = self.key_action(
+            "Ambiguous", [K.Key_A], lambda: self.curation.decide("ambiguous")
+        )
+        self.act_search = self.key_action(
             "Search the KB…", ["Ctrl+F", K.Key_Slash], self.curation.open_kb_search
         )
-        self.act_add = self._action(
+        self.act_add = self.key_action(
             "Add mention from selection", [K.Key_M, K.Key_Insert], self.curation.add_mention
         )
-        self.act_delete = self._action("Delete mention", [K.Key_Delete], self.curation.delete_mention)
-        self.act_end_left = self._action(
+        self.act_delete = self.key_action("Delete mention", [K.Key_Delete], self.curation.delete_mention)
+        self.act_end_left = self.key_action(
             "Shrink end", [M.ShiftModifier | K.Key_Left], lambda: self.curation.adjust(0, -1)
         )
-        self.act_end_right = self._action(
+        self.act_end_right = self.key_action(
             "Extend end", [M.ShiftModifier | K.Key_Right], lambda: self.curation.adjust(0, 1)
         )
-        self.act_start_left = self._action(
+        self.act_start_left = self.key_action(
             "Extend start",
             [M.ControlModifier | M.ShiftModifier | K.Key_Left],
             lambda: self.curation.adjust(-1, 0),
         )
-        self.act_start_right = self._action(
+        self.act_start_right = self.key_action(
             "Shrink start",
             [M.ControlModifier | M.ShiftModifier | K.Key_Right],
             lambda: self.curation.adjust(1, 0),
         )
-        self.act_next = self._action(
+        self.act_next = self.key_action(
             "Next mention", [K.Key_Tab, K.Key_J], lambda: self.document.step_mention(1)
         )
-        self.act_prev = self._action(
+        self.act_prev = self.key_action(
             "Previous mention", [K.Key_Backtab, K.Key_K], lambda: self.document.step_mention(-1)
         )
-        self.act_next_doc = self._action(
+        self.act_next_doc = self.key_action(
             "Next document", ["Ctrl+Down", K.Key_PageDown], lambda: self.document.step_document(1)
         )
-        self.act_prev_doc = self._action(
+        self.act_prev_doc = self.key_action(
             "Previous document", ["Ctrl+Up", K.Key_PageUp], lambda: self.document.step_document(-1)
         )
-        self.act_undo = self._action("Undo", ["Ctrl+Z"], self.saving.undo)
-        self.act_redo = self._action("Redo", ["Ctrl+Shift+Z", "Ctrl+Y"], self.saving.redo)
+        self.act_undo = self.key_action("Undo", ["Ctrl+Z"], self.saving.undo)
+        self.act_redo = self.key_action("Redo", ["Ctrl+Shift+Z", "Ctrl+Y"], self.saving.redo)
         self.undo_stack.canUndoChanged.connect(self.act_undo.setEnabled)
         self.undo_stack.canRedoChanged.connect(self.act_redo.setEnabled)
         self.undo_stack.undoTextChanged.connect(lambda t: self._history_text(self.act_undo, "Undo", t))
         self.undo_stack.redoTextChanged.connect(lambda t: self._history_text(self.act_redo, "Redo", t))
         self.act_undo.setEnabled(False)
         self.act_redo.setEnabled(False)
-        self.act_bulk = self._action("Bulk accept…", ["Ctrl+B"], self.curation.bulk_accept_dialog)
-        self.act_help = self._action("Keyboard help", [K.Key_F1, K.Key_Question], self.help_overlay.toggle)
-        self.act_link = self._action(
+        self.act_bulk = self.key_action("Bulk accept…", ["Ctrl+B"], self.curation.bulk_accept_dialog)
+        self.act_help = self.key_action("Keyboard help", [K.Key_F1, K.Key_Question], self.help_overlay.toggle)
+        self.act_link = self.key_action(
             "Link unsuggested documents", ["Ctrl+L"], self.links.link_all_unsuggested
         )
-        self.act_find = self._action(
+        self.act_find = self.key_action(
             "Find mentions in this document", ["Ctrl+Shift+M"], self.detect.find_mentions_here
         )
-        self.act_find_raw = self._action(
+        self.act_find_raw = self.key_action(
             "Find mentions in every document without any", [], self.detect.find_mentions_in_raw
         )
 
@@ -366,7 +368,7 @@ class MainWindow(QMainWindow):
         edit.addActions([self.act_undo, self.act_redo])
         edit.addSeparator()
         edit.addAction(self.act_bulk)
-        self.act_settings = self._action("Settings…", ["Ctrl+,"], self.files.open_settings)
+        self.act_settings = self.key_action("Settings…", ["Ctrl+,"], self.files.open_settings)
         edit.addAction(self.act_settings)
         curate = bar.addMenu("&Curate")
         curate.addActions(
@@ -387,8 +389,8 @@ class MainWindow(QMainWindow):
         from app.gui.retrain_dialog import open_retrain
 
         curate.addSeparator()
-        curate.addAction(self._action("Retrain…", [], lambda: open_retrain(self)))
-        curate.addAction(self._action("Adjudicate…", [], lambda: open_adjudication(self)))
+        curate.addAction(self.key_action("Retrain…", [], lambda: open_retrain(self)))
+        curate.addAction(self.key_action("Adjudicate…", [], lambda: open_adjudication(self)))
         from app.gui.curator_identity import install_curator  # who decides (issue 23)
 
         install_curator(self, curate)

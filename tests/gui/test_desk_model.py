@@ -51,15 +51,14 @@ def test_a_decision_and_its_undo_through_the_model(demo):
     changes = model.run(model.accept_rank(1))
 
     assert _newest(db, mention_id) == ("accept", top, "model-tester")
-    assert model.decisions[mention_id].concept_id == top and mention_id in changes.decision_ids
+    assert model.decisions[mention_id].concept_id == top and changes.mentions == {mention_id}
     assert model.current_mention_id() == mention_id  # the window moves on; the model stays on it
     assert before is None  # the demo template holds no decision
 
     undone = model.run(model.undo(), navigate=True)
 
     assert undone.label.startswith("undo accept")
-    newest = _newest(db, mention_id)
-    assert newest is not None and newest[0] != "accept"  # the store's current decision is taken back
+    assert _newest(db, mention_id) == ("revert", "", "model-tester")  # the accept is taken back
     assert mention_id not in model.decisions
     fresh = DeskModel(demo)
     assert fresh.open(doc_id) and mention_id not in fresh.decisions
