@@ -21,8 +21,7 @@ from app.gui.desk_learnt import teaching_detail
 from app.gui.desk_model import DeskModel
 from app.gui.desk_saving import DeskSaving
 from app.gui.kb_search import KbSearchDialog
-from core.jobs import curation
-from core.jobs.bulk_accept import BulkScale, read_scale, undecided_top_suggestions
+from core.jobs.bulk_accept import BulkScale
 from core.text.words import snap_to_words
 
 # Decisions that act on the suggestions shown: the store refuses them once the mention has changed.
@@ -241,25 +240,11 @@ class Curation:
         ranker in force only the suggestions it scored (app.gui.bulk_accept_dialog)."""
         if self.saving.waiting_for_writes("bulk accept"):
             return 0
-        scale = scale or read_scale(self.project)
-        tops = undecided_top_suggestions(self.project, None if whole_queue else self.model.mention_ids)
-        accepts = [
-            curation.BulkAccept(t.mention_id, t.concept_id, t.version, t.score, t.key)
-            for t in scale.eligible(tops)
-            if t.score >= threshold
-        ]
-        if accepts:
-            label = f"bulk-accept {len(accepts)} suggestion(s) ≥ {threshold:.2f}"
-            operation = lambda curator: curation.bulk_accept(  # noqa: E731
-                self.project, accepts, threshold, curator=curator
-            )
-            outcome = self.saving.perform(label, operation)
-            if outcome != "saved":  # refused (status bar), or waiting in the save bar
-                return 0
-        self.host.statusBar().showMessage(
-            f"bulk-accepted {len(accepts)} suggestion(s) ≥ {threshold:.2f}", 5000
-        )
-        return len(accepts)
+        count, op = self.model.bulk_accept(threshold, whole_queue=whole_queue, scale=scale)
+        if op is not None and self.saving.perform(op.label, op.run) != "saved":
+            return 0  # refused (status bar), or waiting in the save bar
+        self.host.statusBar().showMessage(f"bulk-accepted {count} suggestion(s) ≥ {threshold:.2f}", 5000)
+        return count
 
     def bulk_accept_dialog(self) -> BulkAcceptDialog:
         dialog = BulkAcceptDialog(self.host, self.project, self.model.mention_ids)

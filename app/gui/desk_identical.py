@@ -17,7 +17,6 @@ from PySide6.QtWidgets import (
 from app.gui.desk_host import DeskHost
 from app.gui.desk_model import DeskModel
 from app.gui.desk_saving import DeskSaving
-from core.jobs import curation
 from core.store.identical_mentions import IdenticalMentions, find_identical
 
 
@@ -108,10 +107,8 @@ class ApplyToIdentical:
             return False
         label = f"{summary} for {found.describe()}"
         targets = list(found.mention_ids)
-        operation = lambda curator: curation.apply_to_identical(  # noqa: E731
-            self.project, mention_id, targets, curator=curator
-        )
-        outcome = self.saving.perform(label, operation)
+        op = self.model.apply_to_identical(mention_id, targets, label)
+        outcome = self.saving.perform(op.label, op.run)
         if outcome == "saved":
             written = len(self.saving.last_changes.decision_ids)
             self.host.statusBar().showMessage(f"saved: {label} ({written} written)", 6000)

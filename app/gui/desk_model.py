@@ -17,6 +17,8 @@ from dataclasses import dataclass
 
 from core.documents import Candidate, Document, Mention
 from core.jobs import curation
+from core.jobs.bulk_accept import BulkScale, read_scale, undecided_top_suggestions
+from core.jobs.occurrences import annotate_occurrences
 from core.kb.concept import Concept
 from core.store.curation import COMPOSITE_SEPARATOR, LINKING_ACTIONS
 from core.store.curation_log import MentionKey, SuggestionSet, concept_parts, mention_key
@@ -308,6 +310,47 @@ class DeskModel:
             label,
             lambda curator: curation.set_mark(
                 project, kind, value, document=doc_id, mention_id=mention_id, curator=curator
+            ),
+        )
+
+    def bulk_accept(
+        self, threshold: float, *, whole_queue: bool = False, scale: BulkScale | None = None
+    ) -> tuple[int, DeskOp | None]:
+        """The top suggestion of every undecided mention (of the open document, or the whole queue) whose
+        score reaches `threshold`, with a ranker in force only those it scored: how many, and the
+        operation accepting them (None when there are none)."""
+        scale = scale or read_scale(self.project)
+        tops = undecided_top_suggestions(self.project, None if whole_queue else self.mention_ids)
+        accepts = [
+            curation.BulkAccept(t.mention_id, t.concept_id, t.version, t.score, t.key)
+            for t in scale.eligible(tops)
+            if t.score >= threshold
+        ]
+        if not accepts:
+            return 0, None
+        project = self.project
+        return len(accepts), DeskOp(
+            f"bulk-accept {len(accepts)} suggestion(s) ≥ {threshold:.2f}",
+            lambda curator: curation.bulk_accept(project, accepts, threshold, curator=curator),
+        )
+
+    def apply_to_identical(self, mention_id: int, targets: list[int], label: str) -> DeskOp:
+        """`mention_id`'s decision on each of `targets` (identical mentions without one): one step."""
+        project = self.project
+        return DeskOp(
+            label, lambda curator: curation.apply_to_identical(project, mention_id, targets, curator=curator)
+        )
+
+    def annotate_occurrences(
+        self, text: str, *, document: str | None, kind: str, source: int | None, label: str
+    ) -> DeskOp:
+        """Every word-bounded occurrence of `text` (in `document`, or the project) a mention of `kind`,
+        decided as `source` is when given: one step."""
+        project = self.project
+        return DeskOp(
+            label,
+            lambda curator: annotate_occurrences(
+                project, text, document=document, type=kind, source=source, curator=curator
             ),
         )
 

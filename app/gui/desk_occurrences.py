@@ -23,7 +23,7 @@ from app.gui.desk_model import DeskModel
 from app.gui.desk_saving import DeskSaving
 from app.gui.workers import LinkService
 from core.errors import CuralinkError
-from core.jobs.occurrences import Occurrences, annotate_occurrences, mention_text, preview_occurrences
+from core.jobs.occurrences import Occurrences, mention_text, preview_occurrences
 from core.text.words import snap_to_words
 
 
@@ -139,10 +139,10 @@ class AnnotateOccurrences:
         text, kind = dialog.text.text(), dialog.type.text().strip()
         document = None if dialog.whole_project else dialog.document
         source = dialog.source if dialog.link is not None and dialog.link.isChecked() else None
-        operation = lambda curator: annotate_occurrences(  # noqa: E731
-            self.project, text, document=document, type=kind, source=source, curator=curator
+        op = self.model.annotate_occurrences(
+            text, document=document, kind=kind, source=source, label=f"annotate “{text}”: {found.describe()}"
         )
-        outcome = self.saving.perform(f"annotate “{text}”: {found.describe()}", operation)
+        outcome = self.saving.perform(op.label, op.run)
         if outcome == "saved":
             added = sorted(self.saving.last_changes.edited)
             undecided = [  # this document's are suggested for as edited mentions (learn_decided)
