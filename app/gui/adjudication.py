@@ -116,7 +116,7 @@ class AdjudicationDialog(QDialog):
 def open_adjudication(window) -> AdjudicationDialog:
     """The Curate ▸ Adjudicate action: the window's curator adjudicates; the desk refreshes after a save."""
     dialog = AdjudicationDialog(window.project, window.settings.curator, window)
-    dialog.accepted.connect(lambda: window.refresh(None))
+    dialog.accepted.connect(lambda: window.document.refresh(None))
     window.menu_dialog = dialog
     dialog.open()
     return dialog

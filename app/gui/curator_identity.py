@@ -85,7 +85,7 @@ class CuratorStatus(QObject):
         """Another curator took over: the label, and an undo stack of their own decisions."""
         self.show_name()
         window = self.window
-        window.restore_undo_history()  # the project keeps one history per curator (core.jobs.undo)
+        window.extras.restore_undo_history()  # the project keeps one history per curator (core.jobs.undo)
         window.statusBar().showMessage(
             f"curating as {name}: decisions from now on are stored under this name", 6000
         )
@@ -94,7 +94,7 @@ class CuratorStatus(QObject):
         """The name dialog (window-modal, never blocking the event loop); None while changes wait to be
         saved under the current name (a switch then would sign them with the old one in another stack)."""
         window = self.window
-        if not first_start and window.waiting_for_writes("switching curator"):
+        if not first_start and window.saving.waiting_for_writes("switching curator"):
             return None
         name = login_name() if first_start else window.settings.curator
         dialog = CuratorDialog(window, name=name, first_start=first_start)
@@ -114,7 +114,7 @@ def install_curator(window, menu) -> CuratorStatus:
     """The status label and Curate ▸ Switch curator…, while the window builds its menus."""
     status = CuratorStatus(window)
     window.curator_status = status
-    window.act_switch_curator = window._action("Switch curator…", [], status.ask)
+    window.act_switch_curator = window.key_action("Switch curator…", [], status.ask)
     menu.addSeparator()
     menu.addAction(window.act_switch_curator)
     return status

@@ -11,183 +11,146 @@ that NCBI-disease-style corpora annotate and evaluate (one composite mention, `A
 
 from __future__ import annotations
 
-from collections import Counter
-
 from PySide6.QtWidgets import QInputDialog
 
+from app.gui.abstract_view import AbstractView
 from app.gui.bulk_accept_dialog import BulkAcceptDialog
-from app.gui.desk_extras import DeskExtrasMixin
+from app.gui.candidate_panel import CandidatePanel
+from app.gui.desk_host import DeskHost
 from app.gui.desk_learnt import teaching_detail
+from app.gui.desk_model import DeskModel
+from app.gui.desk_saving import DeskSaving
 from app.gui.kb_search import KbSearchDialog
-from app.gui.workers import MODELS_LOADING, MODELS_NOT_LOADED
-from core.jobs import curation
-from core.jobs.bulk_accept import BulkScale, read_scale, undecided_top_suggestions
-from core.store.curation import COMPOSITE_SEPARATOR, LINKING_ACTIONS
-from core.store.curation_log import concept_parts
+from core.jobs.bulk_accept import BulkScale
 from core.text.words import snap_to_words
 
 # Decisions that act on the suggestions shown: the store refuses them once the mention has changed.
 ON_SUGGESTIONS = ("accept", "reject")
 
 
-class CurationMixin(DeskExtrasMixin):
-    """Mixed into `MainWindow`: needs its project, document state, undo stack, panels and service. The
-    curator extras of issue 12 (notes and flags, identical mentions, word edges, statistics, undo across
-    restarts) come with it from `DeskExtrasMixin`."""
+class Curation:
+    """The curation keys of the window (`host`): decisions and edits of the open document in `model`,
+    built there and written through `saving`; the candidates pane shows the marks, the abstract the
+    selection a new mention comes from. The curator extras of issue 12 are `CuratorExtras`."""
+
+    def __init__(
+        self,
+        host: DeskHost,
+        model: DeskModel,
+        saving: DeskSaving,
+        *,
+        candidates: CandidatePanel,
+        abstract: AbstractView,
+    ):
+        self.host, self.model, self.saving = host, model, saving
+        self.project, self.candidates, self.abstract = model.project, candidates, abstract
+        self.kb_dialog: KbSearchDialog | None = None
 
     # --- decisions -------------------------------------------------------------------------------
 
     def decide(self, action: str, concept_id: str = "", *, detail: dict | None = None) -> bool:
-        mention_id = self.current_mention_id()
+        """One decision on the selected mention (DeskModel.decide), then on to the next undecided one."""
+        mention_id = self.model.current_mention_id()
         if mention_id is None:
-            self.statusBar().showMessage("no mention selected", 3000)
+            self.host.statusBar().showMessage("no mention selected", 3000)
             return False
-        suggested_for = None
-        if action in ON_SUGGESTIONS and self.suggestions.get(mention_id):
-            suggested_for = self.suggested_for.get(mention_id)
-        mention = self.doc.mentions[self.current]
-        detail = teaching_detail(self, detail)  # Alt+Enter, Curate ▸ Decide without teaching
-        text = f"{action} “{mention.text}”" + (f" → {concept_id}" if concept_id else "")
-        if detail and detail.get("teach") is False:
-            text += " (not taught)"
-        if action == "reject" and mention.origin == "detected":
-            text = f"reject “{mention.text}”: not a mention (it is left out of exports)"
-        outcome = self.perform(
-            text,
-            lambda curator: curation.decide(
-                self.project,
-                mention_id,
-                action,
-                concept_id=concept_id,
-                curator=curator,
-                detail=detail,
-                suggested_for=suggested_for,
-            ),
-        )
+        detail = teaching_detail(self.host, detail)  # Alt+Enter, Curate ▸ Decide without teaching
+        op = self.model.decide(action, concept_id, detail=detail)
+        outcome = self.saving.perform(op.label, op.run)
         if outcome == "refused":
             return False
         if outcome == "saved":
-            self.statusBar().showMessage(f"saved: {text}", 4000)
+            self.host.statusBar().showMessage(f"saved: {op.label}", 4000)
         else:  # the save bar shows it until the store has it
-            self.statusBar().showMessage(f"waiting to save: {text}", 4000)
-        self._advance_after(mention_id)
+            self.host.statusBar().showMessage(f"waiting to save: {op.label}", 4000)
+        following = self.model.next_after(mention_id)
+        if following is not None:
+            self.host.document.select_mention(following)
         return outcome == "saved"
 
-    def _advance_after(self, mention_id: int) -> None:
-        if mention_id in self.mention_ids:
-            index = self.mention_ids.index(mention_id)
-            for later in range(index + 1, len(self.mention_ids)):
-                if self.mention_ids[later] not in self.decisions:
-                    self.select_mention(later)
-                    return
-            self.select_mention(min(index + 1, len(self.mention_ids) - 1))
-
-    def report_refusal(self, exc: Exception) -> None:
-        """A write the store refused: say why in the status bar (it is also in the log)."""
-        self.statusBar().showMessage(f"not saved: {exc}", 10000)
-
     def accept_rank(self, rank: int) -> bool:
-        mention_id = self.current_mention_id()
-        ranked = self.suggestions.get(mention_id, []) if mention_id is not None else []
-        if not 1 <= rank <= len(ranked):
-            waiting = mention_id in self.resuggesting
-            self.statusBar().showMessage(
+        mention_id = self.model.current_mention_id()
+        chosen = self.model.ranked()
+        if not 1 <= rank <= len(chosen):
+            waiting = mention_id in self.model.resuggesting
+            self.host.statusBar().showMessage(
                 "suggestions for the new span are on their way"
                 if waiting
                 else f"no candidate {rank} for this mention",
                 3000,
             )
             return False
-        chosen = ranked[rank - 1]
+        candidate = chosen[rank - 1]
         return self.decide(
-            "accept", chosen.concept_id, detail={"rank": rank, "score": round(chosen.score, 4)}
+            "accept", candidate.concept_id, detail={"rank": rank, "score": round(candidate.score, 4)}
         )
 
     def accept_top(self) -> bool:
         """Enter: the marked candidates as one link when some are marked, else the top one."""
-        return self.accept_marked() if self.marked else self.accept_rank(1)
+        return self.accept_marked() if self.model.marked else self.accept_rank(1)
 
     def toggle_mark(self, rank: int) -> bool:
         """Ctrl+n: mark or unmark candidate n for a link naming several concepts."""
-        mention_id = self.current_mention_id()
-        ranked = self.suggestions.get(mention_id, []) if mention_id is not None else []
-        if not 1 <= rank <= len(ranked):
-            self.statusBar().showMessage(f"no candidate {rank} for this mention", 3000)
+        if not self.model.toggle_mark(rank):
+            self.host.statusBar().showMessage(f"no candidate {rank} for this mention", 3000)
             return False
-        concept_id = ranked[rank - 1].concept_id
-        if concept_id in self.marked:
-            self.marked.remove(concept_id)
-        else:
-            self.marked.append(concept_id)
-        self.candidates.set_marked(self.marked)
-        if self.marked:
-            self.statusBar().showMessage(
-                f"marked {' | '.join(self.marked)}: Enter links the mention to all of them, Esc clears", 6000
+        marked = self.model.marked
+        self.candidates.set_marked(marked)
+        if marked:
+            self.host.statusBar().showMessage(
+                f"marked {' | '.join(marked)}: Enter links the mention to all of them, Esc clears", 6000
             )
         else:
-            self.statusBar().clearMessage()
+            self.host.statusBar().clearMessage()
         return True
 
     def clear_marks(self) -> None:
-        self.marked = []
-        self.searched_marks = set()
+        self.model.clear_marks()
         self.candidates.set_marked([])
 
     def accept_marked(self) -> bool:
         """Accept every marked candidate as one decision (`A|B|C`, in the order they were marked)."""
-        mention_id = self.current_mention_id()
-        ranked = self.suggestions.get(mention_id, []) if mention_id is not None else []
-        order = [c.concept_id for c in ranked]
-        chosen = [c for c in self.marked if c in order or c in self.searched_marks]
-        if not chosen:
-            self.clear_marks()
+        chosen = self.model.marked_decision()
+        self.candidates.set_marked([])
+        if chosen is None:
             return False
-        detail = {"ranks": [order.index(c) + 1 if c in order else None for c in chosen]}
-        searched = [c for c in chosen if c in self.searched_marks]
-        self.clear_marks()
-        if searched:  # concepts found in the KB search: a correction, as Enter there makes
-            detail = {**detail, "via": "kb search"}
-            return self.decide("correct", COMPOSITE_SEPARATOR.join(chosen), detail=detail)
-        return self.decide("accept", COMPOSITE_SEPARATOR.join(chosen), detail=detail)
-
-    def linked_ids(self, mention_id: int | None) -> list[str]:
-        """The concepts the mention is linked to now (several for a composite link)."""
-        decision = self.decisions.get(mention_id)
-        if decision is None or decision.action not in LINKING_ACTIONS:
-            return []
-        return concept_parts(decision.concept_id)
+        action, concept_id, detail = chosen
+        return self.decide(action, concept_id, detail=detail)
 
     def open_kb_search(self) -> KbSearchDialog | None:
-        if self.current_mention_id() is None:
-            self.statusBar().showMessage("select a mention first", 3000)
+        if self.model.current_mention_id() is None:
+            self.host.statusBar().showMessage("select a mention first", 3000)
             return None
-        assert self.doc is not None and self.current is not None
-        mention_id = self.current_mention_id()
-        self.kb_dialog = KbSearchDialog(self.project, self, initial=self.doc.mentions[self.current].text)
+        assert self.model.doc is not None and self.model.current is not None
+        mention_id = self.model.current_mention_id()
+        self.kb_dialog = KbSearchDialog(
+            self.project, self.host, initial=self.model.doc.mentions[self.model.current].text
+        )
         self.kb_dialog.accepted.connect(lambda: self._kb_picked(mention_id))
-        self.kb_dialog.finished.connect(lambda _result: self.activateWindow())  # keys go to the desk again
+        self.kb_dialog.finished.connect(
+            lambda _result: self.host.activateWindow()
+        )  # keys go to the desk again
         self.kb_dialog.open()
-        self.kb_dialog.keep_in_view(self.abstract.mention_rect(self.current))  # the mention stays in view
+        self.kb_dialog.keep_in_view(
+            self.abstract.mention_rect(self.model.current)
+        )  # the mention stays in view
         return self.kb_dialog
 
     def _kb_picked(self, mention_id: int | None) -> None:
         """Enter links the chosen concept alone; Ctrl+Enter adds it to the marked or linked ones."""
-        if self.kb_dialog is None or not self.kb_dialog.chosen or mention_id not in self.mention_ids:
+        if self.kb_dialog is None or not self.kb_dialog.chosen or mention_id not in self.model.mention_ids:
             return
-        self.current = self.mention_ids.index(mention_id)
+        self.model.current = self.model.mention_ids.index(mention_id)
         chosen = self.kb_dialog.chosen
         if not self.kb_dialog.add:
             self.decide("correct", chosen, detail={"via": "kb search"})
             return
         # Building a link to several concepts stores nothing until it is complete (Enter), as with
         # Ctrl+1-9: a first pick stored at once was a one-concept correction the linker learnt from.
-        base = list(self.marked) or self.linked_ids(mention_id)
-        self.marked = [*base, *([chosen] if chosen not in base else [])]
-        self.marked_mention = mention_id
-        self.searched_marks.update(self.marked)
-        self.candidates.set_marked(self.marked)
-        self.statusBar().showMessage(
-            f"link being built: {' + '.join(self.marked)}. Ctrl+F then Ctrl+Enter adds another, "
+        self.model.add_searched(mention_id, chosen)
+        self.candidates.set_marked(self.model.marked)
+        self.host.statusBar().showMessage(
+            f"link being built: {' + '.join(self.model.marked)}. Ctrl+F then Ctrl+Enter adds another, "
             "Enter stores it, Esc clears",
             10000,
         )
@@ -197,89 +160,76 @@ class CurationMixin(DeskExtrasMixin):
     def add_mention(self) -> bool:
         """M: the selection, snapped to whole words (an edge inside a word moves out to its edge)."""
         span = self.abstract.selection_span()
-        if span is not None and self.doc is not None:
-            span = snap_to_words(self.doc.text, *span)
-        if self.doc is None or span is None:
-            self.statusBar().showMessage("select some text first, then press M", 3000)
+        if span is not None and self.model.doc is not None:
+            span = snap_to_words(self.model.doc.text, *span)
+        if self.model.doc is None or span is None:
+            self.host.statusBar().showMessage("select some text first, then press M", 3000)
             return False
-        types = Counter(m.type for m in self.doc.mentions if m.type)
-        kind = types.most_common(1)[0][0] if types else ""
-        if self.waiting_for_writes("adding a mention"):
+        if self.saving.waiting_for_writes("adding a mention"):
             return False
-        doc_id = self.doc.doc_id
-        operation = lambda curator: curation.add_mention(  # noqa: E731
-            self.project, doc_id, span[0], span[1], type=kind, curator=curator
-        )
-        if self.perform(f"add mention [{span[0]}, {span[1]})", operation) == "refused":
+        op = self.model.add_mention(*span)
+        if self.saving.perform(op.label, op.run) == "refused":
             return False
         self.abstract.select_text(span[1], span[1])
-        self.statusBar().showMessage(f"added mention “{self.doc.text[span[0] : span[1]]}”", 4000)
+        self.host.statusBar().showMessage(f"added mention “{self.model.doc.text[span[0] : span[1]]}”", 4000)
         return True
 
     def delete_mention(self) -> bool:
-        mention_id = self.current_mention_id()
-        if mention_id is None or self.doc is None or self.current is None:
+        mention_id = self.model.current_mention_id()
+        if mention_id is None or self.model.doc is None or self.model.current is None:
             return False
-        if self.waiting_for_writes("deleting a mention"):
+        if self.saving.waiting_for_writes("deleting a mention"):
             return False
-        label = f"delete mention {self.doc.mentions[self.current].text}"
-        operation = lambda curator: curation.delete_mention(self.project, mention_id, curator=curator)  # noqa: E731
-        return self.perform(label, operation) != "refused"
+        op = self.model.delete_mention()
+        return self.saving.perform(op.label, op.run) != "refused"
 
     def adjust(self, start_delta: int, end_delta: int) -> bool:
-        mention_id = self.current_mention_id()
-        if mention_id is None or self.doc is None or self.current is None:
+        mention_id = self.model.current_mention_id()
+        if mention_id is None or self.model.doc is None or self.model.current is None:
             return False
-        mention = self.doc.mentions[self.current]
+        mention = self.model.doc.mentions[self.model.current]
         new = (mention.start + start_delta, mention.end + end_delta)
-        if not 0 <= new[0] < new[1] <= len(self.doc.text) or self.waiting_for_writes("a span edit"):
+        if not 0 <= new[0] < new[1] <= len(self.model.doc.text) or self.saving.waiting_for_writes(
+            "a span edit"
+        ):
             return False
         return self.edit_span(mention_id, new, merge=True)
 
     def edit_span(self, mention_id: int, new: tuple[int, int], *, merge: bool, label: str = "") -> bool:
         """One span edit; `merge`: nudges of the same mention in a row are one undo step."""
-        operation = lambda curator: curation.edit_span(  # noqa: E731
-            self.project, mention_id, *new, curator=curator, merge=merge
-        )
-        return self.perform(label or "adjust boundaries", operation) != "refused"
+        op = self.model.edit_span(mention_id, new, merge=merge, label=label)
+        return self.saving.perform(op.label, op.run) != "refused"
 
     def change_type(self, new_type: str | None = None) -> QInputDialog | bool:
         """T: pick a type (those in use, or a new one); with `new_type`, set it directly."""
-        mention_id = self.current_mention_id()
-        if mention_id is None or self.doc is None or self.current is None:
+        mention_id = self.model.current_mention_id()
+        if mention_id is None or self.model.doc is None or self.model.current is None:
             return False
-        old = self.doc.mentions[self.current].type
+        old = self.model.doc.mentions[self.model.current].type
         if new_type is not None:
-            if new_type == old or self.waiting_for_writes("a type change"):
+            if new_type == old or self.saving.waiting_for_writes("a type change"):
                 return False
             return self._change_type(mention_id, old, new_type)
         types = self.project.mention_types()
-        dialog = QInputDialog(self)
+        dialog = QInputDialog(self.host)
         dialog.setWindowTitle("Mention type")
-        dialog.setLabelText(f"Type of “{self.doc.mentions[self.current].text}”")
+        dialog.setLabelText(f"Type of “{self.model.doc.mentions[self.model.current].text}”")
         dialog.setComboBoxItems([old, *[t for t in types if t != old]] if old else types)
         dialog.setComboBoxEditable(True)
         dialog.textValueSelected.connect(
             lambda text: self._type_chosen(mention_id, old, text.strip()) if text.strip() != old else None
         )
-        self.menu_dialog = dialog
+        self.host.menu_dialog = dialog
         dialog.open()
         return dialog
 
     def _type_chosen(self, mention_id: int, old: str, new: str) -> None:
-        if mention_id in self.mention_ids and not self.waiting_for_writes("a type change"):
+        if mention_id in self.model.mention_ids and not self.saving.waiting_for_writes("a type change"):
             self._change_type(mention_id, old, new)
 
     def _change_type(self, mention_id: int, old: str, new: str) -> bool:
-        operation = lambda curator: curation.change_type(self.project, mention_id, new, curator=curator)  # noqa: E731
-        return self.perform(f"type {old or '(none)'} → {new or '(none)'}", operation) != "refused"
-
-    def resuggest(self, mention_id: int) -> None:
-        """Ask for suggestions for an edited mention at once (the store already dropped its old ones)."""
-        self.resuggesting.add(mention_id)
-        if self.device_label.text() == MODELS_NOT_LOADED:
-            self.device_label.setText(MODELS_LOADING)
-        self.service.resuggest([mention_id])
+        op = self.model.change_type(mention_id, old, new)
+        return self.saving.perform(op.label, op.run) != "refused"
 
     # --- bulk accept -----------------------------------------------------------------------------
 
@@ -288,33 +238,21 @@ class CurationMixin(DeskExtrasMixin):
     ) -> int:
         """Accept the top suggestion of every undecided mention whose score reaches `threshold`; with a
         ranker in force only the suggestions it scored (app.gui.bulk_accept_dialog)."""
-        if self.waiting_for_writes("bulk accept"):
+        if self.saving.waiting_for_writes("bulk accept"):
             return 0
-        scale = scale or read_scale(self.project)
-        tops = undecided_top_suggestions(self.project, None if whole_queue else self.mention_ids)
-        accepts = [
-            curation.BulkAccept(t.mention_id, t.concept_id, t.version, t.score, t.key)
-            for t in scale.eligible(tops)
-            if t.score >= threshold
-        ]
-        if accepts:
-            label = f"bulk-accept {len(accepts)} suggestion(s) ≥ {threshold:.2f}"
-            operation = lambda curator: curation.bulk_accept(  # noqa: E731
-                self.project, accepts, threshold, curator=curator
-            )
-            outcome = self.perform(label, operation)
-            if outcome != "saved":  # refused (status bar), or waiting in the save bar
-                return 0
-        self.statusBar().showMessage(f"bulk-accepted {len(accepts)} suggestion(s) ≥ {threshold:.2f}", 5000)
-        return len(accepts)
+        count, op = self.model.bulk_accept(threshold, whole_queue=whole_queue, scale=scale)
+        if op is not None and self.saving.perform(op.label, op.run) != "saved":
+            return 0  # refused (status bar), or waiting in the save bar
+        self.host.statusBar().showMessage(f"bulk-accepted {count} suggestion(s) ≥ {threshold:.2f}", 5000)
+        return count
 
     def bulk_accept_dialog(self) -> BulkAcceptDialog:
-        dialog = BulkAcceptDialog(self, self.project, self.mention_ids)
+        dialog = BulkAcceptDialog(self.host, self.project, self.model.mention_ids)
         dialog.accepted.connect(
             lambda: self.bulk_accept(
                 dialog.threshold.value(), whole_queue=dialog.whole_queue, scale=dialog.scale
             )
         )
-        self.menu_dialog = dialog
+        self.host.menu_dialog = dialog
         dialog.open()
         return dialog

@@ -8,7 +8,11 @@ draws the uncertain ones apart (states.LOW_SPAN_PROBABILITY) until a curator dec
 
 from __future__ import annotations
 
-from app.gui.workers import MODELS_LOADING, MODELS_NOT_LOADED, Job
+from app.gui.desk_host import DeskHost
+from app.gui.desk_linking import BackgroundLinking
+from app.gui.desk_model import DeskModel
+from app.gui.document_queue import DocumentQueue
+from app.gui.workers import Job, LinkService
 from core.jobs.detect_targets import SKIP_GOLD, SKIP_HAS_MENTIONS, SKIP_OTHER_SPLIT
 
 SKIP_REASONS = {
@@ -33,43 +37,55 @@ def found_message(found) -> str:
     return "; ".join(parts)
 
 
-class FindMentionsMixin:
-    """Mixed into `MainWindow`: needs its link service, queue, open document and status bar."""
+class FindMentions:
+    """Finding mentions for the window (`host`) through the link service, shown in the open document
+    (`model`) as they are stored; the job's progress goes through `links`."""
 
-    def _connect_find_mentions(self) -> None:
-        self.service.mentionsFound.connect(self._on_mentions_found)
+    def __init__(
+        self,
+        host: DeskHost,
+        model: DeskModel,
+        service: LinkService,
+        queue: DocumentQueue,
+        links: BackgroundLinking,
+    ):
+        self.host, self.model, self.service, self.queue, self.links = host, model, service, queue, links
+        service.mentionsFound.connect(self._on_mentions_found)
 
     def find_mentions_here(self) -> Job | None:
-        if self.doc is None:
-            self.statusBar().showMessage("no document open", 3000)
+        if self.model.doc is None:
+            self.host.statusBar().showMessage("no document open", 3000)
             return None
-        return self._find_mentions([self.doc.doc_id], "finding mentions in this document")
+        return self._find_mentions([self.model.doc.doc_id], "finding mentions in this document")
 
     def find_mentions_in_raw(self) -> Job | None:
         """Every queue document without a mention (raw text), the open one first."""
         ids = [e.doc_id for e in self.queue.model.entries if e.mentions == 0]
         if not ids:
-            self.statusBar().showMessage("every document already has mentions", 4000)
+            self.host.statusBar().showMessage("every document already has mentions", 4000)
             return None
-        if self.doc is not None and self.doc.doc_id in ids:
-            ids.remove(self.doc.doc_id)
-            ids.insert(0, self.doc.doc_id)
+        if self.model.doc is not None and self.model.doc.doc_id in ids:
+            ids.remove(self.model.doc.doc_id)
+            ids.insert(0, self.model.doc.doc_id)
         return self._find_mentions(ids, f"finding mentions in {len(ids)} document(s)")
 
     def _find_mentions(self, ids: list[str], title: str) -> Job:
-        if self.device_label.text() == MODELS_NOT_LOADED:
-            self.device_label.setText(MODELS_LOADING)
-        self.linking.update(ids)
+        self.links.models_loading()
+        self.model.linking.update(ids)
         job = self.service.find_mentions(ids, name=title)
-        self._track(job, title)
-        job.signals.returned.connect(lambda found: self.statusBar().showMessage(found_message(found), 15000))
+        self.links.track(job, title)
+        job.signals.returned.connect(
+            lambda found: self.host.statusBar().showMessage(found_message(found), 15000)
+        )
         for signal in (job.signals.returned, job.signals.errored, job.signals.cancelled):
-            signal.connect(lambda *_args, asked=tuple(ids): self.linking.difference_update(asked))
+            signal.connect(lambda *_args, asked=tuple(ids): self.model.linking.difference_update(asked))
         return job
 
     def _on_mentions_found(self, found_for: tuple) -> None:
         """New mentions are in the store: show them now (unsuggested) in the open document; the queue
         rows follow as each document is linked."""
         found, asked = found_for
-        if found.added and self.doc is not None and self.doc.doc_id in found.tagged(asked):
-            self.open_document(self.doc.doc_id, mention_id=self.current_mention_id())
+        if found.added and self.model.doc is not None and self.model.doc.doc_id in found.tagged(asked):
+            self.host.document.open_document(
+                self.model.doc.doc_id, mention_id=self.model.current_mention_id()
+            )

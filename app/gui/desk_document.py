@@ -4,12 +4,29 @@ changed (a decision re-reads its mentions' state; other edits the document; the 
 from __future__ import annotations
 
 import gc
+import html
+from collections.abc import Callable
 
-from app.gui.abstract_view import MentionMark
-from app.gui.states import detected_probability, mention_state
+from PySide6.QtWidgets import QLabel
+
+from app.gui.abstract_view import AbstractView, MentionMark
+from app.gui.actions import DeskHistory
+from app.gui.candidate_panel import CandidatePanel, order_source
+from app.gui.concept_pane import ConceptPane
+from app.gui.desk_linking import BackgroundLinking
+from app.gui.desk_marks import CurationMarks
+from app.gui.desk_model import DeskModel
+from app.gui.document_queue import DocumentQueue
+from app.gui.settings import AppSettings
+from app.gui.states import (
+    STATE_COLOURS,
+    STATE_LABELS,
+    detected_probability,
+    mention_state,
+    muted,
+    uncertain_span,
+)
 from core.jobs import curation
-from core.kb.concept import Concept
-from core.store.curation_log import SuggestionSet, concept_parts, mention_key
 from core.store.desk_lookup import document_facets
 from core.store.op_changes import OpChanges
 
@@ -24,81 +41,73 @@ def settle_memory() -> None:
     gc.freeze()
 
 
-class OpenDocumentMixin:
-    """Mixed into `MainWindow`: needs its project, queue, abstract, document state and selection."""
+class DocumentView:
+    """The open document of `model` on screen: the queue's rows, the abstract with its highlights (and
+    the notes and flags of `marks`), the candidates and concept panes; redrawn from what each operation
+    changed. `links` links what is opened; `on_selected` follows every selection (the remembered view)."""
+
+    def __init__(
+        self,
+        model: DeskModel,
+        settings: AppSettings,
+        *,
+        queue: DocumentQueue,
+        abstract: AbstractView,
+        candidates: CandidatePanel,
+        concept: ConceptPane,
+        doc_meta: QLabel,
+        marks: CurationMarks,
+        links: BackgroundLinking,
+        undo_stack: DeskHistory,
+        on_selected: Callable[[], None],
+    ):
+        self.model, self.settings, self.project = model, settings, model.project
+        self.queue, self.abstract, self.candidates, self.concept = queue, abstract, candidates, concept
+        self.doc_meta, self.marks, self.links, self.undo_stack = doc_meta, marks, links, undo_stack
+        self.on_selected = on_selected
+        # looked up at each activation (not bound now), as the window's own slot was: tests replace it
+        queue.documentActivated.connect(lambda doc_id: self.open_document(doc_id))
+        abstract.mentionClicked.connect(self.select_mention)
+        candidates.candidateSelected.connect(self._show_candidate_concept)
 
     def reload_queue(self) -> None:
         self.queue.set_entries(self.project.queue(), document_facets(self.project))
         settle_memory()
 
     def open_document(self, doc_id: str, *, mention_id: int | None = None) -> None:
-        found = list(self.project.documents_with_mention_ids(ids=[doc_id]))
-        if not found:
+        if not self.model.open(doc_id):
             return
-        self.doc, self.mention_ids = found[0]
-        self.suggestions = {m: [] for m in self.mention_ids}
-        self.suggested_for = {}
-        self._install(self.project.suggestion_sets(self.mention_ids))
-        self.decisions = self.project.current_decisions(mention_ids=self.mention_ids)
-        # every candidate's and link's concept at once: moving on after a decision then reads nothing
-        wanted = {c.concept_id for ranked in self.suggestions.values() for c in ranked}
-        wanted |= {p for d in self.decisions.values() for p in concept_parts(d.concept_id)}
-        missing = sorted(wanted - set(self.concepts))
-        if missing:
-            self.concepts.update(self.project.concepts(missing))
-        self.abstract.set_document(self.doc, self._marks())
+        self.abstract.set_document(self.model.doc, self._marks())
         self.queue.select(doc_id, emit=False)
         entry = self.queue.entry(doc_id)
         self._update_doc_meta(entry)
-        if mention_id in self.mention_ids:
-            self.select_mention(self.mention_ids.index(mention_id))
+        if mention_id in self.model.mention_ids:
+            self.select_mention(self.model.mention_ids.index(mention_id))
         else:
-            self.select_mention(self._first_open_mention())
-        self.prefetch()
-
-    def _install(self, found: dict[int, SuggestionSet]) -> list[int]:
-        """Take the suggestions computed for a mention's current span and type, drop any others (a
-        late answer for an edited span); returns the mentions updated."""
-        assert self.doc is not None
-        updated = []
-        for mention, mention_id in zip(self.doc.mentions, self.mention_ids, strict=True):
-            entry = found.get(mention_id)
-            if entry is None or entry.key != mention_key(mention):
-                continue
-            self.suggestions[mention_id] = entry.candidates
-            self.suggested_for[mention_id] = entry.key
-            if entry.candidates:
-                self.resuggesting.discard(mention_id)
-            updated.append(mention_id)
-        return updated
+            self.select_mention(self.model.first_open_mention())
+        self.links.prefetch()
 
     def _update_doc_meta(self, entry) -> None:
-        if self.doc is None:
+        if self.model.doc is None:
             return
-        reviewed = sum(1 for m in self.mention_ids if m in self.decisions)
-        waiting = sum(1 for m in self.mention_ids if not self.suggestions.get(m))
-        text = f"{self.doc.doc_id} · {len(self.mention_ids)} mentions · {reviewed} reviewed"
+        reviewed = sum(1 for m in self.model.mention_ids if m in self.model.decisions)
+        waiting = sum(1 for m in self.model.mention_ids if not self.model.suggestions.get(m))
+        text = f"{self.model.doc.doc_id} · {len(self.model.mention_ids)} mentions · {reviewed} reviewed"
         if waiting:
             text += f" · {waiting} waiting for suggestions"
         self.doc_meta.setText(text)
 
-    def _first_open_mention(self) -> int | None:
-        for index, mention_id in enumerate(self.mention_ids):
-            if mention_id not in self.decisions:
-                return index
-        return 0 if self.mention_ids else None
-
     def _marks(self, *, reread: bool = True) -> list[MentionMark]:
         """The highlights of the open document; `reread` reads its notes and flags again."""
-        assert self.doc is not None
+        assert self.model.doc is not None
         marks = []
-        for mention, mention_id in zip(self.doc.mentions, self.mention_ids, strict=True):
-            decision = self.decisions.get(mention_id)
-            ranked = self.suggestions.get(mention_id, [])
+        for mention, mention_id in zip(self.model.doc.mentions, self.model.mention_ids, strict=True):
+            decision = self.model.decisions.get(mention_id)
+            ranked = self.model.suggestions.get(mention_id, [])
             state = mention_state(decision.action if decision else None, bool(ranked))
             concept = ""
             if decision is not None and decision.concept_id:
-                concept = self._link_text(decision.concept_id)
+                concept = self.model.link_text(decision.concept_id)
             elif ranked:
                 concept = f"top: {ranked[0].concept_id} {ranked[0].name}"
             marks.append(
@@ -112,18 +121,24 @@ class OpenDocumentMixin:
                     probability=detected_probability(mention, decision is not None),
                 )
             )
-        return self._with_curation_marks(marks, reread=reread)
+        return self.marks.put_on(marks, reread=reread)
+
+    def redraw_document(self, select: int | None) -> None:
+        """The open document's highlights and counts again (its suggestions changed), then a mention."""
+        self.abstract.set_marks(self._marks())
+        self._update_doc_meta(None)
+        self.select_mention(select)
 
     def refresh(self, mention_id: int | None = None) -> None:
         """Re-read the whole queue and the open document (after a change from outside the desk's own
         operations: adjudication, a discarded write); keep (or move to) the given mention."""
-        keep = mention_id if mention_id is not None else self.current_mention_id()
+        keep = mention_id if mention_id is not None else self.model.current_mention_id()
         self.reload_queue()
         self.undo_stack.set(
             curation.history_of(self.project, self.settings.curator)
         )  # the curator may be new
-        if self.doc is not None:
-            self.open_document(self.doc.doc_id, mention_id=keep)
+        if self.model.doc is not None:
+            self.open_document(self.model.doc.doc_id, mention_id=keep)
 
     def show_changes(self, changes: OpChanges, *, navigate: bool = False, follow: bool = True) -> None:
         """Redraw what one curation operation changed, from its `OpChanges` alone: the history, the queue
@@ -134,41 +149,71 @@ class OpenDocumentMixin:
         self.undo_stack.set(changes.history)
         if changes.queue and not self.queue.update_entries(list(changes.queue), changes.facets):
             self.reload_queue()
-        document, mention_id = changes.focus or (None, None)
-        if navigate and document and (self.doc is None or self.doc.doc_id != document):
-            self.open_document(document, mention_id=mention_id)
+        redraw = self.model.apply(changes, navigate=navigate, follow=follow)
+        if redraw.open is not None:
+            self.open_document(redraw.open[0], mention_id=redraw.open[1])
+        elif redraw.changed:
+            self.abstract.set_marks(self._marks(reread=redraw.reread_marks))
+            self._update_doc_meta(self.queue.entry(self.model.doc.doc_id))
+            self.select_mention(redraw.select)
+
+    # --- selection -------------------------------------------------------------------------------
+
+    def select_mention(self, index: int | None) -> None:
+        index = self.model.select(index)
+        if index is None:
+            self.candidates.set_marked([])
+            self.abstract.select_mention(None)
+            self.candidates.clear("This document has no mentions. Select text and press M to add one.")
+            self.concept.show_concept(None)
             return
-        if self.doc is None:
-            return
-        keep = mention_id if (navigate or follow) and mention_id in self.mention_ids else None
-        keep = keep if keep is not None else self.current_mention_id()
-        new_here = (
-            document == self.doc.doc_id and mention_id is not None and mention_id not in self.mention_ids
+        self.marks.show_strip()
+        self.abstract.select_mention(index)
+        mention = self.model.doc.mentions[index]
+        mention_id = self.model.mention_ids[index]
+        ranked = self.model.suggestions.get(mention_id, [])
+        decision = self.model.decisions.get(mention_id)
+        state = mention_state(decision.action if decision else None, bool(ranked))
+        concepts = {c.concept_id: self.model.concept(c.concept_id) for c in ranked}
+        linked = self.model.linked_ids(mention_id)
+        label = (
+            f"<b>{html.escape(mention.text)}</b> &nbsp;<span style='color:{muted()}'>{html.escape(mention.type)}"
+            f" · mention {index + 1} of {len(self.model.mention_ids)} · "
+            f"<span style='color:{STATE_COLOURS[state][1]}'>{STATE_LABELS[state]}</span>"
         )
-        if new_here or set(changes.edited) & set(self.mention_ids):
-            self.open_document(self.doc.doc_id, mention_id=mention_id if new_here else keep)
-            return
-        for changed, decision in changes.decisions.items():
-            if changed not in self.mention_ids:
-                continue
-            if decision is None:
-                self.decisions.pop(changed, None)
-            else:
-                self.decisions[changed] = decision
-        self.abstract.set_marks(self._marks(reread=self.doc.doc_id in changes.marks))
-        self._update_doc_meta(self.queue.entry(self.doc.doc_id))
-        self.select_mention(self.mention_ids.index(keep) if keep in self.mention_ids else self.current)
+        if decision is not None and decision.concept_id:
+            label += f" → {html.escape(self.model.link_text(decision.concept_id))}"
+        probability = detected_probability(mention, decision is not None)
+        if probability is not None:
+            label += f" · detected span p {probability:.2f}" + (
+                " (uncertain)" if uncertain_span(probability) else ""
+            )
+        label += "</span>"
+        if not ranked and mention_id in self.model.resuggesting:
+            label += "<br><i>computing suggestions for the new span…</i>"
+        elif not ranked and self.links.background:
+            label += "<br><i>suggestions are being computed in the background…</i>"
+        source = order_source(
+            bool(self.links.ranker_version), bool(self.links.reranker_version) and self.settings.use_reranker
+        )
+        self.candidates.show_candidates(
+            label, ranked, {k: v for k, v in concepts.items() if v}, linked, source, self.model.marked
+        )
+        if not ranked:  # no candidate row to follow: the linked concept, or nothing (never a stale one)
+            self.concept.show_concept(self.model.concept(linked[0]) if linked else None)
+        self.on_selected()
 
-    def _concept(self, concept_id: str) -> Concept | None:
-        if concept_id not in self.concepts:
-            self.concepts[concept_id] = self.project.concept(concept_id)
-        return self.concepts[concept_id]
+    def _show_candidate_concept(self, row: int) -> None:
+        ranked = self.candidates.model.candidates
+        if 0 <= row < len(ranked):
+            self.concept.show_concept(self.model.concept(ranked[row].concept_id))
 
-    def _concept_name(self, concept_id: str) -> str:
-        concept = self._concept(concept_id)
-        return concept.preferred_name if concept else ""
+    def step_mention(self, offset: int) -> None:
+        if self.model.mention_ids:
+            start = -1 if self.model.current is None and offset > 0 else (self.model.current or 0)
+            self.select_mention(max(0, min(start + offset, len(self.model.mention_ids) - 1)))
 
-    def _link_text(self, concept_id: str) -> str:
-        """“D1 Name 1 | D2 Name 2” for a link naming one or several concepts: “|” as stored and exported,
-        since in NCBI-disease and MEDIC “+” is part of some concepts' names (combination concepts)."""
-        return " | ".join(f"{part} {self._concept_name(part)}".strip() for part in concept_parts(concept_id))
+    def step_document(self, offset: int) -> None:
+        target = self.queue.step(offset)
+        if target:
+            self.open_document(target)

@@ -14,25 +14,18 @@ import html
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QVBoxLayout
 
-from app.gui.desk_identical import IdenticalMixin
-from app.gui.desk_marks import MarksMixin
-from app.gui.desk_occurrences import OccurrencesMixin
+from app.gui.actions import DeskHistory
+from app.gui.desk_host import DeskHost
+from app.gui.desk_identical import ApplyToIdentical
+from app.gui.desk_marks import CurationMarks
+from app.gui.desk_model import DeskModel
+from app.gui.desk_occurrences import AnnotateOccurrences
+from app.gui.desk_saving import DeskSaving
+from app.gui.settings import AppSettings
 from core.jobs import curation
 from core.store.day_stats import day_stats
 from core.text import words
 
-# Rows of the F1 help (app/gui/dialogs.py adds them to its table).
-EXTRA_KEY_HELP = (
-    ("Alt+Shift+← / →", "move the mention's end by a word (suggests again)"),
-    ("Ctrl+Alt+← / →", "move the mention's start by a word (suggests again)"),
-    ("Alt+Enter", "accept the top (or marked) candidates without teaching the linker the string"),
-    ("Ctrl+D", "apply this mention's decision to identical unreviewed mentions"),
-    ("Ctrl+Shift+A", "annotate every occurrence of the selection or mention, in the document or project"),
-    ("E  /  Shift+E", "note on the mention / on the document"),
-    ("F  /  Shift+F", "flag the mention / the document for later"),
-    ("D", "mark the document done (again: not done)"),
-    ("Ctrl+Shift+T", "today's statistics"),
-)
 WORD_MOVES = {  # (edge, direction) -> the function giving the new offset
     ("end", -1): words.end_word_left,
     ("end", 1): words.end_word_right,
@@ -41,40 +34,59 @@ WORD_MOVES = {  # (edge, direction) -> the function giving the new offset
 }
 
 
-class DeskExtrasMixin(MarksMixin, IdenticalMixin, OccurrencesMixin):
-    """Mixed into `MainWindow` (needs its `_action`, project, document state, undo stack and writer)."""
+class CuratorExtras:
+    """The curator features' keys and menu entries for the window (`host`, which runs the writes): word
+    moves of the selected mention of `model`, notes and flags (`marks`), Ctrl+D (`identical`), Ctrl+Shift+A
+    (`occurrences`), today's statistics, and the undo history the `undo_stack` shows after a restart."""
+
+    def __init__(
+        self,
+        host: DeskHost,
+        model: DeskModel,
+        settings: AppSettings,
+        undo_stack: DeskHistory,
+        saving: DeskSaving,
+        *,
+        legend: QLabel,
+        marks: CurationMarks,
+        identical: ApplyToIdentical,
+        occurrences: AnnotateOccurrences,
+    ):
+        self.host, self.model, self.settings, self.undo_stack = host, model, settings, undo_stack
+        self.project, self.legend, self.saving = model.project, legend, saving
+        self.marks, self.identical, self.occurrences = marks, identical, occurrences
 
     def _build_extra_actions(self) -> list:
         K, M = Qt.Key, Qt.KeyboardModifier
         alt_shift, ctrl_alt = M.AltModifier | M.ShiftModifier, M.ControlModifier | M.AltModifier
-        self.act_word_end_left = self._action(
+        self.act_word_end_left = self.host.key_action(
             "Shrink end by a word", [alt_shift | K.Key_Left], lambda: self.move_word("end", -1)
         )
-        self.act_word_end_right = self._action(
+        self.act_word_end_right = self.host.key_action(
             "Extend end by a word", [alt_shift | K.Key_Right], lambda: self.move_word("end", 1)
         )
-        self.act_word_start_left = self._action(
+        self.act_word_start_left = self.host.key_action(
             "Extend start by a word", [ctrl_alt | K.Key_Left], lambda: self.move_word("start", -1)
         )
-        self.act_word_start_right = self._action(
+        self.act_word_start_right = self.host.key_action(
             "Shrink start by a word", [ctrl_alt | K.Key_Right], lambda: self.move_word("start", 1)
         )
-        self.act_identical = self._action(
-            "Apply to identical mentions…", ["Ctrl+D"], self.apply_identical_dialog
+        self.act_identical = self.host.key_action(
+            "Apply to identical mentions…", ["Ctrl+D"], self.identical.apply_identical_dialog
         )
-        self.act_occurrences = self._action(
-            "Annotate every occurrence…", ["Ctrl+Shift+A"], self.annotate_occurrences_dialog
+        self.act_occurrences = self.host.key_action(
+            "Annotate every occurrence…", ["Ctrl+Shift+A"], self.occurrences.annotate_occurrences_dialog
         )
-        self.act_note = self._action("Note on the mention…", [K.Key_E], self.edit_note)
-        self.act_doc_note = self._action(
-            "Note on the document…", [M.ShiftModifier | K.Key_E], lambda: self.edit_note(True)
+        self.act_note = self.host.key_action("Note on the mention…", [K.Key_E], self.marks.edit_note)
+        self.act_doc_note = self.host.key_action(
+            "Note on the document…", [M.ShiftModifier | K.Key_E], lambda: self.marks.edit_note(True)
         )
-        self.act_flag = self._action("Flag the mention for later", [K.Key_F], self.toggle_flag)
-        self.act_doc_flag = self._action(
-            "Flag the document for later", [M.ShiftModifier | K.Key_F], lambda: self.toggle_flag(True)
+        self.act_flag = self.host.key_action("Flag the mention for later", [K.Key_F], self.marks.toggle_flag)
+        self.act_doc_flag = self.host.key_action(
+            "Flag the document for later", [M.ShiftModifier | K.Key_F], lambda: self.marks.toggle_flag(True)
         )
-        self.act_done = self._action("Mark the document done", [K.Key_D], self.toggle_done)
-        self.act_today = self._action("Today's statistics…", ["Ctrl+Shift+T"], self.show_day_stats)
+        self.act_done = self.host.key_action("Mark the document done", [K.Key_D], self.marks.toggle_done)
+        self.act_today = self.host.key_action("Today's statistics…", ["Ctrl+Shift+T"], self.show_day_stats)
         return [
             self.act_word_end_left,
             self.act_word_end_right,
@@ -91,11 +103,11 @@ class DeskExtrasMixin(MarksMixin, IdenticalMixin, OccurrencesMixin):
             self.act_today,
         ]
 
-    def _install_curator_extras(self, menu) -> None:
+    def install(self, menu) -> None:
         """Once, while the window builds its menus: the keys (also in `menu`), the marks strip under the
         legend, and the undo stack filled from the log."""
         layout = self.legend.parentWidget().layout()
-        layout.insertWidget(layout.indexOf(self.legend) + 1, self._build_marks_strip())
+        layout.insertWidget(layout.indexOf(self.legend) + 1, self.marks.marks_strip)
         menu.addSeparator()
         for action in self._build_extra_actions():
             if action is None:
@@ -108,19 +120,20 @@ class DeskExtrasMixin(MarksMixin, IdenticalMixin, OccurrencesMixin):
 
     def move_word(self, edge: str, direction: int) -> bool:
         """Move the selected mention's start or end by one word; one undo step, suggested again."""
-        mention_id = self.current_mention_id()
-        if mention_id is None or self.doc is None or self.current is None:
+        mention_id = self.model.current_mention_id()
+        if mention_id is None or self.model.doc is None or self.model.current is None:
             return False
-        mention = self.doc.mentions[self.current]
-        moved = WORD_MOVES[(edge, direction)](self.doc.text, mention.start, mention.end)
+        mention = self.model.doc.mentions[self.model.current]
+        moved = WORD_MOVES[(edge, direction)](self.model.doc.text, mention.start, mention.end)
         if moved is None:
-            self.statusBar().showMessage(f"no word to move the {edge} to", 3000)
+            self.host.statusBar().showMessage(f"no word to move the {edge} to", 3000)
             return False
         new = (moved, mention.end) if edge == "start" else (mention.start, moved)
-        if self.waiting_for_writes("a span edit"):
+        if self.saving.waiting_for_writes("a span edit"):
             return False
         label = f"move the {edge} of “{mention.text}” by a word"
-        return self.edit_span(mention_id, new, merge=False, label=label)  # one undo step per word move
+        op = self.model.edit_span(mention_id, new, merge=False, label=label)  # one undo step per word move
+        return self.saving.perform(op.label, op.run) != "refused"
 
     # --- statistics ---------------------------------------------------------------------------------
 
@@ -161,15 +174,15 @@ class DeskExtrasMixin(MarksMixin, IdenticalMixin, OccurrencesMixin):
         )
         label.setObjectName("dayStats")
         label.setTextFormat(Qt.TextFormat.RichText)
-        dialog = QDialog(self)
+        dialog = QDialog(self.host)
         dialog.setWindowTitle("Today's statistics")
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         buttons.rejected.connect(dialog.reject)
         layout = QVBoxLayout(dialog)
         layout.addWidget(label)
         layout.addWidget(buttons)
-        dialog.finished.connect(lambda _result: self.activateWindow())
-        self.menu_dialog = dialog
+        dialog.finished.connect(lambda _result: self.host.activateWindow())
+        self.host.menu_dialog = dialog
         dialog.open()
         return dialog
 
@@ -182,5 +195,5 @@ class DeskExtrasMixin(MarksMixin, IdenticalMixin, OccurrencesMixin):
         found = curation.history_of(self.project, self.settings.curator)
         self.undo_stack.set(found)
         if found.done:
-            self.statusBar().showMessage(f"Ctrl+Z undoes: {found.undo_text}", 5000)
+            self.host.statusBar().showMessage(f"Ctrl+Z undoes: {found.undo_text}", 5000)
         return found.done

@@ -8,11 +8,16 @@ export's format could not keep are shown, line for line as the CLI prints them."
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Protocol
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QFileDialog, QMessageBox
+from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
 
+from app.gui.desk_host import DeskHost
+from app.gui.desk_linking import BackgroundLinking
+from app.gui.desk_model import DeskModel
 from app.gui.dialogs import (
     ExportDialog,
     ImportCorpusDialog,
@@ -21,42 +26,66 @@ from app.gui.dialogs import (
     progress_for,
     show_error,
 )
-from app.gui.workers import MODELS_NOT_LOADED, Job, run_in_thread
+from app.gui.settings import AppSettings
+from app.gui.workers import MODELS_NOT_LOADED, Job, LinkService, run_in_thread
 
 
-class ProjectFilesMixin:
-    """Mixed into `MainWindow`: needs its project, settings, status bar, link service and labels."""
+class FilesHost(DeskHost, Protocol):
+    """The window as the File menu sees it: it also closes, and keeps the last menu job."""
 
-    def _run_dialog_job(self, title: str, work, on_done, on_error=None) -> Job:
+    menu_job: Job | None
+    report_dialog: QWidget | None
+
+    def close(self) -> bool: ...
+
+
+class ProjectFiles:
+    """The File menu and the settings of the window (`host`): import, export, new and open project; a
+    new or opened project gets a new window from `open_window`, so this never imports the window."""
+
+    def __init__(
+        self,
+        host: FilesHost,
+        model: DeskModel,
+        settings: AppSettings,
+        service: LinkService,
+        links: BackgroundLinking,
+        open_window: Callable[[object], QWidget],
+    ):
+        self.host, self.model, self.settings, self.service, self.links = host, model, settings, service, links
+        self.project = model.project
+        self.open_window = open_window
+
+    def run_dialog_job(self, title: str, work, on_done, on_error=None) -> Job:
         job = run_in_thread(work, title)
-        dialog = progress_for(self, job, title)
+        dialog = progress_for(self.host, job, title)
         job.signals.returned.connect(on_done)
-        job.signals.errored.connect(on_error or (lambda exc: show_error(self, exc, context=title)))
+        job.signals.errored.connect(on_error or (lambda exc: show_error(self.host, exc, context=title)))
         dialog.show()
-        self.menu_job = job  # kept alive (and visible to tests) until the next menu job
+        self.host.menu_job = job  # kept alive (and visible to tests) until the next menu job
         return job
 
-    def _build_file_menu(self, file_menu) -> None:
-        file_menu.addAction(self._action("New project…", ["Ctrl+N"], self.new_project))
-        file_menu.addAction(self._action("Open project…", ["Ctrl+O"], self.open_project))
+    def build_menu(self, file_menu) -> None:
+        file_menu.addAction(self.host.key_action("New project…", ["Ctrl+N"], self.new_project))
+        file_menu.addAction(self.host.key_action("Open project…", ["Ctrl+O"], self.open_project))
         file_menu.addSeparator()
-        self.act_import_corpus = self._action("Import corpus…", ["Ctrl+I"], self.import_corpus)
-        self.act_import_kb = self._action("Import knowledge base…", ["Ctrl+Shift+I"], self.import_kb)
-        self.act_export = self._action("Export…", ["Ctrl+E"], self.export)
-        self.act_export_kb = self._action("Export knowledge base…", [], self.export_knowledge_base)
+        self.act_import_corpus = self.host.key_action("Import corpus…", ["Ctrl+I"], self.import_corpus)
+        self.act_import_kb = self.host.key_action("Import knowledge base…", ["Ctrl+Shift+I"], self.import_kb)
+        self.act_export = self.host.key_action("Export…", ["Ctrl+E"], self.export)
+        self.act_export_kb = self.host.key_action("Export knowledge base…", [], self.export_knowledge_base)
         file_menu.addActions(
             [self.act_import_corpus, self.act_import_kb, self.act_export, self.act_export_kb]
         )
         file_menu.addSeparator()
-        file_menu.addAction(self._action("Quit", ["Ctrl+Q"], self.close))
+        file_menu.addAction(self.host.key_action("Quit", ["Ctrl+Q"], self.host.close))
 
     def import_corpus(self) -> ImportCorpusDialog:
         """File > Import corpus: the dialog asks for the file, `import_corpus_from` does the work."""
-        dialog = ImportCorpusDialog(self)
+        dialog = ImportCorpusDialog(self.host)
         dialog.accepted.connect(
             lambda: self.import_corpus_from(dialog.path, dialog.fmt, dialog.split_box.currentText())
         )
-        self.menu_dialog = dialog
+        self.host.menu_dialog = dialog
         dialog.open()
         return dialog
 
@@ -73,7 +102,7 @@ class ProjectFilesMixin:
 
         def done(result) -> None:
             summary = result.summary
-            self.statusBar().showMessage(
+            self.host.statusBar().showMessage(
                 f"{path.name}: {summary.added} documents added, {summary.skipped} skipped"
                 + (
                     f", {result.report.problem_count} invalid items skipped"
@@ -82,9 +111,9 @@ class ProjectFilesMixin:
                 )
             )
             if result.report_file is not None or result.report.losses:
-                self.report_dialog = _report_box(self, "Import", result.lines())
-            self.reload_queue()
-            self.prefetch()
+                self.host.report_dialog = _report_box(self.host, "Import", result.lines())
+            self.host.document.reload_queue()
+            self.links.prefetch()
 
         def failed(exc: BaseException) -> None:
             from core.formats import InvalidItemsError
@@ -92,9 +121,9 @@ class ProjectFilesMixin:
             if isinstance(exc, InvalidItemsError) and on_invalid == "error":
                 self.offer_skip(path, fmt, split, exc)
             else:
-                show_error(self, exc, context=title)
+                show_error(self.host, exc, context=title)
 
-        return self._run_dialog_job(title, work, done, failed)
+        return self.run_dialog_job(title, work, done, failed)
 
     def offer_skip(self, path: Path, fmt: str, split: str, exc: BaseException) -> QMessageBox:
         """The file has bad items and nothing was stored: list them, and offer to import the rest with a
@@ -106,7 +135,7 @@ class ProjectFilesMixin:
             "Bad items in the file",
             f"{path.name}: {report.problem_count} {noun} cannot be read; nothing was imported.",
             QMessageBox.StandardButton.Cancel,
-            self,
+            self.host,
         )
         box.setInformativeText(
             "Skip and report imports the rest and writes each skipped item to a report in the project's "
@@ -123,13 +152,13 @@ class ProjectFilesMixin:
         box.buttonClicked.connect(clicked)
         box.setWindowModality(Qt.WindowModality.WindowModal)
         box.open()
-        self.report_dialog = box
+        self.host.report_dialog = box
         return box
 
     def import_kb(self) -> ImportKbDialog:
-        dialog = ImportKbDialog(self)
+        dialog = ImportKbDialog(self.host)
         dialog.accepted.connect(lambda: self.import_kb_from(dialog.path, dialog.fmt))
-        self.menu_dialog = dialog
+        self.host.menu_dialog = dialog
         dialog.open()
         return dialog
 
@@ -143,18 +172,18 @@ class ProjectFilesMixin:
             )
 
         def done(summary) -> None:
-            self.statusBar().showMessage(
+            self.host.statusBar().showMessage(
                 f"{path.name}: {summary.added} concepts, {summary.names} names added"
             )
             self.service.reset()
-            self.device_label.setText(MODELS_NOT_LOADED)
-            self.concepts.clear()
-            self._update_models_label()
+            self.links.device_label.setText(MODELS_NOT_LOADED)
+            self.model.concepts.clear()
+            self.links.update_models_label()
 
-        return self._run_dialog_job(f"importing {path.name}", work, done)
+        return self.run_dialog_job(f"importing {path.name}", work, done)
 
     def export(self) -> ExportDialog:
-        dialog = ExportDialog(self, splits=self.project.splits())
+        dialog = ExportDialog(self.host, splits=self.project.splits())
         dialog.accepted.connect(
             lambda: self.export_to(
                 dialog.path,
@@ -164,7 +193,7 @@ class ProjectFilesMixin:
                 split=dialog.split,
             )
         )
-        self.menu_dialog = dialog
+        self.host.menu_dialog = dialog
         dialog.open()
         return dialog
 
@@ -192,11 +221,11 @@ class ProjectFilesMixin:
             )
 
         def done(result) -> None:
-            self.statusBar().showMessage(f"exported {result.count} documents to {path}", 6000)
+            self.host.statusBar().showMessage(f"exported {result.count} documents to {path}", 6000)
             if result.report.losses:  # what the format could not keep, as `curalink export` prints it
-                self.report_dialog = _report_box(self, "Export", result.lines())
+                self.host.report_dialog = _report_box(self.host, "Export", result.lines())
 
-        return self._run_dialog_job(f"exporting {path.name}", work, done)
+        return self.run_dialog_job(f"exporting {path.name}", work, done)
 
     KB_EXPORT_FILTERS = {
         "TSV, every field (*.tsv)": "tsv",
@@ -207,7 +236,7 @@ class ProjectFilesMixin:
     def export_knowledge_base(self) -> QFileDialog:
         """File > Export knowledge base: the KB with the curators' synonyms, as `curalink kb export
         --with-curator-synonyms` writes it; the format follows the chosen file type."""
-        dialog = QFileDialog(self, "Export knowledge base")
+        dialog = QFileDialog(self.host, "Export knowledge base")
         dialog.setAcceptMode(QFileDialog.AcceptMode.AcceptSave)
         dialog.setOption(QFileDialog.Option.DontUseNativeDialog, True)
         dialog.setNameFilters(list(self.KB_EXPORT_FILTERS))
@@ -218,7 +247,7 @@ class ProjectFilesMixin:
                 Path(path), self.KB_EXPORT_FILTERS.get(dialog.selectedNameFilter(), "tsv")
             )
         )
-        self.menu_dialog = dialog
+        self.host.menu_dialog = dialog
         dialog.open()
         return dialog
 
@@ -235,16 +264,16 @@ class ProjectFilesMixin:
                 cancel=cancel,
             )
 
-        return self._run_dialog_job(
+        return self.run_dialog_job(
             f"exporting {path.name}",
             work,
-            lambda count: self.statusBar().showMessage(f"exported {count} concepts to {path}", 6000),
+            lambda count: self.host.statusBar().showMessage(f"exported {count} concepts to {path}", 6000),
         )
 
     def open_settings(self) -> SettingsDialog:
-        dialog = SettingsDialog(self.settings, self)
+        dialog = SettingsDialog(self.settings, self.host)
         dialog.accepted.connect(lambda: self.apply_settings(dialog))
-        self.menu_dialog = dialog
+        self.host.menu_dialog = dialog
         dialog.open()
         return dialog
 
@@ -258,38 +287,37 @@ class ProjectFilesMixin:
             use_reranker=self.settings.use_reranker,
         )
         if before != (self.service.device, self.service.candidates, self.service.use_reranker):
-            self.device_label.setText(MODELS_NOT_LOADED)
-        self.refresh()
+            self.links.device_label.setText(MODELS_NOT_LOADED)
+        self.host.document.refresh()
 
     def new_project(self) -> None:
-        folder = QFileDialog.getExistingDirectory(self, "Folder for the new project")
+        folder = QFileDialog.getExistingDirectory(self.host, "Folder for the new project")
         if folder:
             from core.store import Project
 
             try:
                 self.switch_project(Project.create(Path(folder)))
             except Exception as exc:  # noqa: BLE001 - shown to the curator
-                show_error(self, exc, context="new project")
+                show_error(self.host, exc, context="new project")
 
     def open_project(self) -> None:
-        folder = QFileDialog.getExistingDirectory(self, "Open a Curalink project")
+        folder = QFileDialog.getExistingDirectory(self.host, "Open a Curalink project")
         if folder:
             from core.store import Project
 
             try:
                 self.switch_project(Project.open(Path(folder)))
             except Exception as exc:  # noqa: BLE001 - shown to the curator
-                show_error(self, exc, context="open project")
+                show_error(self.host, exc, context="open project")
 
     def switch_project(self, project):
         from app.console import log_to_project
-        from app.gui.main_window import MainWindow
 
         log_to_project(project.path)
         self.settings.last_project = project.path
-        window = MainWindow(project, self.settings, background=self.background)
+        window = self.open_window(project)
         window.show()
-        self.close()
+        self.host.close()
         return window
 
 

@@ -14,7 +14,9 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
 )
 
-from core.jobs import curation
+from app.gui.desk_host import DeskHost
+from app.gui.desk_model import DeskModel
+from app.gui.desk_saving import DeskSaving
 from core.store.identical_mentions import IdenticalMentions, find_identical
 
 
@@ -66,39 +68,48 @@ class IdenticalDialog(QDialog):
         self.buttons.button(QDialogButtonBox.StandardButton.Ok).setEnabled(bool(self.found.mention_ids))
 
 
-class IdenticalMixin:
-    """Mixed into `MainWindow`: needs `project`, `doc`, `decisions`, `context`, `perform`."""
+class ApplyToIdentical:
+    """Ctrl+D for the window (`host`, which runs the write): the selected mention of `model`."""
+
+    def __init__(self, host: DeskHost, model: DeskModel, saving: DeskSaving):
+        self.host, self.model, self.project, self.saving = host, model, model.project, saving
 
     def apply_identical_dialog(self) -> IdenticalDialog | None:
-        mention_id = self.current_mention_id()
-        if mention_id is None or self.doc is None or self.current is None:
-            self.statusBar().showMessage("select a mention first", 3000)
+        mention_id = self.model.current_mention_id()
+        if mention_id is None or self.model.doc is None or self.model.current is None:
+            self.host.statusBar().showMessage("select a mention first", 3000)
             return None
-        decision = self.decisions.get(mention_id)
+        decision = self.model.decisions.get(mention_id)
         if decision is None:
-            self.statusBar().showMessage("decide this mention first, then apply it to identical ones", 4000)
+            self.host.statusBar().showMessage(
+                "decide this mention first, then apply it to identical ones", 4000
+            )
             return None
-        mention = self.doc.mentions[self.current]
+        mention = self.model.doc.mentions[self.model.current]
         summary = f"{decision.action} “{mention.text}”" + (
-            f" → {self._link_text(decision.concept_id)}" if decision.concept_id else ""
+            f" → {self.model.link_text(decision.concept_id)}" if decision.concept_id else ""
         )
-        dialog = IdenticalDialog(self, self.project, mention_id, self.doc.doc_id, summary, mention.type)
+        dialog = IdenticalDialog(
+            self.host, self.project, mention_id, self.model.doc.doc_id, summary, mention.type
+        )
         dialog.accepted.connect(lambda: self.apply_identical(mention_id, dialog.found, summary))
-        dialog.finished.connect(lambda _result: self.activateWindow())
-        self.menu_dialog = dialog
+        dialog.finished.connect(lambda _result: self.host.activateWindow())
+        self.host.menu_dialog = dialog
         dialog.open()
         return dialog
 
     def apply_identical(self, mention_id: int, found: IdenticalMentions | None, summary: str) -> bool:
-        if not found or not found.mention_ids or self.waiting_for_writes("applying to identical mentions"):
+        if (
+            not found
+            or not found.mention_ids
+            or self.saving.waiting_for_writes("applying to identical mentions")
+        ):
             return False
         label = f"{summary} for {found.describe()}"
         targets = list(found.mention_ids)
-        operation = lambda curator: curation.apply_to_identical(  # noqa: E731
-            self.project, mention_id, targets, curator=curator
-        )
-        outcome = self.perform(label, operation)
+        op = self.model.apply_to_identical(mention_id, targets, label)
+        outcome = self.saving.perform(op.label, op.run)
         if outcome == "saved":
-            written = len(self.last_changes.decision_ids)
-            self.statusBar().showMessage(f"saved: {label} ({written} written)", 6000)
+            written = len(self.saving.last_changes.decision_ids)
+            self.host.statusBar().showMessage(f"saved: {label} ({written} written)", 6000)
         return outcome != "refused"

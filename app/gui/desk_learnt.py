@@ -140,7 +140,7 @@ class LearntDialog(QDialog):
             return "refused"
         operation = learnt.remove_learnt if remove else learnt.restore_learnt
         verb = "remove" if remove else "restore"
-        outcome = self.window_.perform(
+        outcome = self.window_.saving.perform(
             f"{verb} learnt synonym “{row.string}” → {row.concept_id}",
             lambda curator: operation(self.window_.project, row.concept_id, row.string, curator=curator),
         )
@@ -178,7 +178,7 @@ def accept_without_teaching(window) -> bool:
     """Alt+Enter: Enter's accept, without teaching the linker the mention's string."""
     window.teach_once = False
     try:
-        return window.accept_top()
+        return window.curation.accept_top()
     finally:
         window.teach_once = True
 
@@ -194,14 +194,14 @@ def install_learnt(window, menu) -> None:
     """Curate menu: the list, the no-teaching toggle and key, and the project's learning switch."""
     window.teach_once = True
     menu.addSeparator()
-    menu.addAction(window._action("Learnt from curators…", [], lambda: open_learnt(window)))
-    window.act_accept_no_teach = window._action(
+    menu.addAction(window.key_action("Learnt from curators…", [], lambda: open_learnt(window)))
+    window.act_accept_no_teach = window.key_action(
         "Accept without teaching",
         ["Alt+Return", "Alt+Enter"],
         lambda: accept_without_teaching(window),
         tip="accept the top (or marked) candidates; the linker does not learn the string",
     )
-    window.act_no_teach = window._action(
+    window.act_no_teach = window.key_action(
         "Decide without teaching", [], lambda: None, tip="decisions link but teach the linker nothing"
     )
     window.act_no_teach.setCheckable(True)
@@ -213,7 +213,7 @@ def install_learnt(window, menu) -> None:
             6000,
         )
     )
-    window.act_learning = window._action("Learn from decisions while curating", [], lambda: None)
+    window.act_learning = window.key_action("Learn from decisions while curating", [], lambda: None)
     window.act_learning.setCheckable(True)
     window.act_learning.setChecked(learnt.learning_on(window.project))
     window.act_learning.toggled.connect(lambda on: set_learning(window, on))

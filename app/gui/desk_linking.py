@@ -3,64 +3,102 @@ shown as each document is stored, with progress and a cancel button in the statu
 
 from __future__ import annotations
 
-from app.gui.workers import MODELS_LOADING, MODELS_NOT_LOADED, Job, LinkedChunk
+from PySide6.QtWidgets import QLabel, QProgressBar, QPushButton
+
+from app.gui.desk_host import DeskHost
+from app.gui.desk_model import DeskModel
+from app.gui.document_queue import DocumentQueue
+from app.gui.settings import AppSettings
+from app.gui.workers import MODELS_LOADING, MODELS_NOT_LOADED, Job, LinkedChunk, LinkService
 
 
-class BackgroundLinkingMixin:
-    """Mixed into `MainWindow`: needs its queue, document state, link service and status bar."""
+class BackgroundLinking:
+    """Background linking for the window (`host`): the link service's jobs, the queue rows and open
+    document they update (in `model`), and the status bar's model labels and job progress."""
+
+    def __init__(
+        self,
+        host: DeskHost,
+        model: DeskModel,
+        settings: AppSettings,
+        service: LinkService,
+        *,
+        queue: DocumentQueue,
+        background: bool,
+        labels: tuple[QLabel, QLabel, QLabel],
+        progress: QProgressBar,
+        cancel: QPushButton,
+    ):
+        self.host, self.model, self.settings, self.service = host, model, settings, service
+        self.project, self.queue, self.background = model.project, queue, background
+        self.device_label, self.models_label, self.kb_label = labels
+        self.job_progress, self.job_cancel = progress, cancel
+        self.active_job: Job | None = None
+        self.retriever_version = self.reranker_version = self.ranker_version = ""
+        service.chunkLinked.connect(self.on_chunk)
+        service.linkerReady.connect(self.on_linker_ready)
+        cancel.clicked.connect(self.cancel_job)
+
+    def models_loading(self) -> None:
+        """Say the models are loading when they are not loaded yet (a job will load them)."""
+        if self.device_label.text() == MODELS_NOT_LOADED:
+            self.device_label.setText(MODELS_LOADING)
 
     def prefetch(self, *, force: list[str] | None = None) -> Job | None:
         """Link the current document and the next few in the queue that still lack suggestions."""
         if not self.background and not force:
             return None
         wanted: list[str] = list(force or [])
-        current = self.doc.doc_id if self.doc else None
+        current = self.model.doc.doc_id if self.model.doc else None
         for doc_id in self.queue.visible_from(current, 1 + self.settings.prefetch):
             entry = self.queue.entry(doc_id)
             if entry is not None and entry.unsuggested and doc_id not in wanted:
                 wanted.append(doc_id)
-        wanted = [d for d in wanted if d not in self.linking]
+        wanted = [d for d in wanted if d not in self.model.linking]
         if not wanted:
             return None
         return self.link_documents(wanted)
 
+    def resuggest(self, mention_id: int) -> None:
+        """Ask for suggestions for an edited mention at once (the store already dropped its old ones)."""
+        self.model.resuggesting.add(mention_id)
+        self.models_loading()
+        self.service.resuggest([mention_id])
+
     def link_documents(self, doc_ids: list[str]) -> Job:
-        if self.device_label.text() == MODELS_NOT_LOADED:
-            self.device_label.setText(MODELS_LOADING)
-        self.linking.update(doc_ids)
+        self.models_loading()
+        self.model.linking.update(doc_ids)
         job = self.service.link(doc_ids, name=f"linking {len(doc_ids)} document(s)")
-        self._track(job, f"linking {len(doc_ids)} document(s)")
+        self.track(job, f"linking {len(doc_ids)} document(s)")
         for signal in (job.signals.returned, job.signals.errored, job.signals.cancelled):  # not `finished`:
             # these come first, so whoever waits for one of them sees the window already updated
-            signal.connect(lambda *_args, ids=tuple(doc_ids): self.linking.difference_update(ids))
+            signal.connect(lambda *_args, ids=tuple(doc_ids): self.model.linking.difference_update(ids))
         return job
 
     def link_all_unsuggested(self) -> Job | None:
         ids = [e.doc_id for e in self.queue.model.entries if e.unsuggested]
         return self.link_documents(ids) if ids else None
 
-    def _on_chunk(self, chunk: LinkedChunk) -> None:
+    def on_chunk(self, chunk: LinkedChunk) -> None:
         """Show newly linked documents from what the worker read: no database query on the UI thread."""
         if not self.queue.update_entries(chunk.queue):  # a document new to the queue: read it whole
-            self.reload_queue()
+            self.host.document.reload_queue()
         for concept_id, concept in chunk.concepts.items():
-            self.concepts.setdefault(concept_id, concept)
-        if self.doc is None or self.doc.doc_id not in chunk.doc_ids:
+            self.model.concepts.setdefault(concept_id, concept)
+        if self.model.doc is None or self.model.doc.doc_id not in chunk.doc_ids:
             return
-        updated = self._install(chunk.suggestions)
+        updated = self.model.install(chunk.suggestions)
         if not updated:
             return
-        if self.current_mention_id() in updated:
-            self.marked = []  # marks name candidates of the list just replaced
-        keep = self.current
-        self.abstract.set_marks(self._marks())
-        self._update_doc_meta(None)
-        self.select_mention(keep if keep is not None else self._first_open_mention())
+        if self.model.current_mention_id() in updated:
+            self.model.marked = []  # marks name candidates of the list just replaced
+        keep = self.model.current
+        self.host.document.redraw_document(keep if keep is not None else self.model.first_open_mention())
 
-    def _on_linker_ready(self, description: str) -> None:
+    def on_linker_ready(self, description: str) -> None:
         self.device_label.setText(description)
 
-    def _update_models_label(self) -> None:
+    def update_models_label(self) -> None:
         retriever = self.project.active_model("retriever")
         reranker = self.project.active_model("reranker")
         ranker = self.project.active_model("ranker")
@@ -74,7 +112,7 @@ class BackgroundLinkingMixin:
         stats = self.project.stats()
         self.kb_label.setText(f"KB {stats['concepts']:,} concepts / {stats['names']:,} names")
 
-    def _track(self, job: Job, title: str) -> None:
+    def track(self, job: Job, title: str) -> None:
         """Show a background job in the status bar with its own cancel button."""
         self.active_job = job
         self.job_progress.setRange(0, 0)

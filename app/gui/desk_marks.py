@@ -13,7 +13,9 @@ import html
 from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtWidgets import QDialog, QInputDialog, QLabel, QPlainTextEdit, QSizePolicy
 
-from core.jobs import curation
+from app.gui.desk_host import DeskHost
+from app.gui.desk_model import DeskModel
+from app.gui.desk_saving import DeskSaving
 from core.store.curation_marks import DONE, FLAG, NOTE, SET, Mark
 
 FLAG_SIGN = "\u2691"  # ⚑
@@ -59,10 +61,12 @@ class _SubmitOnCtrlEnter(QObject):
         return False
 
 
-class MarksMixin:
-    """Mixed into `MainWindow`: needs `project`, `doc`, `current_mention_id()`, `perform`, the status bar."""
+class CurationMarks:
+    """Notes, flags and done marks for the window (`host`, which runs the writes) on the open document
+    of `model`, and the strip that shows them."""
 
-    def _build_marks_strip(self) -> QLabel:
+    def __init__(self, host: DeskHost, model: DeskModel, saving: DeskSaving):
+        self.host, self.model, self.project, self.saving = host, model, model.project, saving
         self.marks_strip = QLabel()
         self.marks_strip.setObjectName("marksStrip")
         self.marks_strip.setWordWrap(True)
@@ -71,26 +75,25 @@ class MarksMixin:
         self.marks_strip.hide()
         self.mention_marks: dict = {}
         self.document_marks: dict = {}
-        return self.marks_strip
 
-    def _with_curation_marks(self, marks: list, *, reread: bool = True) -> list:
+    def put_on(self, marks: list, *, reread: bool = True) -> list:
         """Read the document's marks (`reread`: once per refresh; a decision changes none) and put the
         flags and notes on its highlights."""
         if reread:
-            self.mention_marks = self.project.mention_marks(self.mention_ids) if self.doc else {}
-            found = self.project.document_marks([self.doc.doc_id]) if self.doc else {}
-            self.document_marks = found.get(self.doc.doc_id, {}) if self.doc else {}
-        for mark, mention_id in zip(marks, self.mention_ids, strict=True):
+            self.mention_marks = self.project.mention_marks(self.model.mention_ids) if self.model.doc else {}
+            found = self.project.document_marks([self.model.doc.doc_id]) if self.model.doc else {}
+            self.document_marks = found.get(self.model.doc.doc_id, {}) if self.model.doc else {}
+        for mark, mention_id in zip(marks, self.model.mention_ids, strict=True):
             mine = self.mention_marks.get(mention_id, {})
             mark.flagged = FLAG in mine
             mark.note = mine[NOTE].value if NOTE in mine else ""
-        self._show_marks()  # the document's at once (a document without mentions selects none)
+        self.show_strip()  # the document's at once (a document without mentions selects none)
         return marks
 
-    def _show_marks(self) -> None:
+    def show_strip(self) -> None:
         """The strip: the document's marks, then the selected mention's; hidden when there are none."""
         lines = [marks_html(self.document_marks, "Document:")]
-        mention_id = self.current_mention_id()
+        mention_id = self.model.current_mention_id()
         if mention_id is not None:
             lines.append(marks_html(self.mention_marks.get(mention_id, {}), "Mention:"))
         text = "<br>".join(line for line in lines if line)
@@ -100,13 +103,13 @@ class MarksMixin:
     # --- the keys ---------------------------------------------------------------------------------
 
     def _mark_target(self, on_document: bool) -> tuple[dict, int | None] | None:
-        if self.doc is None:
+        if self.model.doc is None:
             return None
         if on_document:
             return self.document_marks, None
-        mention_id = self.current_mention_id()
+        mention_id = self.model.current_mention_id()
         if mention_id is None:
-            self.statusBar().showMessage("select a mention first", 3000)
+            self.host.statusBar().showMessage("select a mention first", 3000)
             return None
         return self.mention_marks.get(mention_id, {}), mention_id
 
@@ -117,18 +120,15 @@ class MarksMixin:
             return False
         current, mention_id = target
         old = current[kind].value if kind in current else ""
-        if old == value or self.waiting_for_writes(f"a {kind}"):
+        if old == value or self.saving.waiting_for_writes(f"a {kind}"):
             return False
-        where = "document" if mention_id is None else f"“{self.doc.mentions[self.current].text}”"
+        where = "document" if mention_id is None else f"“{self.model.doc.mentions[self.model.current].text}”"
         verb = {NOTE: "note on", FLAG: "flag", DONE: "mark done"}[kind]
         label = f"{verb} {where}" if value else f"clear {kind} on {where}"
-        doc_id = self.doc.doc_id
-        operation = lambda curator: curation.set_mark(  # noqa: E731
-            self.project, kind, value, document=doc_id, mention_id=mention_id, curator=curator
-        )
-        if self.perform(label, operation) == "refused":
+        op = self.model.set_mark(kind, value, label, mention_id=mention_id)
+        if self.saving.perform(op.label, op.run) == "refused":
             return False
-        self.statusBar().showMessage(f"saved: {label}", 4000)
+        self.host.statusBar().showMessage(f"saved: {label}", 4000)
         return True
 
     def toggle_flag(self, on_document: bool = False) -> bool:
@@ -138,7 +138,7 @@ class MarksMixin:
         )
 
     def toggle_done(self) -> bool:
-        return self.doc is not None and self.write_mark(
+        return self.model.doc is not None and self.write_mark(
             DONE, "" if DONE in self.document_marks else SET, on_document=True
         )
 
@@ -148,9 +148,11 @@ class MarksMixin:
         if target is None:
             return None
         current, mention_id = target
-        dialog = QInputDialog(self)
+        dialog = QInputDialog(self.host)
         dialog.setWindowTitle("Note")
-        what = "this document" if mention_id is None else f"“{self.doc.mentions[self.current].text}”"
+        what = (
+            "this document" if mention_id is None else f"“{self.model.doc.mentions[self.model.current].text}”"
+        )
         dialog.setLabelText(f"Note on {what} (empty to clear)")
         dialog.setOption(QInputDialog.InputDialogOption.UsePlainTextEditForTextInput)
         dialog.setTextValue(current[NOTE].value if NOTE in current else "")
@@ -159,18 +161,18 @@ class MarksMixin:
         for editor in dialog.findChildren(QPlainTextEdit):
             editor.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
             editor.installEventFilter(_SubmitOnCtrlEnter(dialog))
-        doc_id = self.doc.doc_id
+        doc_id = self.model.doc.doc_id
         dialog.textValueSelected.connect(lambda text: self._note_written(doc_id, mention_id, text.strip()))
-        dialog.finished.connect(lambda _result: self.activateWindow())
-        self.menu_dialog = dialog
+        dialog.finished.connect(lambda _result: self.host.activateWindow())
+        self.host.menu_dialog = dialog
         dialog.open()
         return dialog
 
     def _note_written(self, doc_id: str, mention_id: int | None, text: str) -> None:
-        if self.doc is None or self.doc.doc_id != doc_id:
-            self.open_document(doc_id, mention_id=mention_id)
+        if self.model.doc is None or self.model.doc.doc_id != doc_id:
+            self.host.document.open_document(doc_id, mention_id=mention_id)
         if mention_id is not None:
-            if mention_id not in self.mention_ids:
+            if mention_id not in self.model.mention_ids:
                 return
-            self.current = self.mention_ids.index(mention_id)
+            self.model.current = self.model.mention_ids.index(mention_id)
         self.write_mark(NOTE, text, on_document=mention_id is None)

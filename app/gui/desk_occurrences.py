@@ -17,8 +17,13 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
 )
 
+from app.gui.abstract_view import AbstractView
+from app.gui.desk_host import DeskHost
+from app.gui.desk_model import DeskModel
+from app.gui.desk_saving import DeskSaving
+from app.gui.workers import LinkService
 from core.errors import CuralinkError
-from core.jobs.occurrences import Occurrences, annotate_occurrences, mention_text, preview_occurrences
+from core.jobs.occurrences import Occurrences, mention_text, preview_occurrences
 from core.text.words import snap_to_words
 
 
@@ -28,7 +33,7 @@ class OccurrencesDialog(QDialog):
     def __init__(self, window, text: str, kind: str, source: int | None, summary: str):
         super().__init__(window)
         self.setWindowTitle("Annotate every occurrence")
-        self.project, self.document, self.source = window.project, window.doc.doc_id, source
+        self.project, self.document, self.source = window.project, window.model.doc.doc_id, source
         self.text = QLineEdit(text)
         self.scope = QComboBox()
         self.scope.addItems(["this document", "the whole project"])
@@ -83,55 +88,69 @@ class OccurrencesDialog(QDialog):
         )
 
 
-class OccurrencesMixin:
-    """Mixed into `MainWindow`: needs `project`, `doc`, `abstract`, `decisions`, `perform`, `service`."""
+class AnnotateOccurrences:
+    """Ctrl+Shift+A for the window (`host`, which runs the write): the selection in `abstract` or the
+    selected mention of `model`; the new mentions elsewhere are suggested for through `service`."""
+
+    def __init__(
+        self,
+        host: DeskHost,
+        model: DeskModel,
+        saving: DeskSaving,
+        service: LinkService,
+        abstract: AbstractView,
+    ):
+        self.host, self.model, self.project, self.saving = host, model, model.project, saving
+        self.service, self.abstract = service, abstract
 
     def annotate_occurrences_dialog(self) -> OccurrencesDialog | None:
-        if self.doc is None:
-            self.statusBar().showMessage("open a document first", 3000)
+        if self.model.doc is None:
+            self.host.statusBar().showMessage("open a document first", 3000)
             return None
         span = self.abstract.selection_span()
-        span = snap_to_words(self.doc.text, *span) if span is not None else None
+        span = snap_to_words(self.model.doc.text, *span) if span is not None else None
         source, summary, kind = None, "", ""
         if span is not None:
-            text = self.doc.text[span[0] : span[1]]
-            types = [m.type for m in self.doc.mentions if m.type]
+            text = self.model.doc.text[span[0] : span[1]]
+            types = [m.type for m in self.model.doc.mentions if m.type]
             kind = max(set(types), key=types.count) if types else ""
         else:
-            source = self.current_mention_id()
+            source = self.model.current_mention_id()
             if source is None:
-                self.statusBar().showMessage("select some text or a mention first", 3000)
+                self.host.statusBar().showMessage("select some text or a mention first", 3000)
                 return None
             text, kind = mention_text(self.project, source)
-            decision = self.decisions.get(source)
+            decision = self.model.decisions.get(source)
             if decision is not None and decision.action != "reject":
                 summary = decision.action + (
-                    f" → {self._link_text(decision.concept_id)}" if decision.concept_id else ""
+                    f" → {self.model.link_text(decision.concept_id)}" if decision.concept_id else ""
                 )
-        dialog = OccurrencesDialog(self, " ".join(text.split()), kind, source, summary)
+        dialog = OccurrencesDialog(self.host, " ".join(text.split()), kind, source, summary)
         dialog.accepted.connect(lambda: self.annotate_occurrences(dialog))
-        dialog.finished.connect(lambda _result: self.activateWindow())
-        self.menu_dialog = dialog
+        dialog.finished.connect(lambda _result: self.host.activateWindow())
+        self.host.menu_dialog = dialog
         dialog.open()
         return dialog
 
     def annotate_occurrences(self, dialog: OccurrencesDialog) -> str:
         found = dialog.found
-        if not found or not found.spans or self.waiting_for_writes("annotating every occurrence"):
+        if not found or not found.spans or self.saving.waiting_for_writes("annotating every occurrence"):
             return "refused"
         text, kind = dialog.text.text(), dialog.type.text().strip()
         document = None if dialog.whole_project else dialog.document
         source = dialog.source if dialog.link is not None and dialog.link.isChecked() else None
-        operation = lambda curator: annotate_occurrences(  # noqa: E731
-            self.project, text, document=document, type=kind, source=source, curator=curator
+        op = self.model.annotate_occurrences(
+            text, document=document, kind=kind, source=source, label=f"annotate “{text}”: {found.describe()}"
         )
-        outcome = self.perform(f"annotate “{text}”: {found.describe()}", operation)
+        outcome = self.saving.perform(op.label, op.run)
         if outcome == "saved":
-            added = sorted(self.last_changes.edited)
+            added = sorted(self.saving.last_changes.edited)
             undecided = [  # this document's are suggested for as edited mentions (learn_decided)
-                m for m in added if self.last_changes.decisions.get(m) is None and m not in self.mention_ids
+                m
+                for m in added
+                if self.saving.last_changes.decisions.get(m) is None and m not in self.model.mention_ids
             ]
             if undecided:  # suggestions for the new mentions, wherever they are
                 self.service.resuggest(undecided)
-            self.statusBar().showMessage(f"saved: {self.last_changes.label}", 6000)
+            self.host.statusBar().showMessage(f"saved: {self.saving.last_changes.label}", 6000)
         return outcome

@@ -10,9 +10,12 @@ import logging
 from PySide6.QtCore import QElapsedTimer, QTimer
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QWidget
 
+from app.gui.desk_host import DeskHost
+from app.gui.desk_linking import BackgroundLinking
+from app.gui.desk_model import DeskModel
 from app.gui.dialogs import show_error
 from app.gui.retrain_summary import RetrainSummary, history_figure
-from app.gui.workers import Job, run_in_thread
+from app.gui.workers import Job, LinkService, run_in_thread
 from core.jobs.in_child import run_job_in_child
 from core.jobs.retrain import RetrainReport
 from core.progress import PhasedProgress
@@ -95,25 +98,30 @@ class RetrainStatus(QWidget):
         self.hide()
 
 
-class BackgroundRetrainMixin:
-    """Mixed into `MainWindow`: needs its project, link service, status bar and `_track`."""
+class BackgroundRetrain:
+    """Retraining for the window (`host`, which shows its status-bar job and summary): the work runs
+    beside the link service, and a promotion or rollback relinks through `links`, the open document
+    (in `model`) first."""
 
-    retrain_job: Job | None = None
-    retrain_status: RetrainStatus | None = None
-    retrain_summary: RetrainSummary | None = None
-    relink_job: Job | None = None
+    def __init__(self, host: DeskHost, model: DeskModel, service: LinkService, links: BackgroundLinking):
+        self.host, self.model, self.service, self.links = host, model, service, links
+        self.project = model.project
+        self.retrain_job: Job | None = None
+        self.retrain_status: RetrainStatus | None = None
+        self.retrain_summary: RetrainSummary | None = None
+        self.relink_job: Job | None = None
 
     def start_retrain(self, options: dict) -> Job | None:
         """Run `core.jobs.retrain.retrain(**options)` in the background; one retrain at a time."""
         from core.jobs.retrain import retrain
 
         if self.retrain_job is not None:
-            self.statusBar().showMessage("a retrain is already running", 4000)
+            self.host.statusBar().showMessage("a retrain is already running", 4000)
             return None
         if self.retrain_status is None:
-            self.retrain_status = RetrainStatus(self)
+            self.retrain_status = RetrainStatus(self.host)
             self.retrain_status.cancel_button.clicked.connect(self.cancel_retrain)
-            self.statusBar().addWidget(self.retrain_status)
+            self.host.statusBar().addWidget(self.retrain_status)
         status = self.retrain_status
 
         def work(progress, cancel) -> tuple[RetrainReport, object]:
@@ -141,9 +149,9 @@ class BackgroundRetrainMixin:
         status.begin()
         job.signals.progress.connect(status.on_progress)
         job.signals.returned.connect(self._on_retrained)
-        job.signals.errored.connect(lambda exc: show_error(self, exc, context="retraining"))
+        job.signals.errored.connect(lambda exc: show_error(self.host, exc, context="retraining"))
         job.signals.cancelled.connect(
-            lambda: self.statusBar().showMessage(
+            lambda: self.host.statusBar().showMessage(
                 "Retraining cancelled: the models in force are unchanged.", 10000
             )
         )
@@ -174,7 +182,7 @@ class BackgroundRetrainMixin:
 
     def _on_retrained(self, outcome: tuple[RetrainReport, object]) -> None:
         report, figure = outcome
-        summary = RetrainSummary(report, self, figure=figure)
+        summary = RetrainSummary(report, self.host, figure=figure)
         summary.promoteRequested.connect(self.promote_versions)
         summary.rollbackRequested.connect(self.roll_back_models)
         self.retrain_summary = summary
@@ -198,9 +206,9 @@ class BackgroundRetrainMixin:
 
     def _relink(self, change, title: str) -> Job:
         """The change (in the link service's worker), then the unreviewed documents relinked."""
-        first = [self.doc.doc_id] if self.doc is not None else []
+        first = [self.model.doc.doc_id] if self.model.doc is not None else []
         job = self.service.change_models(change, first=first)
         self.relink_job = job
-        self._track(job, title)
-        job.signals.returned.connect(lambda _result: self._update_models_label())
+        self.links.track(job, title)
+        job.signals.returned.connect(lambda _result: self.links.update_models_label())
         return job

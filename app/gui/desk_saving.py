@@ -13,13 +13,20 @@ from __future__ import annotations
 
 import html
 from collections.abc import Callable
+from typing import Protocol
 
 from PySide6.QtCore import Signal
 from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QMessageBox, QPushButton, QVBoxLayout, QWidget
 
+from app.gui.actions import DeskHistory
+from app.gui.desk_host import DeskHost
+from app.gui.desk_linking import BackgroundLinking
+from app.gui.desk_model import DeskModel
 from app.gui.desk_writer import DeskWriter, Write
 from app.gui.dialogs import show_error
+from app.gui.settings import AppSettings
+from app.gui.workers import LinkService
 from core.jobs import curation
 from core.store.op_changes import OpChanges
 from core.store.write_faults import StoreWriteError, WriteFault
@@ -74,12 +81,50 @@ class SaveBar(QFrame):
         self.show()
 
 
-class SavingMixin:
-    """Mixed into `MainWindow`: needs `project`, `settings`, `undo_stack`, `refresh` and the status bar."""
+class LostProject(Protocol):
+    """The project watch (app/gui/desk_watch.py), as far as the writer needs it: a folder gone."""
 
-    def _with_save_bar(self, panes: QWidget) -> QWidget:
+    lost_dialog: QMessageBox | None
+
+    def project_lost(self) -> QMessageBox: ...
+
+
+class SavingHost(DeskHost, Protocol):
+    """The window as its writer sees it: its project watch (the folder gone), its linking (an edited
+    mention suggested again at once), and closing."""
+
+    watch: LostProject
+    links: BackgroundLinking
+
+    def close(self) -> bool: ...
+
+
+class DeskSaving:
+    """Saving for the window (`host`): one `DeskWriter` runs the curation operations in the curator's
+    name (`settings`), the window redraws from what they changed, the `undo_stack` follows the store,
+    decisions reach the loaded models (`service`); the save bar shows what waits."""
+
+    def __init__(
+        self,
+        host: SavingHost,
+        model: DeskModel,
+        settings: AppSettings,
+        service: LinkService,
+        undo_stack: DeskHistory,
+    ):
+        self.host, self.model, self.settings, self.service = host, model, settings, service
+        self.project, self.undo_stack = model.project, undo_stack
+        self.save_dialog = self.close_box = None
+        self.last_changes: OpChanges | None = None  # what the newest operation the desk saw through changed
+        service.learned.connect(self.on_learned)
+
+    def report_refusal(self, exc: Exception) -> None:
+        """A write the store refused: say why in the status bar (it is also in the log)."""
+        self.host.statusBar().showMessage(f"not saved: {exc}", 10000)
+
+    def with_save_bar(self, panes: QWidget) -> QWidget:
         """The window's central widget: the save bar (hidden while nothing waits) above the panes."""
-        self.writer = DeskWriter(self.project, parent=self)
+        self.writer = DeskWriter(self.project, parent=self.host)
         self.save_bar = SaveBar()
         self.writer.changed.connect(self._show_saving)
         self.writer.stalled.connect(self._on_stalled)
@@ -98,16 +143,16 @@ class SavingMixin:
         """Run one curation operation (core.jobs.curation) with the curator's name, through the writer; the
         window redraws from the `OpChanges` it returns. Returns the writer's answer: "saved", "pending"
         (waiting for the lock, or behind a change that is) or "refused"."""
-        if getattr(self, "lost_dialog", None) is not None:  # the project folder went away (desk_watch)
-            self.lost_dialog.open()  # said again, and nothing new is queued for a project that is not there
+        if self.host.watch.lost_dialog is not None:  # the project folder went away (desk_watch)
+            self.host.watch.lost_dialog.open()  # said again, and nothing new is queued for a project that is not there
             return "refused"
         curator = self.settings.curator
 
         def saved(changes: OpChanges) -> None:
             self.last_changes = changes
-            self.show_changes(changes, follow=not write.late)
+            self.host.document.show_changes(changes, follow=not write.late)
             if write.late:
-                self.statusBar().showMessage(f"saved: {changes.label or label}", 4000)
+                self.host.statusBar().showMessage(f"saved: {changes.label or label}", 4000)
             self.learn_decided(changes)
 
         write = Write(label, lambda: operation(curator), saved, self.report_refusal)
@@ -116,12 +161,12 @@ class SavingMixin:
     def undo(self) -> str | None:
         """Ctrl+Z: the newest step of the curator's history (core.jobs.curation.undo), whatever it was;
         the desk goes to the document and mention it changed and says what was undone."""
-        return self._step("undo", curation.undo)
+        return self._step("undo")
 
     def redo(self) -> str | None:
-        return self._step("redo", curation.redo)
+        return self._step("redo")
 
-    def _step(self, verb: str, operation: Callable) -> str | None:
+    def _step(self, verb: str) -> str | None:
         if self.waiting_for_writes(verb) or not getattr(self.undo_stack, f"can{verb.title()}")():
             return None
         curator = self.settings.curator
@@ -129,8 +174,8 @@ class SavingMixin:
 
         def saved(changes: OpChanges) -> None:
             self.last_changes = changes
-            self.show_changes(changes, navigate=True)
-            self.statusBar().showMessage(
+            self.host.document.show_changes(changes, navigate=True)
+            self.host.statusBar().showMessage(
                 f"{verb}ne: {changes.label[len(verb) + 1 :]}" if changes.label else f"nothing to {verb}",
                 6000,
             )
@@ -140,9 +185,8 @@ class SavingMixin:
             self.report_refusal(exc)
             self.undo_stack.set(curation.history_of(self.project, curator))
 
-        return self.writer.submit(
-            Write(f"{verb} {text}", lambda: operation(self.project, curator), saved, refused)
-        )
+        op = getattr(self.model, verb)(text)
+        return self.writer.submit(Write(op.label, lambda: op.run(curator), saved, refused))
 
     def learn_decided(self, changes: OpChanges) -> None:
         """Decisions stored, undone or redone reach the loaded models at once (LinkService.learn): the
@@ -152,8 +196,8 @@ class SavingMixin:
         if taught:  # the linker reads the project's switch in the worker (ProjectLinker.learn)
             self.service.learn(sorted(taught))
         for mention_id in sorted(changes.edited):  # a span, type or new mention: new suggestions at once
-            if mention_id in self.mention_ids and not self.suggestions.get(mention_id):
-                self.resuggest(mention_id)
+            if mention_id in self.model.mention_ids and not self.model.suggestions.get(mention_id):
+                self.host.links.resuggest(mention_id)
 
     def on_learned(self, outcome) -> None:
         learned, resuggested = outcome
@@ -161,14 +205,14 @@ class SavingMixin:
         if resuggested:
             said = ", ".join(p for p in (said, f"{resuggested} identical mention(s) suggested again") if p)
         if said:
-            self.statusBar().showMessage(said, 4000)
+            self.host.statusBar().showMessage(said, 4000)
 
     def waiting_for_writes(self, what: str) -> bool:
         """True (and says so) when changes wait to be saved: `what` must build on the stored state."""
         if not self.writer.busy():
             return False
         count = len(self.writer.pending)
-        self.statusBar().showMessage(
+        self.host.statusBar().showMessage(
             f"{what} waits: {count} change{'s' if count != 1 else ''} not saved yet (see the bar above)", 5000
         )
         return True
@@ -179,8 +223,8 @@ class SavingMixin:
     def discard_writes(self) -> None:
         dropped = self.writer.discard()
         if dropped:
-            self.refresh(None)
-            self.statusBar().showMessage(
+            self.host.document.refresh(None)
+            self.host.statusBar().showMessage(
                 f"discarded {len(dropped)} change(s) that were never saved: "
                 + "; ".join(w.label for w in dropped),
                 10000,
@@ -190,13 +234,13 @@ class SavingMixin:
         self.save_bar.show_state(list(self.writer.pending), self.writer.error)
 
     def _on_stalled(self, error: StoreWriteError) -> None:
-        self.statusBar().showMessage(f"not saved: {error}", 10000)
+        self.host.statusBar().showMessage(f"not saved: {error}", 10000)
         if error.fault is WriteFault.GONE:  # the project folder went away: said once, with a way back
-            self.project_lost()
+            self.host.watch.project_lost()
         elif error.fault is not WriteFault.BUSY:
-            self.save_dialog = show_error(self, error, context="saving your change")
+            self.save_dialog = show_error(self.host, error, context="saving your change")
 
-    def _close_guard(self, event: QCloseEvent) -> bool:
+    def close_guard(self, event: QCloseEvent) -> bool:
         """Refuse to close while changes wait, unless the curator chose to discard them."""
         if not self.writer.busy() or self._closing:
             self.writer.shutdown()
@@ -210,7 +254,7 @@ class SavingMixin:
             + "\n".join(w.label for w in self.writer.pending[:10])
             + (f"\n{self.writer.error}" if self.writer.error else ""),
             QMessageBox.StandardButton.NoButton,
-            self,
+            self.host,
         )
         box.addButton("Keep the desk open", QMessageBox.ButtonRole.RejectRole)
         close = box.addButton("Discard them and close", QMessageBox.ButtonRole.DestructiveRole)
@@ -223,4 +267,4 @@ class SavingMixin:
         self._closing = True
         self.writer.shutdown()
         self.writer.pending.clear()
-        self.close()
+        self.host.close()

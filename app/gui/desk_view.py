@@ -12,10 +12,17 @@ from __future__ import annotations
 
 import logging
 
+from PySide6.QtWidgets import QLabel
 from sqlalchemy.exc import SQLAlchemyError
 
+from app.gui.abstract_view import AbstractView
+from app.gui.candidate_panel import CandidatePanel
+from app.gui.desk_host import DeskHost
+from app.gui.desk_model import DeskModel
+from app.gui.document_queue import DocumentQueue
 from app.gui.navigation_dialogs import GoToDialog, TextSearchDialog
 from app.gui.queue_order import SORTS
+from app.gui.settings import AppSettings
 from app.gui.states import legend_html
 from core.errors import CuralinkError
 from core.store.desk_lookup import TextHit, project_identity, search_text
@@ -23,14 +30,34 @@ from core.store.desk_lookup import TextHit, project_identity, search_text
 log = logging.getLogger(__name__)
 
 
-class DeskViewMixin:
-    """Mixed into `MainWindow`: needs its project, settings, queue, abstract, legend and status bar."""
+class DeskView:
+    """The View menu and the remembered view of the window (`host`): its queue, abstract, legend and
+    candidate panes, the open document in `model`."""
 
-    def _build_view_menu(self, menu) -> None:
-        self.act_goto = self._action("Go to document…", ["Ctrl+G"], self.open_go_to)
-        self.act_find_text = self._action("Search documents' text…", ["Ctrl+Shift+F"], self.open_text_search)
+    def __init__(
+        self,
+        host: DeskHost,
+        model: DeskModel,
+        settings: AppSettings,
+        *,
+        queue: DocumentQueue,
+        abstract: AbstractView,
+        legend: QLabel,
+        candidates: CandidatePanel,
+    ):
+        self.host, self.model, self.settings = host, model, settings
+        self.project = model.project
+        self.queue, self.abstract, self.legend, self.candidates = queue, abstract, legend, candidates
+        self.view_key: str | None = None
+        self.view_restored = False
+
+    def build_menu(self, menu) -> None:
+        self.act_goto = self.host.key_action("Go to document…", ["Ctrl+G"], self.open_go_to)
+        self.act_find_text = self.host.key_action(
+            "Search documents' text…", ["Ctrl+Shift+F"], self.open_text_search
+        )
         self.act_cycle = {
-            which: self._action(label, [keys], lambda which=which: self.cycle_queue(which))
+            which: self.host.key_action(label, [keys], lambda which=which: self.cycle_queue(which))
             for which, label, keys in (
                 ("status", "Next status filter", "Alt+1"),
                 ("split", "Next split filter", "Alt+2"),
@@ -38,10 +65,16 @@ class DeskViewMixin:
                 ("sort", "Other queue order", "Alt+4"),
             )
         }
-        self.act_clear_filters = self._action("Show every document", ["Alt+0"], self.clear_queue_filters)
-        self.act_zoom_in = self._action("Larger text", ["Ctrl+=", "Ctrl++"], lambda: self.zoom_abstract(1))
-        self.act_zoom_out = self._action("Smaller text", ["Ctrl+-"], lambda: self.zoom_abstract(-1))
-        self.act_zoom_reset = self._action("Default text size", ["Ctrl+0"], lambda: self.zoom_abstract(None))
+        self.act_clear_filters = self.host.key_action(
+            "Show every document", ["Alt+0"], self.clear_queue_filters
+        )
+        self.act_zoom_in = self.host.key_action(
+            "Larger text", ["Ctrl+=", "Ctrl++"], lambda: self.zoom_abstract(1)
+        )
+        self.act_zoom_out = self.host.key_action("Smaller text", ["Ctrl+-"], lambda: self.zoom_abstract(-1))
+        self.act_zoom_reset = self.host.key_action(
+            "Default text size", ["Ctrl+0"], lambda: self.zoom_abstract(None)
+        )
         menu.addActions([self.act_goto, self.act_find_text])
         menu.addSeparator()
         menu.addActions([*self.act_cycle.values(), self.act_clear_filters])
@@ -51,7 +84,7 @@ class DeskViewMixin:
     # --- remembered view ---------------------------------------------------------------------------
 
     def _view_key(self) -> str:
-        if getattr(self, "view_key", None) is None:
+        if self.view_key is None:
             try:
                 self.view_key = project_identity(self.project)
             except (CuralinkError, SQLAlchemyError, OSError) as exc:  # locked or read-only: this run only
@@ -76,21 +109,23 @@ class DeskViewMixin:
             target = next(iter(self.queue.visible_from(None, 1)), None)
         if target is not None:
             mention = state.get("mention") if state.get("current") == target else None
-            self.open_document(target, mention_id=mention if isinstance(mention, int) else None)
+            self.host.document.open_document(target, mention_id=mention if isinstance(mention, int) else None)
         elif self.queue.model.entries:
-            self.statusBar().showMessage("No document matches the queue's filters; Alt+0 shows every one.")
+            self.host.statusBar().showMessage(
+                "No document matches the queue's filters; Alt+0 shows every one."
+            )
         self.queue.viewChanged.connect(self.remember_view)
         self.queue.view.selectionModel().currentRowChanged.connect(lambda *_: self.remember_view())
         self.view_restored = True
 
     def remember_view(self) -> None:
         """Also the mention the curator is on, so a restart goes back to it rather than to mention 1."""
-        if not getattr(self, "view_restored", False):
+        if not self.view_restored:
             return
-        current = self.queue.current_id() or (self.doc.doc_id if self.doc is not None else None)
+        current = self.queue.current_id() or (self.model.doc.doc_id if self.model.doc is not None else None)
         state = {"sort": self.queue.sort_key(), "filters": self.queue.filters(), "current": current}
-        if self.doc is not None and self.doc.doc_id == current:
-            state["mention"] = self.current_mention_id()
+        if self.model.doc is not None and self.model.doc.doc_id == current:
+            state["mention"] = self.model.current_mention_id()
         self.settings.set_view_state(self._view_key(), state)
 
     # --- queue filters by key ---------------------------------------------------------------------
@@ -98,11 +133,13 @@ class DeskViewMixin:
     def cycle_queue(self, which: str) -> None:
         label = self.queue.cycle(which)
         names = {"status": "Show", "split": "Split", "type": "Type", "sort": "Sort"}
-        self.statusBar().showMessage(f"{names[which]}: {label} · {self.queue.shown_count()} documents", 4000)
+        self.host.statusBar().showMessage(
+            f"{names[which]}: {label} · {self.queue.shown_count()} documents", 4000
+        )
 
     def clear_queue_filters(self) -> None:
         self.queue.set_filters()
-        self.statusBar().showMessage(f"All {self.queue.shown_count()} documents shown", 4000)
+        self.host.statusBar().showMessage(f"All {self.queue.shown_count()} documents shown", 4000)
 
     # --- go to, search ----------------------------------------------------------------------------
 
@@ -113,19 +150,21 @@ class DeskViewMixin:
             return f"No document with id “{doc_id}” in this project."
         if self.queue.visible_row(doc_id) is None:
             self.queue.set_filters()
-            self.statusBar().showMessage(f"Filters cleared to show {doc_id}", 6000)
-        self.open_document(doc_id)
+            self.host.statusBar().showMessage(f"Filters cleared to show {doc_id}", 6000)
+        self.host.document.open_document(doc_id)
         return None
 
     def open_go_to(self) -> GoToDialog:
-        dialog = GoToDialog(self.go_to_document, self)
-        self.menu_dialog = dialog
+        dialog = GoToDialog(self.go_to_document, self.host)
+        self.host.menu_dialog = dialog
         dialog.open()
         return dialog
 
     def open_text_search(self) -> TextSearchDialog:
-        dialog = TextSearchDialog(lambda query: search_text(self.project, query), self.open_at_match, self)
-        self.menu_dialog = dialog
+        dialog = TextSearchDialog(
+            lambda query: search_text(self.project, query), self.open_at_match, self.host
+        )
+        self.host.menu_dialog = dialog
         dialog.open()
         return dialog
 
@@ -141,12 +180,12 @@ class DeskViewMixin:
         """One point larger or smaller (None: back to the default); remembered for every project."""
         zoom = self.abstract.set_zoom(0 if step is None else self.abstract.zoom + step)
         self.settings.abstract_zoom = zoom
-        self.statusBar().showMessage(f"Abstract text {self.abstract.text_size():.0f} pt", 3000)
+        self.host.statusBar().showMessage(f"Abstract text {self.abstract.text_size():.0f} pt", 3000)
 
     def theme_changed(self) -> None:
         """Redraw what was painted with the previous theme's colours."""
         self.legend.setText(legend_html())
         self.abstract.repaint_marks()
-        if self.doc is not None:
-            self.select_mention(self.current)
+        if self.model.doc is not None:
+            self.host.document.select_mention(self.model.current)
         self.candidates.update()

@@ -16,13 +16,21 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from pathlib import Path
+from typing import Protocol
 
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 from shiboken6 import isValid
 
+from app.gui.abstract_view import AbstractView
 from app.gui.desk_document import settle_memory
-from app.gui.workers import Job, run_in_thread
+from app.gui.desk_host import DeskHost
+from app.gui.desk_linking import BackgroundLinking
+from app.gui.desk_model import DeskModel
+from app.gui.desk_writer import DeskWriter
+from app.gui.document_queue import DocumentQueue
+from app.gui.settings import AppSettings
+from app.gui.workers import Job, LinkService, run_in_thread
 from core.errors import CuralinkError
 from core.store.change_marks import ChangeMarks
 from core.store.desk_lookup import document_facets
@@ -33,13 +41,43 @@ log = logging.getLogger(__name__)
 WATCH_INTERVAL_MS = 2000
 
 
-class ProjectWatchMixin:
-    """Mixed into the main window: needs `project`, `writer`, `queue`, `abstract`, `doc`, `service`."""
+class WatchHost(DeskHost, Protocol):
+    """The window as the watch sees it: it retitles itself and closes."""
+
+    def setWindowTitle(self, title: str) -> None: ...
+
+    def close(self) -> bool: ...
+
+
+class ProjectWatch:
+    """Watching the project for the window (`host`): re-reads its queue and open document (`model`)
+    when another process wrote, and says when the project's folder went away; `writer` holds the
+    desk's changes not yet saved (nothing is re-read while some wait)."""
+
+    def __init__(
+        self,
+        host: WatchHost,
+        model: DeskModel,
+        settings: AppSettings,
+        service: LinkService,
+        links: BackgroundLinking,
+        *,
+        queue: DocumentQueue,
+        abstract: AbstractView,
+        writer: DeskWriter,
+    ):
+        self.host, self.model, self.settings, self.service, self.links = host, model, settings, service, links
+        self.project, self.queue, self.abstract, self.writer = model.project, queue, abstract, writer
+        self.seen_marks: ChangeMarks | None = None
+        self.lost_dialog: QMessageBox | None = None  # shown once when the project cannot be reached
+        self.watch_timer: QTimer | None = None
+        self.queue_generation = 0  # a queue read under way is dropped when this moves on
+        self.queue_jobs: list[Job] = []
 
     def start_watching(self, interval_ms: int = WATCH_INTERVAL_MS) -> None:
-        self.seen_marks: ChangeMarks | None = self.project.marks()
-        self.lost_dialog: QMessageBox | None = None  # shown once when the project cannot be reached
-        self.watch_timer = QTimer(self)
+        self.seen_marks = self.project.marks()
+        self.lost_dialog = None
+        self.watch_timer = QTimer(self.host)
         self.watch_timer.setInterval(interval_ms)
         self.watch_timer.timeout.connect(self.check_project_changes)
         self.watch_timer.start()
@@ -76,7 +114,7 @@ class ProjectWatchMixin:
         self.seen_marks = marks
         if before is not None and marks.models != before.models:
             self.service.reset()
-            self._update_models_label()
+            self.links.update_models_label()
         if touched is None or (
             touched and not self.queue.update_entries(self.project.queue(doc_ids=sorted(touched)))
         ):
@@ -115,8 +153,10 @@ class ProjectWatchMixin:
             f"unmounted. {kept}"
         )
         log.warning("%s", message)
-        self.statusBar().showMessage("the project cannot be reached: reopen it where it is now")
-        box = QMessageBox(QMessageBox.Icon.Warning, "The project cannot be reached", message, parent=self)
+        self.host.statusBar().showMessage("the project cannot be reached: reopen it where it is now")
+        box = QMessageBox(
+            QMessageBox.Icon.Warning, "The project cannot be reached", message, parent=self.host
+        )
         self.reopen_button = box.addButton("Reopen where it is now…", QMessageBox.ButtonRole.AcceptRole)
         box.addButton("Close the desk", QMessageBox.ButtonRole.DestructiveRole)
         box.buttonClicked.connect(self._lost_choice)
@@ -128,18 +168,18 @@ class ProjectWatchMixin:
         if button is self.reopen_button:
             self.choose_new_place()
         else:
-            QTimer.singleShot(0, self.close)
+            QTimer.singleShot(0, self.host.close)
 
     def choose_new_place(self) -> QFileDialog:
         """A folder chooser for the project's new place (not blocking: tests and the event loop go on)."""
         start = next((str(p) for p in self.project.path.parents if p.is_dir()), "")
-        dialog = QFileDialog(self, "Where is the project now?", start)
+        dialog = QFileDialog(self.host, "Where is the project now?", start)
         dialog.setFileMode(QFileDialog.FileMode.Directory)
         dialog.setOption(QFileDialog.Option.ShowDirsOnly, True)
         dialog.setOption(QFileDialog.Option.DontUseNativeDialog, True)  # the same on every desktop
         dialog.fileSelected.connect(lambda folder: self.reopen_project_at(Path(folder)))
         dialog.rejected.connect(lambda: self.lost_dialog.open() if self.lost_dialog is not None else None)
-        self.menu_dialog = dialog
+        self.host.menu_dialog = dialog
         dialog.open()
         return dialog
 
@@ -163,7 +203,7 @@ class ProjectWatchMixin:
             self.project.reopen_at(folder)
             log_to_project(self.project.path)
         except Exception as exc:  # noqa: BLE001 - shown to the curator, who may choose again
-            show_error(self, exc, context="reopening the project")
+            show_error(self.host, exc, context="reopening the project")
             if self.lost_dialog is not None:
                 self.lost_dialog.open()
             return False
@@ -171,31 +211,33 @@ class ProjectWatchMixin:
             self.lost_dialog.done(0)
             self.lost_dialog = None
         self.settings.last_project = self.project.path
-        self.setWindowTitle(f"Curalink — {self.project.path.name}")
+        self.host.setWindowTitle(f"Curalink — {self.project.path.name}")
         self.service.reset()  # its process opened the old place: a new one starts from the new place
-        self.statusBar().showMessage(f"reopened the project at {self.project.path}", 6000)
+        self.host.statusBar().showMessage(f"reopened the project at {self.project.path}", 6000)
         self.seen_marks = self.project.marks()
         self.watch_timer.start()
         if waiting:
-            self.retry_writes()
+            self.writer.retry()
         self.reload_queue_in_background(then=lambda: self._check_open_document(None))
         return True
 
     def _check_open_document(self, touched: set[str] | None) -> None:
         """Show the open document again when another process changed it; open another when it is gone."""
-        if self.doc is not None and (touched is None or self.doc.doc_id in touched):
-            if self.queue.entry(self.doc.doc_id) is None:  # deleted by the other process
-                self.doc = None
+        if self.model.doc is not None and (touched is None or self.model.doc.doc_id in touched):
+            if self.queue.entry(self.model.doc.doc_id) is None:  # deleted by the other process
+                self.model.doc = None
                 first = self.queue.visible_ids()
                 if first:
-                    self.open_document(first[0])
+                    self.host.document.open_document(first[0])
             elif self._screen_is_stale():
-                self.open_document(self.doc.doc_id, mention_id=self.current_mention_id())
+                self.host.document.open_document(
+                    self.model.doc.doc_id, mention_id=self.model.current_mention_id()
+                )
 
     def reload_queue_in_background(self, then: Callable[[], None] | None = None) -> Job:
         """Read every queue row in a worker thread and show them when read; rows the desk changed while
         the read ran are read again (the background read may predate them). A later call supersedes it."""
-        self.queue_generation = getattr(self, "queue_generation", 0) + 1
+        self.queue_generation += 1
         generation = self.queue_generation
         self.queue.take_changed()
         project = self.project
@@ -218,21 +260,25 @@ class ProjectWatchMixin:
         job = run_in_thread(work, "re-reading the queue")
         job.signals.returned.connect(show)
         job.signals.errored.connect(lambda exc: log.warning("could not re-read the queue: %s", exc))
-        self.queue_jobs = [j for j in getattr(self, "queue_jobs", []) if not j.done.is_set()] + [job]
+        self.queue_jobs = [j for j in self.queue_jobs if not j.done.is_set()] + [job]
         return job
 
     def _screen_is_stale(self) -> bool:
         """Whether the open document's mentions, decisions or suggestions differ from the store's: the
         desk's own writes are already on screen, and re-showing them would reset the candidate row the
         curator has moved to."""
-        found = list(self.project.documents_with_mention_ids(ids=[self.doc.doc_id]))
-        if not found or found[0][0].mentions != self.doc.mentions or found[0][1] != self.mention_ids:
+        found = list(self.project.documents_with_mention_ids(ids=[self.model.doc.doc_id]))
+        if (
+            not found
+            or found[0][0].mentions != self.model.doc.mentions
+            or found[0][1] != self.model.mention_ids
+        ):
             return True
-        stored = self.project.current_decisions(mention_ids=self.mention_ids)
-        if {m: d.id for m, d in stored.items()} != {m: d.id for m, d in self.decisions.items()}:
+        stored = self.project.current_decisions(mention_ids=self.model.mention_ids)
+        if {m: d.id for m, d in stored.items()} != {m: d.id for m, d in self.model.decisions.items()}:
             return True
-        sets = self.project.suggestion_sets(self.mention_ids)
-        shown = {m: [_shown(c) for c in ranked] for m, ranked in self.suggestions.items() if ranked}
+        sets = self.project.suggestion_sets(self.model.mention_ids)
+        shown = {m: [_shown(c) for c in ranked] for m, ranked in self.model.suggestions.items() if ranked}
         return shown != {m: [_shown(c) for c in entry.candidates] for m, entry in sets.items()}
 
 

@@ -27,7 +27,6 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.gui.desk_extras import EXTRA_KEY_HELP
 from app.gui.settings import DEVICES, AppSettings
 from app.gui.workers import Job
 from core.errors import CuralinkError, InputError, ModelError, ProjectError
@@ -234,6 +233,19 @@ class SettingsDialog(QDialog):
         self.settings.prefetch = self.prefetch.value()
         self.settings.sync()
 
+
+# The F1 help's rows for the curator features (app/gui/desk_extras.py).
+EXTRA_KEY_HELP = (
+    ("Alt+Shift+← / →", "move the mention's end by a word (suggests again)"),
+    ("Ctrl+Alt+← / →", "move the mention's start by a word (suggests again)"),
+    ("Alt+Enter", "accept the top (or marked) candidates without teaching the linker the string"),
+    ("Ctrl+D", "apply this mention's decision to identical unreviewed mentions"),
+    ("Ctrl+Shift+A", "annotate every occurrence of the selection or mention, in the document or project"),
+    ("E  /  Shift+E", "note on the mention / on the document"),
+    ("F  /  Shift+F", "flag the mention / the document for later"),
+    ("D", "mark the document done (again: not done)"),
+    ("Ctrl+Shift+T", "today's statistics"),
+)
 
 KEY_HELP = (
     ("Enter", "accept the top candidate, or every marked one as one link"),

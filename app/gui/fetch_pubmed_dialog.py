@@ -130,16 +130,16 @@ def fetch_pubmed_into(window, pmids: list[str], api_key: str = ""):
 
     def done(summary) -> None:
         window.statusBar().showMessage("; ".join(summary.lines()))
-        window.reload_queue()
-        window.prefetch()
+        window.document.reload_queue()
+        window.links.prefetch()
 
-    return window._run_dialog_job(f"fetching {len(pmids)} PubMed abstracts", work, done)
+    return window.files.run_dialog_job(f"fetching {len(pmids)} PubMed abstracts", work, done)
 
 
 def install_fetch_pubmed(window, file_menu) -> None:
     """The File menu's action, placed after the imports (before Export when the menu has it)."""
-    window.act_fetch_pubmed = window._action(f"{TITLE}…", [], lambda: open_fetch_pubmed(window))
-    anchor = getattr(window, "act_export", None)
+    window.act_fetch_pubmed = window.key_action(f"{TITLE}…", [], lambda: open_fetch_pubmed(window))
+    anchor = window.files.act_export
     if anchor is not None and anchor in file_menu.actions():
         file_menu.insertAction(anchor, window.act_fetch_pubmed)
     else:

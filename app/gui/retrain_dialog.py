@@ -118,8 +118,8 @@ class RetrainDialog(QDialog):
 def open_retrain(window) -> RetrainDialog:
     """The Curate ▸ Retrain action: the options dialog; Start hands the retrain to the desk."""
     dialog = RetrainDialog(window.project, window, device=window.settings.device)
-    dialog.startRequested.connect(window.start_retrain)
-    running = window.retrain_job is not None
+    dialog.startRequested.connect(window.retrain.start_retrain)
+    running = window.retrain.retrain_job is not None
     dialog.start_button.setEnabled(not running)
     if running:
         dialog.status.setText("A retrain is running: its progress is in the status bar.")

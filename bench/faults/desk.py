@@ -95,29 +95,32 @@ def window_on(project_path: Path, *, background: bool, curator: str, scratch: Pa
 def next_suggested(window, skip: set[int] = frozenset()) -> bool:
     """Select the next undecided mention with suggestions (not in `skip`), opening later documents."""
     ids = window.queue.visible_ids()
-    start = ids.index(window.doc.doc_id) if window.doc and window.doc.doc_id in ids else 0
+    start = ids.index(window.model.doc.doc_id) if window.model.doc and window.model.doc.doc_id in ids else 0
     for doc_id in ids[start:] + ids[:start]:
-        if window.doc is None or window.doc.doc_id != doc_id:
-            window.open_document(doc_id)
-        for index, mention_id in enumerate(window.mention_ids):
-            if window.suggestions.get(mention_id) and mention_id not in window.decisions.keys() | skip:
-                window.select_mention(index)
+        if window.model.doc is None or window.model.doc.doc_id != doc_id:
+            window.document.open_document(doc_id)
+        for index, mention_id in enumerate(window.model.mention_ids):
+            if (
+                window.model.suggestions.get(mention_id)
+                and mention_id not in window.model.decisions.keys() | skip
+            ):
+                window.document.select_mention(index)
                 return True
     return False
 
 
 def bar_text(window) -> str:
-    return window.save_bar.label.text() if window.save_bar.isVisible() else ""
+    return window.saving.save_bar.label.text() if window.saving.save_bar.isVisible() else ""
 
 
 def run_full_disk(app, window, lines: queue.Queue) -> int:
     """A decision while the disk is full: a dialog, a red bar, nothing in the undo stack; Retry saves it."""
     next_suggested(window)
-    mention_id = window.current_mention_id()
+    mention_id = window.model.current_mention_id()
     say("ready")
     lines.get()  # "go": the harness filled the disk
-    window.accept_top()
-    pump(app, 30, lambda: window.writer.error is not None)
+    window.curation.accept_top()
+    pump(app, 30, lambda: window.saving.writer.error is not None)
     dialogs = [w for w in app.topLevelWidgets() if isinstance(w, QMessageBox) and w.isVisible()]
     stored = mention_id in window.project.current_decisions(mention_ids=[mention_id])
     say(
@@ -133,8 +136,8 @@ def run_full_disk(app, window, lines: queue.Queue) -> int:
     for dialog in dialogs:
         dialog.accept()
     lines.get()  # "retry": the harness freed the space
-    window.retry_writes()
-    pump(app, 30, lambda: not window.writer.busy())
+    window.saving.retry_writes()
+    pump(app, 30, lambda: not window.saving.writer.busy())
     stored = mention_id in window.project.current_decisions(mention_ids=[mention_id])
     say("result", {"stored": stored, "undo": window.undo_stack.count(), "bar": bar_text(window)[:300]})
     return 0
@@ -150,25 +153,25 @@ def run_decide(app, window, seconds: float, pause: float, lines: queue.Queue | N
     stalls = StallClock()
     outcomes = {"saved": 0, "pending": 0, "refused": 0}
     stalled = {"count": 0}
-    window.writer.stalled.connect(lambda _error: stalled.__setitem__("count", stalled["count"] + 1))
+    window.saving.writer.stalled.connect(lambda _error: stalled.__setitem__("count", stalled["count"] + 1))
     decided: set[int] = set()
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         if not next_suggested(window, decided):
             break
-        decided.add(window.current_mention_id())
-        before = (window.undo_stack.count(), len(window.writer.pending))
-        window.accept_top()
-        after = (window.undo_stack.count(), len(window.writer.pending))
+        decided.add(window.model.current_mention_id())
+        before = (window.undo_stack.count(), len(window.saving.writer.pending))
+        window.curation.accept_top()
+        after = (window.undo_stack.count(), len(window.saving.writer.pending))
         outcomes["saved" if after[0] > before[0] else "pending" if after[1] > before[1] else "refused"] += 1
         pump(app, pause)
     longest_while_deciding = stalls.longest
     retries = 0
     end = time.monotonic() + 240
-    while window.writer.busy() and time.monotonic() < end:
-        if window.writer.error is not None:
+    while window.saving.writer.busy() and time.monotonic() < end:
+        if window.saving.writer.error is not None:
             retries += 1
-            window.retry_writes()
+            window.saving.retry_writes()
         pump(app, 1.0)
     say(
         "result",
@@ -176,7 +179,7 @@ def run_decide(app, window, seconds: float, pause: float, lines: queue.Queue | N
             **outcomes,
             "stalls": stalled["count"],
             "retries": retries,
-            "pending_left": len(window.writer.pending),
+            "pending_left": len(window.saving.writer.pending),
             "undo": window.undo_stack.count(),
             "longest_stall_ms": longest_while_deciding,
             "longest_stall_ms_overall": stalls.longest,
@@ -225,7 +228,7 @@ def main(argv: list[str] | None = None) -> int:
             code = run_decide(app, window, args.seconds, args.pause, lines if args.wait_go else None)
         else:
             code = run_open(app, window)
-        window.writer.pending.clear()
+        window.saving.writer.pending.clear()
         window.close()
         window.service.shutdown()
         window.project.close()

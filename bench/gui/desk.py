@@ -118,22 +118,26 @@ def bench_key_accept(app, window, samples: int, seed: int = 0) -> dict:
     key_input = "key"
     while len(times) < samples and docs:
         doc_id = docs.pop()
-        window.open_document(doc_id)
+        window.document.open_document(doc_id)
         app.processEvents()
         while len(times) < samples:
-            mention_id = window.current_mention_id()
-            if mention_id is None or mention_id in window.decisions or not window.suggestions.get(mention_id):
+            mention_id = window.model.current_mention_id()
+            if (
+                mention_id is None
+                or mention_id in window.model.decisions
+                or not window.model.suggestions.get(mention_id)
+            ):
                 break
-            top = window.suggestions[mention_id][0].concept_id
+            top = window.model.suggestions[mention_id][0].concept_id
             reviewed = window.queue.entry(doc_id).reviewed
 
             def saved(r=reviewed, d=doc_id) -> bool:  # the writer's "saved" came back and was shown
-                return not window.writer.busy() and window.queue.entry(d).reviewed == r + 1
+                return not window.saving.writer.busy() and window.queue.entry(d).reviewed == r + 1
 
             started = time.perf_counter()
             if key_input == "key":
                 QTest.keyClick(window, Qt.Key.Key_Return)
-                if window.writer.busy() is False and window.queue.entry(doc_id).reviewed == reviewed:
+                if window.saving.writer.busy() is False and window.queue.entry(doc_id).reviewed == reviewed:
                     key_input = "action"  # the key did not reach the shortcut (window not active)
                     window.act_accept.trigger()
             else:
@@ -155,10 +159,10 @@ def bench_open(app, window, samples: int, seed: int = 0) -> dict:
     times = []
     while len(times) < samples and len(entries) > 1:
         doc_id = rng.choice(entries).doc_id
-        if window.doc is not None and window.doc.doc_id == doc_id:
+        if window.model.doc is not None and window.model.doc.doc_id == doc_id:
             continue  # another abstract each time: opening the one shown costs nothing
         started = time.perf_counter()
-        window.open_document(doc_id)
+        window.document.open_document(doc_id)
         ended = watch.wait(
             ("abstract", "candidates"), started, lambda: bool(window.candidates.model.candidates)
         )
@@ -205,7 +209,7 @@ def bench_stall(app, window, documents: int) -> dict:
     ids = [e.doc_id for e in window.queue.model.entries if e.mentions][-documents:]
     pairs = list(project.documents_with_mention_ids(ids=ids))
     project.store_suggestions({m: [] for _, mention_ids in pairs for m in mention_ids})
-    window.reload_queue()
+    window.document.reload_queue()
     gaps, seconds = stall_while_linking(app, window, ids, interval_ms=5)
     return {
         "documents": len(ids),
@@ -240,10 +244,14 @@ def bench_learning(app, window, decisions: int, interval_ms: int = 5) -> dict:
     for doc_id in _open_mentions(window):
         if len(seconds) >= decisions:
             break
-        window.open_document(doc_id)
+        window.document.open_document(doc_id)
         app.processEvents()
-        mention_id = window.current_mention_id()
-        if mention_id is None or mention_id in window.decisions or not window.suggestions.get(mention_id):
+        mention_id = window.model.current_mention_id()
+        if (
+            mention_id is None
+            or mention_id in window.model.decisions
+            or not window.model.suggestions.get(mention_id)
+        ):
             continue
         before, started = len(learnt), time.perf_counter()
         window.act_accept.trigger()
@@ -273,12 +281,12 @@ def bench_retrain_stall(app, window, seconds: float) -> dict:
     started = time.perf_counter()
 
     def cancel_when_due() -> None:
-        if window.retrain_job is not None and time.perf_counter() - started > seconds:
-            window.cancel_retrain()
+        if window.retrain.retrain_job is not None and time.perf_counter() - started > seconds:
+            window.retrain.cancel_retrain()
 
     gaps, took = stall_while(
         app,
-        lambda: window.start_retrain({"kinds": ("retriever",), "epochs": 1, "promote": "never"}),
+        lambda: window.retrain.start_retrain({"kinds": ("retriever",), "epochs": 1, "promote": "never"}),
         interval_ms=5,
         each=cancel_when_due,
     )

@@ -93,7 +93,7 @@ def stall_while(app, start, interval_ms: int = 10, each=None) -> tuple[list[int]
 
 def stall_while_linking(app, window, ids: list[str], interval_ms: int = 10) -> tuple[list[int], float]:
     """Link `ids` in the window's worker while the event loop's gaps are measured (`stall_while`)."""
-    return stall_while(app, lambda: window.link_documents(ids), interval_ms)
+    return stall_while(app, lambda: window.links.link_documents(ids), interval_ms)
 
 
 def bench_open(app, project, scratch: Path) -> None:
@@ -103,20 +103,22 @@ def bench_open(app, project, scratch: Path) -> None:
     other = next(e.doc_id for e in window.queue.model.entries if e.doc_id != doc_id)
     times = []
     for _ in range(5):
-        window.open_document(other)
+        window.document.open_document(other)
         app.processEvents()
         started = time.perf_counter()
-        window.open_document(doc_id)
+        window.document.open_document(doc_id)
         app.processEvents()  # painted: the candidate table and the highlights are on screen
         times.append((time.perf_counter() - started) * 1000)
         assert window.candidates.model.candidates, "no stored suggestions to show"
-    mentions = len(window.mention_ids)
+    mentions = len(window.model.mention_ids)
     _out(
         f"open abstract {doc_id} ({mentions} mentions) -> retriever suggestions shown: "
         f"median {statistics.median(times):.1f} ms, max {max(times):.1f} ms (target <= 300 ms)"
     )
-    if window.reranker_version:
-        _out(f"reranked list: shown with the same stored suggestions (reranker {window.reranker_version})")
+    if window.links.reranker_version:
+        _out(
+            f"reranked list: shown with the same stored suggestions (reranker {window.links.reranker_version})"
+        )
     else:
         _out("reranked list: no reranker trained in the demo project (the column reads 'not trained')")
     window.close()

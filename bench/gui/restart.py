@@ -88,19 +88,21 @@ def _session(app, project, scratch: Path, withdrawals: int) -> dict:
         for doc_id in documents:
             if withdrawn >= withdrawals:
                 break
-            window.open_document(doc_id)
+            window.document.open_document(doc_id)
             app.processEvents()
-            mention_id = window.current_mention_id()
-            if mention_id is None or len(window.suggestions.get(mention_id) or []) < 2:
+            mention_id = window.model.current_mention_id()
+            if mention_id is None or len(window.model.suggestions.get(mention_id) or []) < 2:
                 continue
-            taught += len(_decide_and_learn(app, window, learnt, lambda: window.accept_rank(2)).added)
+            taught += len(
+                _decide_and_learn(app, window, learnt, lambda: window.curation.accept_rank(2)).added
+            )
             accepts += 1
             withdrawn += len(_decide_and_learn(app, window, learnt, window.act_undo.trigger).withdrawn)
-        kept = next((d for d in reversed(documents) if d != window.doc.doc_id), window.doc.doc_id)
-        window.open_document(kept)
+        kept = next((d for d in reversed(documents) if d != window.model.doc.doc_id), window.model.doc.doc_id)
+        window.document.open_document(kept)
         app.processEvents()
         _decide_and_learn(app, window, learnt, window.act_accept.trigger)
-        decided = [m for m in window.mention_ids if m in window.decisions]
+        decided = [m for m in window.model.mention_ids if m in window.model.decisions]
         _until(app, lambda: not window.service.busy(), "the session's last job")
         return {
             "doc_id": kept,
@@ -142,16 +144,21 @@ def bench_restart(app, project, scratch: Path, withdrawals: int = 3) -> dict:
         timer.start()
         _ready(app, window)
         watch = PaintWatch({"abstract": window.abstract.viewport(), "queue": window.queue.view.viewport()})
-        reopened = window.doc is not None and window.doc.doc_id == left["doc_id"]
+        reopened = window.model.doc is not None and window.model.doc.doc_id == left["doc_id"]
         if not reopened:
-            window.open_document(left["doc_id"])
+            window.document.open_document(left["doc_id"])
         undo_at = time.perf_counter()
         undo_clock = clock.elapsed()
         QTest.keyClick(window, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
-        undone = _shown(app, watch, ("abstract", "queue"), lambda: left["mention_id"] not in window.decisions)
+        undone = _shown(
+            app, watch, ("abstract", "queue"), lambda: left["mention_id"] not in window.model.decisions
+        )
         loading_when_undone = window.device_label.text() == MODELS_LOADING
         shown = _shown(
-            app, watch, ("abstract",), lambda: any(window.suggestions.get(m) for m in window.mention_ids)
+            app,
+            watch,
+            ("abstract",),
+            lambda: any(window.model.suggestions.get(m) for m in window.model.mention_ids),
         )
         timer.stop()
         _until(app, lambda: not window.service.busy(), "the restarted desk's jobs")

@@ -40,8 +40,8 @@ def main(argv: list[str] | None = None) -> int:
     window.background = False
     status = {"code": 1}
     if args.find_mentions:
-        window.open_document(args.find_mentions)
-        job = window.find_mentions_here()
+        window.document.open_document(args.find_mentions)
+        job = window.detect.find_mentions_here()
         if job is None:
             return 1
         job.signals.returned.connect(
@@ -51,23 +51,27 @@ def main(argv: list[str] | None = None) -> int:
         job.signals.errored.connect(lambda exc: (sys.stderr.write(f"{exc}\n"), app.quit()))
     elif args.bulk_accept is not None:  # the dialog counts the undecided mentions: none decided for it
         if args.bulk_accept:
-            window.open_document(args.bulk_accept)
+            window.document.open_document(args.bulk_accept)
     else:
         # Show a little curation so every state colour is on screen: accept, correct, reject, not in KB.
-        window.accept_rank(1)
-        window.accept_rank(1)
-        window.decide("reject")
-        window.decide("nil")
-        window.select_mention(0)
+        window.curation.accept_rank(1)
+        window.curation.accept_rank(1)
+        window.curation.decide("reject")
+        window.curation.decide("nil")
+        window.document.select_mention(0)
 
     def grab() -> None:
-        if args.retrain and window.retrain_job is not None and window.retrain_status.fraction < 0.15:
+        if (
+            args.retrain
+            and window.retrain.retrain_job is not None
+            and window.retrain.retrain_status.fraction < 0.15
+        ):
             QTimer.singleShot(500, grab)  # until the bar shows the retrain well under way
             return
         target = window
         if args.bulk_accept is not None:
             if window.menu_dialog is None or not window.menu_dialog.isVisible():
-                window.bulk_accept_dialog()
+                window.curation.bulk_accept_dialog()
                 QTimer.singleShot(args.delay_ms, grab)  # once it is shown and laid out
                 return
             target = window.menu_dialog
@@ -77,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
             pixmap = target.grab()
         args.out.parent.mkdir(parents=True, exist_ok=True)
         status["code"] = 0 if pixmap.save(str(args.out)) else 1
-        window.cancel_retrain()
+        window.retrain.cancel_retrain()
         window.close()
         app.quit()
 
@@ -90,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
             QTimer.singleShot(args.delay_ms, grab)
 
     if args.retrain and not args.find_mentions:
-        window.start_retrain(
+        window.retrain.start_retrain(
             {"kinds": ("retriever", "ranker"), "max_seconds": 120.0, "epochs": 50, "promote": "never"}
         )
     if args.find_mentions:
@@ -110,7 +114,7 @@ def _select_uncertain(window):
     def select() -> None:
         marks = window.abstract.marks
         chosen = next((i for i, m in enumerate(marks) if uncertain_span(m.probability)), 0)
-        window.select_mention(chosen)
+        window.document.select_mention(chosen)
 
     return select
 

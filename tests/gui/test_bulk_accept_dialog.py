@@ -94,7 +94,7 @@ def test_the_dialog_counts_names_the_score_and_shows_held_out_figures(ranked_win
 
     for threshold in (0.5, 0.77, 0.95):
         dialog.threshold.setValue(threshold)
-        count, _ = _sql_count(project, threshold, "v1", window.mention_ids)
+        count, _ = _sql_count(project, threshold, "v1", window.model.mention_ids)
         assert f"Accepts {count} mention" in _plain(dialog.count_label)
         index = curve["thresholds"].index(threshold)
         precision, coverage = curve["precision"][index], curve["coverage"][index]
@@ -128,7 +128,7 @@ def test_the_default_follows_the_stored_curve(ranked_window, ranked_project):
         "coverage": [round(100 - 50 * t, 2) for t in thresholds],
     }
     path.write_text(json.dumps(stored), encoding="utf-8")
-    dialog = ranked_window.bulk_accept_dialog()
+    dialog = ranked_window.curation.bulk_accept_dialog()
     assert dialog.threshold.value() == pytest.approx(0.84)
     assert "Default 0.84: the smallest threshold whose precision on held-out data reached 98 %" in (
         dialog.default_label.text()
@@ -139,13 +139,13 @@ def test_the_default_follows_the_stored_curve(ranked_window, ranked_project):
 
 
 def test_without_a_ranker_the_dialog_falls_back_to_090_and_says_so(window):
-    dialog = window.bulk_accept_dialog()
+    dialog = window.curation.bulk_accept_dialog()
     assert dialog.threshold.value() == pytest.approx(0.90)
     assert "fixed fallback: no ranker in force" in dialog.default_label.text()
     assert "not a probability" in dialog.score_label.text()
     assert "No held-out precision or coverage" in dialog.held_out_label.text()
-    suggestions = window.project.suggestions_for(window.mention_ids)
-    expected = sum(1 for m in window.mention_ids if suggestions[m] and suggestions[m][0].score >= 0.9)
+    suggestions = window.project.suggestions_for(window.model.mention_ids)
+    expected = sum(1 for m in window.model.mention_ids if suggestions[m] and suggestions[m][0].score >= 0.9)
     assert f"Accepts {expected} mention" in _plain(dialog.count_label)
 
 
@@ -153,20 +153,20 @@ def test_suggestions_the_ranker_did_not_score_are_never_bulk_accepted(ranked_win
     from core.jobs.linking import ProjectLinker
 
     window, project = ranked_window, ranked_project
-    doc_id = window.doc.doc_id
+    doc_id = window.model.doc.doc_id
     ProjectLinker.for_project(project, device="cpu", use_ranker=False).link_project(project, ids=[doc_id])
-    window.open_document(doc_id)
-    assert not any(project.suggestion_version(m).endswith("ranker v1") for m in window.mention_ids)
-    dialog = window.bulk_accept_dialog()
+    window.document.open_document(doc_id)
+    assert not any(project.suggestion_version(m).endswith("ranker v1") for m in window.model.mention_ids)
+    dialog = window.curation.bulk_accept_dialog()
     dialog.threshold.setValue(0.0)
     assert "Accepts 0 mentions in this document, of 0 undecided" in _plain(dialog.count_label)
-    others = len([m for m in window.mention_ids if project.suggestions(m)])
+    others = len([m for m in window.model.mention_ids if project.suggestions(m)])
     assert others > 0 and dialog.other_label.isVisible()
     assert f"{others} undecided mentions here have suggestions ranker v1 did not score" in _plain(
         dialog.other_label
     )
     assert not dialog.findChild(QDialogButtonBox).button(QDialogButtonBox.StandardButton.Ok).isEnabled()
-    assert window.bulk_accept(0.0) == 0 and project.current_decisions() == {}
+    assert window.curation.bulk_accept(0.0) == 0 and project.current_decisions() == {}
     dialog.scope.setCurrentIndex(1)  # the rest of the queue was scored by the ranker
     count, _ = _sql_count(project, 0.0, "v1")
     assert count > 0 and f"Accepts {count} mentions" in _plain(dialog.count_label)

@@ -35,9 +35,9 @@ def _curator_label(window) -> str:
 
 
 def test_decisions_after_switching_carry_the_new_curator(window, demo_project, app_settings, qtbot, tmp_path):
-    first, second, third = window.mention_ids[:3]
+    first, second, third = window.model.mention_ids[:3]
     assert "tester" in _curator_label(window)
-    window.decide("reject")
+    window.curation.decide("reject")
     assert _signed(demo_project)[-1] == (first, "reject", "tester")
 
     window.act_switch_curator.trigger()
@@ -50,10 +50,10 @@ def test_decisions_after_switching_carry_the_new_curator(window, demo_project, a
     assert "Ada Lovelace" in _curator_label(window)
     assert window.undo_stack.count() == 0  # tester's reject is not Ada's to undo
 
-    window.select_mention(1)
-    window.accept_rank(1)
-    window.select_mention(2)
-    window.decide("nil")
+    window.document.select_mention(1)
+    window.curation.accept_rank(1)
+    window.document.select_mention(2)
+    window.curation.decide("nil")
     assert _signed(demo_project)[-2:] == [(second, "accept", "Ada Lovelace"), (third, "nil", "Ada Lovelace")]
     decisions = demo_project.current_decisions()
     assert (decisions[first].curator, decisions[second].curator) == ("tester", "Ada Lovelace")
@@ -66,7 +66,7 @@ def test_decisions_after_switching_carry_the_new_curator(window, demo_project, a
     window.menu_dialog.name_edit.setText("tester")
     _ok(window.menu_dialog).click()
     assert window.undo_stack.count() == 1
-    window.undo()
+    window.saving.undo()
     qtbot.waitUntil(lambda: _signed(demo_project)[-1][1] == "revert", timeout=5000)
     assert _signed(demo_project)[-1] == (first, "revert", "tester")
 
@@ -88,7 +88,7 @@ def test_first_start_asks_once_prefilled_with_the_login_name(qtbot, demo_project
     dialog.name_edit.setText("bea")
     _ok(dialog).click()
     assert "bea" in _curator_label(window)
-    window.accept_rank(1)
+    window.curation.accept_rank(1)
     assert _signed(demo_project)[-1][2] == "bea"
     assert ask_curator_once(window) is None  # asked once
     reread = AppSettings(QSettings(str(tmp_path / "fresh.ini"), QSettings.Format.IniFormat))
@@ -107,6 +107,6 @@ def test_the_environment_names_the_curator_without_asking(qtbot, demo_project, t
     window.show()
     assert ask_curator_once(window) is None
     assert "cy" in _curator_label(window)
-    window.accept_rank(1)
+    window.curation.accept_rank(1)
     assert _signed(demo_project)[-1][2] == "cy"
     window.service.shutdown()

@@ -18,10 +18,10 @@ ALT = Qt.KeyboardModifier.AltModifier
 
 
 def _select(window, doc_id: str, text: str, nth: int = 0) -> int:
-    window.open_document(doc_id)
-    index = [i for i, m in enumerate(window.doc.mentions) if m.text == text][nth]
-    window.select_mention(index)
-    return window.mention_ids[index]
+    window.document.open_document(doc_id)
+    index = [i for i, m in enumerate(window.model.doc.mentions) if m.text == text][nth]
+    window.document.select_mention(index)
+    return window.model.mention_ids[index]
 
 
 def _state(project) -> dict:
@@ -32,12 +32,12 @@ def test_a_decision_applies_to_identical_mentions_and_one_undo_takes_it_back(win
     # In the document: the title's "cystic fibrosis"; the abstract's "Cystic fibrosis" is the same words.
     source = _select(window, "90000003", "cystic fibrosis")
     qtbot.keyClick(window, Qt.Key.Key_N)  # not in the KB
-    window.select_mention(window.mention_ids.index(source))
+    window.document.select_mention(window.model.mention_ids.index(source))
     qtbot.keyClick(window, Qt.Key.Key_D, CTRL)
     dialog = window.menu_dialog
     same = [
         m_id
-        for m, m_id in zip(window.doc.mentions, window.mention_ids, strict=True)
+        for m, m_id in zip(window.model.doc.mentions, window.model.mention_ids, strict=True)
         if m.text.lower() == "cystic fibrosis" and m_id != source
     ]
     assert len(same) == 1
@@ -62,7 +62,7 @@ def test_a_decision_applies_to_identical_mentions_and_one_undo_takes_it_back(win
     demo_project.record_decision(theirs, "reject", curator="ann")
     source = _select(window, "90000003", "diabetes")
     qtbot.keyClick(window, Qt.Key.Key_N)
-    window.select_mention(window.mention_ids.index(source))
+    window.document.select_mention(window.model.mention_ids.index(source))
     qtbot.keyClick(window, Qt.Key.Key_D, CTRL)
     dialog = window.menu_dialog
     assert dialog.count.text().startswith("<b>0 mentions in 0 documents</b>")  # none left in this document
@@ -83,13 +83,13 @@ def test_a_decision_applies_to_identical_mentions_and_one_undo_takes_it_back(win
 
 
 def test_selection_snaps_to_words_and_edges_move_word_by_word(window, demo_project, qtbot):
-    window.open_document("90000003")
-    text = window.doc.text
+    window.document.open_document("90000003")
+    text = window.model.doc.text
     inside = text.index("lung function") + 1  # "ung functi"
     window.abstract.select_text(inside, inside + len("ung functi"))
     qtbot.keyClick(window, Qt.Key.Key_M)
-    mention_id = window.current_mention_id()
-    span = lambda: window.doc.mentions[window.mention_ids.index(mention_id)].text  # noqa: E731
+    mention_id = window.model.current_mention_id()
+    span = lambda: window.model.doc.mentions[window.model.mention_ids.index(mention_id)].text  # noqa: E731
     assert span() == "lung function"
     steps = [
         ((Qt.Key.Key_Right, ALT | SHIFT), "lung function in"),
@@ -102,7 +102,9 @@ def test_selection_snaps_to_words_and_edges_move_word_by_word(window, demo_proje
         assert expected in text
         qtbot.keyClick(window, key, modifiers)
         assert span() == expected
-        assert window.suggestions[mention_id] == [] and mention_id in window.resuggesting  # suggested again
+        assert (
+            window.model.suggestions[mention_id] == [] and mention_id in window.model.resuggesting
+        )  # suggested again
         count += 1
         assert window.undo_stack.count() == count  # each move is its own undo step
     qtbot.keyClick(window, Qt.Key.Key_Z, CTRL)
@@ -116,10 +118,10 @@ def test_selection_snaps_to_words_and_edges_move_word_by_word(window, demo_proje
 
 def test_notes_flags_and_done_are_stored_shown_and_undone(window, demo_project, qtbot):
     mention_id = _select(window, "90000001", "HD")
-    index = window.current
+    index = window.model.current
     qtbot.keyClick(window, Qt.Key.Key_F)
     assert set(demo_project.mention_marks([mention_id])[mention_id]) == {"flag"}
-    assert "flagged for later" in window.marks_strip.text() and window.marks_strip.isVisible()
+    assert "flagged for later" in window.marks.marks_strip.text() and window.marks.marks_strip.isVisible()
     assert window.abstract.marks[index].flagged
     qtbot.keyClick(window, Qt.Key.Key_E)
     window.menu_dialog.setTextValue("HD here is Huntington disease, not heart disease")
@@ -127,31 +129,31 @@ def test_notes_flags_and_done_are_stored_shown_and_undone(window, demo_project, 
     note = demo_project.mention_marks([mention_id])[mention_id]["note"]
     assert (note.value, note.curator) == ("HD here is Huntington disease, not heart disease", "tester")
     assert "not heart disease" in window.abstract.tooltip_html([index])
-    assert "not heart disease" in window.marks_strip.text()
+    assert "not heart disease" in window.marks.marks_strip.text()
     qtbot.keyClick(window, Qt.Key.Key_D)
     qtbot.keyClick(window, Qt.Key.Key_F, SHIFT)
     assert set(demo_project.document_marks(["90000001"])["90000001"]) == {"done", "flag"}
-    assert "done" in window.marks_strip.text()
+    assert "done" in window.marks.marks_strip.text()
     qtbot.keyClick(window, Qt.Key.Key_Z, CTRL)  # the document flag
     qtbot.keyClick(window, Qt.Key.Key_Z, CTRL)  # done
     assert "90000001" not in demo_project.document_marks()
     assert [m.value for m in demo_project.mark_history(document="90000001")] == ["true", "true", "", ""]
-    window.select_mention(window.mention_ids.index(mention_id))
+    window.document.select_mention(window.model.mention_ids.index(mention_id))
     qtbot.keyClick(window, Qt.Key.Key_F)  # flag off
     assert set(demo_project.mention_marks([mention_id])[mention_id]) == {"note"}
     assert not window.abstract.marks[index].flagged
 
 
 def test_todays_statistics_count_the_keys_pressed(window, demo_project, qtbot):
-    window.open_document("90000005")
-    window.select_mention(0)
+    window.document.open_document("90000005")
+    window.document.select_mention(0)
     qtbot.keyClick(window, Qt.Key.Key_1)  # accept the top suggestion
     qtbot.keyClick(window, Qt.Key.Key_1)  # again, on the next mention
     qtbot.keyClick(window, Qt.Key.Key_2)  # the second suggestion
     qtbot.keyClick(window, Qt.Key.Key_N)
     qtbot.keyClick(window, Qt.Key.Key_Z, CTRL)  # the nil is undone: 3 decisions stand, 2 of them top-1
     qtbot.keyClick(window, Qt.Key.Key_T, CTRL | SHIFT)
-    text = window.menu_dialog.findChild(type(window.marks_strip), "dayStats").text()
+    text = window.menu_dialog.findChild(type(window.marks.marks_strip), "dayStats").text()
     assert "<td align='right' style='padding:3px 12px'>3</td>" in text
     assert "67% (2)" in text
 
@@ -159,17 +161,19 @@ def test_todays_statistics_count_the_keys_pressed(window, demo_project, qtbot):
 def test_undo_history_survives_a_restart(window, demo_project, app_settings, qtbot):
     from app.gui.main_window import MainWindow
 
-    window.open_document("90000006")
-    window.select_mention(0)
-    first, second = window.mention_ids[0], window.mention_ids[1]
+    window.document.open_document("90000006")
+    window.document.select_mention(0)
+    first, second = window.model.mention_ids[0], window.model.mention_ids[1]
     qtbot.keyClick(window, Qt.Key.Key_1)
     qtbot.keyClick(window, Qt.Key.Key_N)
-    demo_project.record_decision(window.mention_ids[2], "reject", curator="someone else")
-    pd = [i for m, i in zip(window.doc.mentions, window.mention_ids, strict=True) if m.text == "PD"]
+    demo_project.record_decision(window.model.mention_ids[2], "reject", curator="someone else")
+    pd = [
+        i for m, i in zip(window.model.doc.mentions, window.model.mention_ids, strict=True) if m.text == "PD"
+    ]
     assert len(pd) == 2
-    window.select_mention(window.mention_ids.index(pd[0]))
+    window.document.select_mention(window.model.mention_ids.index(pd[0]))
     qtbot.keyClick(window, Qt.Key.Key_A)  # ambiguous, then the same for the other "PD" (a batch)
-    window.select_mention(window.mention_ids.index(pd[0]))
+    window.document.select_mention(window.model.mention_ids.index(pd[0]))
     qtbot.keyClick(window, Qt.Key.Key_D, CTRL)
     window.menu_dialog.accept()
     assert _state(demo_project)[pd[1]].action == "ambiguous"
@@ -196,7 +200,7 @@ def test_undo_history_survives_a_restart(window, demo_project, app_settings, qtb
         assert first not in _state(demo_project)
         qtbot.keyClick(again, Qt.Key.Key_Z, CTRL | SHIFT)  # redo writes the accept again
         assert _state(demo_project)[first].action == "accept"
-        assert _state(demo_project)[window.mention_ids[2]].curator == "someone else"
+        assert _state(demo_project)[window.model.mention_ids[2]].curator == "someone else"
     finally:
         again.service.shutdown()
         again.close()
@@ -205,7 +209,7 @@ def test_undo_history_survives_a_restart(window, demo_project, app_settings, qtb
 def test_the_key_help_lists_the_new_keys(window):
     overlay = window.help_overlay
     assert isinstance(overlay, KeyHelpOverlay)
-    shown = overlay.findChild(type(window.marks_strip), "keyHelp").text()
+    shown = overlay.findChild(type(window.marks.marks_strip), "keyHelp").text()
     for key in ("Alt+Shift+← / →", "Ctrl+Alt+← / →", "Ctrl+D", "Shift+E", "Shift+F", "Ctrl+Shift+T"):
         assert key in shown
     bound = {action.shortcut().toString() for action in window.actions() if not action.shortcut().isEmpty()}

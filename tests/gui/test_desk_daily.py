@@ -26,14 +26,14 @@ def test_a_restart_returns_to_the_mention_the_curator_was_on(qtbot, demo_project
     desk = _open(qtbot, demo_project, app_settings)
     for _ in range(3):
         qtbot.keyClick(desk, Qt.Key.Key_Tab)
-    doc_id, mention_id = desk.doc.doc_id, desk.current_mention_id()
-    assert desk.current == 3
+    doc_id, mention_id = desk.model.doc.doc_id, desk.model.current_mention_id()
+    assert desk.model.current == 3
     desk.close()
     desk.service.shutdown()
     again = _open(qtbot, demo_project, app_settings)
     try:
-        assert again.doc.doc_id == doc_id
-        assert again.current_mention_id() == mention_id
+        assert again.model.doc.doc_id == doc_id
+        assert again.model.current_mention_id() == mention_id
     finally:
         again.service.shutdown()
 
@@ -42,8 +42,8 @@ def test_the_selected_mention_is_brought_to_the_middle_of_the_view(qtbot, window
     window.abstract.set_zoom(12)  # large text in a short window: the abstract scrolls
     window.resize(1100, 420)
     qtbot.waitUntil(lambda: window.abstract.verticalScrollBar().maximum() > 0)
-    last = len(window.mention_ids) - 1
-    window.select_mention(last)
+    last = len(window.model.mention_ids) - 1
+    window.document.select_mention(last)
     mark = window.abstract.marks[last]
     probe = window.abstract.textCursor()
     probe.setPosition(mark.start)
@@ -52,7 +52,7 @@ def test_the_selected_mention_is_brought_to_the_middle_of_the_view(qtbot, window
     bar = window.abstract.verticalScrollBar()
     # in the middle third, unless the view is already scrolled as far as it goes
     assert height / 3 <= y <= 2 * height / 3 or bar.value() == bar.maximum(), (y, height, bar.value())
-    window.select_mention(0)
+    window.document.select_mention(0)
     probe.setPosition(window.abstract.marks[0].start)
     y = window.abstract.cursorRect(probe).center().y()
     assert 0 <= y <= 2 * height / 3
@@ -70,20 +70,20 @@ def test_the_concept_pane_starts_at_the_top_of_each_concept(qtbot, window):
 
 
 def test_a_revisited_mention_shows_the_candidate_it_is_linked_to(qtbot, window, demo_project):
-    ranked = window.suggestions[window.current_mention_id()]
+    ranked = window.model.suggestions[window.model.current_mention_id()]
     assert len(ranked) >= 3
-    mention_id = window.current_mention_id()
+    mention_id = window.model.current_mention_id()
     qtbot.keyClick(window, Qt.Key.Key_3)
     qtbot.waitUntil(
         lambda: demo_project.current_decisions(mention_ids=[mention_id]).get(mention_id) is not None
     )
-    window.select_mention(window.mention_ids.index(mention_id))
+    window.document.select_mention(window.model.mention_ids.index(mention_id))
     assert window.candidates.view.currentIndex().row() == 2
     assert window.concept.concept is not None and window.concept.concept.concept_id == ranked[2].concept_id
 
 
 def test_a_composite_link_reads_with_the_stored_separator(window):
-    text = window._link_text("D006816|D003924")
+    text = window.model.link_text("D006816|D003924")
     assert " | " in text and " + " not in text
 
 
@@ -102,12 +102,12 @@ def test_the_key_help_fits_the_default_window_and_lists_the_menu_keys(window):
 def test_the_note_editor_wraps_and_ctrl_enter_saves(qtbot, window, demo_project):
     from PySide6.QtWidgets import QPlainTextEdit
 
-    dialog = window.edit_note(on_document=True)
+    dialog = window.marks.edit_note(on_document=True)
     editor = dialog.findChild(QPlainTextEdit)
     assert dialog.width() >= 500 and editor.lineWrapMode() == QPlainTextEdit.LineWrapMode.WidgetWidth
     qtbot.keyClicks(editor, "check the second abstract")
     qtbot.keyClick(editor, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
-    doc_id = window.doc.doc_id
+    doc_id = window.model.doc.doc_id
     qtbot.waitUntil(lambda: "note" in demo_project.document_marks([doc_id]).get(doc_id, {}))
     assert demo_project.document_marks([doc_id])[doc_id]["note"].value == "check the second abstract"
 
@@ -137,15 +137,15 @@ def test_kb_search_placement_leaves_the_mention_in_view():
 
 def test_the_kb_search_does_not_cover_the_mention_being_linked(qtbot, window):
     window.move(0, 0)
-    dialog = window.open_kb_search()
+    dialog = window.curation.open_kb_search()
     qtbot.waitExposed(dialog)
-    mention = window.abstract.mention_rect(window.current)
+    mention = window.abstract.mention_rect(window.model.current)
     assert not dialog.frameGeometry().intersects(mention), (dialog.frameGeometry(), mention)
     dialog.reject()
 
 
 def test_a_document_marked_done_is_marked_in_the_queue(qtbot, window, demo_project):
-    doc_id = window.doc.doc_id
+    doc_id = window.model.doc.doc_id
     row = window.queue.model.shown_rows[doc_id]
     assert not window.queue.model.index(row, 0).data().startswith("✔")
     qtbot.keyClick(window, Qt.Key.Key_D)

@@ -34,7 +34,7 @@ def _press_find(window, qtbot):
     qtbot.keyClick(
         window, Qt.Key.Key_M, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier
     )
-    return window.active_job
+    return window.links.active_job
 
 
 def _run(window, qtbot, trigger) -> object:
@@ -42,38 +42,40 @@ def _run(window, qtbot, trigger) -> object:
         job = trigger()
     assert job is not None
     qtbot.waitUntil(lambda: job.done.is_set(), timeout=120000)
-    qtbot.waitUntil(lambda: window.active_job is None, timeout=10000)
+    qtbot.waitUntil(lambda: window.links.active_job is None, timeout=10000)
     return job
 
 
 def test_find_mentions_tags_the_raw_abstract_and_links_them(window, demo_project, qtbot) -> None:
     demo_project.import_documents([_raw_document()], source="", split="")
-    window.reload_queue()
-    window.open_document("raw-1")
-    assert window.mention_ids == []
+    window.document.reload_queue()
+    window.document.open_document("raw-1")
+    assert window.model.mention_ids == []
 
     found = []
     window.service.mentionsFound.connect(lambda pair: found.append(pair[0]))
     _run(window, qtbot, lambda: _press_find(window, qtbot))
 
-    text = window.doc.text
+    text = window.model.doc.text
     expected = _spans(text, "Huntington disease", "cystic fibrosis", "asthma")
-    assert [(m.start, m.end) for m in window.doc.mentions] == expected, "shown in the open abstract"
+    assert [(m.start, m.end) for m in window.model.doc.mentions] == expected, "shown in the open abstract"
     assert [(m.start, m.end) for m in demo_project.document("raw-1").mentions] == expected, "stored"
-    assert all(m.origin == "detected" and m.type for m in window.doc.mentions)
+    assert all(m.origin == "detected" and m.type for m in window.model.doc.mentions)
     assert found[0].added == len(expected) and "dictionary" in found[0].detector
     assert "found 5 mention(s) in 1 document(s) with the dictionary" in window.statusBar().currentMessage()
     # linked right after: every new mention has suggestions, the KB's concept on top
-    qtbot.waitUntil(lambda: all(window.suggestions.get(m) for m in window.mention_ids), timeout=30000)
-    tops = [window.suggestions[m][0].concept_id for m in window.mention_ids]
+    qtbot.waitUntil(
+        lambda: all(window.model.suggestions.get(m) for m in window.model.mention_ids), timeout=30000
+    )
+    tops = [window.model.suggestions[m][0].concept_id for m in window.model.mention_ids]
     assert tops == ["D006816", "D003550", "D006816", "D003550", "D001249"]
     assert window.queue.entry("raw-1").mentions == len(expected)
 
 
 def test_find_mentions_leaves_a_gold_abstract_alone_and_says_why(window, demo_project, qtbot) -> None:
-    doc_id = window.doc.doc_id
+    doc_id = window.model.doc.doc_id
     before = demo_project.document(doc_id).mentions
-    _run(window, qtbot, window.find_mentions_here)
+    _run(window, qtbot, window.detect.find_mentions_here)
     assert demo_project.document(doc_id).mentions == before
     message = window.statusBar().currentMessage()
     assert "found 0 mention(s)" in message and "1 document(s) skipped: annotated by a gold file" in message
@@ -81,12 +83,12 @@ def test_find_mentions_leaves_a_gold_abstract_alone_and_says_why(window, demo_pr
 
 def test_find_mentions_in_every_raw_document_skips_the_annotated_ones(window, demo_project, qtbot) -> None:
     demo_project.import_documents([_raw_document("raw-1"), _raw_document("raw-2")], source="", split="")
-    window.reload_queue()
-    job = _run(window, qtbot, window.find_mentions_in_raw)
+    window.document.reload_queue()
+    job = _run(window, qtbot, window.detect.find_mentions_in_raw)
     assert job is not None
     for doc_id in ("raw-1", "raw-2"):
         assert len(demo_project.document(doc_id).mentions) == 5
-    assert window.find_mentions_in_raw() is None, "nothing raw is left"
+    assert window.detect.find_mentions_in_raw() is None, "nothing raw is left"
 
 
 def _format_at(window, offset: int) -> QTextCharFormat:
@@ -105,15 +107,15 @@ def test_uncertain_detected_spans_are_drawn_apart_until_decided(window, demo_pro
         cf[0], cf[1], "cystic fibrosis", "Disease", origin="detected", infons={"probability": 0.97}
     )
     demo_project.import_documents([document.with_mentions([unsure, sure])], source="", split="")
-    window.reload_queue()
-    window.open_document("raw-1")
+    window.document.reload_queue()
+    window.document.open_document("raw-1")
     dotted = QTextCharFormat.UnderlineStyle.DotLine
     assert _format_at(window, hd[0]).underlineStyle() == dotted and _format_at(window, hd[0]).fontItalic()
     assert _format_at(window, cf[0]).underlineStyle() != dotted and not _format_at(window, cf[0]).fontItalic()
     tip = window.abstract.tooltip_html(window.abstract.mentions_at(hd[0]))
     assert "probability 0.61" in tip and "uncertain" in tip
 
-    window.select_mention(0)
-    window.decide("nil")  # any decision settles it
-    qtbot.waitUntil(lambda: window.mention_ids[0] in window.decisions, timeout=10000)
+    window.document.select_mention(0)
+    window.curation.decide("nil")  # any decision settles it
+    qtbot.waitUntil(lambda: window.model.mention_ids[0] in window.model.decisions, timeout=10000)
     assert _format_at(window, hd[0]).underlineStyle() != dotted

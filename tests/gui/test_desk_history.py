@@ -44,9 +44,9 @@ def _restart(window, project, settings, qtbot):
 def test_undo_after_a_restart_takes_back_the_done_mark_first_and_shows_where(
     window, demo_project, app_settings, qtbot
 ):
-    window.open_document("90000001")
-    bulk = window.bulk_accept(0.0)  # every suggested, undecided mention of the document
-    accepted = [m for m in window.mention_ids if m in window.decisions]
+    window.document.open_document("90000001")
+    bulk = window.curation.bulk_accept(0.0)  # every suggested, undecided mention of the document
+    accepted = [m for m in window.model.mention_ids if m in window.model.decisions]
     assert bulk == len(accepted) > 1
     state = demo_project.current_decisions()
     assert all(state[m].model_version == demo_project.suggestion_version(m) != "" for m in accepted)
@@ -58,13 +58,13 @@ def test_undo_after_a_restart_takes_back_the_done_mark_first_and_shows_where(
 
     again = _restart(window, demo_project, app_settings, qtbot)
     try:
-        again.open_document("90000006")  # somewhere else
+        again.document.open_document("90000006")  # somewhere else
         assert again.act_undo.text() == "Undo mark 90000001 done"
         qtbot.keyClick(again, Qt.Key.Key_Z, CTRL)
         marks = demo_project.document_marks(["90000001"])["90000001"]
         assert DONE not in marks and marks[NOTE].value == "abbreviations checked"
         assert all(demo_project.current_decisions()[m].action == "accept" for m in accepted)
-        assert again.doc.doc_id == "90000001"  # taken to the document the undo changed
+        assert again.model.doc.doc_id == "90000001"  # taken to the document the undo changed
         assert again.statusBar().currentMessage() == "undone: mark 90000001 done"
         assert again.act_redo.text() == "Redo mark 90000001 done"
 
@@ -72,20 +72,20 @@ def test_undo_after_a_restart_takes_back_the_done_mark_first_and_shows_where(
         assert NOTE not in demo_project.document_marks(["90000001"]).get("90000001", {})
         assert again.act_undo.text().startswith(f"Undo bulk accept of {bulk} mention(s)")
 
-        again.open_document("90000006")
+        again.document.open_document("90000006")
         qtbot.keyClick(again, Qt.Key.Key_Z, CTRL)  # the bulk accept, in the document it changed
         state = demo_project.current_decisions()
         assert not any(m in state for m in accepted)
-        assert again.doc.doc_id == "90000001" and again.current_mention_id() == accepted[0]
+        assert again.model.doc.doc_id == "90000001" and again.model.current_mention_id() == accepted[0]
         assert again.act_redo.text().startswith(f"Redo bulk accept of {bulk} mention(s)")
     finally:
         again.service.shutdown()
 
 
 def test_a_decision_redraws_without_reading_the_store(window, demo_project, qtbot, monkeypatch):
-    window.open_document("90000004")
-    window.select_mention(0)
-    mention_id = window.current_mention_id()
+    window.document.open_document("90000004")
+    window.document.select_mention(0)
+    mention_id = window.model.current_mention_id()
     inside = threading.local()
     outside: list[str] = []
     within: list[str] = []
@@ -110,30 +110,30 @@ def test_a_decision_redraws_without_reading_the_store(window, demo_project, qtbo
     finally:
         event.remove(demo_project.engine, "before_cursor_execute", counted)
     assert demo_project.current_decisions()[mention_id].action == "accept"
-    assert window.decisions[mention_id].action == "accept"  # shown, from the operation's answer
-    assert window.abstract.marks[window.mention_ids.index(mention_id)].state == "accepted"
-    assert window.current_mention_id() != mention_id  # moved on to the next open mention
+    assert window.model.decisions[mention_id].action == "accept"  # shown, from the operation's answer
+    assert window.abstract.marks[window.model.mention_ids.index(mention_id)].state == "accepted"
+    assert window.model.current_mention_id() != mention_id  # moved on to the next open mention
     assert within, "the operation itself reads and writes"
     assert outside == []
 
 
 def test_ctrl_enter_builds_a_link_and_stores_nothing_until_enter(window, demo_project, qtbot):
-    window.open_document("90000004")
-    index = next(i for i, m in enumerate(window.doc.mentions) if m.text == "Breast and ovarian cancer")
-    window.select_mention(index)
-    mention_id = window.current_mention_id()
-    assert mention_id not in window.decisions
+    window.document.open_document("90000004")
+    index = next(i for i, m in enumerate(window.model.doc.mentions) if m.text == "Breast and ovarian cancer")
+    window.document.select_mention(index)
+    mention_id = window.model.current_mention_id()
+    assert mention_id not in window.model.decisions
 
     for query, concept in (("breast neoplasms", "D001943"), ("ovarian neoplasms", "D010051")):
-        dialog = window.open_kb_search()
+        dialog = window.curation.open_kb_search()
         dialog.query.setText(query)
         dialog.run_search()
         assert dialog.result_ids()[0] == concept
         qtbot.keyClick(dialog.query, Qt.Key.Key_Return, CTRL)  # add to the link
         assert mention_id not in demo_project.current_decisions()  # nothing stored yet
-        assert window.current_mention_id() == mention_id  # still on the mention being linked
+        assert window.model.current_mention_id() == mention_id  # still on the mention being linked
         assert demo_project.names_from_source(CURATOR_SOURCE) == {}
-    assert window.marked == ["D001943", "D010051"]
+    assert window.model.marked == ["D001943", "D010051"]
     assert "Enter stores it" in window.statusBar().currentMessage()
 
     qtbot.keyClick(window, Qt.Key.Key_Return)
@@ -153,11 +153,11 @@ def test_reject_of_a_detected_span_means_not_a_mention_in_exports(
     demo_project.import_documents([document])
     detector = DictionaryDetector.from_kb(demo_project.knowledge_base(), mention_type="Disease")
     assert detect_into_project(demo_project, detector, ids=["raw-1"]).added >= 3
-    window.reload_queue()
-    window.open_document("raw-1")
-    index = next(i for i, m in enumerate(window.doc.mentions) if m.text == "asthma")
-    assert window.doc.mentions[index].origin == "detected"
-    window.select_mention(index)
+    window.document.reload_queue()
+    window.document.open_document("raw-1")
+    index = next(i for i, m in enumerate(window.model.doc.mentions) if m.text == "asthma")
+    assert window.model.doc.mentions[index].origin == "detected"
+    window.document.select_mention(index)
     qtbot.keyClick(window, Qt.Key.Key_R)
 
     out = tmp_path / "out.pubtator"

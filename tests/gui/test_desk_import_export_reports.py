@@ -70,7 +70,7 @@ def test_a_bad_item_offers_skip_and_report_and_writes_the_cli_report(
     assert [row[1:3] for row in cli_rows[1:]] == [["7", "document 7000002"]]
 
     before = set(demo_project.document_ids())
-    job = window.import_corpus_from(corpus, "pubtator")
+    job = window.files.import_corpus_from(corpus, "pubtator")
     qtbot.waitUntil(job.done.is_set, timeout=30000)
     offer = _dialog(window, qtbot, "Bad items in the file")
     assert "1 item cannot be read; nothing was imported" in offer.text()
@@ -88,9 +88,11 @@ def test_a_bad_item_offers_skip_and_report_and_writes_the_cli_report(
 
 
 def test_an_export_shows_what_the_format_could_not_keep(window, demo_project, qtbot, tmp_path, capsys):
-    window.accept_rank(1)  # a decided mention carries decision infons, which PubTator has no place for
+    window.curation.accept_rank(
+        1
+    )  # a decided mention carries decision infons, which PubTator has no place for
     out = tmp_path / "desk.pubtator"
-    job = window.export_to(out, "pubtator")
+    job = window.files.export_to(out, "pubtator")
     qtbot.waitUntil(job.done.is_set, timeout=30000)
     shown = _dialog(window, qtbot, "Export")
     capsys.readouterr()

@@ -19,10 +19,10 @@ CTRL = Qt.KeyboardModifier.ControlModifier
 def _suggested(window, project) -> int:
     """Open a document with an undecided mention that has suggestions, select it, return its id."""
     for entry in project.queue():
-        window.open_document(entry.doc_id)
-        for index, mention_id in enumerate(window.mention_ids):
-            if window.suggestions.get(mention_id) and mention_id not in window.decisions:
-                window.select_mention(index)
+        window.document.open_document(entry.doc_id)
+        for index, mention_id in enumerate(window.model.mention_ids):
+            if window.model.suggestions.get(mention_id) and mention_id not in window.model.decisions:
+                window.document.select_mention(index)
                 return mention_id
     raise AssertionError("the demo has no undecided mention with suggestions")
 
@@ -33,7 +33,7 @@ def _detail(project, mention_id: int) -> dict:
 
 def test_alt_enter_accepts_without_teaching_and_enter_still_teaches(window, demo_project, qtbot):
     mention_id = _suggested(window, demo_project)
-    top = window.suggestions[mention_id][0].concept_id
+    top = window.model.suggestions[mention_id][0].concept_id
     qtbot.keyClick(window, Qt.Key.Key_Return, ALT)
     qtbot.waitUntil(lambda: mention_id in demo_project.current_decisions(mention_ids=[mention_id]))
     decision = demo_project.current_decisions(mention_ids=[mention_id])[mention_id]
@@ -75,7 +75,9 @@ def test_the_learnt_list_removes_a_synonym_as_one_undo_step(window, demo_project
 
     assert dialog.remove.click() is None
     qtbot.waitUntil(lambda: dialog.table.item(0, 7).text() == "removed")
-    assert window.last_changes.relearn == frozenset({mention_id})  # the loaded linker learns them again
+    assert window.saving.last_changes.relearn == frozenset(
+        {mention_id}
+    )  # the loaded linker learns them again
     assert [r.removed for r in learnt.learnt_synonyms(demo_project)] == [True]
     assert window.undo_stack.undoText().startswith("remove learnt synonym")
     dialog.reject()
@@ -101,9 +103,9 @@ def test_removing_in_the_list_withdraws_the_synonym_from_the_loaded_linker(windo
     doc_id = demo_project.mention_documents([mention_id])[mention_id]
     loading = window.service.link([doc_id])  # loads the models
     qtbot.waitUntil(loading.done.is_set, timeout=120000)
-    window.open_document(doc_id, mention_id=mention_id)
+    window.document.open_document(doc_id, mention_id=mention_id)
     with qtbot.waitSignal(window.service.learned, timeout=60000) as learning:
-        assert window.decide("correct", wrong)
+        assert window.curation.decide("correct", wrong)
     assert [(e.concept_id, e.name) for e in learning.args[0][0].added] == [(wrong, mention.text)]
 
     dialog = open_learnt(window)
@@ -117,10 +119,10 @@ def test_removing_in_the_list_withdraws_the_synonym_from_the_loaded_linker(windo
     # learning off: a correction is stored, but nothing learns from it (live or in the store)
     window.act_learning.trigger()
     assert demo_project.setting("learn.from_decisions") is False
-    assert window.undo() == "saved"  # the removal
-    assert window.undo() == "saved"  # the correction
+    assert window.saving.undo() == "saved"  # the removal
+    assert window.saving.undo() == "saved"  # the correction
     qtbot.waitUntil(lambda: mention_id not in demo_project.current_decisions(mention_ids=[mention_id]))
-    window.open_document(doc_id, mention_id=mention_id)
-    assert window.decide("correct", wrong)
+    window.document.open_document(doc_id, mention_id=mention_id)
+    assert window.curation.decide("correct", wrong)
     qtbot.waitUntil(lambda: not window.service.busy(), timeout=30000)
     assert mention.text not in demo_project.concept(wrong).synonyms

@@ -21,17 +21,17 @@ def test_a_correction_reaches_identical_mentions_elsewhere_and_an_undo_takes_it_
     mention, mention_id = _correctable(demo_project)
     wrong = _wrong_concept(demo_project, mention)
     copies = _with_copies(demo_project, mention.text)
-    window.reload_queue()
+    window.document.reload_queue()
     linking = window.service.link(["copies-1"])  # loads the models; the copies get suggestions
     qtbot.waitUntil(linking.done.is_set, timeout=120000)
     before = _tops(demo_project, copies)
     assert all(concept_id != wrong for concept_id, _ in before)
 
     doc_id = demo_project.mention_documents([mention_id])[mention_id]
-    window.open_document(doc_id, mention_id=mention_id)
-    assert window.current_mention_id() == mention_id
+    window.document.open_document(doc_id, mention_id=mention_id)
+    assert window.model.current_mention_id() == mention_id
     with qtbot.waitSignal(window.service.learned, timeout=60000) as learnt:
-        assert window.decide("correct", wrong)
+        assert window.curation.decide("correct", wrong)
     found, resuggested = learnt.args[0]
     assert [(e.concept_id, e.name) for e in found.added] == [(wrong, mention.text)]
     assert resuggested >= len(copies)

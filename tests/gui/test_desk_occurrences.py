@@ -24,8 +24,8 @@ def _open(window, project) -> int:
         split="",
     )
     first = project.add_mention("occ-1", 0, 2, type="Disease")
-    window.reload_queue()
-    window.open_document("occ-1")
+    window.document.reload_queue()
+    window.document.open_document("occ-1")
     return first
 
 
@@ -52,7 +52,7 @@ def test_a_selection_is_annotated_everywhere_and_one_undo_takes_it_back(window, 
     assert _spans(demo_project, "occ-1") == [(0, 2), (33, 35), (49, 51), (71, 73)]
     assert _spans(demo_project, "occ-2") == [(3, 5), (18, 20)]
     assert {m.type for m in demo_project.document("occ-2").mentions} == {"Disease"}  # the document's type
-    assert len(window.doc.mentions) == 4  # the open document shows them
+    assert len(window.model.doc.mentions) == 4  # the open document shows them
     assert window.undo_stack.undoText().startswith("annotate “QZ”")
 
     window.activateWindow()
@@ -63,10 +63,10 @@ def test_a_selection_is_annotated_everywhere_and_one_undo_takes_it_back(window, 
 
 def test_a_decided_mention_gives_its_decision_to_its_occurrences_in_the_document(window, demo_project, qtbot):
     first = _open(window, demo_project)
-    window.select_mention(window.mention_ids.index(first))
+    window.document.select_mention(window.model.mention_ids.index(first))
     qtbot.keyClick(window, Qt.Key.Key_N)  # not in the KB
     qtbot.waitUntil(lambda: first in demo_project.current_decisions(mention_ids=[first]))
-    window.select_mention(window.mention_ids.index(first))
+    window.document.select_mention(window.model.mention_ids.index(first))
     window.abstract.select_text(0, 0)
     qtbot.keyClick(window, Qt.Key.Key_A, CTRL_SHIFT)
     dialog = window.menu_dialog

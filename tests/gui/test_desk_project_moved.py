@@ -39,9 +39,9 @@ def test_a_moved_project_is_said_once_keeps_the_unsaved_change_and_reopens_where
     qtbot, demo_project, app_settings, tmp_path, caplog
 ) -> None:
     window = _open(qtbot, demo_project, app_settings)
-    window.select_mention(0)
-    mention_id = window.current_mention_id()
-    doc_id = window.doc.doc_id
+    window.document.select_mention(0)
+    mention_id = window.model.current_mention_id()
+    doc_id = window.model.doc.doc_id
     shown_text = window.abstract.toPlainText()
     old_place = demo_project.path
     moved = tmp_path / "elsewhere" / "renamed"
@@ -49,48 +49,51 @@ def test_a_moved_project_is_said_once_keeps_the_unsaved_change_and_reopens_where
     caplog.set_level(logging.WARNING, logger="app.gui.desk_watch")
 
     with write_lock_held(old_place / "curalink.db"):  # another program writes: the decision waits
-        assert window.decide("nil") is not None
-        assert [w.label for w in window.writer.pending], "the decision waits to be saved"
+        assert window.curation.decide("nil") is not None
+        assert [w.label for w in window.saving.writer.pending], "the decision waits to be saved"
         shutil.move(str(old_place), moved)
         demo_project.engine.dispose()  # the connections of before the move are gone, as after an unmount
-        window.watch_timer.setInterval(10)  # the next poll comes at once
+        window.watch.watch_timer.setInterval(10)  # the next poll comes at once
         qtbot.waitUntil(
-            lambda: window.lost_dialog is not None and window.lost_dialog.isVisible(), timeout=CEILING_MS
+            lambda: window.watch.lost_dialog is not None and window.watch.lost_dialog.isVisible(),
+            timeout=CEILING_MS,
         )
-        said = window.lost_dialog.text()
-        assert not window.watch_timer.isActive(), "polling stopped"
+        said = window.watch.lost_dialog.text()
+        assert not window.watch.watch_timer.isActive(), "polling stopped"
         assert str(old_place) in said and "can no longer be reached" in said and "1 change" in said
-        qtbot.waitUntil(lambda: window.writer.error is not None, timeout=CEILING_MS)  # its retries stopped
+        qtbot.waitUntil(
+            lambda: window.saving.writer.error is not None, timeout=CEILING_MS
+        )  # its retries stopped
         for _ in range(3):  # a poll that still comes (a queued tick) says nothing again and raises nothing
-            assert window.check_project_changes() is False
+            assert window.watch.check_project_changes() is False
         window.act_next.trigger()  # a key whose reads fail is said by the same dialog, not raised
         window.act_nil.trigger()
-        assert window.lost_dialog.text() == said and window.lost_dialog.isVisible()
+        assert window.watch.lost_dialog.text() == said and window.watch.lost_dialog.isVisible()
         assert [r.getMessage() for r in caplog.records].count(said) == 1
         # What the curator did stays on screen: the waiting decision in the save bar, the abstract.
-        assert len(window.writer.pending) == 1
+        assert len(window.saving.writer.pending) == 1
         bar = window.findChild(QFrame, "saveBar")
         assert bar is not None and bar.isVisible()
-        assert window.abstract.toPlainText() == shown_text and window.doc.doc_id == doc_id
+        assert window.abstract.toPlainText() == shown_text and window.model.doc.doc_id == doc_id
 
     # Reopen where it is now: the button, the folder chooser, the folder.
-    window.lost_dialog.buttonClicked.emit(window.reopen_button)
+    window.watch.lost_dialog.buttonClicked.emit(window.watch.reopen_button)
     chooser = window.menu_dialog
     qtbot.waitUntil(chooser.isVisible, timeout=CEILING_MS)
     chooser.setDirectory(str(moved.parent))
     chooser.selectFile(str(moved))
     chooser.accept()  # Choose
-    qtbot.waitUntil(lambda: not window.writer.pending, timeout=CEILING_MS)
-    assert window.lost_dialog is None and window.watch_timer.isActive()
+    qtbot.waitUntil(lambda: not window.saving.writer.pending, timeout=CEILING_MS)
+    assert window.watch.lost_dialog is None and window.watch.watch_timer.isActive()
     assert window.project.path == moved and app_settings.last_project == moved
     with Project.open(moved) as again:  # the waiting change is in the project at its new place
         assert again.current_decisions(mention_ids=[mention_id])[mention_id].action == "nil"
-    assert window.decisions[mention_id].action == "nil"
-    window.select_mention(window.mention_ids.index(mention_id))
+    assert window.model.decisions[mention_id].action == "nil"
+    window.document.select_mention(window.model.mention_ids.index(mention_id))
     window.activateWindow()
     qtbot.waitUntil(window.isActiveWindow, timeout=CEILING_MS)
     qtbot.keyClick(window, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)  # the desk works on as before
-    qtbot.waitUntil(lambda: mention_id not in window.decisions, timeout=CEILING_MS)
+    qtbot.waitUntil(lambda: mention_id not in window.model.decisions, timeout=CEILING_MS)
     with Project.open(moved) as again:
         assert mention_id not in again.current_decisions(mention_ids=[mention_id])
     window.close()
@@ -100,6 +103,6 @@ def test_a_closed_desk_stops_polling_its_project(qtbot, demo_project, app_settin
     """The fresh-clone failure of test_view_is_restored_after_the_project_moves: the closed desk's watch
     timer still polled the project after it was closed and moved."""
     window = _open(qtbot, demo_project, app_settings)
-    assert window.watch_timer.isActive()
+    assert window.watch.watch_timer.isActive()
     window.close()
-    assert not window.watch_timer.isActive()
+    assert not window.watch.watch_timer.isActive()

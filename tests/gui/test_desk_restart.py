@@ -43,14 +43,16 @@ def _index_files(folder) -> dict[str, tuple[int, int, int]]:
 
 def _view_matches_store(window, project, doc_id: str) -> None:
     """What the window shows of the open document is what the store holds now."""
-    stored = project.current_decisions(mention_ids=window.mention_ids)
-    assert {m: d.action for m, d in window.decisions.items()} == {m: d.action for m, d in stored.items()}
-    suggested = project.suggestion_sets(window.mention_ids)
+    stored = project.current_decisions(mention_ids=window.model.mention_ids)
+    assert {m: d.action for m, d in window.model.decisions.items()} == {
+        m: d.action for m, d in stored.items()
+    }
+    suggested = project.suggestion_sets(window.model.mention_ids)
     expected = [
         mention_state(
             stored[m].action if m in stored else None, bool(suggested.get(m) and suggested[m].candidates)
         )
-        for m in window.mention_ids
+        for m in window.model.mention_ids
     ]
     assert [mark.state for mark in window.abstract.marks] == expected
     assert f"· {len(stored)} reviewed" in window.doc_meta.text()
@@ -70,15 +72,15 @@ def test_a_restart_after_a_withdrawal_reuses_the_index_and_keys_act_while_models
     first = _open(qtbot, demo_project, app_settings, background=False)
     loading = first.service.preload()
     qtbot.waitUntil(loading.done.is_set, timeout=CEILING_MS)
-    first.open_document(doc_id, mention_id=mention_id)
+    first.document.open_document(doc_id, mention_id=mention_id)
     with qtbot.waitSignal(first.service.learned, timeout=CEILING_MS) as learnt:
-        assert first.decide("correct", wrong)
+        assert first.curation.decide("correct", wrong)
     assert [(e.concept_id, e.name) for e in learnt.args[0][0].added] == [(wrong, mention.text)]
     with qtbot.waitSignal(first.service.learned, timeout=CEILING_MS) as learnt:
         qtbot.keyClick(first, Qt.Key.Key_Z, CTRL)
     assert [(e.concept_id, e.name) for e in learnt.args[0][0].withdrawn] == [(wrong, mention.text)]
-    first.select_mention(next(i for i, m in enumerate(first.mention_ids) if m != mention_id))
-    decided_id = first.current_mention_id()
+    first.document.select_mention(next(i for i, m in enumerate(first.model.mention_ids) if m != mention_id))
+    decided_id = first.model.current_mention_id()
     with qtbot.waitSignal(first.service.learned, timeout=CEILING_MS):
         qtbot.keyClick(first, Qt.Key.Key_N)
     assert demo_project.current_decisions()[decided_id].action == "nil"
@@ -103,20 +105,20 @@ def test_a_restart_after_a_withdrawal_reuses_the_index_and_keys_act_while_models
     try:
         qtbot.waitUntil(entered.is_set, timeout=CEILING_MS)
         assert second.device_label.text() == MODELS_LOADING
-        second.open_document(doc_id, mention_id=decided_id)
+        second.document.open_document(doc_id, mention_id=decided_id)
         _view_matches_store(second, demo_project, doc_id)
         assert "nil" in second.undo_stack.undoText()  # the restored history's last step
 
         qtbot.keyClick(second, Qt.Key.Key_Z, CTRL)
-        qtbot.waitUntil(lambda: decided_id not in second.decisions, timeout=CEILING_MS)
+        qtbot.waitUntil(lambda: decided_id not in second.model.decisions, timeout=CEILING_MS)
         assert not loaded.is_set(), "the undo waited for the model loader"
         assert decided_id not in demo_project.current_decisions()
         _view_matches_store(second, demo_project, doc_id)
 
-        at = second.current
+        at = second.model.current
         qtbot.keyClick(second, Qt.Key.Key_Tab)
         qtbot.keyClick(second, Qt.Key.Key_J)
-        assert second.current == min(at + 2, len(second.mention_ids) - 1)
+        assert second.model.current == min(at + 2, len(second.model.mention_ids) - 1)
         assert not loaded.is_set(), "Tab and J waited for the model loader"
         assert second.device_label.text() == MODELS_LOADING
     finally:

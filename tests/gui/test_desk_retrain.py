@@ -12,7 +12,7 @@ TINY = {"kinds": ("retriever",), "promote": "never", "held_out_fraction": 0.34, 
 def decide_all_but_open(window, project) -> dict[int, tuple[str, str]]:
     """Accept the gold link of every mention outside the open document; returns the decisions."""
     for document, ids in project.documents_with_mention_ids():
-        if document.doc_id == window.doc.doc_id:
+        if document.doc_id == window.model.doc.doc_id:
             continue
         for mention, mention_id in zip(document.mentions, ids, strict=True):
             if len(mention.concept_ids) == 1:
@@ -24,14 +24,14 @@ def test_curation_goes_on_while_retraining_and_cancel_keeps_models(window, demo_
     decide_all_but_open(window, demo_project)
     versions = [(v.kind, v.version, v.status) for v in demo_project.model_versions()]
     folders = sorted(p.name for p in (demo_project.models_dir / "retriever").iterdir())
-    job = window.start_retrain({**TINY, "max_seconds": 60.0, "epochs": 50})
-    status = window.retrain_status
+    job = window.retrain.start_retrain({**TINY, "max_seconds": 60.0, "epochs": 50})
+    status = window.retrain.retrain_status
     assert status.isVisible() and window.isEnabled()
     qtbot.waitUntil(lambda: status.message.startswith("retriever: training"), timeout=120_000)
 
-    mention_id = window.current_mention_id()
+    mention_id = window.model.current_mention_id()
     assert mention_id not in demo_project.current_decisions()
-    assert window.accept_rank(1)
+    assert window.curation.accept_rank(1)
     qtbot.waitUntil(lambda: mention_id in demo_project.current_decisions(), timeout=20_000)
     assert not job.done.is_set()  # the decision was stored while the retrain ran
     assert demo_project.current_decisions()[mention_id].curator == "tester"
@@ -45,7 +45,11 @@ def test_curation_goes_on_while_retraining_and_cancel_keeps_models(window, demo_
     assert not any(
         p.name.startswith(SCRATCH_PREFIX) for p in (demo_project.models_dir / "retriever").iterdir()
     )
-    assert window.retrain_job is None and not status.isVisible() and window.retrain_summary is None
+    assert (
+        window.retrain.retrain_job is None
+        and not status.isVisible()
+        and window.retrain.retrain_summary is None
+    )
     assert "unchanged" in window.statusBar().currentMessage()
 
 
@@ -54,12 +58,12 @@ def test_promotion_from_the_summary_relinks_unreviewed_documents(
 ):
     decisions = decide_all_but_open(window, demo_project)
     old = demo_project.active_model("retriever").version
-    open_doc = window.doc.doc_id
-    job = window.start_retrain({**TINY, "max_seconds": 2.0, "epochs": 1})
+    open_doc = window.model.doc.doc_id
+    job = window.retrain.start_retrain({**TINY, "max_seconds": 2.0, "epochs": 1})
     progress: list[int] = []
     job.signals.progress.connect(lambda done, _total, _message: progress.append(done))
-    qtbot.waitUntil(lambda: window.retrain_summary is not None, timeout=180_000)
-    summary = window.retrain_summary
+    qtbot.waitUntil(lambda: window.retrain.retrain_summary is not None, timeout=180_000)
+    summary = window.retrain.retrain_summary
     report = summary.report
     new = report.kinds["retriever"].version
     assert progress == sorted(progress) and progress[-1] == 1000  # one bar, never restarting
@@ -76,7 +80,7 @@ def test_promotion_from_the_summary_relinks_unreviewed_documents(
     chunks: list[list[str]] = []
     window.service.chunkLinked.connect(lambda chunk: chunks.append(chunk.doc_ids))
     summary.promote_button.click()
-    relink = window.relink_job
+    relink = window.retrain.relink_job
     qtbot.waitUntil(relink.done.is_set, timeout=120_000)
     qtbot.waitUntil(lambda: new in window.models_label.text(), timeout=10_000)
 
@@ -86,12 +90,15 @@ def test_promotion_from_the_summary_relinks_unreviewed_documents(
     assert all(after[m] == {new} for m in unreviewed)
     assert all(after[m] == {old} for m in decisions if m in after)  # reviewed: left as decided on
     assert {m: (d.action, d.concept_id) for m, d in demo_project.current_decisions().items()} == decisions
-    stored = demo_project.suggestions_for(window.mention_ids)
-    assert all(window.suggestions[m] == stored[m] for m in window.mention_ids)  # the open document refreshed
+    stored = demo_project.suggestions_for(window.model.mention_ids)
+    assert all(
+        window.model.suggestions[m] == stored[m] for m in window.model.mention_ids
+    )  # the open document refreshed
 
     summary.rollback_button.click()  # back to the old version: relinked again
     qtbot.waitUntil(
-        lambda: window.relink_job is not relink and window.relink_job.done.is_set(), timeout=120_000
+        lambda: window.retrain.relink_job is not relink and window.retrain.relink_job.done.is_set(),
+        timeout=120_000,
     )
     assert demo_project.active_model("retriever").version == old
     assert all(stored_versions(demo_project)[m] == {old} for m in unreviewed)

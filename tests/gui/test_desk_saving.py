@@ -64,15 +64,15 @@ def _stored(project, mention_id: int):
 
 
 def _first_suggested(window) -> int:
-    window.open_document(window.queue.visible_ids()[0])
-    index = next(i for i, m in enumerate(window.mention_ids) if window.suggestions.get(m))
-    window.select_mention(index)
-    return window.mention_ids[index]
+    window.document.open_document(window.queue.visible_ids()[0])
+    index = next(i for i, m in enumerate(window.model.mention_ids) if window.model.suggestions.get(m))
+    window.document.select_mention(index)
+    return window.model.mention_ids[index]
 
 
 def test_a_decision_waits_for_another_process_lock_and_is_saved_when_it_frees(window, demo_project, qtbot):
     mention_id = _first_suggested(window)
-    top = window.suggestions[mention_id][0].concept_id
+    top = window.model.suggestions[mention_id][0].concept_id
     with write_lock_held(demo_project.path / "curalink.db") as holder:
         qtbot.keyClick(window, Qt.Key.Key_Return)
         # Not in the store, so not in the undo stack either; but on screen, as waiting.
@@ -80,29 +80,33 @@ def test_a_decision_waits_for_another_process_lock_and_is_saved_when_it_frees(wi
         assert window.undo_stack.count() == 0
         bar = _save_bar(window)
         assert bar is not None and "Saving 1 change" in bar.label.text() and top in bar.label.text()
-        assert window.current_mention_id() != mention_id  # the curator moved on to the next mention
+        assert window.model.current_mention_id() != mention_id  # the curator moved on to the next mention
         release(holder)
         qtbot.waitUntil(lambda: _stored(demo_project, mention_id) is not None, timeout=20000)
     qtbot.waitUntil(lambda: _save_bar(window) is None, timeout=5000)
     decision = _stored(demo_project, mention_id)
     assert (decision.action, decision.concept_id) == ("accept", top)
-    assert window.undo_stack.count() == 1 and window.decisions[mention_id].concept_id == top
+    assert window.undo_stack.count() == 1 and window.model.decisions[mention_id].concept_id == top
     qtbot.keyClick(window, Qt.Key.Key_Z, CTRL)  # the step undoes what the store has
     assert _stored(demo_project, mention_id) is None and window.undo_stack.index() == 0
 
 
 def test_retries_run_out_then_retry_saves_every_waiting_decision_in_order(window, demo_project, qtbot):
-    window.writer.attempts, window.writer.pause_s, window.writer.retry_wait_ms = 3, 0.05, 20
+    window.saving.writer.attempts, window.saving.writer.pause_s, window.saving.writer.retry_wait_ms = (
+        3,
+        0.05,
+        20,
+    )
     saved = _first_suggested(window)
-    assert window.accept_top()  # stored at once: the lock is free
-    first = window.current_mention_id()
+    assert window.curation.accept_top()  # stored at once: the lock is free
+    first = window.model.current_mention_id()
     with write_lock_held(demo_project.path / "curalink.db") as holder:
         qtbot.keyClick(window, Qt.Key.Key_Return)
-        qtbot.waitUntil(lambda: window.writer.error is not None, timeout=20000)
+        qtbot.waitUntil(lambda: window.saving.writer.error is not None, timeout=20000)
         bar = _save_bar(window)
         assert bar is not None and "Not saved: 1 change" in bar.label.text()
         assert "locked by another program" in bar.label.text() and bar.retry.isVisible()
-        second = window.current_mention_id()
+        second = window.model.current_mention_id()
         assert second not in (saved, first)
         qtbot.keyClick(window, Qt.Key.Key_N)  # queues behind the stalled one
         assert "Not saved: 2 changes" in _save_bar(window).label.text()
@@ -119,22 +123,26 @@ def test_retries_run_out_then_retry_saves_every_waiting_decision_in_order(window
 
 
 def test_discard_drops_the_waiting_decision_and_the_undo_stack_matches_the_store(window, demo_project, qtbot):
-    window.writer.attempts, window.writer.pause_s, window.writer.retry_wait_ms = 2, 0.05, 20
+    window.saving.writer.attempts, window.saving.writer.pause_s, window.saving.writer.retry_wait_ms = (
+        2,
+        0.05,
+        20,
+    )
     mention_id = _first_suggested(window)
     before = demo_project.current_decisions()
     with write_lock_held(demo_project.path / "curalink.db"):
         qtbot.keyClick(window, Qt.Key.Key_Return)
-        qtbot.waitUntil(lambda: window.writer.error is not None, timeout=20000)
+        qtbot.waitUntil(lambda: window.saving.writer.error is not None, timeout=20000)
         qtbot.mouseClick(_save_bar(window).discard, Qt.MouseButton.LeftButton)
-    assert _save_bar(window) is None and not window.writer.busy()
+    assert _save_bar(window) is None and not window.saving.writer.busy()
     assert "discarded 1 change" in window.statusBar().currentMessage()
     assert demo_project.current_decisions().keys() == before.keys()
-    assert mention_id not in window.decisions and window.undo_stack.count() == 0
+    assert mention_id not in window.model.decisions and window.undo_stack.count() == 0
 
 
 def test_undo_under_a_lock_moves_the_stack_only_once_the_revert_is_stored(window, demo_project, qtbot):
     mention_id = _first_suggested(window)
-    assert window.accept_top()
+    assert window.curation.accept_top()
     assert _stored(demo_project, mention_id) is not None and window.undo_stack.index() == 1
     with write_lock_held(demo_project.path / "curalink.db") as holder:
         qtbot.keyClick(window, Qt.Key.Key_Z, CTRL)
@@ -142,33 +150,39 @@ def test_undo_under_a_lock_moves_the_stack_only_once_the_revert_is_stored(window
         assert "Saving 1 change" in _save_bar(window).label.text()
         release(holder)
         qtbot.waitUntil(lambda: window.undo_stack.index() == 0, timeout=20000)
-    assert _stored(demo_project, mention_id) is None and mention_id not in window.decisions
+    assert _stored(demo_project, mention_id) is None and mention_id not in window.model.decisions
 
 
 def test_a_span_edit_under_a_lock_is_not_in_the_undo_stack_until_stored(window, demo_project, qtbot):
     mention_id = _first_suggested(window)
-    old_end = window.doc.mentions[window.current].end
+    old_end = window.model.doc.mentions[window.model.current].end
     with write_lock_held(demo_project.path / "curalink.db") as holder:
-        assert window.adjust(0, -1)
-        assert not window.adjust(0, -1)  # a second nudge would build on the unsaved first one: it waits
+        assert window.curation.adjust(0, -1)
+        assert not window.curation.adjust(
+            0, -1
+        )  # a second nudge would build on the unsaved first one: it waits
         assert window.undo_stack.count() == 0
-        assert window.doc.mentions[window.mention_ids.index(mention_id)].end == old_end
+        assert window.model.doc.mentions[window.model.mention_ids.index(mention_id)].end == old_end
         release(holder)
         qtbot.waitUntil(lambda: window.undo_stack.count() == 1, timeout=20000)
-    assert window.doc.mentions[window.mention_ids.index(mention_id)].end == old_end - 1
+    assert window.model.doc.mentions[window.model.mention_ids.index(mention_id)].end == old_end - 1
 
 
 def test_closing_with_a_waiting_change_asks_first(window, demo_project, qtbot):
-    window.writer.attempts, window.writer.pause_s, window.writer.retry_wait_ms = 2, 0.05, 20
+    window.saving.writer.attempts, window.saving.writer.pause_s, window.saving.writer.retry_wait_ms = (
+        2,
+        0.05,
+        20,
+    )
     _first_suggested(window)
     with write_lock_held(demo_project.path / "curalink.db"):
         qtbot.keyClick(window, Qt.Key.Key_Return)
-        qtbot.waitUntil(lambda: window.writer.error is not None, timeout=20000)
+        qtbot.waitUntil(lambda: window.saving.writer.error is not None, timeout=20000)
         window.close()
-        assert window.isVisible() and window.close_box.isVisible()
-        assert "not saved yet" in window.close_box.text()
-        window.close_box.reject()
-        window.discard_writes()
+        assert window.isVisible() and window.saving.close_box.isVisible()
+        assert "not saved yet" in window.saving.close_box.text()
+        window.saving.close_box.reject()
+        window.saving.discard_writes()
 
 
 # --- a full disk ----------------------------------------------------------------------------------
@@ -216,8 +230,8 @@ def test_a_full_disk_opens_a_dialog_and_keeps_the_decision_for_retry(full_disk_p
     qtbot.waitExposed(window)
     mention_id = _first_suggested(window)
     fill(filler)
-    assert window.accept_top() is False
-    dialog = window.save_dialog
+    assert window.curation.accept_top() is False
+    dialog = window.saving.save_dialog
     assert dialog.isVisible() and dialog.windowTitle() == "The disk is full"
     assert "disk is full" in dialog.text() and dialog.icon() == QMessageBox.Icon.Warning
     bar = _save_bar(window)
@@ -236,9 +250,9 @@ def test_a_decision_rereads_its_documents_queue_row_not_the_whole_queue(window, 
     resets: list[int] = []
     window.queue.model.modelReset.connect(lambda: resets.append(1))
     mention_id = _first_suggested(window)
-    doc_id = window.doc.doc_id
+    doc_id = window.model.doc.doc_id
     before = window.queue.entry(doc_id).reviewed
-    assert window.accept_top()
+    assert window.curation.accept_top()
     assert resets == [] and window.queue.entry(doc_id).reviewed == before + 1
     qtbot.keyClick(window, Qt.Key.Key_Z, CTRL)
     assert resets == [] and window.queue.entry(doc_id).reviewed == before
@@ -251,13 +265,13 @@ def test_a_decision_rereads_its_documents_queue_row_not_the_whole_queue(window, 
 
 def test_a_decision_saved_late_updates_the_row_of_its_own_document(window, demo_project, qtbot):
     _first_suggested(window)
-    doc_id = window.doc.doc_id
+    doc_id = window.model.doc.doc_id
     before = window.queue.entry(doc_id).reviewed
     with write_lock_held(demo_project.path / "curalink.db") as holder:
         qtbot.keyClick(window, Qt.Key.Key_Return)
         other = next(d for d in window.queue.visible_ids() if d != doc_id)
-        window.open_document(other)  # the curator moves on before the store has the decision
+        window.document.open_document(other)  # the curator moves on before the store has the decision
         release(holder)
-        qtbot.waitUntil(lambda: not window.writer.busy(), timeout=20000)
-    assert window.doc.doc_id == other
+        qtbot.waitUntil(lambda: not window.saving.writer.busy(), timeout=20000)
+    assert window.model.doc.doc_id == other
     assert window.queue.entry(doc_id).reviewed == before + 1

@@ -117,7 +117,7 @@ def test_view_is_restored_after_the_project_moves(qtbot, mixed, app_settings, de
     desk = _open(qtbot, mixed, app_settings)
     desk.queue.set_sort("uncertainty")
     desk.queue.set_filters(split="train")
-    assert desk.go_to_document("Abd") is None
+    assert desk.view.go_to_document("Abd") is None
     desk.close()
     desk.service.shutdown()
     mixed.close()
@@ -129,7 +129,7 @@ def test_view_is_restored_after_the_project_moves(qtbot, mixed, app_settings, de
         again = _open(qtbot, project, app_settings)
         assert again.queue.sort_key() == "uncertainty"
         assert again.queue.filters() == {"status": "all", "split": "train", "type": "all"}
-        assert again.doc.doc_id == "Abd" and again.queue.current_id() == "Abd"
+        assert again.model.doc.doc_id == "Abd" and again.queue.current_id() == "Abd"
         again.service.shutdown()
     finally:
         project.close()
@@ -139,7 +139,7 @@ def test_view_is_restored_after_the_project_moves(qtbot, mixed, app_settings, de
     try:
         fresh = _open(qtbot, other, app_settings)  # another project: its own (default) view
         assert fresh.queue.sort_key() == "id" and fresh.queue.filters()["split"] == "all"
-        assert fresh.doc.doc_id == other.document_ids()[0]
+        assert fresh.model.doc.doc_id == other.document_ids()[0]
         fresh.service.shutdown()
     finally:
         other.close()
@@ -156,10 +156,10 @@ def test_go_to_document_by_key(desk, qtbot):
     qtbot.keyClicks(dialog.field, "10")
     qtbot.keyClick(dialog.field, Qt.Key.Key_Return)
     assert not dialog.isVisible()
-    assert desk.doc.doc_id == "10" and desk.queue.current_id() == "10"
+    assert desk.model.doc.doc_id == "10" and desk.queue.current_id() == "10"
     desk.queue.set_filter("done")  # 7 is hidden now: going there clears the filters
-    assert desk.go_to_document("7") is None
-    assert desk.doc.doc_id == "7" and desk.queue.filters()["status"] == "all"
+    assert desk.view.go_to_document("7") is None
+    assert desk.model.doc.doc_id == "7" and desk.queue.filters()["status"] == "all"
 
 
 def test_text_search_lists_documents_and_opens_at_the_first_match(desk, mixed, qtbot):
@@ -185,15 +185,15 @@ def test_text_search_lists_documents_and_opens_at_the_first_match(desk, mixed, q
     assert not dialog.isVisible()
     doc_id, start, end = expected[1]
     cursor = desk.abstract.textCursor()
-    assert desk.doc.doc_id == doc_id
+    assert desk.model.doc.doc_id == doc_id
     assert (cursor.selectionStart(), cursor.selectionEnd()) == (start, end)
-    dialog = desk.open_text_search()
+    dialog = desk.view.open_text_search()
     dialog.run("no such words anywhere")
     assert dialog.results.count() == 0 and "No document contains" in dialog.message.text()
     dialog.field.setText("zebrafish")
     qtbot.keyClick(dialog.field, Qt.Key.Key_Return)
     qtbot.keyClick(dialog.field, Qt.Key.Key_Return)  # Enter again: the first result
-    assert desk.doc.doc_id == expected[0][0]
+    assert desk.model.doc.doc_id == expected[0][0]
     assert desk.abstract.textCursor().selectedText().lower() == "zebrafish"
 
 
@@ -219,8 +219,13 @@ def test_f1_help_lists_every_view_key(desk):
     from PySide6.QtGui import QKeySequence
 
     text = " ".join(label.text() for label in desk.help_overlay.findChildren(type(desk.legend)))
-    actions = [desk.act_goto, desk.act_find_text, *desk.act_cycle.values(), desk.act_clear_filters]
-    actions += [desk.act_zoom_in, desk.act_zoom_out, desk.act_zoom_reset]
+    actions = [
+        desk.view.act_goto,
+        desk.view.act_find_text,
+        *desk.view.act_cycle.values(),
+        desk.view.act_clear_filters,
+    ]
+    actions += [desk.view.act_zoom_in, desk.view.act_zoom_out, desk.view.act_zoom_reset]
     for action in actions:
         keys = action.shortcut().toString(QKeySequence.SequenceFormat.PortableText)
         assert keys and keys in text, keys
@@ -273,7 +278,7 @@ def test_filter_and_order_changes_read_nothing_from_the_store(desk, mixed, monke
     reads: list[int] = []
     session = desk.project.session
     monkeypatch.setattr(desk.project, "session", lambda *a, **k: reads.append(1) or session(*a, **k))
-    monkeypatch.setattr(desk, "open_document", lambda *a, **k: None)
+    monkeypatch.setattr(desk.document, "open_document", lambda *a, **k: None)
     for sort in ("uncertainty", "id"):
         desk.queue.set_sort(sort)
         for status in ("unreviewed", "in progress", "done", "all"):
@@ -316,7 +321,7 @@ def test_dark_theme_highlights_are_readable_and_follow_a_switch(desk):
         cursor.setPosition(mark.start + 1)
         return mark.state, cursor.charFormat().background().color().name()
 
-    desk.open_document("90000001")  # a demo abstract with several mentions
+    desk.document.open_document("90000001")  # a demo abstract with several mentions
     app = QApplication.instance()
     try:
         apply_theme(app, True)

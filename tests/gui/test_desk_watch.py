@@ -24,35 +24,35 @@ def _other_process(project_path, code: str) -> None:
 
 
 def test_decisions_written_by_another_process_reach_the_screen(qtbot, window) -> None:
-    doc_id = window.doc.doc_id
-    open_ids = list(window.mention_ids)
+    doc_id = window.model.doc.doc_id
+    open_ids = list(window.model.mention_ids)
     other_doc = next(d for d in window.queue.visible_ids() if d != doc_id)
     other_ids = [m for d, ids in window.project.documents_with_mention_ids(ids=[other_doc]) for m in ids]
-    assert open_ids[0] not in window.decisions
+    assert open_ids[0] not in window.model.decisions
     before = window.queue.entry(other_doc).reviewed
     _other_process(
         window.project.path,
         f"project.record_decisions([NewDecision({open_ids[0]}, 'nil', curator='cli'), "
         f"NewDecision({other_ids[0]}, 'reject', curator='cli')])",
     )
-    qtbot.waitUntil(lambda: open_ids[0] in window.decisions, timeout=10_000)  # the timer's own tick
-    assert window.decisions[open_ids[0]].action == "nil"
+    qtbot.waitUntil(lambda: open_ids[0] in window.model.decisions, timeout=10_000)  # the timer's own tick
+    assert window.model.decisions[open_ids[0]].action == "nil"
     assert window.queue.entry(other_doc).reviewed == before + 1
     assert window.queue.entry(doc_id).reviewed == 1
-    assert not window.check_project_changes(), "nothing new since the last look"
+    assert not window.watch.check_project_changes(), "nothing new since the last look"
 
 
 def test_a_mention_deleted_elsewhere_cannot_be_decided_in_the_desk(qtbot, window) -> None:
-    window.watch_timer.stop()  # the desk has not looked yet: the curator acts on what is on screen
-    window.select_mention(0)
-    mention_id = window.current_mention_id()
-    assert window.suggestions[mention_id], "the demo mention has suggestions to accept"
+    window.watch.watch_timer.stop()  # the desk has not looked yet: the curator acts on what is on screen
+    window.document.select_mention(0)
+    mention_id = window.model.current_mention_id()
+    assert window.model.suggestions[mention_id], "the demo mention has suggestions to accept"
     _other_process(window.project.path, f"project.set_mention_removed({mention_id}, curator='cli')")
     qtbot.keyClick(window, Qt.Key.Key_Return)
     assert "was deleted" in window.statusBar().currentMessage()
     assert mention_id not in window.project.current_decisions(), "nothing was written"
-    assert window.check_project_changes()
-    assert mention_id not in window.mention_ids, "the reloaded document no longer shows it"
+    assert window.watch.check_project_changes()
+    assert mention_id not in window.model.mention_ids, "the reloaded document no longer shows it"
 
 
 def test_a_promotion_elsewhere_drops_the_loaded_models(qtbot, window) -> None:
@@ -67,7 +67,7 @@ def test_a_promotion_elsewhere_drops_the_loaded_models(qtbot, window) -> None:
         project.promote_model('retriever', 'v99')
         """,
     )
-    assert window.check_project_changes()
+    assert window.watch.check_project_changes()
     assert not window.service.models_loaded, "the next suggestions come from the promoted model"
     assert "v99" in window.models_label.text()
 
@@ -76,13 +76,13 @@ def test_the_desks_own_decision_is_not_shown_twice(qtbot, window) -> None:
     """A tick after the curator's own accept finds the screen current: it re-reads the queue row but does
     not re-show the document (that would move the candidate row the curator has gone on to)."""
     shown = []
-    original = window.open_document
-    window.open_document = lambda *a, **k: (shown.append(a), original(*a, **k))
-    window.select_mention(0)
+    original = window.document.open_document
+    window.document.open_document = lambda *a, **k: (shown.append(a), original(*a, **k))
+    window.document.select_mention(0)
     qtbot.keyClick(window, Qt.Key.Key_Return)
-    assert len(window.decisions) == 1, "the accept was stored"
+    assert len(window.model.decisions) == 1, "the accept was stored"
     shown.clear()
-    assert window.check_project_changes(), "the marks moved (the desk's own write)"
+    assert window.watch.check_project_changes(), "the marks moved (the desk's own write)"
     assert shown == []
 
 
@@ -92,7 +92,7 @@ def test_a_wide_change_is_read_in_the_background_and_keeps_the_desks_newer_rows(
     undone by the read's older rows."""
     import threading
 
-    window.watch_timer.stop()
+    window.watch.watch_timer.stop()
     read_done, may_return = threading.Event(), threading.Event()
     whole_queue = window.project.queue
 
@@ -111,10 +111,10 @@ def test_a_wide_change_is_read_in_the_background_and_keeps_the_desks_newer_rows(
         project.import_documents([document_from_title_abstract("77777777", "Imported elsewhere", "Text.")])
         """,
     )
-    assert window.check_project_changes()
+    assert window.watch.check_project_changes()
     assert read_done.wait(30), "the whole queue is read in the background"
     assert window.queue.entry("77777777") is None, "not shown before the read lands"
-    doc_id = window.doc.doc_id
+    doc_id = window.model.doc.doc_id
     before = window.queue.entry(doc_id).reviewed
     qtbot.keyClick(window, Qt.Key.Key_Return)  # a decision while the read waits: its row is newer
     assert window.queue.entry(doc_id).reviewed == before + 1

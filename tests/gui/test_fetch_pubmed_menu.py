@@ -17,7 +17,9 @@ def test_abstracts_by_pmid_from_the_file_menu(
 ):
     app_settings.eutils_url = efetch_server.url
     before = set(demo_project.document_ids())
-    assert window.act_fetch_pubmed in window.menuBar().actions()[0].menu().actions()
+    file_actions = window.menuBar().actions()[0].menu().actions()
+    assert window.act_fetch_pubmed in file_actions  # after the imports, right before Export
+    assert file_actions.index(window.act_fetch_pubmed) + 1 == file_actions.index(window.files.act_export)
     window.act_fetch_pubmed.trigger()
     dialog = window.menu_dialog
     assert dialog.isVisible()

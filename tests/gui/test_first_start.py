@@ -37,7 +37,7 @@ seen = {"stages": [], "window": None}
 def finish():
     window = seen.pop("widget")
     seen.update(visible=window.isVisible(), quit_on_last=app.quitOnLastWindowClosed(), is_job_window=window is job.window)
-    seen.update(title=window.windowTitle(), mentions=len(window.mention_ids), last=str(settings.last_project))
+    seen.update(title=window.windowTitle(), mentions=len(window.model.mention_ids), last=str(settings.last_project))
     app.quit()
 
 def look():

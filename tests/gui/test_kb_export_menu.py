@@ -17,9 +17,9 @@ def test_export_knowledge_base_from_the_file_menu(window, demo_project, qtbot, t
     learn_synonyms(demo_project)
 
     file_menu = window.menuBar().actions()[0].menu()
-    assert window.act_export_kb in file_menu.actions()
-    assert window.act_export_kb.text() == "Export knowledge base…"
-    window.act_export_kb.trigger()
+    assert window.files.act_export_kb in file_menu.actions()
+    assert window.files.act_export_kb.text() == "Export knowledge base…"
+    window.files.act_export_kb.trigger()
     dialog = window.menu_dialog
     assert isinstance(dialog, QFileDialog) and dialog.isVisible()
     out = tmp_path / "exported.obo"

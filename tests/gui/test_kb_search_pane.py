@@ -25,7 +25,7 @@ DUCTAL = (
 
 def _open_search(window, qtbot, text: str):
     qtbot.keyClick(window, Qt.Key.Key_F, Qt.KeyboardModifier.ControlModifier)
-    dialog = window.kb_dialog
+    dialog = window.curation.kb_dialog
     assert dialog is not None and dialog.isVisible()
     dialog.query.clear()
     qtbot.keyClicks(dialog.query, text)
@@ -67,7 +67,7 @@ def test_fuzzy_hit_and_arrow_keys_drive_the_concept_pane(window, demo_project, q
 
 
 def test_any_id_finds_the_concept_and_enter_links_it(window, demo_project, qtbot):
-    mention_id = window.mention_ids[0]
+    mention_id = window.model.mention_ids[0]
     dialog = _open_search(window, qtbot, "mesh:d001943")
     assert dialog.result_ids() == ["D001943"]
     qtbot.keyClick(dialog.query, Qt.Key.Key_Return)

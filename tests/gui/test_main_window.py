@@ -16,11 +16,11 @@ def _decisions(project) -> list[DecisionRow]:
 
 def test_opens_demo_with_highlights_and_candidates(window, demo_project):
     assert window.queue.visible_ids() == demo_project.document_ids()
-    assert window.doc is not None and window.doc.doc_id == "90000001"
+    assert window.model.doc is not None and window.model.doc.doc_id == "90000001"
     marks = window.abstract.marks
-    assert len(marks) == len(window.doc.mentions) >= 5
+    assert len(marks) == len(window.model.doc.mentions) >= 5
     assert {m.state for m in marks} == {"suggested"}
-    first = window.doc.mentions[0]
+    first = window.model.doc.mentions[0]
     assert window.abstract.toPlainText()[first.start : first.end] == first.text == "Huntington disease"
     # The top candidate for "Huntington disease" is Huntington Disease; the demo has no ranker or
     # cross-encoder, so the list follows the retriever score and the empty final column is hidden.
@@ -34,10 +34,10 @@ def test_opens_demo_with_highlights_and_candidates(window, demo_project):
 
 def test_keyboard_accept_undo_reject_redo(window, demo_project, qtbot):
     qtbot.keyClick(window, Qt.Key.Key_Tab)  # select the second mention
-    assert window.current == 1
+    assert window.model.current == 1
     qtbot.keyClick(window, Qt.Key.Key_K)  # back to the first
-    assert window.current == 0
-    mention_id = window.mention_ids[0]
+    assert window.model.current == 0
+    mention_id = window.model.mention_ids[0]
     second = demo_project.suggestions(mention_id)[1]
 
     qtbot.keyClick(window, Qt.Key.Key_2)
@@ -48,12 +48,12 @@ def test_keyboard_accept_undo_reject_redo(window, demo_project, qtbot):
     assert state[mention_id].model_version == demo_project.active_model("retriever").version
     assert json.loads(state[mention_id].detail_json)["rank"] == 2
     assert window.abstract.marks[0].state == "accepted"
-    assert window.current == 1  # moved on to the next open mention
+    assert window.model.current == 1  # moved on to the next open mention
 
     qtbot.keyClick(window, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
     assert mention_id not in demo_project.current_decisions()
     assert [d.action for d in _decisions(demo_project)] == ["accept", "revert"]
-    assert window.current == 0 and window.abstract.marks[0].state == "suggested"
+    assert window.model.current == 0 and window.abstract.marks[0].state == "suggested"
 
     qtbot.keyClick(window, Qt.Key.Key_R)
     assert demo_project.current_decisions()[mention_id].action == "reject"
@@ -67,20 +67,20 @@ def test_keyboard_accept_undo_reject_redo(window, demo_project, qtbot):
     assert [d.action for d in _decisions(demo_project)] == ["accept", "revert", "reject", "revert", "reject"]
     assert demo_project.current_decisions()[mention_id].action == "reject"
 
-    assert window.current == 0  # redo shows the mention it acted on
+    assert window.model.current == 0  # redo shows the mention it acted on
     qtbot.keyClick(window, Qt.Key.Key_J)
     qtbot.keyClick(window, Qt.Key.Key_N)
-    nil_id = window.mention_ids[1]
+    nil_id = window.model.mention_ids[1]
     assert demo_project.current_decisions()[nil_id].action == "nil"
     qtbot.keyClick(window, Qt.Key.Key_A)
-    assert demo_project.current_decisions()[window.mention_ids[2]].action == "ambiguous"
+    assert demo_project.current_decisions()[window.model.mention_ids[2]].action == "ambiguous"
     assert demo_project.queue()[0].reviewed == 3
 
 
 def test_kb_search_pick_writes_a_correction(window, demo_project, qtbot):
-    mention_id = window.mention_ids[0]
+    mention_id = window.model.mention_ids[0]
     qtbot.keyClick(window, Qt.Key.Key_F, Qt.KeyboardModifier.ControlModifier)
-    dialog = window.kb_dialog
+    dialog = window.curation.kb_dialog
     assert dialog is not None and dialog.isVisible()
     dialog.query.clear()
     qtbot.keyClicks(dialog.query, "choreiform")
@@ -91,35 +91,35 @@ def test_kb_search_pick_writes_a_correction(window, demo_project, qtbot):
     assert (decision.action, decision.concept_id) == ("correct", "D002819")
     assert window.abstract.marks[0].state == "corrected"
     # Ids work too.
-    window.select_mention(0)
-    dialog = window.open_kb_search()
+    window.document.select_mention(0)
+    dialog = window.curation.open_kb_search()
     dialog.query.setText("D003866")
     dialog.run_search()
     assert dialog.result_ids()[0] == "D003866"
 
 
 def test_add_adjust_delete_mention(window, demo_project, qtbot):
-    text = window.doc.text
+    text = window.model.doc.text
     start = text.index("slower finger tapping")
     end = start + len("slower finger tapping")
-    assert not any(m.start == start for m in window.doc.mentions)
-    before = len(window.mention_ids)
+    assert not any(m.start == start for m in window.model.doc.mentions)
+    before = len(window.model.mention_ids)
     window.abstract.select_text(start - 1, end + 1)  # stray spaces are trimmed
     qtbot.keyClick(window, Qt.Key.Key_M)
-    added = [d for d in demo_project.documents(ids=[window.doc.doc_id])][0].mentions
+    added = [d for d in demo_project.documents(ids=[window.model.doc.doc_id])][0].mentions
     new = next(m for m in added if m.start == start)
     assert (new.end, new.text, new.origin) == (end, "slower finger tapping", "curator")
-    assert len(window.mention_ids) == before + 1
-    assert window.doc.mentions[window.current].text == "slower finger tapping"
+    assert len(window.model.mention_ids) == before + 1
+    assert window.model.doc.mentions[window.model.current].text == "slower finger tapping"
 
     qtbot.keyClick(window, Qt.Key.Key_Left, Qt.KeyboardModifier.ShiftModifier)
     qtbot.keyClick(
         window, Qt.Key.Key_Right, Qt.KeyboardModifier.ShiftModifier | Qt.KeyboardModifier.ControlModifier
     )
-    moved = window.doc.mentions[window.current]
+    moved = window.model.doc.mentions[window.model.current]
     assert (moved.start, moved.end, moved.text) == (start + 1, end - 1, "lower finger tappin")
     qtbot.keyClick(window, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)  # one step undoes both nudges
-    assert window.doc.mentions[window.current].text == "slower finger tapping"
+    assert window.model.doc.mentions[window.model.current].text == "slower finger tapping"
     # Every edit left provenance (who, old and new offsets) without becoming the mention's link state.
     log = [(d.action, d.curator, json.loads(d.detail_json)) for d in _decisions(demo_project)]
     assert log == [
@@ -143,29 +143,29 @@ def test_add_adjust_delete_mention(window, demo_project, qtbot):
     assert demo_project.current_decisions() == {}
 
     qtbot.keyClick(window, Qt.Key.Key_Delete)
-    assert not any(m.start == start for m in demo_project.document(window.doc.doc_id).mentions)
-    assert len(window.mention_ids) == before
+    assert not any(m.start == start for m in demo_project.document(window.model.doc.doc_id).mentions)
+    assert len(window.model.mention_ids) == before
     qtbot.keyClick(window, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
-    assert any(m.start == start for m in demo_project.document(window.doc.doc_id).mentions)
-    all_rows = demo_project.document(window.doc.doc_id)
+    assert any(m.start == start for m in demo_project.document(window.model.doc.doc_id).mentions)
+    all_rows = demo_project.document(window.model.doc.doc_id)
     assert len(all_rows.mentions) == before + 1
     assert [d.action for d in _decisions(demo_project)][-2:] == ["delete_mention", "delete_mention"]
     assert json.loads(_decisions(demo_project)[-1].detail_json)["restored"] is True
 
 
 def test_bulk_accept_document_then_queue(window, demo_project, qtbot):
-    ids = window.mention_ids
+    ids = window.model.mention_ids
     suggestions = demo_project.suggestions_for(ids)
     threshold = 0.9
     expected = {m for m in ids if suggestions[m] and suggestions[m][0].score >= threshold}
     assert expected and len(expected) < len(ids)
-    assert window.bulk_accept(threshold) == len(expected)
+    assert window.curation.bulk_accept(threshold) == len(expected)
     state = demo_project.current_decisions()
     assert set(state) == expected
     assert all(state[m].concept_id == suggestions[m][0].concept_id for m in expected)
     assert all(json.loads(state[m].detail_json)["bulk_threshold"] == threshold for m in expected)
 
-    queued = window.bulk_accept(threshold, whole_queue=True)
+    queued = window.curation.bulk_accept(threshold, whole_queue=True)
     assert queued > 0
     assert len(demo_project.current_decisions()) == len(expected) + queued
     qtbot.keyClick(window, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)  # the queue-wide step, at once
@@ -173,7 +173,7 @@ def test_bulk_accept_document_then_queue(window, demo_project, qtbot):
 
 
 def test_queue_filters_sorting_and_document_keys(window, demo_project, qtbot):
-    window.bulk_accept(-1e9)  # every mention of the first document decided
+    window.curation.bulk_accept(-1e9)  # every mention of the first document decided
     entries = {e.doc_id: e for e in demo_project.queue()}
     assert entries["90000001"].status == "done"
     window.queue.set_filter("done")
@@ -185,11 +185,11 @@ def test_queue_filters_sorting_and_document_keys(window, demo_project, qtbot):
     margins = [round(entries[d].margin, 2) for d in window.queue.visible_ids()]
     assert margins == sorted(margins), "by the margin shown (two decimals); ties go to more unreviewed"
     window.queue.set_sort("id")
-    window.open_document("90000001")
+    window.document.open_document("90000001")
     qtbot.keyClick(window, Qt.Key.Key_Down, Qt.KeyboardModifier.ControlModifier)
-    assert window.doc.doc_id == "90000002"
+    assert window.model.doc.doc_id == "90000002"
     qtbot.keyClick(window, Qt.Key.Key_PageUp)
-    assert window.doc.doc_id == "90000001"
+    assert window.model.doc.doc_id == "90000001"
     assert window.queue.overall.value() == entries["90000001"].mentions
 
 
@@ -199,10 +199,10 @@ def test_help_overlay_and_nested_mentions(window, qtbot):
     qtbot.keyClick(window.help_overlay, Qt.Key.Key_Escape)
     assert not window.help_overlay.isVisible()
     # A nested mention gets its own layer (drawn underlined), the outer keeps its fill.
-    text = window.doc.text
+    text = window.model.doc.text
     start = text.index("Huntington disease (HD)")
     window.abstract.select_text(start, start + len("Huntington disease (HD)"))
-    assert window.add_mention()
+    assert window.curation.add_mention()
     layers = {(m.start, m.end): m.layer for m in window.abstract.marks}
     assert layers[(start, start + len("Huntington disease (HD)"))] == 0
     assert layers[(start, start + len("Huntington disease"))] == 1
@@ -211,7 +211,7 @@ def test_help_overlay_and_nested_mentions(window, qtbot):
 def test_layout_passages_and_readable_columns(window):
     from PySide6.QtGui import QFont, QTextCursor
 
-    doc = window.doc
+    doc = window.model.doc
     shown = window.abstract.toPlainText()
     gap = doc.passages[1].offset - 1
     # Title and abstract are two paragraphs, yet every view position is still a Document.text offset.

@@ -39,20 +39,20 @@ def _run_file_dialog(window, qtbot, action, path: Path, fmt: str, **extra):
 
 
 def test_export_accepted_only_pubtator_and_jsonl(window, demo_project, qtbot, tmp_path):
-    first, second = window.mention_ids[:2]
+    first, second = window.model.mention_ids[:2]
     accepted = demo_project.suggestions(first)[0]
-    window.accept_rank(1)  # first mention: accepted, top candidate
-    window.decide("reject")  # second mention: rejected, so left out of an accepted-only export
+    window.curation.accept_rank(1)  # first mention: accepted, top candidate
+    window.curation.decide("reject")  # second mention: rejected, so left out of an accepted-only export
     assert demo_project.current_decisions()[second].action == "reject"
-    mention = window.doc.mentions[0]
+    mention = window.model.doc.mentions[0]
 
     out = tmp_path / "accepted.pubtator"
-    _run_file_dialog(window, qtbot, window.act_export, out, "pubtator", accepted_only=True)
+    _run_file_dialog(window, qtbot, window.files.act_export, out, "pubtator", accepted_only=True)
     lines = out.read_text(encoding="utf-8").splitlines()
     annotations = [line.split("\t") for line in lines if "\t" in line]
     assert annotations == [
         [
-            window.doc.doc_id,
+            window.model.doc.doc_id,
             str(mention.start),
             str(mention.end),
             mention.text,
@@ -60,12 +60,12 @@ def test_export_accepted_only_pubtator_and_jsonl(window, demo_project, qtbot, tm
             accepted.concept_id,
         ]
     ]
-    assert any(line.startswith(f"{window.doc.doc_id}|t|") for line in lines)
+    assert any(line.startswith(f"{window.model.doc.doc_id}|t|") for line in lines)
 
     out = tmp_path / "accepted.jsonl"
-    _run_file_dialog(window, qtbot, window.act_export, out, "jsonl", accepted_only=True)
+    _run_file_dialog(window, qtbot, window.files.act_export, out, "jsonl", accepted_only=True)
     records = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
-    assert [r["doc_id"] for r in records] == [window.doc.doc_id]  # only the document with an accept
+    assert [r["doc_id"] for r in records] == [window.model.doc.doc_id]  # only the document with an accept
     linked = [m for record in records for m in record["mentions"]]
     assert len(linked) == 1
     text = json.dumps(linked[0])
@@ -75,7 +75,12 @@ def test_export_accepted_only_pubtator_and_jsonl(window, demo_project, qtbot, tm
 def test_import_corpus_from_the_menu(window, demo_project, qtbot):
     before = set(demo_project.document_ids())
     _run_file_dialog(
-        window, qtbot, window.act_import_corpus, FIXTURES / "composite.pubtator", "pubtator", split_box="dev"
+        window,
+        qtbot,
+        window.files.act_import_corpus,
+        FIXTURES / "composite.pubtator",
+        "pubtator",
+        split_box="dev",
     )
     qtbot.waitUntil(lambda: "1000001" in window.queue.visible_ids(), timeout=5000)
     assert set(demo_project.document_ids()) - before == {"1000001", "1000002"}
@@ -111,6 +116,26 @@ def test_settings_persist_through_the_dialog(window, qtbot, tmp_path):
         2,
     )
     # The next decision is signed with the new name.
-    window.accept_rank(1)
-    decision = window.project.current_decisions()[window.mention_ids[0]]
+    window.curation.accept_rank(1)
+    decision = window.project.current_decisions()[window.model.mention_ids[0]]
     assert decision.curator == "ada"
+
+
+def test_open_project_shows_it_in_a_new_window_and_closes_this_one(window, qtbot, tmp_path):
+    """File > Open project: the window the File menu makes for the project (a factory the window hands
+    it, so app/gui/desk_files.py never imports the window) shows that project; this one closes."""
+    from core.store import Project
+
+    folder = tmp_path / "other project"
+    Project.create(folder).close()
+    opened = window.files.switch_project(Project.open(folder))
+    qtbot.addWidget(opened)
+    try:
+        assert type(opened) is type(window) and opened is not window
+        assert opened.project.path == folder and opened.isVisible()
+        assert opened.windowTitle() == "Curalink — other project"
+        assert window.settings.last_project == folder
+        qtbot.waitUntil(lambda: not window.isVisible(), timeout=5000)
+    finally:
+        opened.close()
+        opened.service.shutdown()

@@ -12,8 +12,8 @@ def test_worker_links_while_event_loop_ticks(window, demo_project, qtbot):
     pairs = list(demo_project.documents_with_mention_ids(ids=doc_ids))
     mention_ids = [m for _, ids in pairs for m in ids]
     demo_project.store_suggestions({m: [] for m in mention_ids})  # forget them: the worker must redo it
-    window.reload_queue()
-    window.open_document("90000002")
+    window.document.reload_queue()
+    window.document.open_document("90000002")
     assert window.abstract.marks[0].state == "unsuggested"
     assert all(window.queue.entry(d).unsuggested for d in doc_ids)
 
@@ -23,7 +23,7 @@ def test_worker_links_while_event_loop_ticks(window, demo_project, qtbot):
     timer.timeout.connect(lambda: ticks.append(time.perf_counter()))
     timer.start()
     started = time.perf_counter()
-    job = window.link_documents(doc_ids)
+    job = window.links.link_documents(doc_ids)
     assert window.job_progress.isVisible()  # progress with a cancel button while it runs
     with qtbot.waitSignal(window.service.suggestionsReady, timeout=60000) as blocker:
         pass
@@ -41,9 +41,9 @@ def test_worker_links_while_event_loop_ticks(window, demo_project, qtbot):
 
 
 def test_cancelled_link_leaves_the_window_usable(window, demo_project, qtbot):
-    job = window.link_documents(["90000004"])
+    job = window.links.link_documents(["90000004"])
     with qtbot.waitSignal(job.signals.cancelled, timeout=60000):  # raises if the job never says so
         job.cancel()
     qtbot.waitUntil(job.done.is_set, timeout=60000)
-    assert not window.linking
-    assert window.accept_rank(1)
+    assert not window.model.linking
+    assert window.curation.accept_rank(1)
