@@ -11,7 +11,11 @@ leftmost, a name followed by a generic head that another name crosses counting a
 
 Each name carries the mention type it tags (a project's dictionary holds diseases and chemicals
 together, core.project_detector); a short form the text defines for a matched long form is tagged with the
-long form's type and concepts.
+long form's type and concepts. A defined long form that only ends in a name ("chronic kidney disease
+(CKD)", "deoxycorticosterone acetate (DOCA)", where the KB names "kidney disease" and "acetate") is
+tagged whole, with its short form and every repetition of it, typed as that name but with no concept
+(the name inside is not the long form's concept; linking decides). Names the project's annotators pass
+over are left out by the caller (core.detect.unmarked_names).
 """
 
 from __future__ import annotations
@@ -116,11 +120,29 @@ class DictionaryDetector:
         from core.text.abbreviations import find_abbreviations
 
         by_span = {(start, end): (ids, mention_type) for start, end, ids, mention_type in found}
+        by_end: dict[int, list[tuple[int, set[str], str]]] = {}
+        for start, end, ids, mention_type in found:
+            by_end.setdefault(end, []).append((start, ids, mention_type))
         extra: list[_Match] = []
         for abbreviation in find_abbreviations(text):
-            long_form = by_span.get((abbreviation.long_span.start, abbreviation.long_span.end))
+            span = abbreviation.long_span
+            long_form = by_span.get((span.start, span.end))
             if long_form is None:
-                continue
+                # a defined long form that ends in a name is that name's kind of thing, modifiers
+                # and all ("chronic kidney disease (CKD)", "deoxycorticosterone acetate (DOCA)"),
+                # but not that name's concept: no ids, linking decides
+                heads = [t for s, _, t in by_end.get(span.end, []) if span.start < s]
+                # only "long form (short form)": in "apoE (arginine 150 proline)" the parenthesis is no name
+                if not heads or abbreviation.short_span.start < span.start:
+                    continue
+                long_form = (set(), heads[0])
+                # the long form again, wherever the text repeats it
+                again = re.compile(rf"(?<!\w){re.escape(text[span.start : span.end])}(?!\w)", re.IGNORECASE)
+                extra += [
+                    (m.start(), m.end(), *long_form)
+                    for m in again.finditer(text)
+                    if on_word_boundaries(text, m.start(), m.end())
+                ]
             pattern = re.compile(rf"(?<!\w){re.escape(abbreviation.short)}(?!\w)")
             extra += [
                 (m.start(), m.end(), *long_form)
