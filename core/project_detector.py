@@ -80,6 +80,7 @@ def dictionary_for_project(
 ) -> ChosenDetector:
     """The project's dictionary tagger: every type its routes admit in one pass (core.detect.typed_names),
     or one type where asked (--type) or where the KB's concepts cannot be told apart by type."""
+    from core.detect.adjectives import with_adjectives
     from core.detect.dictionary import DictionaryDetector
     from core.detect.typed_names import detection_types, typed_names
     from core.kb.routing import TypeRouter
@@ -100,7 +101,7 @@ def dictionary_for_project(
     pairs = [(entry.name, entry.concept_id) for entry in kb.names]
     pairs += annotated_names(project, kb, leave_out=leave_out)
     training = [row for row in annotated if row.split in TRAINING_SPLITS]
-    named = typed_names(training, router, types, pairs, leave_out=leave_out)
+    named = with_adjectives(typed_names(training, router, types, pairs, leave_out=leave_out))
     detector = DictionaryDetector(
         named, stop_names=_stop_names(project, DictionaryDetector(named), leave_out)
     )

@@ -105,7 +105,7 @@ def test_the_project_dictionary_leaves_out_what_its_annotated_documents_never_ma
 ) -> None:
     """`link --detect`'s dictionary (core.project_detector) learns the names to leave out from the
     project's train gold: "DNA" and "placebo" (MeSH descriptors) are no longer tagged in raw text,
-    annotated names still are."""
+    annotated names still are, and so is the adjective of a condition ("psoriatic")."""
     from core.kb import load_kb
     from core.project_detector import dictionary_for_project
     from core.store import Project
@@ -118,7 +118,7 @@ def test_the_project_dictionary_leaves_out_what_its_annotated_documents_never_ma
     kept = [lines[0]] + [
         line
         for line in lines[1:]
-        if line.split("\t")[0] in wanted or line.split("\t")[1] in ("DNA", "Placebos")
+        if line.split("\t")[0] in wanted or line.split("\t")[1] in ("DNA", "Placebos", "Psoriasis")
     ]
     kb_file = tmp_path / "mesh-slice.tsv"
     kb_file.write_text("\n".join(kept) + "\n", encoding="utf-8")
@@ -127,9 +127,9 @@ def test_the_project_dictionary_leaves_out_what_its_annotated_documents_never_ma
         project.import_documents(train, split="train")
         project.import_documents([d.with_mentions([]) for d in raw], split="test")
         detector = dictionary_for_project(project, project.knowledge_base()).detector
-    text = "Placebo-controlled trial: DNA damage in patients with hypertension given cocaine or placebo."
-    tagged = {m.text for m in detector.detect_text(text)}
-    assert tagged == {"hypertension", "cocaine"}, tagged
+    text = "Placebo-controlled trial: DNA damage in psoriatic patients with hypertension given cocaine or placebo."
+    tagged = {m.text: m.type for m in detector.detect_text(text)}
+    assert tagged == {"psoriatic": "Disease", "hypertension": "Disease", "cocaine": "Chemical"}, tagged
 
 
 def test_a_short_form_before_its_parenthesis_gives_the_parenthesis_no_type(biored, mesh_names) -> None:
@@ -144,3 +144,23 @@ def test_a_short_form_before_its_parenthesis_gives_the_parenthesis_no_type(biore
     assert not [m for m in found if m.text == "arginine 150 proline"]
     apolipoprotein_e = next(name[1] for name in mesh_names if name[0] == "Apolipoproteins E")
     assert {m.concept_id for m in found if m.text == "apoE"} == {apolipoprotein_e}
+
+
+@pytest.mark.parametrize(
+    ("pmid", "adjective", "noun"),
+    [("16225977", "schizophrenic", "Schizophrenia"), ("19880293", "psoriatic", "Psoriasis")],
+)
+def test_the_adjective_of_a_one_word_condition_is_tagged_as_that_condition(
+    biored, mesh_names, pmid, adjective, noun
+) -> None:
+    """BioRED marks "schizophrenic" and "psoriatic" as the disease; MeSH names only the noun."""
+    from core.detect.adjectives import with_adjectives
+
+    document = next(d for d in biored if d.doc_id == pmid)
+    gold = {(m.start, m.end) for m in document.mentions if m.text == adjective and m.type == "Disease"}
+    assert gold
+    wanted = next(concept for name, concept, _ in mesh_names if name == noun)
+    assert wanted in {m.concept_id for m in document.mentions if m.text == adjective}
+    found = DictionaryDetector(with_adjectives(mesh_names)).detect(_raw(document))[0]
+    tagged = {(m.start, m.end): m for m in found}
+    assert all(s in tagged and tagged[s].type == "Disease" for s in gold), sorted(gold - tagged.keys())
