@@ -164,3 +164,24 @@ def test_the_adjective_of_a_one_word_condition_is_tagged_as_that_condition(
     found = DictionaryDetector(with_adjectives(mesh_names)).detect(_raw(document))[0]
     tagged = {(m.start, m.end): m for m in found}
     assert all(s in tagged and tagged[s].type == "Disease" for s in gold), sorted(gold - tagged.keys())
+
+
+def test_an_ion_keeps_its_charge_and_a_formula_its_parenthesis(biored, mesh_names) -> None:
+    """Names and text tokens drop "+" and ")", so a dictionary that learnt "Ca(2+)" and "CaCl(2)" from
+    one abstract's gold matched "Ca(2" and "CaCl(2" in another: the span now ends where the gold's does."""
+    taught = next(d for d in biored if d.doc_id == "19721134")  # Ca(2+)
+    learnt = [(m.text, m.concept_id, m.type) for m in taught.mentions if m.text == "Ca(2+)"]
+    learnt += [("CaCl(2)", "D002122", "Chemical")]
+    detector = DictionaryDetector(learnt + mesh_names)
+    for pmid, surfaces in (("15184369", {"Ca(2+)"}), ("20621845", {"CaCl(2)"})):
+        document = next(d for d in biored if d.doc_id == pmid)
+        # not after a prefix ("non-CaCl(2)-treated"): a match never starts inside a word
+        gold = {
+            (m.start, m.end)
+            for m in document.mentions
+            if m.text in surfaces and document.text[m.start - 1] != "-"
+        }
+        assert len(gold) >= 5
+        found = {(m.start, m.end) for m in detector.detect(_raw(document))[0]}
+        missing = sorted(document.text[s : e + 2] + f"@{s}" for s, e in gold - found)
+        assert not missing, missing

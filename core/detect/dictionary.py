@@ -25,7 +25,7 @@ from collections.abc import Iterable, Sequence
 
 import ahocorasick
 
-from core.detect.boundaries import on_word_boundaries
+from core.detect.boundaries import closed_end, on_word_boundaries
 from core.documents import Document, Mention
 from core.kb.knowledge_base import KnowledgeBase
 from core.text.normalize import normalize_name
@@ -182,7 +182,8 @@ class DictionaryDetector:
                 and not any(len(a) < len(surface) for a in allowed)
             ):
                 continue
-            found.append((tokens[first][0], tokens[last][1], ids, mention_type))
+            start = tokens[first][0]
+            found.append((start, closed_end(text, start, tokens[last][1]), ids, mention_type))
         return found
 
     def _resolve_overlaps(self, text: str, found: list[_Match]) -> list[Mention]:
