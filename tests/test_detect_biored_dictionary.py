@@ -185,3 +185,24 @@ def test_an_ion_keeps_its_charge_and_a_formula_its_parenthesis(biored, mesh_name
         found = {(m.start, m.end) for m in detector.detect(_raw(document))[0]}
         missing = sorted(document.text[s : e + 2] + f"@{s}" for s, e in gold - found)
         assert not missing, missing
+
+
+@pytest.mark.parametrize(
+    ("pmid", "acid"),
+    [
+        ("19445921", "salvianolic acid A"),
+        ("27729412", "retinoic acid"),
+        ("17608141", "3,4-dihydroxyphenylacetic acid"),
+    ],
+)
+def test_an_ic_acid_is_one_chemical_not_the_class_acids(biored, mesh_names, pmid, acid) -> None:
+    """MeSH names the class "Acids" but not these acids (or not so): the whole name is the chemical."""
+    document = next(d for d in biored if d.doc_id == pmid)
+    gold = {
+        (m.start, m.end)
+        for m in document.mentions
+        if m.text == acid and m.type == "Chemical" and document.text[m.start - 1] != "-"  # all-trans-
+    }
+    assert len(gold) >= 2
+    found = {(m.start, m.end): m.type for m in DictionaryDetector(mesh_names).detect(_raw(document))[0]}
+    assert all(found.get(span) == "Chemical" for span in gold), sorted(gold - found.keys())

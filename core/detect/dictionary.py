@@ -15,7 +15,8 @@ long form's type and concepts. A defined long form that only ends in a name ("ch
 (CKD)", "deoxycorticosterone acetate (DOCA)", where the KB names "kidney disease" and "acetate") is
 tagged whole, with its short form and every repetition of it, typed as that name but with no concept
 (the name inside is not the long form's concept; linking decides). Names the project's annotators pass
-over are left out by the caller (core.detect.unmarked_names).
+over are left out by the caller (core.detect.unmarked_names). "acid" after a word in -ic or -ous is that
+acid's whole name ("retinoic acid", "salvianolic acid A"), not the class Acids.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from collections.abc import Iterable, Sequence
 
 import ahocorasick
 
-from core.detect.boundaries import closed_end, on_word_boundaries
+from core.detect.boundaries import closed_end, on_word_boundaries, starts_word
 from core.documents import Document, Mention
 from core.kb.knowledge_base import KnowledgeBase
 from core.text.normalize import normalize_name
@@ -109,7 +110,7 @@ class DictionaryDetector:
         if self._empty:
             return []
         found = self._dictionary_matches(text)
-        found += _head_extended(text, found)
+        found += _head_extended(text, found) + _named_acids(text, found)
         if abbreviations:
             # the text's own definition first: at an equal span it beats the dictionary's reading
             found = self._defined_short_forms(text, found) + found
@@ -231,3 +232,23 @@ def dictionary_key(text: str) -> str:
     """The form names and text tokens meet in: `normalize_name`, Greek letters spelled out, each word
     folded as KB search folds it (core.text.spelling)."""
     return " ".join(spelling_words(normalize_name(text).translate(_GREEK)))
+
+
+_ACID_NAME = re.compile(r"(?<![\w-])[\w,'()\[\]-]*[a-z](?:ic|ous)\s+$")
+_ACID_SUFFIX = re.compile(r"\s+[A-Z](?![\w-])")
+
+
+def _named_acids(text: str, found: list[_Match]) -> list[_Match]:
+    """'acid' after a word in -ic or -ous is that acid's name, not the class Acids: "retinoic acid",
+    "3,4-dihydroxyphenylacetic acid", "salvianolic acid A" are one chemical each (their concept is left to
+    linking, no ids)."""
+    extended = []
+    for start, end, _, mention_type in found:
+        if dictionary_key(text[start:end]) != "acid":
+            continue
+        name = _ACID_NAME.search(text, max(0, start - 80), start)
+        if name is None or not starts_word(text, name.start()):
+            continue
+        suffix = _ACID_SUFFIX.match(text, end)
+        extended.append((name.start(), suffix.end() if suffix else end, set(), mention_type))
+    return extended
