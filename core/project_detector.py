@@ -13,7 +13,9 @@ probability (infons "probability"), which the store keeps with the mention.
 The dictionary holds the KB's names and the strings the project's own annotations link to its concepts
 (imported train/dev gold, not other splits' gold, and curator-accepted links): running text calls diseases
 "cancers" or "tumour" far more often than MEDIC's names do. On NCBI-disease test with MEDIC that took
-strict span F1 from 66.23 to 74.20 (README, "Mention detection").
+strict span F1 from 66.23 to 74.20 (README, "Mention detection"). It leaves out the names the project's
+annotated train/dev documents show its annotators pass over (core.detect.unmarked_names: "DNA",
+"placebo" in a MeSH project annotated like BioRED).
 """
 
 from __future__ import annotations
@@ -78,6 +80,7 @@ def dictionary_for_project(
 ) -> ChosenDetector:
     """The project's dictionary tagger: every type its routes admit in one pass (core.detect.typed_names),
     or one type where asked (--type) or where the KB's concepts cannot be told apart by type."""
+    from core.detect.adjectives import with_adjectives
     from core.detect.dictionary import DictionaryDetector
     from core.detect.typed_names import detection_types, typed_names
     from core.kb.routing import TypeRouter
@@ -98,7 +101,10 @@ def dictionary_for_project(
     pairs = [(entry.name, entry.concept_id) for entry in kb.names]
     pairs += annotated_names(project, kb, leave_out=leave_out)
     training = [row for row in annotated if row.split in TRAINING_SPLITS]
-    detector = DictionaryDetector(typed_names(training, router, types, pairs, leave_out=leave_out))
+    named = with_adjectives(typed_names(training, router, types, pairs, leave_out=leave_out))
+    detector = DictionaryDetector(
+        named, stop_names=_stop_names(project, DictionaryDetector(named), leave_out)
+    )
     return ChosenDetector(
         detector,
         f"dictionary (types {', '.join(t.name for t in types)}, each name typed by its route; "
@@ -152,4 +158,23 @@ def project_dictionary(
     typed_kb = typed_kb if typed_kb is not None else kb
     names = [(entry.name, entry.concept_id) for entry in typed_kb.names]
     names += annotated_names(project, kb, admitted=typed_kb, leave_out=leave_out)
-    return DictionaryDetector(names, mention_type=mention_type)
+    first = DictionaryDetector(names, mention_type=mention_type)
+    return DictionaryDetector(
+        names, mention_type=mention_type, stop_names=_stop_names(project, first, leave_out)
+    )
+
+
+def _stop_names(project, detector, leave_out: Collection[str]) -> frozenset[str]:
+    """The default stop names and the names the project's annotated train/dev documents show its
+    annotators pass over (core.detect.unmarked_names); `leave_out`'s documents are not read."""
+    from core.detect.dictionary import DEFAULT_STOP_NAMES
+    from core.detect.unmarked_names import unmarked_names
+
+    left_out = set(leave_out)
+    annotated = (
+        document.with_mentions([m for m in document.mentions if m.origin in ("gold", "imported")])
+        for split in TRAINING_SPLITS
+        for document in project.documents(split)
+        if document.doc_id not in left_out
+    )
+    return DEFAULT_STOP_NAMES | unmarked_names(detector, annotated)

@@ -11,7 +11,12 @@ leftmost, a name followed by a generic head that another name crosses counting a
 
 Each name carries the mention type it tags (a project's dictionary holds diseases and chemicals
 together, core.project_detector); a short form the text defines for a matched long form is tagged with the
-long form's type and concepts.
+long form's type and concepts. A defined long form that only ends in a name ("chronic kidney disease
+(CKD)", "deoxycorticosterone acetate (DOCA)", where the KB names "kidney disease" and "acetate") is
+tagged whole, with its short form and every repetition of it, typed as that name but with no concept
+(the name inside is not the long form's concept; linking decides). Names the project's annotators pass
+over are left out by the caller (core.detect.unmarked_names). "acid" after a word in -ic or -ous is that
+acid's whole name ("retinoic acid", "salvianolic acid A"), not the class Acids.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from collections.abc import Iterable, Sequence
 
 import ahocorasick
 
-from core.detect.boundaries import on_word_boundaries
+from core.detect.boundaries import closed_end, on_word_boundaries, starts_word
 from core.documents import Document, Mention
 from core.kb.knowledge_base import KnowledgeBase
 from core.text.normalize import normalize_name
@@ -105,7 +110,7 @@ class DictionaryDetector:
         if self._empty:
             return []
         found = self._dictionary_matches(text)
-        found += _head_extended(text, found)
+        found += _head_extended(text, found) + _named_acids(text, found)
         if abbreviations:
             # the text's own definition first: at an equal span it beats the dictionary's reading
             found = self._defined_short_forms(text, found) + found
@@ -116,11 +121,29 @@ class DictionaryDetector:
         from core.text.abbreviations import find_abbreviations
 
         by_span = {(start, end): (ids, mention_type) for start, end, ids, mention_type in found}
+        by_end: dict[int, list[tuple[int, set[str], str]]] = {}
+        for start, end, ids, mention_type in found:
+            by_end.setdefault(end, []).append((start, ids, mention_type))
         extra: list[_Match] = []
         for abbreviation in find_abbreviations(text):
-            long_form = by_span.get((abbreviation.long_span.start, abbreviation.long_span.end))
+            span = abbreviation.long_span
+            long_form = by_span.get((span.start, span.end))
             if long_form is None:
-                continue
+                # a defined long form that ends in a name is that name's kind of thing, modifiers
+                # and all ("chronic kidney disease (CKD)", "deoxycorticosterone acetate (DOCA)"),
+                # but not that name's concept: no ids, linking decides
+                heads = [t for s, _, t in by_end.get(span.end, []) if span.start < s]
+                # only "long form (short form)": in "apoE (arginine 150 proline)" the parenthesis is no name
+                if not heads or abbreviation.short_span.start < span.start:
+                    continue
+                long_form = (set(), heads[0])
+                # the long form again, wherever the text repeats it
+                again = re.compile(rf"(?<!\w){re.escape(text[span.start : span.end])}(?!\w)", re.IGNORECASE)
+                extra += [
+                    (m.start(), m.end(), *long_form)
+                    for m in again.finditer(text)
+                    if on_word_boundaries(text, m.start(), m.end())
+                ]
             pattern = re.compile(rf"(?<!\w){re.escape(abbreviation.short)}(?!\w)")
             extra += [
                 (m.start(), m.end(), *long_form)
@@ -160,7 +183,8 @@ class DictionaryDetector:
                 and not any(len(a) < len(surface) for a in allowed)
             ):
                 continue
-            found.append((tokens[first][0], tokens[last][1], ids, mention_type))
+            start = tokens[first][0]
+            found.append((start, closed_end(text, start, tokens[last][1]), ids, mention_type))
         return found
 
     def _resolve_overlaps(self, text: str, found: list[_Match]) -> list[Mention]:
@@ -208,3 +232,23 @@ def dictionary_key(text: str) -> str:
     """The form names and text tokens meet in: `normalize_name`, Greek letters spelled out, each word
     folded as KB search folds it (core.text.spelling)."""
     return " ".join(spelling_words(normalize_name(text).translate(_GREEK)))
+
+
+_ACID_NAME = re.compile(r"(?<![\w-])[\w,'()\[\]-]*[a-z](?:ic|ous)\s+$")
+_ACID_SUFFIX = re.compile(r"\s+[A-Z](?![\w-])")
+
+
+def _named_acids(text: str, found: list[_Match]) -> list[_Match]:
+    """'acid' after a word in -ic or -ous is that acid's name, not the class Acids: "retinoic acid",
+    "3,4-dihydroxyphenylacetic acid", "salvianolic acid A" are one chemical each (their concept is left to
+    linking, no ids)."""
+    extended = []
+    for start, end, _, mention_type in found:
+        if dictionary_key(text[start:end]) != "acid":
+            continue
+        name = _ACID_NAME.search(text, max(0, start - 80), start)
+        if name is None or not starts_word(text, name.start()):
+            continue
+        suffix = _ACID_SUFFIX.match(text, end)
+        extended.append((name.start(), suffix.end() if suffix else end, set(), mention_type))
+    return extended
