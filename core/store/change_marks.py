@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from sqlalchemy import func, select
 
+from core.store.access import StoreAccess
 from core.store.schema import (
     ConceptRow,
     DecisionRow,
@@ -34,10 +35,13 @@ class ChangeMarks:
 
 
 class ChangeWatch:
-    """Mixed into `Project`: needs `self.session()`."""
+    """Change marks, so the desk can tell what another program changed (`project.changes`)."""
+
+    def __init__(self, store: StoreAccess):
+        self._store = store
 
     def marks(self) -> ChangeMarks:
-        with self.session() as session:
+        with self._store.session() as session:
             newest = lambda column: session.scalar(select(func.max(column))) or 0  # noqa: E731
             models = tuple(
                 session.execute(
@@ -66,7 +70,7 @@ class ChangeWatch:
             return None
         if after.decision < before.decision or after.suggestion < before.suggestion:
             return None  # rows were removed (a re-import replaced documents): not a local change
-        with self.session() as session:
+        with self._store.session() as session:
             touched = (
                 select(DocumentRow.external_id)
                 .join(MentionRow, MentionRow.document_id == DocumentRow.id)

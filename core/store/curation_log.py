@@ -19,6 +19,7 @@ from sqlalchemy.orm import Session
 
 from core.documents import Candidate
 from core.errors import CuralinkError
+from core.store.access import StoreAccess
 from core.store.curation import COMPOSITE_SEPARATOR, EDIT_ACTIONS, LINKING_ACTIONS, replay
 from core.store.mention_state import apply_decisions
 from core.store.op_changes import OpChanges
@@ -147,7 +148,10 @@ def concept_parts(concept_id: str) -> list[str]:
 
 
 class CurationLog:
-    """Mixed into `Project`: needs `self.session()`."""
+    """Suggestions and the append-only decision log (`project.curation`)."""
+
+    def __init__(self, store: StoreAccess):
+        self._store = store
 
     def store_suggestions(
         self,
@@ -170,7 +174,7 @@ class CurationLog:
             raise CuralinkError(
                 f"suggestions for mention {unkeyed[0]} do not say which span they were computed for"
             )
-        with self.session() as session:
+        with self._store.session() as session:
             current = lock_mentions(session, list(suggestions))
             missing = sorted(set(suggestions) - set(current))
             if missing:
@@ -204,7 +208,7 @@ class CurationLog:
         return len(rows)
 
     def suggestions(self, mention_id: int) -> list[Candidate]:
-        with self.session() as session:
+        with self._store.session() as session:
             rows = session.scalars(
                 select(SuggestionRow)
                 .where(SuggestionRow.mention_id == mention_id)
@@ -259,7 +263,7 @@ class CurationLog:
             _check_shape(decision)
         if not decisions:
             return OpChanges()
-        with self.session() as session:
+        with self._store.session() as session:
             current = lock_mentions(session, [d.mention_id for d in decisions])
             missing = sorted({d.mention_id for d in decisions} - set(current))
             if missing:
@@ -289,7 +293,7 @@ class CurationLog:
 
         With `curator`, that curator's own history replayed alone (an agreement report compares two
         curators' independent views; the table holds the shared present)."""
-        with self.session() as session:
+        with self._store.session() as session:
             if curator is not None:
                 query = select(DecisionRow).where(DecisionRow.curator == curator).order_by(DecisionRow.id)
                 if mention_ids is not None:
@@ -306,7 +310,7 @@ class CurationLog:
 
     def decision_history(self, curator: str | None = None) -> list[Decision]:
         """Every decision (one curator's, or all), oldest first: the log as it was written."""
-        with self.session() as session:
+        with self._store.session() as session:
             query = select(DecisionRow).order_by(DecisionRow.id)
             if curator is not None:
                 query = query.where(DecisionRow.curator == curator)
@@ -314,7 +318,7 @@ class CurationLog:
 
     def curators(self) -> list[str]:
         """Every named curator who recorded a decision, in order of first appearance."""
-        with self.session() as session:
+        with self._store.session() as session:
             names = session.scalars(select(DecisionRow.curator).order_by(DecisionRow.id)).all()
         return [n for n in dict.fromkeys(names) if n]
 
@@ -323,7 +327,7 @@ class CurationLog:
         found: dict[int, list[Candidate]] = {mention_id: [] for mention_id in mention_ids}
         if not found:
             return found
-        with self.session() as session:
+        with self._store.session() as session:
             rows = session.execute(
                 select(SuggestionRow, ConceptRow.preferred_name)
                 .outerjoin(ConceptRow, ConceptRow.id == SuggestionRow.concept_id)
@@ -342,7 +346,7 @@ class CurationLog:
         """Each suggested mention's candidates with the span and type they are for, read in one statement
         (so a span edit cannot fall between reading the candidates and reading the span)."""
         found: dict[int, SuggestionSet] = {}
-        with self.session() as session:
+        with self._store.session() as session:
             for chunk in _chunks(mention_ids):
                 rows = session.execute(
                     select(
@@ -372,7 +376,7 @@ class CurationLog:
 
     def suggestion_version(self, mention_id: int) -> str:
         """The model version(s) behind a mention's suggestions, recorded with the decision acted on them."""
-        with self.session() as session:
+        with self._store.session() as session:
             row = session.execute(
                 select(SuggestionRow.retriever_version, SuggestionRow.reranker_version)
                 .where(SuggestionRow.mention_id == mention_id)

@@ -18,6 +18,7 @@ from sqlalchemy import or_, select
 from sqlalchemy.orm import Session
 
 from core.errors import CuralinkError
+from core.store.access import StoreAccess
 from core.store.schema import CurationMarkRow, DocumentRow, MentionRow
 
 NOTE, FLAG, DONE = "note", "flag", "done"
@@ -74,7 +75,10 @@ def _mark(row: CurationMarkRow) -> Mark:
 
 
 class CurationMarks:
-    """Mixed into `Project`: needs `self.session()` and `self.path`."""
+    """Curation marks and notes on documents and mentions (`project.marks`)."""
+
+    def __init__(self, store: StoreAccess):
+        self._store = store
 
     def set_mark(
         self,
@@ -88,7 +92,7 @@ class CurationMarks:
         """Set (or, with "", clear) a mark on a mention or, without `mention_id`, on the document
         `document` (its external id); returns the new row's id."""
         _check(kind, value, mention_id)
-        with self.session() as session:
+        with self._store.session() as session:
             if mention_id is not None:
                 found = session.execute(
                     select(MentionRow.document_id, MentionRow.removed).where(MentionRow.id == mention_id)
@@ -103,7 +107,7 @@ class CurationMarks:
                     select(DocumentRow.id).where(DocumentRow.external_id == document)
                 )
                 if document_id is None:
-                    raise CuralinkError(f"no document {document!r} in {self.path}")
+                    raise CuralinkError(f"no document {document!r} in {self._store.path}")
             row = CurationMarkRow(
                 document_id=document_id, mention_id=mention_id, kind=kind, value=value, curator=curator
             )
@@ -114,7 +118,7 @@ class CurationMarks:
     def mention_marks(self, mention_ids: Sequence[int] | None = None) -> dict[int, dict[str, Mark]]:
         """The marks in force per mention (all mentions when `mention_ids` is None)."""
         found: dict[int, dict[str, Mark]] = {}
-        with self.session() as session:
+        with self._store.session() as session:
             query = select(CurationMarkRow).where(CurationMarkRow.mention_id.is_not(None))
             chunks = [None] if mention_ids is None else _chunks(mention_ids)
             for chunk in chunks:
@@ -134,7 +138,7 @@ class CurationMarks:
         )
         if doc_ids is not None:
             query = query.where(DocumentRow.external_id.in_(list(doc_ids)))
-        with self.session() as session:
+        with self._store.session() as session:
             pairs = session.execute(query).all()
         names = {row.document_id: external for row, external in pairs}
         found: dict[str, dict[str, Mark]] = {}
@@ -151,7 +155,7 @@ class CurationMarks:
             query = query.join(DocumentRow, DocumentRow.id == CurationMarkRow.document_id).where(
                 DocumentRow.external_id == document, CurationMarkRow.mention_id.is_(None)
             )
-        with self.session() as session:
+        with self._store.session() as session:
             return [_mark(row) for row in session.scalars(query)]
 
 

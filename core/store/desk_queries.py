@@ -8,7 +8,9 @@ from dataclasses import dataclass
 from sqlalchemy import case, func, select
 from sqlalchemy.orm import aliased
 
+from core.store.access import StoreAccess
 from core.store.curation_marks import DONE
+from core.store.model_registry import ModelRegistry
 from core.store.schema import (
     ConceptRow,
     CurationMarkRow,
@@ -80,7 +82,11 @@ def _entry(row) -> QueueEntry:
 
 
 class DeskQueries:
-    """Mixed into `Project`: needs `self.session()`, `self.path`, `self.active_model()`."""
+    """What the desk shows at a glance: the document queue and the stats (`project.desk`)."""
+
+    def __init__(self, store: StoreAccess, models: ModelRegistry):
+        self._store = store
+        self._models = models  # the stats name the active model of each kind
 
     def queue(self, doc_ids: Sequence[str] | None = None) -> list[QueueEntry]:
         """Per document: mention and reviewed counts, and the smallest top-two score margin (uncertainty).
@@ -88,18 +94,18 @@ class DeskQueries:
         `doc_ids` limits it to those documents (the desk re-reads the row of the document a decision
         changed: the whole queue took seconds to show again with 20,000 documents)."""
         if doc_ids is None:
-            with self.session() as session:
+            with self._store.session() as session:
                 return [_entry(row) for row in session.execute(_queue_query())]
         wanted = sorted(set(doc_ids))
         entries: list[QueueEntry] = []
-        with self.session() as session:
+        with self._store.session() as session:
             for i in range(0, len(wanted), 500):  # SQLite caps bound parameters per statement
                 query = _queue_query().where(DocumentRow.external_id.in_(wanted[i : i + 500]))
                 entries += [_entry(row) for row in session.execute(query)]
         return entries
 
     def stats(self) -> dict:
-        with self.session() as session:
+        with self._store.session() as session:
             count = lambda model: session.scalar(select(func.count()).select_from(model))  # noqa: E731
             splits = dict(
                 session.execute(select(DocumentRow.split, func.count()).group_by(DocumentRow.split)).all()
@@ -117,7 +123,7 @@ class DeskQueries:
                 ).all()
             )
             stats = {
-                "project": str(self.path),
+                "project": str(self._store.path),
                 "documents": count(DocumentRow),
                 "documents_by_split": {k or "(none)": v for k, v in splits.items()},
                 "mentions": session.scalar(
@@ -140,7 +146,7 @@ class DeskQueries:
                 "model_versions": count(ModelVersionRow),
             }
         for kind in ("retriever", "reranker"):
-            active = self.active_model(kind)
+            active = self._models.active_model(kind)
             stats[f"{kind}_version"] = active.version if active else None
         return stats
 

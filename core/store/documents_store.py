@@ -23,6 +23,7 @@ from core.formats.jsonl import to_json
 from core.formats.report import FormatReport, InvalidItemsError, skip_or_raise
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressCallback, no_progress
 from core.store import span_infons
+from core.store.access import StoreAccess
 from core.store.curation_log import NewDecision, decision_row, lock_mentions
 from core.store.curation_marks import restore_marks
 from core.store.schema import (
@@ -35,8 +36,7 @@ from core.store.schema import (
     SuggestionRow,
 )
 
-TRAINING_SPLITS = ("train", "dev")
-"""The splits whose gold annotations models learn from (test is for measuring)."""
+TRAINING_SPLITS = ("train", "dev")  # the splits whose gold models learn from (test is for measuring)
 
 log = logging.getLogger(__name__)
 
@@ -64,7 +64,10 @@ class ImportSummary:
 
 
 class DocumentStore:
-    """Mixed into `Project`: needs `self.session()` and `self.path`."""
+    """The corpus: documents, their mentions and mention edits (`project.documents`)."""
+
+    def __init__(self, store: StoreAccess):
+        self._store = store
 
     def import_documents(
         self,
@@ -96,7 +99,7 @@ class DocumentStore:
         if on_invalid not in INVALID_POLICIES:
             raise CuralinkError(f"unknown invalid-item policy {on_invalid!r}; use one of {INVALID_POLICIES}")
         summary = ImportSummary()
-        with self.session() as session:
+        with self._store.session() as session:
             existing = dict(session.execute(select(DocumentRow.external_id, DocumentRow.id)).all())
             seen: dict[str, bytes] = {}  # doc_id -> content digest, for documents of this import
             batch: list[Document] = []
@@ -271,12 +274,12 @@ class DocumentStore:
 
     def splits(self) -> list[str]:
         """The splits documents were imported into (train, dev, test, ...), without the empty one."""
-        with self.session() as session:
+        with self._store.session() as session:
             found = session.scalars(select(DocumentRow.split).where(DocumentRow.split != "").distinct())
             return sorted(found)
 
     def document_ids(self, split: str | None = None) -> list[str]:
-        with self.session() as session:
+        with self._store.session() as session:
             query = select(DocumentRow.external_id).order_by(DocumentRow.id)
             if split:
                 query = query.where(DocumentRow.split == split)
@@ -293,7 +296,7 @@ class DocumentStore:
         self, split: str | None = None, *, ids: Sequence[str] | None = None, include_removed: bool = False
     ) -> Iterator[tuple[Document, list[int]]]:
         """Documents and, aligned with `document.mentions`, each mention's database id."""
-        with self.session() as session:
+        with self._store.session() as session:
             query = select(DocumentRow).order_by(DocumentRow.id)
             if split:
                 query = query.where(DocumentRow.split == split)
@@ -305,7 +308,7 @@ class DocumentStore:
     def document(self, external_id: str) -> Document:
         docs = list(self.documents(ids=[external_id]))
         if not docs:
-            raise CuralinkError(f"no document {external_id!r} in {self.path}")
+            raise CuralinkError(f"no document {external_id!r} in {self._store.path}")
         return docs[0]
 
     @staticmethod
@@ -353,10 +356,10 @@ class DocumentStore:
 
         With `curator`, an `add_mention` decision is logged in the same transaction (provenance).
         """
-        with self.session() as session:
+        with self._store.session() as session:
             document = session.scalar(select(DocumentRow).where(DocumentRow.external_id == document_id))
             if document is None:
-                raise CuralinkError(f"no document {document_id!r} in {self.path}")
+                raise CuralinkError(f"no document {document_id!r} in {self._store.path}")
             if not 0 <= start < end <= len(document.text):
                 raise CuralinkError(f"{document_id}: span [{start}, {end}) is outside the text")
             row = MentionRow(
@@ -383,7 +386,7 @@ class DocumentStore:
 
         With `curator`, a `delete_mention` decision (detail `restored` on a restore) is logged with it.
         """
-        with self.session() as session:
+        with self._store.session() as session:
             row = session.get(MentionRow, mention_id)
             if row is None:
                 raise CuralinkError(f"no mention with id {mention_id}")
@@ -403,7 +406,7 @@ class DocumentStore:
         caller re-suggests it. With `curator`, an `adjust_span` decision holding the old and new offsets
         is logged with it.
         """
-        with self.session() as session:
+        with self._store.session() as session:
             lock_mentions(session, [mention_id])
             row = session.get(MentionRow, mention_id)
             if row is None:
@@ -429,7 +432,7 @@ class DocumentStore:
     def set_mention_type(self, mention_id: int, type: str, *, curator: str | None = None) -> str:
         """Change a mention's type; returns the old one. Like a span edit, it deletes the mention's
         suggestions in the same transaction; with `curator`, a `change_type` decision is logged."""
-        with self.session() as session:
+        with self._store.session() as session:
             lock_mentions(session, [mention_id])
             row = session.get(MentionRow, mention_id)
             if row is None:
@@ -449,7 +452,7 @@ class DocumentStore:
 
     def mention_positions(self) -> dict[int, tuple[str, int, int, str, str]]:
         """Mention id -> (document id, start, end, text, origin) for every mention, removed ones included."""
-        with self.session() as session:
+        with self._store.session() as session:
             rows = session.execute(
                 select(
                     MentionRow.id,
@@ -464,7 +467,7 @@ class DocumentStore:
 
     def mention_documents(self, mention_ids: Sequence[int]) -> dict[int, str]:
         """Mention id -> the id of the document it belongs to."""
-        with self.session() as session:
+        with self._store.session() as session:
             rows = session.execute(
                 select(MentionRow.id, DocumentRow.external_id)
                 .join(DocumentRow, DocumentRow.id == MentionRow.document_id)
@@ -474,7 +477,7 @@ class DocumentStore:
 
     def mention_types(self) -> list[str]:
         """The mention types in use, most frequent first (the desk's type chooser)."""
-        with self.session() as session:
+        with self._store.session() as session:
             rows = session.execute(
                 select(MentionRow.type, func.count())
                 .where(MentionRow.type != "", MentionRow.removed.is_(False))

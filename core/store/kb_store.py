@@ -18,10 +18,11 @@ from core.kb.name_search import NameIndex
 from core.kb.namespaces import SETTING_KEY, parse_namespaces
 from core.kb.variants import SOURCE as VARIANT_SOURCE
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressCallback, no_progress
+from core.store.access import StoreAccess
 from core.store.documents_store import ImportSummary
 from core.store.kb_rekey import rekey_concepts
 from core.store.schema import ConceptIdRow, ConceptRow, ImportRunRow, NameRow
-from core.store.settings_store import write_setting
+from core.store.settings_store import SettingsStore, write_setting
 from core.text.normalize import normalize_name
 
 _MULTI = "|"
@@ -30,7 +31,11 @@ ID_PREFIX_MIN = 3  # characters of an id typed before ids starting with them are
 
 
 class KnowledgeBaseStore:
-    """Mixed into `Project`: needs `self.session()`."""
+    """The knowledge base: concepts, names, ids and the name index (`project.kb`)."""
+
+    def __init__(self, store: StoreAccess, settings: SettingsStore):
+        self._store = store
+        self._settings = settings  # the preferred id namespaces
 
     def import_concepts(
         self,
@@ -49,9 +54,9 @@ class KnowledgeBaseStore:
         Progress counts concepts, or, for `load_kb`'s stream, bytes of its file as the stream does.
         """
         summary = ImportSummary()
-        preference = self.id_namespaces()
+        preference = self._settings.id_namespaces()
         stream = concepts if isinstance(concepts, ConceptStream) else None
-        with self.session() as session:
+        with self._store.session() as session:
             known = set(session.scalars(select(ConceptRow.id)))
             concept_rows: list[dict] = []
             name_rows: list[dict] = []
@@ -130,7 +135,7 @@ class KnowledgeBaseStore:
             for n in dict.fromkeys(names)
             if n.strip()
         ]
-        with self.session() as session:
+        with self._store.session() as session:
             if session.get(ConceptRow, concept_id) is None:
                 raise CuralinkError(f"no concept {concept_id!r} in the project's knowledge base")
             if not rows:
@@ -143,7 +148,7 @@ class KnowledgeBaseStore:
 
     def names_from_source(self, source: str) -> dict[str, set[str]]:
         """Concept id -> its names added with `source` ("curator": synonyms learnt from decisions)."""
-        with self.session() as session:
+        with self._store.session() as session:
             found: dict[str, set[str]] = {}
             rows = session.execute(select(NameRow.concept_id, NameRow.name).where(NameRow.source == source))
             for concept_id, name in rows:
@@ -153,7 +158,7 @@ class KnowledgeBaseStore:
     def remove_names(self, names: dict[str, set[str]], *, source: str) -> int:
         """Remove names of `source` (concept id -> names); names of any other source are never touched."""
         removed = 0
-        with self.session() as session:
+        with self._store.session() as session:
             for concept_id, wanted in names.items():
                 result = session.execute(
                     delete(NameRow).where(
@@ -172,7 +177,7 @@ class KnowledgeBaseStore:
 
     def knowledge_base(self, vocabulary: str | None = None) -> KnowledgeBase:
         """The stored KB in memory, names in insertion order (stable, so fingerprints are too)."""
-        with self.session() as session:
+        with self._store.session() as session:
             names: dict[str, list[str]] = {}
             for concept_id, name in session.execute(
                 select(NameRow.concept_id, NameRow.name).order_by(NameRow.id)
@@ -186,7 +191,7 @@ class KnowledgeBaseStore:
 
     def concept(self, concept_id: str) -> Concept | None:
         """The concept for any id it answers to (its primary id or an alternative, any spelling)."""
-        with self.session() as session:
+        with self._store.session() as session:
             primary = _resolve_id(session, concept_id)
             if primary is None:
                 return None
@@ -203,7 +208,7 @@ class KnowledgeBaseStore:
         lookup each was 48 statements a mention). Ids that are not primary ids go through `concept`."""
         wanted = list(dict.fromkeys(concept_ids))
         found: dict[str, Concept | None] = {}
-        with self.session() as session:
+        with self._store.session() as session:
             for i in range(0, len(wanted), 500):  # SQLite caps bound parameters per statement
                 chunk = wanted[i : i + 500]
                 rows = {
@@ -221,7 +226,7 @@ class KnowledgeBaseStore:
 
     def resolve_concept_id(self, concept_id: str) -> str | None:
         """The stored primary id of the concept that answers to `concept_id`, or None."""
-        with self.session() as session:
+        with self._store.session() as session:
             return _resolve_id(session, concept_id)
 
     def set_id_namespaces(self, namespaces: Sequence[str]) -> int:
@@ -229,7 +234,7 @@ class KnowledgeBaseStore:
         preference = list(parse_namespaces(namespaces))
         if not preference:
             raise CuralinkError("give at least one id namespace, for example MESH OMIM")
-        with self.session() as session:
+        with self._store.session() as session:
             write_setting(session, SETTING_KEY, preference)
             session.flush()
             return rekey_concepts(session, preference)
@@ -247,7 +252,7 @@ class KnowledgeBaseStore:
         if not key:
             return []
         results: list[tuple[str, str, str]] = []
-        with self.session() as session:
+        with self._store.session() as session:
             primary = _resolve_id(session, query)
             if primary is not None:
                 exact_id = session.get(ConceptRow, primary)
@@ -274,13 +279,13 @@ class KnowledgeBaseStore:
         and again once names were added here (a generation this store bumps) or by another program
         (a higher last row id; counting 75,000 rows would cost a keystroke 15 ms). A name removed
         elsewhere stays indexed but is never shown: hits are read back from the table."""
-        with self.session() as session:
+        with self._store.session() as session:
             state = (getattr(self, "_names_generation", 0), session.scalar(select(func.max(NameRow.id))))
         with _INDEX_LOCK:
             cached = getattr(self, "_name_index", None)
             if cached is not None and cached[0] == state and not rebuild:
                 return cached[1]
-            with self.session() as session:
+            with self._store.session() as session:
                 index = NameIndex(
                     session.execute(
                         select(NameRow.id, NameRow.concept_id, NameRow.normalized, NameRow.preferred)
@@ -294,7 +299,7 @@ class KnowledgeBaseStore:
         keyed now, even if it was re-keyed after the index was built)."""
         if not row_ids:
             return []
-        with self.session() as session:
+        with self._store.session() as session:
             found = {
                 row_id: (concept_id, name, preferred)
                 for row_id, concept_id, name, preferred in session.execute(
@@ -309,7 +314,7 @@ class KnowledgeBaseStore:
         """Preferred names of the concepts answering to these ids (a parent list shown by name);
         ids not in the KB are left out."""
         names: dict[str, str] = {}
-        with self.session() as session:
+        with self._store.session() as session:
             for concept_id in dict.fromkeys(concept_ids):
                 primary = _resolve_id(session, concept_id)
                 if primary is not None:

@@ -17,6 +17,7 @@ from sqlalchemy.exc import OperationalError
 
 from core.errors import CuralinkError, ProjectError
 from core.locations import relative_to_project, resolve_model_folder, upgrade_base_model_reference
+from core.store.access import StoreAccess
 from core.store.schema import (
     ModelVersionRow,
 )
@@ -43,7 +44,10 @@ class ModelVersion:
 
 
 class ModelRegistry:
-    """Mixed into `Project`: needs `self.session()` and `self.path`."""
+    """The model versions of the project and which one is active per kind (`project.models`)."""
+
+    def __init__(self, store: StoreAccess):
+        self._store = store
 
     def register_model(
         self,
@@ -58,12 +62,12 @@ class ModelRegistry:
         status: str = "candidate",
     ) -> None:
         """`path` (absolute or relative to the working directory) must lie inside the project."""
-        with self.session() as session:
+        with self._store.session() as session:
             session.add(
                 ModelVersionRow(
                     kind=kind,
                     version=version,
-                    path=relative_to_project(self.path, path),
+                    path=relative_to_project(self._store.path, path),
                     status=status,
                     metrics_json=json.dumps(metrics or {}),
                     kb_fingerprint=kb_fingerprint,
@@ -74,7 +78,7 @@ class ModelRegistry:
 
     def promote_model(self, kind: str, version: str) -> None:
         """Make one version the active one of its kind; the previous active one is retired, not deleted."""
-        with self.session() as session:
+        with self._store.session() as session:
             target = session.scalar(
                 select(ModelVersionRow).where(
                     ModelVersionRow.kind == kind, ModelVersionRow.version == version
@@ -90,7 +94,7 @@ class ModelRegistry:
             target.status = "active"
 
     def active_model(self, kind: str) -> ModelVersion | None:
-        with self.session() as session:
+        with self._store.session() as session:
             row = session.scalar(
                 select(ModelVersionRow)
                 .where(ModelVersionRow.kind == kind, ModelVersionRow.status == "active")
@@ -99,7 +103,7 @@ class ModelRegistry:
         return self._located(row) if row is not None else None
 
     def model_versions(self, kind: str | None = None) -> list[ModelVersion]:
-        with self.session() as session:
+        with self._store.session() as session:
             query = select(ModelVersionRow).order_by(ModelVersionRow.id)
             if kind:
                 query = query.where(ModelVersionRow.kind == kind)
@@ -112,7 +116,7 @@ class ModelRegistry:
             row.id,
             row.kind,
             row.version,
-            str(resolve_model_folder(self.path, row.path, row.kind, row.version)),
+            str(resolve_model_folder(self._store.path, row.path, row.kind, row.version)),
             row.status,
             row.metrics_json,
             row.kb_fingerprint,
@@ -130,10 +134,10 @@ class ModelRegistry:
         """
         fixed = 0
         try:
-            with self.session() as session:
+            with self._store.session() as session:
                 for row in session.scalars(select(ModelVersionRow)):
                     try:
-                        folder = resolve_model_folder(self.path, row.path, row.kind, row.version)
+                        folder = resolve_model_folder(self._store.path, row.path, row.kind, row.version)
                     except ProjectError as exc:  # leads outside the project: never touched, refused on load
                         log.warning("%s", exc)
                         continue
@@ -143,7 +147,7 @@ class ModelRegistry:
                     if not folder.is_dir():
                         continue  # missing everywhere: keep what was stored, the loader names it
                     try:
-                        relative = relative_to_project(self.path, folder)
+                        relative = relative_to_project(self._store.path, folder)
                     except CuralinkError:
                         continue  # an old row pointing outside the project, which still exists there
                     if relative != row.path:
@@ -153,6 +157,6 @@ class ModelRegistry:
                         row.path = relative
                         fixed += 1
         except (OperationalError, ProjectError) as exc:  # read-only or locked: rows still resolve on read
-            log.warning("%s: could not rewrite model paths (%s)", self.path, exc)
+            log.warning("%s: could not rewrite model paths (%s)", self._store.path, exc)
             return 0
         return fixed

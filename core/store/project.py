@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import logging
 import os
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 from alembic import command
@@ -19,12 +17,13 @@ from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from alembic.util.exc import CommandError
 from sqlalchemy import Engine, create_engine, event
-from sqlalchemy.exc import DatabaseError, OperationalError
-from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.exc import DatabaseError
+from sqlalchemy.orm import Session
 
 from core.errors import ProjectError
 from core.housekeeping import tidy_project
 from core.locations import inside_project
+from core.store.access import DB_NAME, StoreAccess
 from core.store.change_marks import ChangeWatch
 from core.store.curation_log import DECISION_ACTIONS, CurationLog, NewDecision
 from core.store.curation_marks import CurationMarks
@@ -35,11 +34,10 @@ from core.store.mention_state import ensure_current, rebuilt_objects
 from core.store.model_registry import ModelRegistry
 from core.store.schema_check import alembic_config, check_schema
 from core.store.settings_store import SettingsStore
-from core.store.write_faults import StoreWriteError, WriteFault, apply_lock_wait, write_fault
+from core.store.write_faults import WriteFault, apply_lock_wait, write_fault
 
 log = logging.getLogger(__name__)
 
-DB_NAME = "curalink.db"
 SUBFOLDERS = ("models", "index", "logs")
 LOG_FILE = "logs/curalink.log"
 JOURNAL_SUFFIXES = ("-wal", "-shm", "-journal")
@@ -66,18 +64,6 @@ def _sqlite_pragmas(dbapi_connection, _record) -> None:
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.execute("PRAGMA busy_timeout=5000")
     cursor.close()
-
-
-def _storage_problem(exc: OperationalError) -> str | None:
-    """What a write met outside the store (a full disk, a failing disk), in words, or None."""
-    text = str(exc.orig).lower()
-    if "database or disk is full" in text:
-        return "the disk is full (or the database reached its size limit): free some space and run it again"
-    if "disk i/o error" in text:
-        return "the disk reported an error while writing (full, removed or failing?)"
-    if "readonly database" in text or "read-only" in text:
-        return "the database file is read-only: check the folder's permissions"
-    return None
 
 
 def _engine(db_path: Path) -> Engine:
@@ -167,27 +153,34 @@ def _schema_version(engine: Engine, db_path: Path) -> tuple[str, str]:
     return current, script.get_current_head()
 
 
-class Project(
-    DocumentStore,
-    KnowledgeBaseStore,
-    CurationLog,
-    CurationMarks,
-    ModelRegistry,
-    DeskQueries,
-    SettingsStore,
-    ChangeWatch,
-):
+class Project:
     """Open with `Project.open(path)` or `Project.create(path)`; close when done (or use `with`).
 
-    A thin facade: each base class is one service over the same database (documents, knowledge base,
-    curation log, model registry, desk queries, settings, change marks); this class owns the folder, the engine and sessions.
+    A thin facade: this class owns the folder, the engine, the sessions and the lifecycle; the store's
+    work is done by its services, one attribute each, all sharing one `StoreAccess`:
+    `documents` (corpus and mentions), `kb` (knowledge base), `curation` (suggestions and the decision
+    log), `marks` (notes and review marks), `models` (model registry), `desk` (queue and stats),
+    `settings`, `changes` (change marks for the desk's watch).
     """
 
     def __init__(self, path: Path, engine: Engine):
-        self.path = path
-        self.engine = engine
-        self._sessions = sessionmaker(engine, expire_on_commit=False)
-        self._shared = threading.local()  # the session of a `transaction()` open in this thread
+        self._store = StoreAccess(path, engine)
+        self.settings = SettingsStore(self._store)
+        self.documents = DocumentStore(self._store)
+        self.kb = KnowledgeBaseStore(self._store, self.settings)
+        self.curation = CurationLog(self._store)
+        self.marks = CurationMarks(self._store)
+        self.models = ModelRegistry(self._store)
+        self.desk = DeskQueries(self._store, self.models)
+        self.changes = ChangeWatch(self._store)
+
+    @property
+    def path(self) -> Path:
+        return self._store.path
+
+    @property
+    def engine(self) -> Engine:
+        return self._store.engine
 
     # --- lifecycle -------------------------------------------------------------------------------
 
@@ -245,7 +238,7 @@ class Project(
         if upgrade:
             with project.session() as session:
                 ensure_current(session, db_path)
-            project.relocate_models()
+            project.models.relocate_models()
             tidy_project(root)
         return project
 
@@ -258,7 +251,7 @@ class Project(
         holds it (the desk's writer, its link service) reads and writes there from now on."""
         moved = type(self).open(path)
         self.engine.dispose()
-        self.path, self.engine, self._sessions = moved.path, moved.engine, moved._sessions
+        self._store.move_to(moved.path, moved.engine)
 
     def __enter__(self) -> Project:
         return self
@@ -278,49 +271,10 @@ class Project(
     def logs_dir(self) -> Path:
         return self.path / "logs"
 
-    @contextmanager
-    def transaction(self) -> Iterator[Session]:
-        """One transaction around several store calls: every `session()` this thread opens inside it joins
-        it, so a curation operation and its undo step are stored together or not at all."""
-        if getattr(self._shared, "session", None) is not None:
-            yield self._shared.session
-            return
-        with self.session() as session:
-            self._shared.session = session
-            try:
-                yield session
-            finally:
-                self._shared.session = None
+    def transaction(self) -> AbstractContextManager[Session]:
+        """One transaction around several store calls (see `StoreAccess.transaction`)."""
+        return self._store.transaction()
 
-    @contextmanager
-    def session(self) -> Iterator[Session]:
-        """One transaction: committed on success, rolled back on any error (a cancel included); inside a
-        `transaction()` of this thread, that one (committed or rolled back by it)."""
-        shared = getattr(getattr(self, "_shared", None), "session", None)
-        if shared is not None:
-            yield shared
-            return
-        session = self._sessions()
-        try:
-            yield session
-            session.commit()
-        except OperationalError as exc:
-            session.rollback()
-            fault = write_fault(exc)
-            if fault is WriteFault.BUSY:
-                raise ProjectError(
-                    f"{self.path / DB_NAME}: the database is locked by another program"
-                ) from exc
-            if fault is not None:  # a full or failing disk: a clear error, not the SQL of the statement
-                raise StoreWriteError(fault, self.path / DB_NAME) from exc
-            storage = _storage_problem(exc)
-            if storage:  # one line naming the file, never the SQL statement and its parameters
-                raise ProjectError(
-                    f"{self.path / DB_NAME}: {storage}; nothing of this change was stored"
-                ) from exc
-            raise
-        except BaseException:
-            session.rollback()
-            raise
-        finally:
-            session.close()
+    def session(self) -> AbstractContextManager[Session]:
+        """One transaction: committed on success, rolled back on any error (see `StoreAccess.session`)."""
+        return self._store.session()

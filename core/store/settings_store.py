@@ -9,19 +9,23 @@ from sqlalchemy.orm import Session
 
 from core.errors import CuralinkError
 from core.kb.namespaces import DEFAULT_NAMESPACES, SETTING_KEY
+from core.store.access import StoreAccess
 from core.store.schema import SettingRow
 
 
 class SettingsStore:
-    """Mixed into `Project`: needs `self.session()`."""
+    """Project settings as JSON values (`project.settings`)."""
+
+    def __init__(self, store: StoreAccess):
+        self._store = store
 
     def setting(self, key: str, default: Any = None) -> Any:
-        with self.session() as session:
+        with self._store.session() as session:
             row = session.get(SettingRow, key)
             return default if row is None else json.loads(row.value_json)
 
     def set_setting(self, key: str, value: Any) -> None:
-        with self.session() as session:
+        with self._store.session() as session:
             write_setting(session, key, value)
 
     def id_namespaces(self) -> tuple[str, ...]:
