@@ -48,15 +48,15 @@ def build_demo_project(
         shutil.rmtree(path)
     if (path / "curalink.db").exists():
         project = Project.open(path)
-        if project.active_model("retriever") is not None:
+        if project.models.active_model("retriever") is not None:
             return project
     else:
         project = Project.create(path)
     source = demo_dir()
-    if not project.document_ids():
+    if not project.documents.document_ids():
         progress(0, None, "importing the demo knowledge base and abstracts")
-        project.import_concepts(load_kb(source / "kb.tsv", "tsv"), source=str(source / "kb.tsv"), fmt="tsv")
-        project.import_documents(
+        project.kb.import_concepts(load_kb(source / "kb.tsv", "tsv"), source=str(source / "kb.tsv"), fmt="tsv")
+        project.documents.import_documents(
             read_corpus(source / "abstracts.pubtator", "pubtator"),
             source=str(source / "abstracts.pubtator"),
             fmt="pubtator",
@@ -89,12 +89,12 @@ def run_demo(
         )
     with project:
         correct = total = 0
-        for document, mention_ids in project.documents_with_mention_ids():
+        for document, mention_ids in project.documents.documents_with_mention_ids():
             table = Table(title=f"{document.doc_id}: {document.title}", title_justify="left")
             for column in ("mention", "gold", "top candidates (retriever score)"):
                 table.add_column(column)
             for mention, mention_id in zip(document.mentions, mention_ids, strict=True):
-                suggestions = project.suggestions(mention_id)[:3]
+                suggestions = project.curation.suggestions(mention_id)[:3]
                 gold = set(split_ids(mention.concept_id))
                 hit = bool(suggestions) and suggestions[0].concept_id in gold
                 correct += hit
@@ -108,7 +108,7 @@ def run_demo(
                 )
                 table.add_row(mention.text, mention.concept_id, shown)
             console.print(table)
-        stats = project.stats()
+        stats = project.desk.stats()
     console.print(
         f"demo project: {path}\n{stats['documents']} documents, {stats['mentions']} mentions, "
         f"{stats['concepts']} concepts ({stats['names']} names), retriever {stats['retriever_version']}\n"

@@ -103,9 +103,9 @@ def _bench_project(data_dir: Path, work: Path, train_seconds: float, cancel: Can
         shutil.rmtree(path, ignore_errors=True)
         with Project.create(path) as project:
             medic = data_dir / "vocab" / "medic_06Jul2012.txt"
-            project.import_concepts(load_kb(medic, "medic"), source=str(medic), fmt="medic", cancel=cancel)
+            project.kb.import_concepts(load_kb(medic, "medic"), source=str(medic), fmt="medic", cancel=cancel)
             train = data_dir / "ncbi-disease" / NCBI_FILES[0]  # training pairs for the retriever
-            project.import_documents(read_corpus(train, "pubtator"), source=str(train), split="train")
+            project.documents.import_documents(read_corpus(train, "pubtator"), source=str(train), split="train")
             trained = train(project, "retriever", max_seconds=train_seconds, cancel=cancel)
             ProjectLinker.for_project(project, cancel=cancel)  # encodes MEDIC's names once, into index/
         ready.write_text(

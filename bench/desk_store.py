@@ -2,7 +2,7 @@
 followed by the reads the desk makes to refresh its queue row and the open abstract.
 
 Decisions are written as a curator works through the queue: document after document, mostly accepting
-the top suggestion, some rejects, "not in KB" and reverts (undo), in batches through `Project.decide`.
+the top suggestion, some rejects, "not in KB" and reverts (undo), in batches through `Project.curation.decide`.
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ class CuratorSimulation:
 
     def __post_init__(self) -> None:
         self.rng = random.Random(self.seed)
-        decided = set(self.project.current_decisions())
+        decided = set(self.project.curation.current_decisions())
         with self.project.session() as session:
             rows = session.execute(
                 select(MentionRow.id, MentionRow.start, MentionRow.end, MentionRow.type)
@@ -62,7 +62,7 @@ class CuratorSimulation:
     def next_batch(self, count: int) -> list[NewDecision]:
         """`count` decisions on distinct mentions (a mention is decided once per batch)."""
         picked = self.mentions[self.position : self.position + count]
-        top = self.project.suggestions_for([m for m, _ in picked])
+        top = self.project.curation.suggestions_for([m for m, _ in picked])
         batch: list[NewDecision] = []
         used: set[int] = set()
         for mention_id, key in picked:
@@ -107,17 +107,17 @@ class CuratorSimulation:
             decisions = self.next_batch(min(batch, until - self.written))
             if not decisions:
                 break  # every mention is decided
-            self.written += len(self.project.record_decisions(decisions))
+            self.written += len(self.project.curation.record_decisions(decisions))
             progress(self.written, until, f"writing decisions ({self.written:,})")
         return self.written
 
 
 def time_queue(project, repeats: int = 3) -> dict:
-    """`Project.queue()` over every document, `repeats` times."""
+    """`Project.desk.queue()` over every document, `repeats` times."""
     times = []
     for _ in range(repeats):
         started = time.perf_counter()
-        entries = project.queue()
+        entries = project.desk.queue()
         times.append((time.perf_counter() - started) * 1000)
     return {**summary(times), "documents": len(entries)}
 
@@ -131,12 +131,12 @@ def time_decision_refresh(project, simulation: CuratorSimulation, samples: int =
         if not decisions:
             break
         started = time.perf_counter()
-        project.decide(decisions)
-        touched = sorted(set(project.mention_documents([decisions[0].mention_id]).values()))
-        project.queue(doc_ids=touched)
-        for _document, mention_ids in project.documents_with_mention_ids(ids=touched):
-            project.suggestion_sets(mention_ids)
-            project.current_decisions(mention_ids=mention_ids)
+        project.curation.decide(decisions)
+        touched = sorted(set(project.documents.mention_documents([decisions[0].mention_id]).values()))
+        project.desk.queue(doc_ids=touched)
+        for _document, mention_ids in project.documents.documents_with_mention_ids(ids=touched):
+            project.curation.suggestion_sets(mention_ids)
+            project.curation.current_decisions(mention_ids=mention_ids)
         times.append((time.perf_counter() - started) * 1000)
         simulation.written += 1
     return summary(times)

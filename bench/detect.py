@@ -65,10 +65,10 @@ def bench_detect(
     from core.rerank.cross_encoder import CrossEncoder
     from core.rerank.reranker import CrossEncoderReranker
 
-    kb = project.knowledge_base()
+    kb = project.kb.knowledge_base()
     docs = [
         d.with_mentions([m for m in d.mentions if m.origin in ("gold", "imported") and m.concept_ids])
-        for d in project.documents(split)
+        for d in project.documents.documents(split)
     ]
     docs = [d for d in docs if d.mentions][:documents]
     if not docs:
@@ -78,7 +78,7 @@ def bench_detect(
         raise CuralinkError(
             f"{project.path}: no trained detector (run `curalink -p {project.path} train detector`)"
         )
-    if project.active_model("retriever") is None:
+    if project.models.active_model("retriever") is None:
         raise CuralinkError(
             f"{project.path}: no trained retriever (run `curalink -p {project.path} train retriever`)"
         )
@@ -89,7 +89,7 @@ def bench_detect(
     one = SpanDetector(
         span.model, span.tokenizer, replace(span.config, window=ONE_MENTION_WINDOW), span.vectors
     )
-    active_reranker = project.active_model("reranker")
+    active_reranker = project.models.active_model("reranker")
     encoder = (
         CrossEncoder.load(active_reranker.path)
         if active_reranker is not None

@@ -32,13 +32,13 @@ def _run_step(kind: str, paths: list[str], fmt: str, project_dir: str, queue) ->
     count = 0
     for path in paths:
         if kind == "kb":
-            summary = project.import_concepts(load_kb(Path(path), fmt), source=path, fmt=fmt)
+            summary = project.kb.import_concepts(load_kb(Path(path), fmt), source=path, fmt=fmt)
             count += summary.added
         else:
-            summary = project.import_documents(read_corpus(Path(path), fmt), source=path, fmt=fmt)
+            summary = project.documents.import_documents(read_corpus(Path(path), fmt), source=path, fmt=fmt)
             count += summary.added
     if kind == "kb":
-        project.knowledge_base()
+        project.kb.knowledge_base()
     seconds = time.perf_counter() - started
     project.close()
     peak_mb = peak_rss_mb()

@@ -41,16 +41,16 @@ def bench_kb_search(
     project, queries: tuple[str, ...] = QUERIES, limit: int = 50, progress: ProgressFn = no_progress
 ) -> dict:
     """Index build time, per-keystroke latency (median / p95 / max) and each query's top hit."""
-    stats = project.stats()
+    stats = project.desk.stats()
     started = time.perf_counter()
-    index = project.name_index(rebuild=True)
+    index = project.kb.name_index(rebuild=True)
     build_ms = (time.perf_counter() - started) * 1000
     latencies: list[float] = []
     rows = []
     for number, query in enumerate(queries, 1):
         for end in range(1, len(query) + 1):
             begun = time.perf_counter()
-            hits = project.search_names(query[:end], limit=limit)
+            hits = project.kb.search_names(query[:end], limit=limit)
             latencies.append((time.perf_counter() - begun) * 1000)
         top = hits[0] if hits else ("", "", "")
         rows.append(

@@ -38,10 +38,10 @@ def bench_pipeline(
         started = time.perf_counter()
         project = Project.create(Path(scratch) / "project")
         medic = data / "vocab" / "medic_06Jul2012.txt"
-        project.import_concepts(load_kb(medic, "medic"), source=str(medic), fmt="medic", cancel=cancel)
+        project.kb.import_concepts(load_kb(medic, "medic"), source=str(medic), fmt="medic", cancel=cancel)
         for split, name in SPLIT_FILES.items():
             path = data / "ncbi-disease" / name
-            project.import_documents(
+            project.documents.import_documents(
                 read_corpus(path, "pubtator"), source=str(path), split=split, cancel=cancel
             )
         timings["import_s"] = time.perf_counter() - started
@@ -53,15 +53,15 @@ def bench_pipeline(
         progress(2, 4, "trained")
 
         started = time.perf_counter()
-        kb = project.knowledge_base()
+        kb = project.kb.knowledge_base()
         linker = ProjectLinker.for_project(project, kb=kb, cancel=cancel)
         timings["load_and_index_s"] = time.perf_counter() - started
         progress(3, 4, "indexed")
 
         summary = linker.link_project(project, split="test", cancel=cancel)
         ranks: list[int | None] = []
-        for document, mention_ids in project.documents_with_mention_ids("test"):
-            suggestions = project.suggestions_for(mention_ids)
+        for document, mention_ids in project.documents.documents_with_mention_ids("test"):
+            suggestions = project.curation.suggestions_for(mention_ids)
             for mention, mention_id in zip(document.mentions, mention_ids, strict=True):
                 gold = set(split_ids(mention.concept_id, "MEDIC"))
                 ranked = [kb.ids_of(c.concept_id) for c in suggestions.get(mention_id, [])]

@@ -66,10 +66,10 @@ def load_span_detector(
     now; None when none is trained."""
     from core.detect.in_force import KIND, load_span_model
 
-    active = version if version is not None else project.active_model(KIND)
+    active = version if version is not None else project.models.active_model(KIND)
     if active is None:
         return None
-    kb = kb if kb is not None else project.knowledge_base()
+    kb = kb if kb is not None else project.kb.knowledge_base()
     return load_span_model(
         active.path, active.version, kb, index_dir=project.index_dir, device=device, threshold=threshold
     )
@@ -174,7 +174,7 @@ def _stop_names(project, detector, leave_out: Collection[str]) -> frozenset[str]
     annotated = (
         document.with_mentions([m for m in document.mentions if m.origin in ("gold", "imported")])
         for split in TRAINING_SPLITS
-        for document in project.documents(split)
+        for document in project.documents.documents(split)
         if document.doc_id not in left_out
     )
     return DEFAULT_STOP_NAMES | unmarked_names(detector, annotated)

@@ -50,12 +50,12 @@ def load_linker(
     from core.rerank.reranker import CrossEncoderReranker
     from core.retrieve.rescnn_retriever import RescnnRetriever
 
-    active = project.active_model("retriever")
+    active = project.models.active_model("retriever")
     if active is None:
         raise CuralinkError(
             f"{project.path}: no trained retriever yet (run `curalink -p {project.path} train retriever`)"
         )
-    kb = kb if kb is not None else project.knowledge_base()
+    kb = kb if kb is not None else project.kb.knowledge_base()
     if len(kb) == 0:
         raise CuralinkError(f"{project.path}: the knowledge base is empty (run `curalink kb import` first)")
     retriever = RescnnRetriever.load(Path(active.path), index_dir=index_dir or project.index_dir)
@@ -67,7 +67,7 @@ def load_linker(
         _learn_curator_synonyms(project, kb, retriever, curated)
     reranker = None
     reranker_version = ""
-    ranked = project.active_model("reranker") if use_reranker else None
+    ranked = project.models.active_model("reranker") if use_reranker else None
     if ranked is not None:
         reranker = CrossEncoderReranker(CrossEncoder.load(Path(ranked.path)), device=device)
         reranker_version = ranked.version
@@ -103,7 +103,7 @@ def linked_documents(project, kb: KnowledgeBase, held_out_fraction: float = 0.0)
 
 def load_ranking_stage(project, kb: KnowledgeBase) -> tuple[RankingStage | None, str]:
     """The ranker in force with a live annotation prior, or None and why (refused, none trained)."""
-    active = project.active_model(RANKER)
+    active = project.models.active_model(RANKER)
     if active is None:
         return None, ""
     try:

@@ -123,7 +123,7 @@ def test_local_base_folder_missing_or_changed_is_refused_clearly(demo_kb, tmp_pa
 def test_local_base_folder_inside_the_project_moves_with_it(tmp_path: Path) -> None:
     project_dir = tmp_path / "p1"
     with Project.create(project_dir) as project:
-        project.import_concepts(load_kb(demo_dir() / "kb.tsv", "tsv"), source="kb.tsv", fmt="tsv")
+        project.kb.import_concepts(load_kb(demo_dir() / "kb.tsv", "tsv"), source="kb.tsv", fmt="tsv")
         base = _copy_base(project_dir / "base-models" / "my-bert")
         trained = train_retriever(project, base_model=str(base), epochs=1, max_seconds=2, include_gold=False)
     assert _recorded(trained.path)["base_model"] == "../../../base-models/my-bert"
@@ -166,6 +166,6 @@ def test_a_fine_tuned_version_names_its_start_relative_to_itself(demo_kb, tmp_pa
 
 def test_a_trained_version_records_its_version_not_its_scratch_folder(tmp_path: Path) -> None:
     with Project.create(tmp_path / "p") as project:
-        project.import_concepts(load_kb(demo_dir() / "kb.tsv", "tsv"), source="kb.tsv", fmt="tsv")
+        project.kb.import_concepts(load_kb(demo_dir() / "kb.tsv", "tsv"), source="kb.tsv", fmt="tsv")
         trained = train_retriever(project, epochs=1, max_seconds=1, include_gold=False)
     assert _recorded(trained.path)["version"] == "v1"

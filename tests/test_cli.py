@@ -60,8 +60,8 @@ def test_import_stats_and_export_round_trip(project_dir: Path, tmp_path: Path, c
     assert main(["init", str(second)]) == 0
     assert main(["-p", str(second), "corpus", "import", str(out), "--format", "jsonl"]) == 0
     with Project.open(second) as reopened:
-        assert [d.text for d in reopened.documents()] == [d.text for d in original]
-        assert [d.mentions for d in reopened.documents()] == [d.mentions for d in original]
+        assert [d.text for d in reopened.documents.documents()] == [d.text for d in original]
+        assert [d.mentions for d in reopened.documents.documents()] == [d.mentions for d in original]
     pubtator = tmp_path / "export.pubtator"
     assert main(["-p", str(project_dir), "export", "--format", "pubtator", "--out", str(pubtator)]) == 0
     assert pubtator.read_bytes() == (DEMO / "abstracts.pubtator").read_bytes(), "export is byte-identical"

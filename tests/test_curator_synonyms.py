@@ -21,8 +21,8 @@ def _correctable(project):
     from core.retrieve.query_plan import plan_document
     from core.text.normalize import normalize_name
 
-    kb = project.knowledge_base()
-    for document, mention_ids in project.documents_with_mention_ids():
+    kb = project.kb.knowledge_base()
+    for document, mention_ids in project.documents.documents_with_mention_ids():
         for mention, plan, mention_id in zip(
             document.mentions, plan_document(document), mention_ids, strict=True
         ):
@@ -67,7 +67,7 @@ def test_a_correction_joins_the_saved_index_when_models_load_without_a_rebuild(d
     ProjectLinker.for_project(demo, use_reranker=False, use_ranker=False)  # the index as saved before
     stem, rows, vectors = _saved_index(demo.index_dir)
     mention, mention_id = _correctable(demo)
-    demo.record_decision(mention_id, "correct", concept_id=mention.concept_id, curator="ann")
+    demo.curation.record_decision(mention_id, "correct", concept_id=mention.concept_id, curator="ann")
 
     encoded: list[list[str]] = []
     real_encode = encoder_module.RescnnEncoder.encode
@@ -91,7 +91,7 @@ def test_a_correction_joins_the_saved_index_when_models_load_without_a_rebuild(d
     assert np.array_equal(new_vectors[: len(rows)], vectors)
     top = linker.linker.retriever.retrieve([mention.text], 3)[0][0]
     assert (top.concept_id, top.matched_name) == (mention.concept_id, mention.text)
-    assert mention.text in demo.concept(mention.concept_id).synonyms
+    assert mention.text in demo.kb.concept(mention.concept_id).synonyms
 
     encoded.clear()
     ProjectLinker.for_project(demo, use_reranker=False, use_ranker=False)  # nothing new: the saved pair loads
@@ -104,15 +104,15 @@ def test_an_undone_correction_takes_its_synonym_out_of_the_kb_and_the_index(demo
     from core.jobs.linking import ProjectLinker
 
     mention, mention_id = _correctable(demo)
-    wrong = next(c.concept_id for c in demo.knowledge_base() if c.concept_id != mention.concept_id)
-    demo.record_decision(mention_id, "correct", concept_id=wrong, curator="ann")
+    wrong = next(c.concept_id for c in demo.kb.knowledge_base() if c.concept_id != mention.concept_id)
+    demo.curation.record_decision(mention_id, "correct", concept_id=wrong, curator="ann")
     ProjectLinker.for_project(demo, use_reranker=False, use_ranker=False)
-    assert mention.text in demo.concept(wrong).synonyms  # learnt while the decision stood
+    assert mention.text in demo.kb.concept(wrong).synonyms  # learnt while the decision stood
     assert mention.text in [row[0] for row in _saved_index(demo.index_dir)[1]]
 
-    demo.record_decision(mention_id, "revert", curator="ann")  # undone while no linker was loaded
+    demo.curation.record_decision(mention_id, "revert", curator="ann")  # undone while no linker was loaded
     linker = ProjectLinker.for_project(demo, use_reranker=False, use_ranker=False)
-    assert mention.text not in demo.concept(wrong).synonyms
+    assert mention.text not in demo.kb.concept(wrong).synonyms
     assert linker.linker.retriever.builds == 0, "the saved index was loaded and the name hidden, not rebuilt"
     in_use = demo.index_dir / f"{linker.linker.retriever._stem}.json"  # the pair for the KB without the name
     rows = _saved_rows(in_use)
@@ -120,12 +120,12 @@ def test_an_undone_correction_takes_its_synonym_out_of_the_kb_and_the_index(demo
     assert [rows[i][:2] for i in hidden] == [[mention.text, wrong]]  # kept, hidden from every search
     visible = [row for i, row in enumerate(rows) if i not in hidden]
     assert sorted(r[:2] for r in visible) == sorted(
-        [e.name, e.concept_id] for e in demo.knowledge_base().names
+        [e.name, e.concept_id] for e in demo.kb.knowledge_base().names
     )
     assert len(list(demo.index_dir.glob("*.json"))) == 1, "the index that showed the name is gone"
     found = linker.linker.retriever.retrieve([mention.text], 5)[0]
     assert all(c.matched_name != mention.text for c in found)
-    names_before = set(demo.concept(mention.concept_id).names)
+    names_before = set(demo.kb.concept(mention.concept_id).names)
     assert mention.text not in names_before  # nothing else was touched: the KB's own names stay
 
 
@@ -136,7 +136,7 @@ def test_retrain_adds_curator_synonyms_to_the_index_in_force(demo):
     ProjectLinker.for_project(demo, use_reranker=False, use_ranker=False)
     _, rows, _ = _saved_index(demo.index_dir)
     mention, mention_id = _correctable(demo)
-    demo.record_decision(mention_id, "correct", concept_id=mention.concept_id, curator="ann")
+    demo.curation.record_decision(mention_id, "correct", concept_id=mention.concept_id, curator="ann")
     report = retrain(demo, kinds=("ranker",), promote="never", held_out_fraction=0.34, device="cpu")
     assert report.curator_synonyms == 1
     _, new_rows, _ = _saved_index(demo.index_dir)
@@ -150,16 +150,16 @@ def test_kb_export_round_trip(demo, tmp_path, fmt):
     from core.learn.synonyms import learn_synonyms
 
     mention, mention_id = _correctable(demo)
-    demo.record_decision(mention_id, "correct", concept_id=mention.concept_id, curator="ann")
+    demo.curation.record_decision(mention_id, "correct", concept_id=mention.concept_id, curator="ann")
     assert learn_synonyms(demo)
-    kb = demo.knowledge_base()
+    kb = demo.kb.knowledge_base()
 
     for with_curator in (True, False):
         path = tmp_path / f"kb-{with_curator}.{fmt}"
         assert export_kb(demo, path, fmt=fmt, with_curator_synonyms=with_curator) == len(kb)
         with Project.create(tmp_path / f"again-{fmt}-{with_curator}") as again:
-            again.import_concepts(load_kb(path, fmt), source=str(path), fmt=fmt)
-            reread = again.knowledge_base()
+            again.kb.import_concepts(load_kb(path, fmt), source=str(path), fmt=fmt)
+            reread = again.kb.knowledge_base()
         assert set(reread.concepts) == set(kb.concepts)
         for concept in kb:
             names = set(concept.names) - (set() if with_curator else {mention.text})
@@ -177,5 +177,5 @@ def test_kb_export_command(demo, tmp_path, capsys):
 
     out = tmp_path / "kb.obo"
     assert main(["-p", str(demo.path), "kb", "export", "--out", str(out), "--format", "obo"]) == 0
-    assert {c.concept_id for c in load_kb(out, "obo")} == set(demo.knowledge_base().concepts)
+    assert {c.concept_id for c in load_kb(out, "obo")} == set(demo.kb.knowledge_base().concepts)
     assert "concepts written (obo, without curator synonyms)" in capsys.readouterr().out

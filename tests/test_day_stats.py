@@ -31,8 +31,8 @@ def _project(tmp_path: Path) -> tuple[Project, list[int]]:
     path = tmp_path / "c.txt"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     project = Project.create(tmp_path / "p")
-    project.import_documents(read_corpus(path, "pubtator"))
-    ids = next(iter(project.documents_with_mention_ids()))[1]
+    project.documents.import_documents(read_corpus(path, "pubtator"))
+    ids = next(iter(project.documents.documents_with_mention_ids()))[1]
     return project, ids
 
 
@@ -58,7 +58,7 @@ def test_a_day_of_decisions_undo_and_a_pause(tmp_path: Path) -> None:
         (datetime(2026, 3, 11, 0, 0), m[7], "accept", "D1", {"rank": 1}, "ann"),  # tomorrow
     ]
     for when, mention, action, concept, detail, curator in schedule:
-        decision = project.record_decision(
+        decision = project.curation.record_decision(
             mention, action, concept_id=concept, curator=curator, detail=detail
         )
         _at(project, decision, when)

@@ -123,10 +123,10 @@ def test_the_project_dictionary_leaves_out_what_its_annotated_documents_never_ma
     kb_file = tmp_path / "mesh-slice.tsv"
     kb_file.write_text("\n".join(kept) + "\n", encoding="utf-8")
     with Project.create(tmp_path / "project") as project:
-        project.import_concepts(load_kb(kb_file, "tsv"))
-        project.import_documents(train, split="train")
-        project.import_documents([d.with_mentions([]) for d in raw], split="test")
-        detector = dictionary_for_project(project, project.knowledge_base()).detector
+        project.kb.import_concepts(load_kb(kb_file, "tsv"))
+        project.documents.import_documents(train, split="train")
+        project.documents.import_documents([d.with_mentions([]) for d in raw], split="test")
+        detector = dictionary_for_project(project, project.kb.knowledge_base()).detector
     text = "Placebo-controlled trial: DNA damage in psoriatic patients with hypertension given cocaine or placebo."
     tagged = {m.text: m.type for m in detector.detect_text(text)}
     assert tagged == {"psoriatic": "Disease", "hypertension": "Disease", "cocaine": "Chemical"}, tagged

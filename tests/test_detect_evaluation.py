@@ -63,8 +63,8 @@ def template(shared_data: Path, tmp_path_factory) -> Path:
     kb_file.write_text("\n".join(dict.fromkeys(kept)) + "\n", encoding="utf-8")
     path = folder / "template"
     with Project.create(path) as project:
-        project.import_concepts(load_kb(kb_file, "tsv"))
-        project.import_documents(documents[TRAIN], split="train")
+        project.kb.import_concepts(load_kb(kb_file, "tsv"))
+        project.documents.import_documents(documents[TRAIN], split="train")
         train_retriever(project, epochs=1, patience=0)
     return path
 
@@ -78,7 +78,7 @@ def _copy(template: Path, tmp_path: Path, name: str) -> Path:
 def _raw_project(template: Path, tmp_path: Path, documents) -> Path:
     path = _copy(template, tmp_path, "raw")
     with Project.open(path) as project:
-        project.import_documents([d.with_mentions([]) for d in documents], split="test")
+        project.documents.import_documents([d.with_mentions([]) for d in documents], split="test")
     return path
 
 
@@ -173,7 +173,7 @@ def test_evaluate_detect_equals_a_score_of_the_stored_suggestions(
 
     with_gold = _copy(template, tmp_path, "gold")
     with Project.open(with_gold) as project:
-        project.import_documents(documents, split="test")
+        project.documents.import_documents(documents, split="test")
     capsys.readouterr()
     assert main(["-p", str(with_gold), "evaluate", "detect", "--split", "test", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)

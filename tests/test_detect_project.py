@@ -27,8 +27,8 @@ def project_dir(demo_template: Path, tmp_path: Path, ncbi_dir: Path) -> Path:
     train_file = ncbi_dir / "NCBItrainset_corpus.txt"
     documents = list(read_corpus(train_file, "pubtator"))[:16]
     with Project.open(destination) as project:
-        project.import_documents(documents[:12], source=str(train_file), split="train")
-        project.import_documents(documents[12:], source=str(train_file), split="dev")
+        project.documents.import_documents(documents[:12], source=str(train_file), split="train")
+        project.documents.import_documents(documents[12:], source=str(train_file), split="dev")
     raw = tmp_path / "raw-1.txt"
     raw.write_text(RAW, encoding="utf-8")
     assert main(["-p", str(destination), "corpus", "import", str(raw), "--format", "text"]) == 0
@@ -44,9 +44,9 @@ def test_train_evaluate_link_and_roll_back_the_detector(project_dir: Path, tiny_
     _train(project_dir, tiny_bert, epochs=2)
     assert "detector v1 saved" in capsys.readouterr().out
     with Project.open(project_dir) as project:
-        active = project.active_model("detector")
+        active = project.models.active_model("detector")
         assert active is not None and active.version == "v1"
-        assert active.kb_fingerprint == project.knowledge_base().fingerprint()
+        assert active.kb_fingerprint == project.kb.knowledge_base().fingerprint()
         folder = Path(active.path)
         assert folder.is_relative_to(project_dir / "models" / "detector")
         names = {p.name for p in folder.iterdir()}
@@ -88,10 +88,10 @@ def test_train_evaluate_link_and_roll_back_the_detector(project_dir: Path, tiny_
     out = " ".join(capsys.readouterr().out.split())
     assert "with the span model v1" in out
     with Project.open(project_dir) as project:
-        detector_json = Path(project.active_model("detector").path) / "detector.json"
+        detector_json = Path(project.models.active_model("detector").path) / "detector.json"
         threshold = json.loads(detector_json.read_text())["threshold"]  # chosen on dev
         assert 0.1 <= threshold <= 0.9
-        (raw,) = project.documents(ids=["raw-1"])
+        (raw,) = project.documents.documents(ids=["raw-1"])
         for mention in raw.mentions:
             assert mention.origin == "detected"
             assert raw.text[mention.start : mention.end] == mention.text
@@ -99,11 +99,11 @@ def test_train_evaluate_link_and_roll_back_the_detector(project_dir: Path, tiny_
 
     _train(project_dir, tiny_bert, epochs=1)
     with Project.open(project_dir) as project:
-        assert project.active_model("detector").version == "v2"
+        assert project.models.active_model("detector").version == "v2"
     assert main(["-p", str(project_dir), "rollback", "detector", "--no-relink"]) == 0
     with Project.open(project_dir) as project:
-        assert project.active_model("detector").version == "v1"
-        assert {v.version: v.status for v in project.model_versions("detector")} == {
+        assert project.models.active_model("detector").version == "v1"
+        assert {v.version: v.status for v in project.models.model_versions("detector")} == {
             "v1": "active",
             "v2": "retired",
         }
@@ -116,8 +116,8 @@ def test_train_evaluate_link_and_roll_back_the_detector(project_dir: Path, tiny_
     assert report["version"] == "v3" and report["parent_version"] == "v1" and report["promoted"]
     assert report["steps"] > 0 and "score" in report["new"] and "score" in report["old"]
     with Project.open(project_dir) as project:
-        assert project.active_model("detector").version == "v3"
-        metrics = json.loads(project.active_model("detector").metrics_json)
+        assert project.models.active_model("detector").version == "v3"
+        metrics = json.loads(project.models.active_model("detector").metrics_json)
         assert metrics["warm_start"].endswith("v1")
 
 
@@ -131,8 +131,8 @@ def test_a_detector_from_another_knowledge_base_gets_vectors_for_this_one(
     extra.write_text("D999999\tQwertyuiop disease\tqwertyuiop syndrome\n", encoding="utf-8")
     assert main(["-p", str(project_dir), "kb", "import", str(extra), "--format", "tsv"]) == 0
     with Project.open(project_dir) as project:
-        kb = project.knowledge_base()
-        assert project.active_model("detector").kb_fingerprint != kb.fingerprint()
+        kb = project.kb.knowledge_base()
+        assert project.models.active_model("detector").kb_fingerprint != kb.fingerprint()
         with caplog.at_level("INFO"):
             detector = load_span_detector(project, kb=kb, device="cpu")
         assert "concept vectors are encoded for this one" in caplog.text
@@ -154,7 +154,7 @@ def test_training_without_gold_spans_is_refused(tmp_path: Path, tiny_bert: Path,
     err = " ".join(capsys.readouterr().err.split())
     assert "no gold or curator-checked mention spans to train a detector on" in err
     with Project.open(project_dir) as project:
-        assert project.model_versions("detector") == []
+        assert project.models.model_versions("detector") == []
     assert not list((project_dir / "models").glob("detector/v*"))
 
 
@@ -166,7 +166,7 @@ def test_bench_detect_links_identical_mentions_four_ways(project_dir: Path, tiny
     )
     result = json.loads(capsys.readouterr().out)
     with Project.open(project_dir) as project:
-        dev = [d for d in project.documents("dev") if any(m.concept_ids for m in d.mentions)][:2]
+        dev = [d for d in project.documents.documents("dev") if any(m.concept_ids for m in d.mentions)][:2]
     assert result["mentions"] == sum(sum(bool(m.concept_ids) for m in d.mentions) for d in dev)
     names = [row["name"] for row in result["linkers"]]
     assert names[0] == "collective dual encoder" and names[1] == "one-mention dual encoder"

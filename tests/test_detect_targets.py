@@ -46,13 +46,13 @@ def template(tmp_path_factory, ncbi_dir: Path, vocab_dir: Path) -> Path:
     train_file = ncbi_dir / "NCBItrainset_corpus.txt"
     train = list(read_corpus(train_file, "pubtator"))[:3]
     with Project.create(path) as project:
-        project.import_concepts(load_kb(vocab_dir / "medic_06Jul2012.txt", "medic"))
-        project.import_documents(
+        project.kb.import_concepts(load_kb(vocab_dir / "medic_06Jul2012.txt", "medic"))
+        project.documents.import_documents(
             list(read_corpus(test_file, "pubtator"))[:GOLD_SLICE], source=str(test_file), split="test"
         )
         unannotated = replace(train[2], mentions=())
-        project.import_documents([*train[:2], unannotated], source=str(train_file), split="train")
-        project.import_documents(read_corpus(raw_file, "text"), source=str(raw_file))
+        project.documents.import_documents([*train[:2], unannotated], source=str(train_file), split="train")
+        project.documents.import_documents(read_corpus(raw_file, "text"), source=str(raw_file))
     return path
 
 
@@ -75,7 +75,7 @@ def _gold_from_files(ncbi_dir: Path) -> dict[str, tuple]:
 @pytest.fixture(scope="module")
 def kb(template: Path) -> KnowledgeBase:
     with Project.open(template) as project:
-        return project.knowledge_base()
+        return project.kb.knowledge_base()
 
 
 @pytest.fixture(scope="module")
@@ -90,8 +90,8 @@ def test_default_tags_only_documents_that_never_had_mentions(
     gold = _gold_from_files(ncbi_dir)
     summary = detect_into_project(project, detector)
     for doc_id, mentions in gold.items():
-        assert project.document(doc_id).mentions == mentions, f"gold document {doc_id} was changed"
-    raw = project.document("raw-1").mentions
+        assert project.documents.document(doc_id).mentions == mentions, f"gold document {doc_id} was changed"
+    raw = project.documents.document("raw-1").mentions
     assert [m.text for m in raw] == [
         "carcinoid heart disease",
         "valvular heart disease",
@@ -116,12 +116,12 @@ def test_a_split_or_a_list_skips_gold_documents_unless_asked(
     assert summary.added == 0 and sorted(summary.skipped[SKIP_GOLD]) == sorted(test_ids)
     listed = detect_into_project(project, detector, ids=[test_ids[0], "raw-1"])
     assert listed.skipped[SKIP_GOLD] == [test_ids[0]] and listed.documents == 1
-    assert all(project.document(doc_id).mentions == gold[doc_id] for doc_id in test_ids)
+    assert all(project.documents.document(doc_id).mentions == gold[doc_id] for doc_id in test_ids)
 
     forced = detect_into_project(project, detector, split="test", include_gold=True)
     assert forced.documents == GOLD_SLICE and forced.added > 0
     for doc_id in test_ids:
-        stored = project.document(doc_id).mentions
+        stored = project.documents.document(doc_id).mentions
         assert tuple(m for m in stored if m.origin != "detected") == gold[doc_id]
         added = [m for m in stored if m.origin == "detected"]
         assert not any(a.span.overlaps(g.span) for a in added for g in gold[doc_id])
@@ -129,11 +129,11 @@ def test_a_split_or_a_list_skips_gold_documents_unless_asked(
 
 def test_a_deleted_detection_is_not_brought_back(project: Project, detector: DictionaryDetector) -> None:
     detect_into_project(project, detector)
-    ((document, mention_ids),) = list(project.documents_with_mention_ids(ids=["raw-1"]))
-    project.set_mention_removed(mention_ids[0], curator="tester")
+    ((document, mention_ids),) = list(project.documents.documents_with_mention_ids(ids=["raw-1"]))
+    project.documents.set_mention_removed(mention_ids[0], curator="tester")
     again = detect_into_project(project, detector, ids=["raw-1"])
     assert again.added == 0 and again.overlapping == 4
-    assert [m.text for m in project.document("raw-1").mentions] == [m.text for m in document.mentions[1:]]
+    assert [m.text for m in project.documents.document("raw-1").mentions] == [m.text for m in document.mentions[1:]]
 
 
 def test_detected_mentions_take_the_type_the_gold_gives_this_kb(
@@ -166,7 +166,7 @@ def test_unknown_ids_are_named_with_their_file_and_line(project: Project, tmp_pa
     assert f"{listing} line 6: 'nope-2'" in str(error.value)
     with pytest.raises(CuralinkError, match="nope-3"):
         plan_targets(project, ids=["raw-1", "nope-3"])
-    assert project.document("raw-1").mentions == ()
+    assert project.documents.document("raw-1").mentions == ()
     (tmp_path / "empty.txt").write_text("# nothing\n", encoding="utf-8")
     with pytest.raises(InputError, match="empty.txt: no document ids"):
         read_id_file(tmp_path / "empty.txt")
@@ -175,7 +175,7 @@ def test_unknown_ids_are_named_with_their_file_and_line(project: Project, tmp_pa
 def test_an_untyped_detector_stores_nothing(project: Project, kb: KnowledgeBase) -> None:
     with pytest.raises(CuralinkError, match="untyped mention in raw-1"):
         detect_into_project(project, DictionaryDetector.from_kb(kb))
-    assert project.document("raw-1").mentions == ()
+    assert project.documents.document("raw-1").mentions == ()
 
 
 def test_the_dictionary_knows_the_strings_the_project_annotates(demo) -> None:
@@ -189,10 +189,10 @@ def test_the_dictionary_knows_the_strings_the_project_annotates(demo) -> None:
     start = taught.text.index("colon tumours")
     taught = taught.with_mentions([Mention(start, start + 13, "colon tumours", "Disease", "D003110")])
     raw = document_from_title_abstract("raw-9", "Colon tumours in adults", "Two colon tumours were removed.")
-    kb = demo.knowledge_base()
+    kb = demo.kb.knowledge_base()
     before = project_dictionary(demo, kb).detect([raw])[0]
     assert not any(m.text.lower() == "colon tumours" for m in before), "not a KB name"
-    demo.import_documents([taught], split="train")
+    demo.documents.import_documents([taught], split="train")
     chosen = detector_for_project(demo, kb)
     found = chosen.detector.detect([raw])[0]
     expected = [

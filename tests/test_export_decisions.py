@@ -37,8 +37,8 @@ def project_dir(tmp_path: Path) -> Path:
     """
     path = tmp_path / "p"
     with Project.create(path) as project:
-        project.import_concepts([Concept(f"D{i}", "MESH", f"Concept {i}") for i in range(1, 7)])
-        project.import_documents(
+        project.kb.import_concepts([Concept(f"D{i}", "MESH", f"Concept {i}") for i in range(1, 7)])
+        project.documents.import_documents(
             [
                 _doc(
                     "1",
@@ -55,7 +55,7 @@ def project_dir(tmp_path: Path) -> Path:
             ],
             split="train",
         )
-        project.import_documents(
+        project.documents.import_documents(
             [
                 _doc(
                     "2",
@@ -67,15 +67,15 @@ def project_dir(tmp_path: Path) -> Path:
             ],
             split="test",
         )
-        ids = {doc.doc_id: mention_ids for doc, mention_ids in project.documents_with_mention_ids()}
+        ids = {doc.doc_id: mention_ids for doc, mention_ids in project.documents.documents_with_mention_ids()}
         chorea, huntington, composite, tics = ids["1"]
-        project.record_decision(chorea, "reject", curator="ann")
-        project.record_decision(huntington, "ambiguous", curator="ann")
-        project.record_decision(composite, "accept", concept_id="D3|D4", curator="ann")
-        project.record_decision(tics, "nil", curator="ann")
-        project.record_decision(ids["2"][0], "correct", concept_id="D6", curator="bob")
-        project.record_decision(ids["2"][1], "accept", concept_id="D2", curator="bob")
-        project.record_decision(ids["2"][1], "revert", curator="bob")
+        project.curation.record_decision(chorea, "reject", curator="ann")
+        project.curation.record_decision(huntington, "ambiguous", curator="ann")
+        project.curation.record_decision(composite, "accept", concept_id="D3|D4", curator="ann")
+        project.curation.record_decision(tics, "nil", curator="ann")
+        project.curation.record_decision(ids["2"][0], "correct", concept_id="D6", curator="bob")
+        project.curation.record_decision(ids["2"][1], "accept", concept_id="D2", curator="bob")
+        project.curation.record_decision(ids["2"][1], "revert", curator="bob")
     return path
 
 
@@ -136,8 +136,8 @@ def test_decisions_travel_as_infons_where_the_format_has_them(project_dir, tmp_p
 
 def test_curated_documents_skips_documents_and_deleted_mentions(project_dir):
     with Project.open(project_dir) as project:
-        ids = {doc.doc_id: mention_ids for doc, mention_ids in project.documents_with_mention_ids()}
-        project.set_mention_removed(ids["2"][0], curator="bob")  # the corrected mention is deleted
+        ids = {doc.doc_id: mention_ids for doc, mention_ids in project.documents.documents_with_mention_ids()}
+        project.documents.set_mention_removed(ids["2"][0], curator="bob")  # the corrected mention is deleted
         curated = [d.doc_id for d in curated_documents(project, curated_only=True)]
         accepted = {d.doc_id: len(d.mentions) for d in curated_documents(project, accepted_only=True)}
     assert curated == ["1"]  # a decision on a deleted mention does not make its document curated

@@ -35,7 +35,7 @@ def _fixture_documents() -> dict:
 
 
 def _stored(project) -> dict:
-    return {doc.doc_id: doc for doc in project.documents()}
+    return {doc.doc_id: doc for doc in project.documents.documents()}
 
 
 def _client(server, **options) -> EutilsClient:
@@ -202,7 +202,7 @@ def test_cli_fetch_pubmed(tmp_path: Path, efetch_server, capsys, monkeypatch) ->
     assert "4 PubMed abstracts added" in out and "91000077" in out
     assert {r.fields["api_key"] for r in efetch_server.requests} == {"from-env"}
     with Project.open(path) as project:
-        assert sorted(project.document_ids()) == SAMPLE[:4]
+        assert sorted(project.documents.document_ids()) == SAMPLE[:4]
 
     bad = tmp_path / "bad.txt"
     bad.write_text("91000005\nPMC123\n", encoding="utf-8")
@@ -216,7 +216,7 @@ def test_cli_fetch_pubmed(tmp_path: Path, efetch_server, capsys, monkeypatch) ->
     assert main([*args, *url]) == EXIT_ERROR
     assert "give PMIDs" in capsys.readouterr().err
     with Project.open(path) as project:
-        assert sorted(project.document_ids()) == SAMPLE[:4]
+        assert sorted(project.documents.document_ids()) == SAMPLE[:4]
 
 
 def test_cli_takes_the_api_key_saved_in_the_desk(tmp_path: Path, efetch_server, capsys, monkeypatch) -> None:

@@ -83,7 +83,7 @@ def test_a_150_byte_bioc_file_cannot_add_a_hundred_megabytes(tmp_path: Path) -> 
     with pytest.raises(InputError, match=r"far\.json, document 7: passage offsets reach 100,000,000"):
         _read(json_path, "bioc-json")
     with Project.create(tmp_path / "p") as project, pytest.raises(InputError):
-        project.import_documents(read_corpus(path, "bioc-xml"), source=str(path))
+        project.documents.import_documents(read_corpus(path, "bioc-xml"), source=str(path))
     assert (tmp_path / "p" / "curalink.db").stat().st_size < 5_000_000
 
 
@@ -195,11 +195,11 @@ def test_an_empty_doc_id_no_longer_breaks_every_later_export(tmp_path: Path) -> 
     path = _write(tmp_path / "two.jsonl", json.dumps(good) + "\n" + json.dumps(bad) + "\n")
     report = FormatReport()
     with Project.create(tmp_path / "p") as project:
-        project.import_documents(read_corpus(path, "jsonl", report=report), on_invalid="skip", report=report)
+        project.documents.import_documents(read_corpus(path, "jsonl", report=report), on_invalid="skip", report=report)
         from core.formats import write_corpus
 
         for fmt, target in (("pubtator", tmp_path / "out.pubtator"), ("brat", tmp_path / "out-brat")):
-            assert write_corpus(project.documents(), target, fmt) == 1
+            assert write_corpus(project.documents.documents(), target, fmt) == 1
     assert [p.line for p in report.problems] == [2]
 
 
@@ -342,7 +342,7 @@ def test_a_single_bad_item_is_a_one_line_error(tmp_path: Path) -> None:
     path = _write(tmp_path / "one.pubtator", PUBTATOR.replace("0\t12\tColon", "0\t99\tColon"))
     report = FormatReport()
     with Project.create(tmp_path / "p") as project, pytest.raises(InputError) as raised:
-        project.import_documents(read_corpus(path, "pubtator", report=report), report=report)
+        project.documents.import_documents(read_corpus(path, "pubtator", report=report), report=report)
     message = str(raised.value)
     assert "\n" not in message
     assert message.startswith(f"{path}, line 7, document 2: offsets 0-99 run past the end")

@@ -366,7 +366,7 @@ def test_jsonl_and_store_keep_typed_infons_roles_and_collections(tmp_path: Path)
         jsonl.write(docs, folder / "d.jsonl")
         assert [_full(d) for d in jsonl.read(folder / "d.jsonl")] == [_full(d) for d in docs]
         with Project.create(folder / "p") as project:
-            project.import_documents(docs)
-            assert [_full(d) for d in project.documents()] == [_full(d) for d in docs]
+            project.documents.import_documents(docs)
+            assert [_full(d) for d in project.documents.documents()] == [_full(d) for d in docs]
 
     check()

@@ -79,7 +79,7 @@ def test_cli_strict_lists_all_and_stores_nothing(shared_data: Path, tmp_path: Pa
         assert f"line {line}, document" in err
     assert "4 problems, nothing imported" in err and "--on-invalid skip" in err
     with Project.open(tmp_path / "p") as project:
-        assert project.document_ids() == []
+        assert project.documents.document_ids() == []
 
     assert main([*args, "--on-invalid", "skip"]) == 0
     out = capsys.readouterr().out.replace("\n", " ")
@@ -206,12 +206,12 @@ def test_every_reader_reports_all_problems(tmp_path: Path, fmt: str, make) -> No
 
         report = _report()
         with pytest.raises(InvalidItemsError) as caught:
-            project.import_documents(read_corpus(path, fmt, report=report), report=report)
+            project.documents.import_documents(read_corpus(path, fmt, report=report), report=report)
         assert caught.value.report.problem_count == problems
         assert str(caught.value).count("\n  ") == problems  # one listed line each
-        assert project.document_ids() == []
+        assert project.documents.document_ids() == []
         report = _report()
-        summary = project.import_documents(
+        summary = project.documents.import_documents(
             read_corpus(path, fmt, report=report), report=report, on_invalid="skip"
         )
         assert summary.added == kept and summary.invalid == problems

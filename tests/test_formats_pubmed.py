@@ -291,9 +291,9 @@ def test_generated_shard_reads_as_written(tmp_path: Path) -> None:
 def test_import_without_mentions_and_cli(tmp_path: Path, capsys) -> None:
     shard = write_synthetic_pubmed(tmp_path / "shard.xml", citations=12, delete_in_file=1, delete_elsewhere=1)
     with Project.create(tmp_path / "p") as project:
-        summary = project.import_documents(read_corpus(shard.path, "pubmed-xml"), source=str(shard.path))
+        summary = project.documents.import_documents(read_corpus(shard.path, "pubmed-xml"), source=str(shard.path))
         assert (summary.added, summary.mentions) == (11, 0)
-        stored = project.document("30000002")
+        stored = project.documents.document("30000002")
         assert stored.mentions == () and stored.metadata["mesh_headings"]
         assert stored.passages[0].kind == "title"
     p = ["-p", str(tmp_path / "q")]
@@ -318,5 +318,5 @@ def test_real_files_round_trip_through_jsonl_and_the_store(realworld: Path, tmp_
     write_corpus(docs, tmp_path / "all.jsonl", "jsonl")
     assert [to_json(d) for d in read_corpus(tmp_path / "all.jsonl", "jsonl")] == [to_json(d) for d in docs]
     with Project.create(tmp_path / "p") as project:
-        project.import_documents(iter(docs))
-        assert [to_json(project.document(d.doc_id)) for d in docs] == [to_json(d) for d in docs]
+        project.documents.import_documents(iter(docs))
+        assert [to_json(project.documents.document(d.doc_id)) for d in docs] == [to_json(d) for d in docs]

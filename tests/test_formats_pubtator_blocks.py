@@ -98,9 +98,9 @@ def test_ncbi_train_repeat_is_an_in_file_duplicate(ncbi_dir: Path, tmp_path: Pat
 
 def test_store_summary_separates_file_repeats_from_project_duplicates(ncbi_dir: Path, tmp_path: Path) -> None:
     with Project.create(tmp_path / "p") as project:
-        summary = project.import_documents(read_corpus(ncbi_dir / "NCBItrainset_corpus.txt", "pubtator"))
+        summary = project.documents.import_documents(read_corpus(ncbi_dir / "NCBItrainset_corpus.txt", "pubtator"))
         assert (summary.added, summary.skipped, summary.in_file_duplicates) == (592, 0, ["8528200"])
-        again = project.import_documents(read_corpus(ncbi_dir / "NCBIdevelopset_corpus.txt", "pubtator"))
+        again = project.documents.import_documents(read_corpus(ncbi_dir / "NCBIdevelopset_corpus.txt", "pubtator"))
         assert (again.added, again.skipped, again.in_file_duplicates) == (100, 0, [])
 
 

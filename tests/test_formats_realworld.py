@@ -105,9 +105,9 @@ def test_realworld_file(
     assert [to_json(d) for d in read_corpus(tmp_path / "all.jsonl", "jsonl")] == [to_json(d) for d in docs]
     # the store: identical (mentions in offset order)
     with Project.create(tmp_path / "p") as project:
-        summary = project.import_documents(iter(docs), report=report, on_invalid="skip")
+        summary = project.documents.import_documents(iter(docs), report=report, on_invalid="skip")
         assert summary.added == len({d.doc_id for d in docs})
-        stored = {d.doc_id: d for d in project.documents()}
+        stored = {d.doc_id: d for d in project.documents.documents()}
         assert [_canonical(stored[d.doc_id]) for d in docs] == [_canonical(d) for d in docs]
     # its own format: only the listed differences
     out = tmp_path / ("own" if fmt == "brat" else f"own{source.suffix}")

@@ -70,7 +70,7 @@ def test_an_import_that_fills_the_disk_is_one_clear_error_and_stores_nothing(sma
     assert len(errors) == 1 and "the disk is full; nothing of this change was saved" in errors[0]
     (small_disk / "filler").unlink()
     with Project.open(project) as reopened:
-        assert reopened.document_ids() == []
+        assert reopened.documents.document_ids() == []
 
 
 def test_opening_a_project_on_a_full_disk_says_the_disk_is_full(small_disk):

@@ -111,7 +111,7 @@ def test_training_prunes_indexes_no_model_in_use_needs(project: Path) -> None:
     (index / "notes.txt").write_text("not an index", encoding="utf-8")
     with Project.open(project) as opened:
         trained = train_retriever(opened, epochs=1, max_seconds=2, include_gold=False)
-        assert opened.active_model("retriever").version == trained.version == "v2"
+        assert opened.models.active_model("retriever").version == trained.version == "v2"
     left = sorted(p.name for p in index.iterdir())
     assert left == ["notes.txt"], left  # v1 is retired; v2 builds its index when it first links
 
@@ -122,8 +122,8 @@ def test_a_candidate_version_keeps_its_index(project: Path) -> None:
     index = project / "index"
     names = sorted(p.name for p in index.iterdir())
     with Project.open(project) as opened:
-        kb = opened.knowledge_base()
-        for row in opened.model_versions("retriever"):
+        kb = opened.kb.knowledge_base()
+        for row in opened.models.model_versions("retriever"):
             assert row.status == "active"
         assert prune_project_indexes(opened, kb.fingerprint()) == 0
     assert sorted(p.name for p in index.iterdir()) == names

@@ -43,13 +43,13 @@ def _project(tmp_path: Path) -> Project:
     path = tmp_path / "corpus.txt"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     project = Project.create(tmp_path / "p")
-    project.import_documents(read_corpus(path, "pubtator"))
+    project.documents.import_documents(read_corpus(path, "pubtator"))
     return project
 
 
 def _ids(project: Project) -> dict[tuple[str, str], int]:
     found = {}
-    for document, ids in project.documents_with_mention_ids():
+    for document, ids in project.documents.documents_with_mention_ids():
         for mention, mention_id in zip(document.mentions, ids, strict=True):
             found[(document.doc_id, mention.text)] = mention_id
     return found
@@ -60,8 +60,8 @@ def test_identical_mentions_are_found_decided_in_one_step_and_undone_in_one(tmp_
     ids = _ids(project)
     source = ids[("1", "non-Hodgkin lymphoma")]
     already = ids[("2", "non-Hodgkin lymphoma")]
-    project.record_decision(already, "correct", concept_id="D999", curator="ann")
-    project.record_decision(source, "correct", concept_id="D008228", curator="bob")
+    project.curation.record_decision(already, "correct", concept_id="D999", curator="ann")
+    project.curation.record_decision(source, "correct", concept_id="D008228", curator="bob")
 
     in_document = find_identical(project, source, document="1")
     assert set(in_document.mention_ids) == {ids[("1", "Non Hodgkin lymphoma")]}
@@ -80,7 +80,7 @@ def test_identical_mentions_are_found_decided_in_one_step_and_undone_in_one(tmp_
     changes = apply_to_identical(project, source, [*whole.mention_ids, already], curator="bob")
     assert set(changes.mentions) == expected and changes.newly_decided == 2
     assert changes.documents == {"1", "2"}
-    state = project.current_decisions()
+    state = project.curation.current_decisions()
     assert {m for m, row in state.items() if row.concept_id == "D008228"} == expected | {source}
     assert state[already].concept_id == "D999" and state[already].curator == "ann"  # never overwritten
     with project.session() as session:
@@ -88,7 +88,7 @@ def test_identical_mentions_are_found_decided_in_one_step_and_undone_in_one(tmp_
 
     undone = revert_all(project, changes.mentions, curator="bob")
     assert undone.undecided == 2
-    state = project.current_decisions()
+    state = project.curation.current_decisions()
     assert set(state) == {source, already}
 
 

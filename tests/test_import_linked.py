@@ -54,11 +54,11 @@ def test_import_linked_makes_a_pre_linked_queue(linked: Path, tmp_path: Path) ->
                 ]
     version = next(iter(Manifest.load(linked).done().values()))["retriever_version"]
     with Project.open(target) as project:
-        queue = project.queue()
+        queue = project.desk.queue()
         assert len(queue) == 12 and all(e.mentions and not e.unsuggested for e in queue)
         stored = {}
-        for document, mention_ids in project.documents_with_mention_ids():
-            suggestions = project.suggestions_for(mention_ids)
+        for document, mention_ids in project.documents.documents_with_mention_ids():
+            suggestions = project.curation.suggestions_for(mention_ids)
             for mention, mention_id in zip(document.mentions, mention_ids, strict=True):
                 stored[(document.doc_id, mention.start, mention.end)] = [
                     c.concept_id for c in suggestions[mention_id]
@@ -73,20 +73,20 @@ def test_import_linked_keeps_decided_mentions_and_refuses_another_kb(linked: Pat
     target = _fresh_project(tmp_path / "desk", DEMO / "kb.tsv")
     assert main(["-p", str(target), "import-linked", str(linked)]) == 0
     with Project.open(target) as project:
-        document, mention_ids = next(project.documents_with_mention_ids())
+        document, mention_ids = next(project.documents.documents_with_mention_ids())
         decided, undecided = mention_ids[0], mention_ids[1]
-        before = project.suggestions_for([decided])[decided]
-        project.record_decisions([NewDecision(decided, "accept", before[0].concept_id, curator="ann")])
+        before = project.curation.suggestions_for([decided])[decided]
+        project.curation.record_decisions([NewDecision(decided, "accept", before[0].concept_id, curator="ann")])
     shorter = tmp_path / "shorter"
     run_batch([tmp_path / "in"], shorter, tmp_path / "source", candidates=3)
     assert main(["-p", str(target), "import-linked", str(shorter)]) == 0
     with Project.open(target) as project:
-        assert project.suggestions_for([decided])[decided] == before, "a decided mention keeps its list"
-        assert len(project.suggestions_for([undecided])[undecided]) == 3
+        assert project.curation.suggestions_for([decided])[decided] == before, "a decided mention keeps its list"
+        assert len(project.curation.suggestions_for([undecided])[undecided]) == 3
 
     other_kb = tmp_path / "kb.tsv"
     other_kb.write_text((DEMO / "kb.tsv").read_text() + "D999999\tCuralink Test Disease\t\n")
     other = _fresh_project(tmp_path / "other", other_kb)
     assert main(["-p", str(other), "import-linked", str(linked)]) == EXIT_ERROR
     with Project.open(other) as project:
-        assert project.queue() == [], "nothing imported from a folder linked against another KB"
+        assert project.desk.queue() == [], "nothing imported from a folder linked against another KB"

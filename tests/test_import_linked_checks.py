@@ -63,14 +63,14 @@ def _record_hash(folder: Path, name: str) -> None:
 
 def _stored_ids(project_dir: Path) -> set[str]:
     with Project.open(project_dir) as project:
-        return {d.doc_id for d in project.documents()}
+        return {d.doc_id for d in project.documents.documents()}
 
 
 def test_every_bad_record_is_reported_with_shard_and_line_and_its_shard_imports_nothing(
     linked: Path, desk: Path, capsys
 ) -> None:
     with Project.open(desk) as project:
-        known = [c.concept_id for c in project.knowledge_base()]
+        known = [c.concept_id for c in project.kb.knowledge_base()]
     limit = Manifest.load(linked).identity["candidates"]
     bad = linked / SHARDS[0]
 
@@ -150,7 +150,7 @@ def test_curator_synonyms_learnt_in_the_project_do_not_refuse_its_folder(
     linked: Path, desk: Path, capsys
 ) -> None:
     with Project.open(desk) as project:  # what the desk's learning stores for an accepted mention
-        project.add_names("D006816", ["Huntington's illness"], source="curator")
+        project.kb.add_names("D006816", ["Huntington's illness"], source="curator")
     assert main(["-p", str(desk), "import-linked", str(linked)]) == 0
     out = capsys.readouterr().out
     assert "2 shard(s) linked with other curator synonyms" in out and "0 then, 1 now" in out

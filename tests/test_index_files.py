@@ -138,8 +138,8 @@ def _retriever(project: Path):
     from core.store import Project
 
     with Project.open(project) as opened:
-        kb = opened.knowledge_base()
-        folder = Path(opened.active_model("retriever").path)
+        kb = opened.kb.knowledge_base()
+        folder = Path(opened.models.active_model("retriever").path)
     return RescnnRetriever.load(folder, index_dir=project / "index"), kb
 
 

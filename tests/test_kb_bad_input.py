@@ -152,7 +152,7 @@ def test_kb_import_progress_never_divides_concepts_by_bytes(tmp_path: Path, monk
         reports.append((done, total, message))
 
     with Project.create(tmp_path / "p") as project:
-        summary = project.import_concepts(
+        summary = project.kb.import_concepts(
             load_kb(path, "medic", progress=progress), batch_size=10, progress=progress
         )
     assert summary.added == 50

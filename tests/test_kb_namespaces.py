@@ -43,16 +43,16 @@ def test_medic_omim_primary_concepts_are_keyed_by_mesh(vocab_dir, tmp_path):
     assert any(v.startswith("OMIM:") for v in expected.values())  # the slice has both kinds
     assert any(not v.startswith("OMIM:") for v in expected.values())
     with Project.create(tmp_path / "p") as project:
-        summary = project.import_concepts(load_kb(path, "medic"))
+        summary = project.kb.import_concepts(load_kb(path, "medic"))
         assert summary.rekeyed == sum(1 for omim, key in expected.items() if key != omim)
-        stored = {c.concept_id for c in project.knowledge_base()}
+        stored = {c.concept_id for c in project.kb.knowledge_base()}
         assert stored == set(expected.values())
-        breast = project.concept("OMIM:114480")
+        breast = project.kb.concept("OMIM:114480")
         assert breast.concept_id == "D001943" and "OMIM:114480" in breast.alt_ids
         for spelling in ("OMIM:114480", "114480", "D001943", "MESH:D001943", "mesh:d001943"):
-            assert project.resolve_concept_id(spelling) == "D001943", spelling
-            assert project.search_names(spelling)[0][0] == "D001943", spelling
-        kb = project.knowledge_base()
+            assert project.kb.resolve_concept_id(spelling) == "D001943", spelling
+            assert project.kb.search_names(spelling)[0][0] == "D001943", spelling
+        kb = project.kb.knowledge_base()
         assert kb.resolve("OMIM:114480") == "D001943"
 
 
@@ -63,29 +63,29 @@ def test_changing_the_preference_rekeys_names_and_suggestions(tmp_path):
         Concept("D000001", "MEDIC", "Clash", alt_ids=("D009369",)),
     ]
     with Project.create(tmp_path / "p") as project:
-        project.set_setting("id_namespaces", ["UMLS"])  # nothing to prefer: ids stay as the file gave them
-        assert project.import_concepts(concepts).rekeyed == 0
+        project.settings.set_setting("id_namespaces", ["UMLS"])  # nothing to prefer: ids stay as the file gave them
+        assert project.kb.import_concepts(concepts).rekeyed == 0
         document = Document("1", (Passage(0, "breast cancer", "title"),), (Mention(0, 13, "breast cancer"),))
-        project.import_documents([document])
-        mention_id = next(project.documents_with_mention_ids())[1][0]
-        project.store_suggestions(
+        project.documents.import_documents([document])
+        mention_id = next(project.documents.documents_with_mention_ids())[1][0]
+        project.curation.store_suggestions(
             {mention_id: [Candidate("OMIM:114480", "Breast Neoplasms")]},
             computed_for={mention_id: (0, 13, "")},
         )
-        project.record_decision(mention_id, "accept", concept_id="OMIM:114480")
-        project.add_names("OMIM:114480", ["mammary cancer"])
+        project.curation.record_decision(mention_id, "accept", concept_id="OMIM:114480")
+        project.kb.add_names("OMIM:114480", ["mammary cancer"])
 
-        assert project.set_id_namespaces(["mesh", "omim"]) == 1  # D000001 keeps its id: D009369 is taken
-        assert project.id_namespaces() == ("MESH", "OMIM")
-        breast = project.concept("D001943")
+        assert project.kb.set_id_namespaces(["mesh", "omim"]) == 1  # D000001 keeps its id: D009369 is taken
+        assert project.settings.id_namespaces() == ("MESH", "OMIM")
+        breast = project.kb.concept("D001943")
         assert breast.alt_ids == ("OMIM:114480",)
         assert {"Breast Cancer", "mammary cancer"} <= set(breast.synonyms)
-        assert [c.concept_id for c in project.suggestions(mention_id)] == ["D001943"]
-        assert project.concept("D009369").parents == ("D001943",)
-        assert project.concept("D000001").concept_id == "D000001"
-        decision = project.current_decisions()[mention_id]
+        assert [c.concept_id for c in project.curation.suggestions(mention_id)] == ["D001943"]
+        assert project.kb.concept("D009369").parents == ("D001943",)
+        assert project.kb.concept("D000001").concept_id == "D000001"
+        decision = project.curation.current_decisions()[mention_id]
         assert decision.concept_id == "OMIM:114480"  # history is never rewritten
-        assert project.resolve_concept_id(decision.concept_id) == "D001943"
+        assert project.kb.resolve_concept_id(decision.concept_id) == "D001943"
         exported = next(curated_documents(project)).mentions[0]
         assert exported.concept_id == "D001943"  # exports use the preferred namespace
         assert exported.infons["decided_id"] == "OMIM:114480"
@@ -111,10 +111,10 @@ def test_a_project_from_schema_0001_gains_the_id_table_and_mesh_keys(tmp_path):
         )
     project.close()
     with Project.open(root) as reopened:
-        assert reopened.resolve_concept_id("OMIM:114480") == "D001943"
-        assert reopened.search_names("OMIM:114480")[0][0] == "D001943"
-        assert reopened.concept("D001943").alt_ids == ("OMIM:114480",)
-        assert reopened.knowledge_base().get("D001943").preferred_name == "Breast Neoplasms"
+        assert reopened.kb.resolve_concept_id("OMIM:114480") == "D001943"
+        assert reopened.kb.search_names("OMIM:114480")[0][0] == "D001943"
+        assert reopened.kb.concept("D001943").alt_ids == ("OMIM:114480",)
+        assert reopened.kb.knowledge_base().get("D001943").preferred_name == "Breast Neoplasms"
 
 
 def test_namespace_rules():
@@ -132,4 +132,4 @@ def test_an_empty_preference_is_refused(tmp_path, bad):
     from core.errors import CuralinkError
 
     with Project.create(tmp_path / "p") as project, pytest.raises(CuralinkError, match="at least one"):
-        project.set_id_namespaces(bad)
+        project.kb.set_id_namespaces(bad)

@@ -75,14 +75,14 @@ def branches(mesh_dir: Path) -> dict[str, set[str]]:
 def mesh_project(mesh_dir: Path, tmp_path_factory) -> Path:
     path = tmp_path_factory.mktemp("routing") / "mesh"
     with Project.create(path) as project:
-        project.import_concepts(load_kb(mesh_dir / "tree-numbers.tsv", "tsv"))
+        project.kb.import_concepts(load_kb(mesh_dir / "tree-numbers.tsv", "tsv"))
     return path
 
 
 @pytest.fixture(scope="module")
 def mesh_kb(mesh_project: Path) -> KnowledgeBase:
     with Project.open(mesh_project) as project:
-        return project.knowledge_base()
+        return project.kb.knowledge_base()
 
 
 @pytest.fixture(scope="module")
@@ -168,9 +168,9 @@ def test_unknown_type_is_unfiltered_and_warned_once(mesh_kb, tfidf, caplog) -> N
 def test_the_link_summary_counts_mentions_of_unrouted_types(mesh_dir, branches, tmp_path, caplog) -> None:
     queries = [("lead", "Widget"), ("insulin", "Widget"), ("lead", "Chemical"), ("lead", "Disease")]
     with Project.create(tmp_path / "p") as project:
-        project.import_concepts(load_kb(_slice(mesh_dir / "tree-numbers.tsv", tmp_path, 6000), "tsv"))
-        project.import_documents([_document(queries)])
-        kb = project.knowledge_base()
+        project.kb.import_concepts(load_kb(_slice(mesh_dir / "tree-numbers.tsv", tmp_path, 6000), "tsv"))
+        project.documents.import_documents([_document(queries)])
+        kb = project.kb.knowledge_base()
         retriever = TfidfRetriever()
         retriever.index(kb)
         linker = Linker(retriever, candidates=K, router=TypeRouter.for_project(project, kb))
@@ -180,10 +180,10 @@ def test_the_link_summary_counts_mentions_of_unrouted_types(mesh_dir, branches, 
         assert first.unrouted == second.unrouted == {"Widget": 2}
         assert len(caplog.records) == 1 and "'Widget'" in caplog.records[0].getMessage()
         assert first.routing_warnings == [caplog.records[0].getMessage()]
-        [(document, ids)] = list(project.documents_with_mention_ids())
+        [(document, ids)] = list(project.documents.documents_with_mention_ids())
         allowed = {"Widget": None, "Chemical": branches["chemical"], "Disease": branches["disease"]}
         for mention, mention_id in zip(document.mentions, ids, strict=True):
-            stored = [c.concept_id for c in project.suggestions(mention_id)]
+            stored = [c.concept_id for c in project.curation.suggestions(mention_id)]
             assert stored == _expected(retriever, mention.text, allowed[mention.type]), mention.type
 
 
@@ -207,8 +207,8 @@ def test_typed_detection_tags_only_names_of_the_types_concepts(mesh_kb, branches
 
 def test_a_vocabulary_without_trees_turns_routing_off_with_a_warning(mesh_dir, tmp_path, caplog) -> None:
     with Project.create(tmp_path / "terms") as project:
-        project.import_concepts(load_kb(_slice(mesh_dir / "terms.tsv", tmp_path, 4000), "tsv"))
-        kb = project.knowledge_base()
+        project.kb.import_concepts(load_kb(_slice(mesh_dir / "terms.tsv", tmp_path, 4000), "tsv"))
+        kb = project.kb.knowledge_base()
         with caplog.at_level(logging.INFO, logger="core.kb.routing"):
             router = TypeRouter.for_project(project, kb)
     assert not router.active
@@ -269,8 +269,8 @@ def test_routes_are_checked_and_stored_in_the_project(mesh_dir, branches, tmp_pa
 
     copy = tmp_path / "p"
     with Project.create(copy) as project:
-        project.import_concepts(load_kb(_slice(mesh_dir / "tree-numbers.tsv", tmp_path, 4000), "tsv"))
-        ids = set(project.knowledge_base().concepts)
+        project.kb.import_concepts(load_kb(_slice(mesh_dir / "tree-numbers.tsv", tmp_path, 4000), "tsv"))
+        ids = set(project.kb.knowledge_base().concepts)
     argv = ["-p", str(copy), "kb", "routes"]
     assert main([*argv, "set", "Chemical", "tree:D02"]) == 0
     assert main([*argv, "set", "CellLine", "tree:A11.251"]) == 0
@@ -279,13 +279,13 @@ def test_routes_are_checked_and_stored_in_the_project(mesh_dir, branches, tmp_pa
     assert main([*argv, "--json"]) == 0
     rows = {r["type"]: r for r in json.loads(capsys.readouterr().out)["routes"]}
     with Project.open(copy) as project:
-        assert project.setting(SETTING_KEY) == {"Chemical": "tree:D02", "CellLine": "tree:A11.251"}
+        assert project.settings.setting(SETTING_KEY) == {"Chemical": "tree:D02", "CellLine": "tree:A11.251"}
     assert rows["Chemical"]["origin"] == "project" and rows["Disease"]["origin"] == "default"
     assert rows["Chemical"]["concepts"] == len(branches["D02"] & ids) > 0
     assert rows["Disease"]["concepts"] == len(branches["disease"] & ids) > 0
     assert main([*argv, "reset"]) == 0
     with Project.open(copy) as project:
-        assert route_table(project.setting(SETTING_KEY))["Chemical"] == "tree:D,group:CHEM"
+        assert route_table(project.settings.setting(SETTING_KEY))["Chemical"] == "tree:D,group:CHEM"
 
 
 def test_evaluate_searches_each_mention_among_its_types_concepts(

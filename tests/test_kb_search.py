@@ -19,13 +19,13 @@ from core.text.spelling import fold_word, search_words
 @pytest.fixture(scope="module")
 def demo_kb(tmp_path_factory) -> Project:
     project = Project.create(tmp_path_factory.mktemp("kbsearch") / "demo")
-    project.import_concepts(load_kb(demo_dir() / "kb.tsv", "tsv"))
+    project.kb.import_concepts(load_kb(demo_dir() / "kb.tsv", "tsv"))
     yield project
     project.close()
 
 
 def _first(project: Project, query: str) -> str:
-    hits = project.search_names(query)
+    hits = project.kb.search_names(query)
     assert hits, f"nothing found for {query!r}"
     return hits[0][0]
 
@@ -93,36 +93,36 @@ def test_exact_and_prefix_matches_rank_first(demo_kb: Project) -> None:
     assert _first(demo_kb, "Dementia") == "D003704"  # not Alzheimer Dementia
     assert _first(demo_kb, "stroke") == "D020521"  # not Cardiovascular Stroke (Myocardial Infarction)
     assert _first(demo_kb, "Melanom") == "D008545"  # typing: a prefix
-    ids = [hit[0] for hit in demo_kb.search_names("lung")]
+    ids = [hit[0] for hit in demo_kb.kb.search_names("lung")]
     assert ids[0] == "D008175"
     # A name starting with the query comes before one that only resembles it.
-    assert [hit[0] for hit in demo_kb.search_names("Asthmas")][:1] == ["D001249"]
+    assert [hit[0] for hit in demo_kb.kb.search_names("Asthmas")][:1] == ["D001249"]
 
 
 def test_no_match_lists_nothing_and_short_words_need_exact_letters(demo_kb: Project) -> None:
-    assert demo_kb.search_names("xyzzy") == []
-    assert demo_kb.search_names("   ") == []
-    assert "D009103" not in [hit[0] for hit in demo_kb.search_names("MX")]  # 2 letters: no edits forgiven
+    assert demo_kb.kb.search_names("xyzzy") == []
+    assert demo_kb.kb.search_names("   ") == []
+    assert "D009103" not in [hit[0] for hit in demo_kb.kb.search_names("MX")]  # 2 letters: no edits forgiven
 
 
 def test_any_id_finds_the_concept(demo_kb: Project) -> None:
     for spelling in ("D001943", "MESH:D001943", "mesh:d001943", " D001943 "):
         assert _first(demo_kb, spelling) == "D001943", spelling
     # Typing an id lists the ids that start with it, and no name "resembling" the digits.
-    hits = [hit[0] for hit in demo_kb.search_names("D0019")]
+    hits = [hit[0] for hit in demo_kb.kb.search_names("D0019")]
     assert hits == ["D001943"]
-    assert {hit[0] for hit in demo_kb.search_names("D00382")} == set()  # no such id prefix in the demo
+    assert {hit[0] for hit in demo_kb.kb.search_names("D00382")} == set()  # no such id prefix in the demo
 
 
 def test_new_names_are_found_at_once(tmp_path: Path) -> None:
     project = Project.create(tmp_path / "p")
-    project.import_concepts(load_kb(demo_dir() / "kb.tsv", "tsv"))
+    project.kb.import_concepts(load_kb(demo_dir() / "kb.tsv", "tsv"))
     assert _first(project, "diabtes") == "D003920"  # the index is built
-    assert project.search_names("grumblewed") == []
-    project.add_names("D003924", ["Grumbleweed Syndrome"], source="curator")
+    assert project.kb.search_names("grumblewed") == []
+    project.kb.add_names("D003924", ["Grumbleweed Syndrome"], source="curator")
     assert _first(project, "grumblewed") == "D003924"
-    project.remove_names({"D003924": {"Grumbleweed Syndrome"}}, source="curator")
-    assert project.search_names("grumblewed") == []
+    project.kb.remove_names({"D003924": {"Grumbleweed Syndrome"}}, source="curator")
+    assert project.kb.search_names("grumblewed") == []
     project.close()
 
 
@@ -150,7 +150,7 @@ def medic(tmp_path_factory) -> Project:
     if not path.is_file():
         pytest.skip(f"MEDIC not found at {path} (set CURALINK_SHARED_DATA)")
     project = Project.create(tmp_path_factory.mktemp("kbsearch") / "medic")
-    project.import_concepts(load_kb(path, "medic"))
+    project.kb.import_concepts(load_kb(path, "medic"))
     yield project
     project.close()
 
@@ -176,7 +176,7 @@ def medic(tmp_path_factory) -> Project:
     ],
 )
 def test_forgiving_matches_on_medic(medic: Project, query: str, expected: str) -> None:
-    assert expected in [hit[0] for hit in medic.search_names(query)][:3], query
+    assert expected in [hit[0] for hit in medic.kb.search_names(query)][:3], query
 
 
 def test_medic_folded_exact_names_lead(medic: Project) -> None:

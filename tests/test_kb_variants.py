@@ -60,7 +60,7 @@ def test_variants_of_real_mesh_names(mesh: KnowledgeBase) -> None:
 
 def test_variants_are_stored_as_names_with_their_source(vocab_dir: Path, tmp_path: Path) -> None:
     with Project.create(tmp_path / "p") as project:
-        project.import_concepts(load_kb(vocab_dir / MESH, "tsv"))
+        project.kb.import_concepts(load_kb(vocab_dir / MESH, "tsv"))
         with project.session() as session:
             rows = {
                 (concept_id, name): source
@@ -75,8 +75,8 @@ def test_variants_are_stored_as_names_with_their_source(vocab_dir: Path, tmp_pat
             for form in forms:
                 assert rows[(concept_id, form)] == "variant"
         # KB search and the stored KB hold them
-        assert project.search_names("systemic scleroderma")[0][0] == "D012595"
-        assert "Systemic Scleroderma" in project.knowledge_base().get("D012595").names
+        assert project.kb.search_names("systemic scleroderma")[0][0] == "D012595"
+        assert "Systemic Scleroderma" in project.kb.knowledge_base().get("D012595").names
 
 
 def test_dictionary_tags_running_text_forms_in_a_real_biored_abstract(

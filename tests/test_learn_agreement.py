@@ -51,19 +51,19 @@ def project(tmp_path):
 
     source = demo_dir()
     project = Project.create(tmp_path / "p")
-    project.import_concepts(load_kb(source / "kb.tsv", "tsv"))
-    project.import_documents(read_corpus(source / "abstracts.pubtator", "pubtator"))
+    project.kb.import_concepts(load_kb(source / "kb.tsv", "tsv"))
+    project.documents.import_documents(read_corpus(source / "abstracts.pubtator", "pubtator"))
     yield project
     project.close()
 
 
 def test_two_curators_kappa_span_f1_and_adjudication(project):
-    document, ids = next(project.documents_with_mention_ids(ids=["90000001"]))
+    document, ids = next(project.documents.documents_with_mention_ids(ids=["90000001"]))
     gold = document.mentions[0].concept_id
-    other = next(c.concept_id for c in project.knowledge_base() if c.concept_id != gold)
+    other = next(c.concept_id for c in project.kb.knowledge_base() if c.concept_id != gold)
     # A: X X X -1 ; B: X Y X -1  -> p_o 3/4, p_e 3/4*2/4 + 1/4*1/4 = 7/16, kappa 5/9
     for mention_id, label in zip(ids[:4], (gold, gold, gold, "-1"), strict=True):
-        project.record_decision(
+        project.curation.record_decision(
             mention_id,
             "nil" if label == "-1" else "accept",
             concept_id="" if label == "-1" else label,
@@ -71,13 +71,13 @@ def test_two_curators_kappa_span_f1_and_adjudication(project):
         )
     for mention_id, label in zip(ids[:4], (gold, other, gold, "-1"), strict=True):
         action = "nil" if label == "-1" else "accept" if label == gold else "correct"
-        project.record_decision(mention_id, action, concept_id="" if label == "-1" else label, curator="B")
-    project.record_decision(
+        project.curation.record_decision(mention_id, action, concept_id="" if label == "-1" else label, curator="B")
+    project.curation.record_decision(
         ids[4], "accept", concept_id=gold, curator="A"
     )  # B never decided it: not compared
-    project.add_mention("90000001", 0, 5, curator="A")
-    project.add_mention("90000001", 0, 5, curator="B")
-    project.add_mention("90000001", 6, 11, curator="B")
+    project.documents.add_mention("90000001", 0, 5, curator="A")
+    project.documents.add_mention("90000001", 0, 5, curator="B")
+    project.documents.add_mention("90000001", 6, 11, curator="B")
     imported = len(document.mentions)
 
     result = agreement(project, "A", "B")
@@ -91,25 +91,25 @@ def test_two_curators_kappa_span_f1_and_adjudication(project):
     assert [(d.mention_id, d.label_a, d.label_b) for d in result.disagreements] == [(ids[1], gold, other)]
 
     adjudicate(project, ids[1], other, "judge", between=("A", "B"))
-    final = project.current_decisions()[ids[1]]
+    final = project.curation.current_decisions()[ids[1]]
     assert (final.curator, final.action, final.concept_id) == ("judge", "correct", other)
     assert json.loads(final.detail_json) == {"adjudicated": True, "between": ["A", "B"]}
-    assert project.current_decisions(curator="A")[ids[1]].concept_id == gold  # history kept
+    assert project.curation.current_decisions(curator="A")[ids[1]].concept_id == gold  # history kept
 
 
 def test_links_to_several_concepts_agree_in_any_order_and_train_nothing(project):
     from core.learn.training_data import held_out_ids, training_set
 
-    held_out = held_out_ids(project.document_ids())
-    trained_on = next(d for d in project.document_ids() if d not in held_out)
-    document, ids = next(project.documents_with_mention_ids(ids=[trained_on]))
-    first, second = [c.concept_id for c in project.knowledge_base()][:2]
-    project.record_decision(ids[0], "accept", concept_id=f"{first}|{second}", curator="A")
-    project.record_decision(ids[0], "accept", concept_id=f"{second}|{first}", curator="B")
+    held_out = held_out_ids(project.documents.document_ids())
+    trained_on = next(d for d in project.documents.document_ids() if d not in held_out)
+    document, ids = next(project.documents.documents_with_mention_ids(ids=[trained_on]))
+    first, second = [c.concept_id for c in project.kb.knowledge_base()][:2]
+    project.curation.record_decision(ids[0], "accept", concept_id=f"{first}|{second}", curator="A")
+    project.curation.record_decision(ids[0], "accept", concept_id=f"{second}|{first}", curator="B")
     result = agreement(project, "A", "B")
     assert (result.mentions_compared, result.mentions_agreed) == (1, 1)
 
-    training = training_set(project, project.knowledge_base())
+    training = training_set(project, project.kb.knowledge_base())
     assert training.counts()["linked_to_several_concepts"] == 1
     assert training.counts()["accepted"] == 0  # an "A|B" link is no single name-to-concept pair
     assert (document.mentions[0].text, f"{first}|{second}") not in training.pairs

@@ -36,23 +36,23 @@ def curate(project) -> dict[str, int]:
     """Accept the gold link where the top suggestion is right, correct it where it is not; one reject and
     one not-in-KB on the first training document; curator 'ann'."""
     done = {"accept": 0, "correct": 0, "reject": 0, "nil": 0}
-    for document, mention_ids in project.documents_with_mention_ids():
+    for document, mention_ids in project.documents.documents_with_mention_ids():
         for index, (mention, mention_id) in enumerate(zip(document.mentions, mention_ids, strict=True)):
             if len(mention.concept_ids) != 1:
                 continue
             if document.doc_id == "90000001" and index in (0, 1):
                 action = "reject" if index == 0 else "nil"
-                project.record_decision(mention_id, action, curator="ann")
+                project.curation.record_decision(mention_id, action, curator="ann")
                 done[action] += 1
                 continue
-            top = project.suggestions(mention_id)
+            top = project.curation.suggestions(mention_id)
             action = "accept" if top and top[0].concept_id == mention.concept_id else "correct"
-            project.record_decision(
+            project.curation.record_decision(
                 mention_id,
                 action,
                 concept_id=mention.concept_id,
                 curator="ann",
-                model_version=project.suggestion_version(mention_id),
+                model_version=project.curation.suggestion_version(mention_id),
             )
             done[action] += 1
     return done
@@ -60,7 +60,7 @@ def curate(project) -> dict[str, int]:
 
 def test_training_set_from_decisions(demo):
     done = curate(demo)
-    kb = demo.knowledge_base()
+    kb = demo.kb.knowledge_base()
     data = training_set(demo, kb, held_out_fraction=HELD_OUT)
     held_out = {d.doc_id for d in data.held_out_documents}
     assert held_out == {"90000002", "90000003"}
@@ -82,24 +82,24 @@ def test_retrain_registers_promotes_and_rolls_back(demo, tiny_bert):
     from core.jobs.retrain import retrain, rollback
 
     curate(demo)
-    before = demo.active_model("retriever").version
+    before = demo.models.active_model("retriever").version
     report = retrain(
         demo, kinds=("retriever", "reranker"), promote="always", base_model=str(tiny_bert), **TINY
     )
     retriever, reranker = report.kinds["retriever"], report.kinds["reranker"]
     assert retriever.parent_version == before and retriever.promoted and retriever.steps > 0
-    assert demo.active_model("retriever").version == retriever.version
-    assert demo.active_model("reranker").version == reranker.version
-    row = next(v for v in demo.model_versions("retriever") if v.version == retriever.version)
+    assert demo.models.active_model("retriever").version == retriever.version
+    assert demo.models.active_model("reranker").version == reranker.version
+    row = next(v for v in demo.models.model_versions("retriever") if v.version == retriever.version)
     metrics = json.loads(row.metrics_json)
     assert set(metrics["held_out"]) >= {"acc@1", "recall@20", "mentions"}
     assert metrics["held_out"]["mentions"] == sum(
         len(d.mentions)
-        for d in training_set(demo, demo.knowledge_base(), held_out_fraction=HELD_OUT).held_out_documents
+        for d in training_set(demo, demo.kb.knowledge_base(), held_out_fraction=HELD_OUT).held_out_documents
     )
     assert metrics["previous"]["version"] == before and "acc@1" in metrics["previous"]
     assert metrics["history"] and metrics["history"][0]["epoch"] == 0.0  # per-epoch held-out accuracy
-    assert row.kb_fingerprint == demo.knowledge_base().fingerprint()
+    assert row.kb_fingerprint == demo.kb.knowledge_base().fingerprint()
     assert row.data_fingerprint == report.data_fingerprint and row.parent_version == before
     assert (Path(row.path) / "model.safetensors").is_file() and (Path(row.path) / "metrics.json").is_file()
     assert [r[:2] for r in report.table()][:2] == [("retriever", "acc@1"), ("retriever", "acc@5")]
@@ -110,16 +110,16 @@ def test_retrain_registers_promotes_and_rolls_back(demo, tiny_bert):
     assert second.parent_version == retriever.version
     assert second.promoted == (second.new["acc@1"] >= second.old["acc@1"])
     expected = second.version if second.promoted else retriever.version
-    assert demo.active_model("retriever").version == expected
+    assert demo.models.active_model("retriever").version == expected
     third = retrain(demo, kinds=("retriever",), promote="never", **TINY).kinds["retriever"]
-    assert not third.promoted and demo.active_model("retriever").version == expected
-    status = {v.version: v.status for v in demo.model_versions("retriever")}
+    assert not third.promoted and demo.models.active_model("retriever").version == expected
+    status = {v.version: v.status for v in demo.models.model_versions("retriever")}
     assert status[third.version] == "candidate"
 
     # rollback in one action: the version in force before the active one
-    active = demo.active_model("retriever")
+    active = demo.models.active_model("retriever")
     assert rollback(demo, "retriever") == active.parent_version
-    assert demo.active_model("retriever").version == active.parent_version
+    assert demo.models.active_model("retriever").version == active.parent_version
 
 
 def test_rollback_of_first_version_refused(demo):
@@ -133,7 +133,7 @@ def test_cancel_leaves_models_in_force(demo):
     from core.jobs.retrain import retrain
 
     curate(demo)
-    versions = [(v.kind, v.version, v.status) for v in demo.model_versions()]
+    versions = [(v.kind, v.version, v.status) for v in demo.models.model_versions()]
     cancel = CancelToken()
     seen = []
 
@@ -145,7 +145,7 @@ def test_cancel_leaves_models_in_force(demo):
     with pytest.raises(Cancelled):
         retrain(demo, kinds=("retriever",), progress=progress, cancel=cancel, **TINY)
     assert any("epoch" in m for m in seen)
-    assert [(v.kind, v.version, v.status) for v in demo.model_versions()] == versions
+    assert [(v.kind, v.version, v.status) for v in demo.models.model_versions()] == versions
     leftovers = [p.name for p in (demo.models_dir / "retriever").iterdir() if p.name.startswith(".training")]
     assert leftovers == []
 
@@ -158,8 +158,8 @@ def test_curator_synonyms_indexed_in_place_and_exported(demo, tmp_path):
     from core.retrieve.query_plan import plan_document
     from core.text.normalize import normalize_name
 
-    kb = demo.knowledge_base()
-    document, mention_ids = next(demo.documents_with_mention_ids())
+    kb = demo.kb.knowledge_base()
+    document, mention_ids = next(demo.documents.documents_with_mention_ids())
     # the synonym is the mention's planned query: "HD" in an abstract defining it would add
     # "Huntington disease", already a name; this one is not an abbreviation
     mention, mention_id = next(
@@ -170,21 +170,21 @@ def test_curator_synonyms_indexed_in_place_and_exported(demo, tmp_path):
         and normalize_name(m.text) not in {normalize_name(n) for n in kb.get(m.concept_id).names}
     )
     linker = ProjectLinker.for_project(demo, kb=kb, use_reranker=False)
-    demo.record_decision(mention_id, "correct", concept_id=mention.concept_id, curator="ann")
+    demo.curation.record_decision(mention_id, "correct", concept_id=mention.concept_id, curator="ann")
     rows_before = len(linker.linker.retriever.name_index)
     added = learn_synonyms(demo, kb=kb, retriever=linker.linker.retriever)
     assert [(e.name, e.concept_id) for e in added] == [(mention.text, mention.concept_id)]
     assert len(linker.linker.retriever.name_index) == rows_before + 1
     top = linker.linker.retriever.retrieve([mention.text], 3)[0][0]
     assert top.concept_id == mention.concept_id and top.matched_name == mention.text
-    stored = demo.concept(mention.concept_id)
+    stored = demo.kb.concept(mention.concept_id)
     assert mention.text in stored.synonyms
     assert learn_synonyms(demo) == []  # idempotent
 
     path = tmp_path / "kb-export.tsv"
     assert export_kb(demo, path, with_curator_synonyms=True) == len(kb)
     reread = {c.concept_id: c for c in load_kb(path, "tsv")}
-    stored_kb = demo.knowledge_base()
+    stored_kb = demo.kb.knowledge_base()
     assert set(reread) == set(stored_kb.concepts)
     for concept in stored_kb:
         assert reread[concept.concept_id].preferred_name == concept.preferred_name
@@ -196,11 +196,11 @@ def test_uncertainty_order_reuses_the_queue(demo):
     from core.learn.ordering import document_margin, margin, uncertainty_order
 
     order = uncertainty_order(demo)
-    margins = {e.doc_id: e.margin for e in demo.queue()}
+    margins = {e.doc_id: e.margin for e in demo.desk.queue()}
     assert sorted(order) == sorted(margins)
     assert [margins[d] for d in order] == sorted(margins.values())
-    document, mention_ids = next(demo.documents_with_mention_ids(ids=[order[0]]))
-    found = demo.suggestions_for(mention_ids)
+    document, mention_ids = next(demo.documents.documents_with_mention_ids(ids=[order[0]]))
+    found = demo.curation.suggestions_for(mention_ids)
     assert document_margin([found[i] for i in mention_ids]) == pytest.approx(margins[order[0]])
     assert margin(found[mention_ids[0]][:1]) == 1.0
 
@@ -216,8 +216,8 @@ def test_export_reimports_losslessly(demo, tmp_path, fmt):
     write_corpus(exported, path, fmt)
     fresh = Project.create(tmp_path / "fresh")
     try:
-        fresh.import_documents(read_corpus(path, fmt), source=str(path), fmt=fmt)
-        again = list(fresh.documents())
+        fresh.documents.import_documents(read_corpus(path, fmt), source=str(path), fmt=fmt)
+        again = list(fresh.documents.documents())
     finally:
         fresh.close()
     assert [d.doc_id for d in again] == [d.doc_id for d in exported]
@@ -256,20 +256,20 @@ def test_a_composite_whose_second_row_scores_higher_is_not_more_uncertain_than_a
     from core.store.curation_log import mention_key
 
     with Project.create(tmp_path / "p") as project:
-        project.import_concepts([Concept(f"D{i}", "MESH", f"Concept {i}") for i in range(1, 5)])
+        project.kb.import_concepts([Concept(f"D{i}", "MESH", f"Concept {i}") for i in range(1, 5)])
         docs = []
         for doc_id, text in [("1", "breast and ovarian cancer"), ("2", "chorea")]:
             document = document_from_title_abstract(doc_id, text, "")
             docs.append(document.with_mentions([Mention(0, len(text), text, "Disease")]))
-        project.import_documents(docs)
+        project.documents.import_documents(docs)
         composite = [Candidate("D1", "Concept 1", "", 0.82), Candidate("D2", "Concept 2", "", 1.0)]
         coin_toss = [Candidate("D3", "Concept 3", "", 0.60), Candidate("D4", "Concept 4", "", 0.55)]
         assert margin(composite) == pytest.approx(0.18) and margin(coin_toss) == pytest.approx(0.05)
         for (document, (mention_id,)), found in zip(
-            project.documents_with_mention_ids(), [composite, coin_toss], strict=True
+            project.documents.documents_with_mention_ids(), [composite, coin_toss], strict=True
         ):
             key = {mention_id: mention_key(document.mentions[0])}
-            project.store_suggestions({mention_id: found}, computed_for=key, retriever_version="v1")
-        margins = {e.doc_id: e.margin for e in project.queue()}
+            project.curation.store_suggestions({mention_id: found}, computed_for=key, retriever_version="v1")
+        margins = {e.doc_id: e.margin for e in project.desk.queue()}
         assert margins == pytest.approx({"1": 0.18, "2": 0.05})
         assert uncertainty_order(project) == ["2", "1"]

@@ -38,11 +38,11 @@ def test_a_learnt_synonym_is_listed_and_removing_it_withdraws_it_until_undone(de
     assert [(r.string, r.concept_id, r.action, r.mention_id, r.curator) for r in rows] == [
         (mention.text, wrong, "correct", mention_id, "ann")
     ]
-    assert rows[0].concept_name == demo.concept(wrong).preferred_name
+    assert rows[0].concept_name == demo.kb.concept(wrong).preferred_name
     # the other mentions whose text is the string: counted here from the store directly
     same = [
         i
-        for document, ids in demo.documents_with_mention_ids()
+        for document, ids in demo.documents.documents_with_mention_ids()
         for m, i in zip(document.mentions, ids, strict=True)
         if normalize_name(m.text) == normalize_name(mention.text) and i != mention_id
     ]
@@ -53,8 +53,8 @@ def test_a_learnt_synonym_is_listed_and_removing_it_withdraws_it_until_undone(de
     assert removed.relearn == frozenset({mention_id})
     linker.learn(demo, sorted(removed.relearn))
     assert not _found(linker, mention.text, wrong)  # the loaded linker no longer suggests it
-    assert mention.text not in demo.concept(wrong).synonyms  # nor does the store
-    assert demo.current_decisions(mention_ids=[mention_id])[mention_id].concept_id == wrong  # decision kept
+    assert mention.text not in demo.kb.concept(wrong).synonyms  # nor does the store
+    assert demo.curation.current_decisions(mention_ids=[mention_id])[mention_id].concept_id == wrong  # decision kept
     assert [(r.string, r.removed) for r in learnt_synonyms(demo)] == [(mention.text, True)]
     reloaded = ProjectLinker.for_project(demo, use_reranker=False, use_ranker=False)
     assert not _found(reloaded, mention.text, wrong)  # stays removed after a reload
@@ -63,7 +63,7 @@ def test_a_learnt_synonym_is_listed_and_removing_it_withdraws_it_until_undone(de
     assert undone.label.startswith("undo remove learnt synonym")
     linker.learn(demo, sorted(undone.relearn))
     assert _found(linker, mention.text, wrong)
-    assert mention.text in demo.concept(wrong).synonyms
+    assert mention.text in demo.kb.concept(wrong).synonyms
     assert [(r.string, r.removed) for r in learnt_synonyms(demo)] == [(mention.text, False)]
 
 
@@ -80,9 +80,9 @@ def test_a_decision_without_teaching_links_but_teaches_nothing(demo):
     learned = linker.learn(demo, sorted(changes.mentions))
     assert learned.added == []
     assert not _found(linker, mention.text, wrong)
-    assert mention.text not in demo.concept(wrong).synonyms
+    assert mention.text not in demo.kb.concept(wrong).synonyms
     assert learnt_synonyms(demo) == []
-    assert demo.current_decisions(mention_ids=[mention_id])[mention_id].concept_id == wrong
+    assert demo.curation.current_decisions(mention_ids=[mention_id])[mention_id].concept_id == wrong
 
 
 def test_learning_off_teaches_nothing_and_withdraws_what_was_learnt_at_the_next_load(demo):
@@ -91,17 +91,17 @@ def test_learning_off_teaches_nothing_and_withdraws_what_was_learnt_at_the_next_
 
     mention, mention_id = _correctable(demo)
     wrong = _wrong_concept(demo, mention)
-    demo.record_decision(mention_id, "correct", concept_id=wrong, curator="ann")
+    demo.curation.record_decision(mention_id, "correct", concept_id=wrong, curator="ann")
     linker = ProjectLinker.for_project(demo, use_reranker=False, use_ranker=False)
     assert _found(linker, mention.text, wrong)  # learnt at load
 
     set_learning(demo, False)
     reloaded = ProjectLinker.for_project(demo, use_reranker=False, use_ranker=False)
     assert not _found(reloaded, mention.text, wrong)
-    assert mention.text not in demo.concept(wrong).synonyms
+    assert mention.text not in demo.kb.concept(wrong).synonyms
 
-    demo.record_decision(mention_id, "revert", curator="ann")  # decided again while learning is off
-    demo.record_decision(mention_id, "correct", concept_id=wrong, curator="ann")
+    demo.curation.record_decision(mention_id, "revert", curator="ann")  # decided again while learning is off
+    demo.curation.record_decision(mention_id, "correct", concept_id=wrong, curator="ann")
     assert reloaded.learn(demo, [mention_id]).added == []
     assert not _found(reloaded, mention.text, wrong)
 
@@ -114,9 +114,9 @@ def test_the_cli_lists_removes_and_undoes_a_learnt_synonym(demo, capsys):
 
     mention, mention_id = _correctable(demo)
     wrong = _wrong_concept(demo, mention)
-    demo.record_decision(mention_id, "correct", concept_id=wrong, curator="ann")
+    demo.curation.record_decision(mention_id, "correct", concept_id=wrong, curator="ann")
     ProjectLinker.for_project(demo, use_reranker=False, use_ranker=False)  # a load learns it
-    assert mention.text in demo.concept(wrong).synonyms
+    assert mention.text in demo.kb.concept(wrong).synonyms
     where = ["-p", str(demo.path)]
 
     def run(*argv) -> dict:
@@ -130,7 +130,7 @@ def test_the_cli_lists_removes_and_undoes_a_learnt_synonym(demo, capsys):
     ]
     removed = run("synonyms", "remove", wrong, mention.text, "--curator", "ann", "--json")
     assert removed["mentions"] == [mention_id] and removed["names_removed"] == 1
-    assert mention.text not in demo.concept(wrong).synonyms  # out of the store at once
+    assert mention.text not in demo.kb.concept(wrong).synonyms  # out of the store at once
     assert [s["removed"] for s in run("synonyms", "list", "--json")["synonyms"]] == [True]
     assert run("undo", "--curator", "ann", "--json")["label"].startswith("undo remove learnt synonym")
     # allowed again: the decision teaches it, and the next load stores it again
@@ -138,7 +138,7 @@ def test_the_cli_lists_removes_and_undoes_a_learnt_synonym(demo, capsys):
         (False, True)
     ]
     ProjectLinker.for_project(demo, use_reranker=False, use_ranker=False)
-    assert mention.text in demo.concept(wrong).synonyms
+    assert mention.text in demo.kb.concept(wrong).synonyms
     assert [(s["removed"], s["pending"]) for s in run("synonyms", "list", "--json")["synonyms"]] == [
         (False, False)
     ]

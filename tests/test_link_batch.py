@@ -102,7 +102,7 @@ def test_a_folder_linked_with_other_models_or_kb_is_refused(project: Path, tmp_p
     with pytest.raises(CuralinkError, match="candidates: 16 there, 8 now"):
         run_batch([tmp_path / "in"], tmp_path / "out", project, candidates=8)
     with Project.open(project) as opened:  # a KB name (not a curator synonym): another KB
-        opened.add_names("D006816", ["Huntington's illness"], source="kb")
+        opened.kb.add_names("D006816", ["Huntington's illness"], source="kb")
     with pytest.raises(CuralinkError, match="another knowledge base.*kb_fingerprint"):
         run_batch([tmp_path / "in"], tmp_path / "out", project)
     replaced = run_batch([tmp_path / "in"], tmp_path / "out", project, overwrite=True)

@@ -118,7 +118,7 @@ def test_a_shard_emptied_by_later_deletions_is_a_valid_shard(project: Path, tmp_
     )
     assert main(["-p", str(tmp_path / "desk"), "import-linked", str(out)]) == 0
     with Project.open(tmp_path / "desk") as desk:
-        assert sorted(d.doc_id for d in desk.documents()) == sorted(d.doc_id for d in DEMO_DOCUMENTS[2:5])
+        assert sorted(d.doc_id for d in desk.documents.documents()) == sorted(d.doc_id for d in DEMO_DOCUMENTS[2:5])
 
 
 class _Killed(BaseException):
@@ -166,7 +166,7 @@ def test_curator_synonyms_learnt_since_do_not_refuse_the_folder(project: Path, t
     out = tmp_path / "out"
     run_batch([shards[0]], out, project)
     with Project.open(project) as opened:  # what the desk's learning stores for an accepted mention
-        opened.add_names("D006816", ["Huntington's illness"], source="curator")
+        opened.kb.add_names("D006816", ["Huntington's illness"], source="curator")
     resumed = run_batch(shards, out, project)
     assert (resumed.already_done, resumed.linked) == (1, 1), "resumed, not refused"
     assert any("curator synonyms" in note and "0 then, 1 now" in note for note in resumed.notes)

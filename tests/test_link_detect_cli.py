@@ -29,7 +29,7 @@ def project_dir(demo_template: Path, tmp_path: Path, ncbi_dir: Path) -> Path:
     test_file = ncbi_dir / "NCBItestset_corpus.txt"
     with Project.open(destination) as project:
         gold = list(read_corpus(test_file, "pubtator"))[:NCBI_SLICE]
-        project.import_documents(gold, source=str(test_file), split="test")
+        project.documents.import_documents(gold, source=str(test_file), split="test")
     raw = tmp_path / "raw-1.txt"
     raw.write_text(RAW, encoding="utf-8")
     assert main(["-p", str(destination), "corpus", "import", str(raw), "--format", "text"]) == 0
@@ -49,8 +49,8 @@ def test_link_detect_leaves_gold_documents_alone_and_types_what_it_adds(
     out = " ".join(capsys.readouterr().out.split())
     with Project.open(project_dir) as project:
         for doc_id, mentions in gold.items():
-            assert project.document(doc_id).mentions == mentions, f"gold document {doc_id} was changed"
-        raw = project.document("raw-1").mentions
+            assert project.documents.document(doc_id).mentions == mentions, f"gold document {doc_id} was changed"
+        raw = project.documents.document("raw-1").mentions
         assert "detected 7 new mentions in 1 documents" in out
         assert f"skipped {len(gold)} documents that already have mentions" in out
         assert [m.text for m in raw] == [
@@ -81,7 +81,7 @@ def test_link_detect_on_a_split_skips_gold_and_explains(project_dir: Path, capsy
     assert "detected 0 new mentions in 0 documents" in out
     assert "annotated by a gold file" in out and "--include-gold" in out
     with Project.open(project_dir) as project:
-        assert project.stats()["mentions_by_origin"].get("detected", 0) == 0
+        assert project.desk.stats()["mentions_by_origin"].get("detected", 0) == 0
 
 
 def test_link_refuses_unknown_documents_and_stray_options(project_dir: Path, tmp_path: Path, capsys) -> None:
@@ -97,7 +97,7 @@ def test_link_refuses_unknown_documents_and_stray_options(project_dir: Path, tmp
     assert main([*p, "link", "--include-gold"]) == EXIT_ERROR
     assert "--detect" in capsys.readouterr().err
     with Project.open(project_dir) as project:
-        assert project.document("raw-1").mentions == ()
+        assert project.documents.document("raw-1").mentions == ()
     assert (
         main([*p, "link", "--detect", "--documents-file", str(listing.with_name("absent.txt"))]) == EXIT_ERROR
     )

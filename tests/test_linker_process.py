@@ -17,22 +17,22 @@ from core.store import Project
 
 
 def _top(project: Project, doc_id: str) -> list[tuple[str, ...]]:
-    _, mention_ids = next(project.documents_with_mention_ids(ids=[doc_id]))
-    sets = project.suggestion_sets(mention_ids)
+    _, mention_ids = next(project.documents.documents_with_mention_ids(ids=[doc_id]))
+    sets = project.curation.suggestion_sets(mention_ids)
     return [tuple(c.concept_id for c in sets[m].candidates[:3]) if m in sets else () for m in mention_ids]
 
 
 def test_the_child_stores_what_the_linker_here_stores_and_obeys_cancel(demo) -> None:
-    doc_ids = [d.doc_id for d, ids in demo.documents_with_mention_ids() if ids]
-    doc_id, mention_ids = next((d.doc_id, ids) for d, ids in demo.documents_with_mention_ids() if ids)
+    doc_ids = [d.doc_id for d, ids in demo.documents.documents_with_mention_ids() if ids]
+    doc_id, mention_ids = next((d.doc_id, ids) for d, ids in demo.documents.documents_with_mention_ids() if ids)
     ProjectLinker.for_project(demo).link_project(demo, ids=[doc_id])
     expected = _top(demo, doc_id)
-    demo.store_suggestions({m: [] for m in mention_ids})
+    demo.curation.store_suggestions({m: [] for m in mention_ids})
     assert not any(_top(demo, doc_id))
     progress: list[tuple] = []
     child = LinkerProcess(demo.path, progress=lambda *args: progress.append(args))
     try:
-        assert child.retriever_version == demo.active_model("retriever").version
+        assert child.retriever_version == demo.models.active_model("retriever").version
         assert child.device_description
         summary = child.link_project(demo, ids=[doc_id])
         assert (summary.documents, summary.mentions) == (1, len(mention_ids))

@@ -16,15 +16,15 @@ from tests.test_curator_synonyms import _correctable  # noqa: E402
 
 def _wrong_concept(project, mention) -> str:
     """A concept the mention's text is not a name of: correcting to it teaches a new (wrong) synonym."""
-    return next(c.concept_id for c in project.knowledge_base() if c.concept_id != mention.concept_id)
+    return next(c.concept_id for c in project.kb.knowledge_base() if c.concept_id != mention.concept_id)
 
 
 def _with_copies(project, text: str, doc_id: str = "copies-1") -> list[int]:
     """A new document where `text` occurs twice, both marked as (undecided) mentions."""
     body = f"First {text} here. Then {text} again."
-    project.import_documents([Document(doc_id, (Passage(0, body, "abstract"),))], source="", split="")
+    project.documents.import_documents([Document(doc_id, (Passage(0, body, "abstract"),))], source="", split="")
     starts = [body.find(text), body.rfind(text)]
-    return [project.add_mention(doc_id, s, s + len(text)) for s in starts]
+    return [project.documents.add_mention(doc_id, s, s + len(text)) for s in starts]
 
 
 def test_a_correction_is_found_at_once_and_an_undo_withdraws_it_without_a_reload(demo):
@@ -35,19 +35,19 @@ def test_a_correction_is_found_at_once_and_an_undo_withdraws_it_without_a_reload
     linker = ProjectLinker.for_project(demo, use_reranker=False, use_ranker=False)
     assert all(c.matched_name != mention.text for c in linker.linker.retriever.retrieve([mention.text], 5)[0])
 
-    demo.record_decision(mention_id, "correct", concept_id=wrong, curator="ann")
+    demo.curation.record_decision(mention_id, "correct", concept_id=wrong, curator="ann")
     learned = linker.learn(demo, [mention_id])
     assert [(e.concept_id, e.name) for e in learned.added] == [(wrong, mention.text)]
     top = linker.linker.retriever.retrieve([mention.text], 3)[0][0]
     assert (top.concept_id, top.matched_name) == (wrong, mention.text)  # the string itself is the name
-    assert mention.text in demo.concept(wrong).synonyms  # stored: a reload keeps it
+    assert mention.text in demo.kb.concept(wrong).synonyms  # stored: a reload keeps it
 
-    demo.record_decision(mention_id, "revert", curator="ann")
+    demo.curation.record_decision(mention_id, "revert", curator="ann")
     learned = linker.learn(demo, [mention_id])
     assert [(e.concept_id, e.name) for e in learned.withdrawn] == [(wrong, mention.text)]
     live = linker.linker.retriever.retrieve([mention.text], 5)[0]
     assert all(c.matched_name != mention.text for c in live)
-    assert mention.text not in demo.concept(wrong).synonyms
+    assert mention.text not in demo.kb.concept(wrong).synonyms
     assert mention.text not in linker.linker.kb.get(wrong).names
 
     reloaded = ProjectLinker.for_project(demo, use_reranker=False, use_ranker=False)
@@ -63,7 +63,7 @@ def test_a_redo_after_an_undo_is_found_again(demo):
     wrong = _wrong_concept(demo, mention)
     linker = ProjectLinker.for_project(demo, use_reranker=False, use_ranker=False)
     for action in ("correct", "revert", "correct"):
-        demo.record_decision(mention_id, action, concept_id=wrong if action == "correct" else "", curator="a")
+        demo.curation.record_decision(mention_id, action, concept_id=wrong if action == "correct" else "", curator="a")
         linker.learn(demo, [mention_id])
     top = linker.linker.retriever.retrieve([mention.text], 3)[0][0]
     assert (top.concept_id, top.matched_name) == (wrong, mention.text)
@@ -76,20 +76,20 @@ def test_the_prior_follows_decisions_and_matches_one_counted_from_scratch(demo):
 
     mention, mention_id = _correctable(demo)
     wrong = _wrong_concept(demo, mention)
-    kb = demo.knowledge_base()
+    kb = demo.kb.knowledge_base()
 
     def from_scratch() -> AnnotationPrior:
         return AnnotationPrior.from_documents(training_set(demo, kb, held_out_fraction=0.0).train_documents)
 
     stage = RankingStage(None, kb, from_scratch())
     before = stage.prior.counts(mention.text)
-    demo.record_decision(mention_id, "correct", concept_id=wrong, curator="ann")
+    demo.curation.record_decision(mention_id, "correct", concept_id=wrong, curator="ann")
     learn_decisions(demo, [mention_id], kb=kb, stage=stage)
     assert stage.prior.counts(mention.text)[wrong] == before[wrong] + 1
     assert stage.prior.counts(mention.text) == from_scratch().counts(mention.text)
     assert stage.prior.concepts == from_scratch().concepts
 
-    demo.record_decision(mention_id, "revert", curator="ann")
+    demo.curation.record_decision(mention_id, "revert", curator="ann")
     learn_decisions(demo, [mention_id], kb=kb, stage=stage)
     assert stage.prior.counts(mention.text) == before
     assert stage.prior.concepts == from_scratch().concepts
@@ -124,10 +124,10 @@ def test_undecided_identical_mentions_are_found_across_the_project(demo):
 
     mention, mention_id = _correctable(demo)
     copies = _with_copies(demo, mention.text)
-    demo.record_decision(mention_id, "accept", concept_id=mention.concept_id, curator="ann")
+    demo.curation.record_decision(mention_id, "accept", concept_id=mention.concept_id, curator="ann")
     assert set(undecided_identical(demo, [mention_id])) >= set(copies)
     assert mention_id not in undecided_identical(demo, [mention_id])
-    demo.record_decision(copies[0], "reject", curator="ann")  # decided: left alone
+    demo.curation.record_decision(copies[0], "reject", curator="ann")  # decided: left alone
     found = undecided_identical(demo, [mention_id])
     assert copies[1] in found and copies[0] not in found
 
@@ -148,9 +148,9 @@ def test_identical_mentions_narrowed_in_sql_are_exactly_those_a_full_pass_finds(
     from core.text.normalize import normalize_name
 
     body = " | ".join(VARIANTS)
-    demo.import_documents([Document("variants", (Passage(0, body, "abstract"),))], source="", split="")
-    ids = [demo.add_mention("variants", body.find(v), body.find(v) + len(v)) for v in VARIANTS]
-    everyone = [(m, i) for d, mids in demo.documents_with_mention_ids() for m, i in zip(d.mentions, mids)]
+    demo.documents.import_documents([Document("variants", (Passage(0, body, "abstract"),))], source="", split="")
+    ids = [demo.documents.add_mention("variants", body.find(v), body.find(v) + len(v)) for v in VARIANTS]
+    everyone = [(m, i) for d, mids in demo.documents.documents_with_mention_ids() for m, i in zip(d.mentions, mids)]
     for chosen in range(len(VARIANTS)):
         target = normalize_name(VARIANTS[chosen])
         expected = {i for m, i in everyone if normalize_name(m.text) == target and i != ids[chosen]}
@@ -168,9 +168,9 @@ def test_a_withdrawal_is_saved_with_the_index_so_the_next_start_does_not_rebuild
     mention, mention_id = _correctable(demo)
     wrong = _wrong_concept(demo, mention)
     linker = ProjectLinker.for_project(demo, use_reranker=False, use_ranker=False)
-    demo.record_decision(mention_id, "correct", concept_id=wrong, curator="ann")
+    demo.curation.record_decision(mention_id, "correct", concept_id=wrong, curator="ann")
     linker.learn(demo, [mention_id])
-    demo.record_decision(mention_id, "revert", curator="ann")
+    demo.curation.record_decision(mention_id, "revert", curator="ann")
     assert [e.name for e in linker.learn(demo, [mention_id]).withdrawn] == [mention.text]
     live = linker.linker.retriever.retrieve([mention.text], 5)[0]
 
@@ -206,19 +206,19 @@ def test_withdrawing_a_spelling_variant_keeps_the_kbs_own_name_and_the_saved_ind
     from core.retrieve.rescnn_retriever import RescnnRetriever
     from core.text.normalize import normalize_name
 
-    kb = demo.knowledge_base()
+    kb = demo.kb.knowledge_base()
     own = next(e for e in kb.names if not e.preferred and e.name != e.name.upper())
     variant = own.name.upper()
     assert normalize_name(variant) == normalize_name(own.name) and variant != own.name
     (mention_id, _second) = _with_copies(demo, variant)
     linker = ProjectLinker.for_project(demo, use_reranker=False, use_ranker=False)
-    demo.record_decision(mention_id, "correct", concept_id=own.concept_id, curator="ann")
+    demo.curation.record_decision(mention_id, "correct", concept_id=own.concept_id, curator="ann")
     linker.learn(demo, [mention_id])
-    assert variant in demo.names_from_source("curator").get(own.concept_id, set())  # stored as a curator name
-    demo.record_decision(mention_id, "revert", curator="ann")
+    assert variant in demo.kb.names_from_source("curator").get(own.concept_id, set())  # stored as a curator name
+    demo.curation.record_decision(mention_id, "revert", curator="ann")
     linker.learn(demo, [mention_id])
-    assert variant not in demo.names_from_source("curator").get(own.concept_id, set())
-    assert own.name in demo.concept(own.concept_id).names  # the KB's own name is still stored
+    assert variant not in demo.kb.names_from_source("curator").get(own.concept_id, set())
+    assert own.name in demo.kb.concept(own.concept_id).names  # the KB's own name is still stored
     assert (own.concept_id, own.name) in {(e.concept_id, e.name) for e in linker.linker.kb.names}, "live KB lost it"
     found = linker.linker.retriever.retrieve([own.name], 3)[0]
     assert (found[0].concept_id, found[0].matched_name) == (own.concept_id, own.name)

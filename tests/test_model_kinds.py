@@ -103,7 +103,7 @@ def test_a_retrain_step_publishes_under_the_rule(tmp_path, kind):
             folder = project.models_dir / kind / draft.version
             assert (folder / "weights.txt").read_text() == str(right)
             assert json.loads((folder / "metrics.json").read_text())["decision"] == report.reason
-        assert project.active_model(kind).version == "v2"
-        statuses = {row.version: row.status for row in project.model_versions(kind)}
+        assert project.models.active_model(kind).version == "v2"
+        statuses = {row.version: row.status for row in project.models.model_versions(kind)}
         assert statuses["v3"] == "candidate"
         assert not list((project.models_dir / kind).glob(".*"))  # no scratch folder left

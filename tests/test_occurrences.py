@@ -15,7 +15,7 @@ TWO = "No HD here?  Yes: HD."
 
 
 def _documents(project) -> int:
-    project.import_documents(
+    project.documents.import_documents(
         [
             Document("occ-1", (Passage(0, ONE, "abstract"),)),
             Document("occ-2", (Passage(0, TWO, "abstract"),)),
@@ -23,7 +23,7 @@ def _documents(project) -> int:
         source="",
         split="",
     )
-    return project.add_mention("occ-1", 0, 2, type="Disease")  # the first "HD" is already a mention
+    return project.documents.add_mention("occ-1", 0, 2, type="Disease")  # the first "HD" is already a mention
 
 
 def _expected(text: str, *starts: int) -> list[tuple[int, int]]:
@@ -50,15 +50,15 @@ def test_preview_counts_word_bounded_occurrences_and_skips_mentions(demo):
 
 def test_annotating_from_a_decided_mention_links_them_all_and_one_undo_takes_all_back(demo):
     source = _documents(demo)
-    demo_concept = next(iter(demo.knowledge_base())).concept_id
+    demo_concept = next(iter(demo.kb.knowledge_base())).concept_id
     curation.decide(demo, source, "correct", concept_id=demo_concept, curator="ann")
-    before = {m for _, ids in demo.documents_with_mention_ids() for m in ids}
+    before = {m for _, ids in demo.documents.documents_with_mention_ids() for m in ids}
 
     changes = annotate_occurrences(demo, "HD", type="Disease", source=source, curator="ann")
     added = sorted(changes.edited)
     spans = sorted(
         (document.doc_id, m.start, m.end, m.type)
-        for document, ids in demo.documents_with_mention_ids(ids=["occ-1", "occ-2"])
+        for document, ids in demo.documents.documents_with_mention_ids(ids=["occ-1", "occ-2"])
         for m, i in zip(document.mentions, ids, strict=True)
         if i in added
     )
@@ -66,28 +66,28 @@ def test_annotating_from_a_decided_mention_links_them_all_and_one_undo_takes_all
         [("occ-1", s, e, "Disease") for s, e in _expected(ONE, 33, 49, 71)]
         + [("occ-2", s, e, "Disease") for s, e in _expected(TWO, TWO.find("HD"), TWO.rfind("HD"))]
     )
-    state = demo.current_decisions(mention_ids=added)
+    state = demo.curation.current_decisions(mention_ids=added)
     assert {(d.action, d.concept_id, d.curator) for d in state.values()} == {("correct", demo_concept, "ann")}
     assert len(state) == len(added) == 5
     assert changes.label.startswith("annotate “HD” as correct")
 
     undone = curation.undo(demo, "ann")
     assert undone.label.startswith("undo annotate “HD”")
-    after = {m for _, ids in demo.documents_with_mention_ids() for m in ids}
+    after = {m for _, ids in demo.documents.documents_with_mention_ids() for m in ids}
     assert after == before  # every added mention is gone, the source stays
-    assert demo.current_decisions(mention_ids=added) == {}
-    assert demo.current_decisions(mention_ids=[source])[source].concept_id == demo_concept
+    assert demo.curation.current_decisions(mention_ids=added) == {}
+    assert demo.curation.current_decisions(mention_ids=[source])[source].concept_id == demo_concept
 
     curation.redo(demo, "ann")
-    assert len(demo.current_decisions(mention_ids=added)) == 5
-    assert {m for _, ids in demo.documents_with_mention_ids() for m in ids} == before | set(added)
+    assert len(demo.curation.current_decisions(mention_ids=added)) == 5
+    assert {m for _, ids in demo.documents.documents_with_mention_ids() for m in ids} == before | set(added)
 
 
 def test_a_selection_in_one_document_adds_undecided_mentions_there_only(demo):
     _documents(demo)
     changes = annotate_occurrences(demo, "Huntington disease", document="occ-1", curator="ann")
     assert len(changes.edited) == 1 and changes.documents == frozenset({"occ-1"})
-    assert demo.current_decisions(mention_ids=sorted(changes.edited)) == {}
+    assert demo.curation.current_decisions(mention_ids=sorted(changes.edited)) == {}
     with pytest.raises(CuralinkError, match="no occurrence"):  # now a mention: nothing left to add
         annotate_occurrences(demo, "huntington DISEASE", document="occ-1", curator="ann")
 
@@ -108,14 +108,14 @@ def test_the_cli_previews_annotates_and_undoes_every_occurrence(demo, capsys):
     preview = run("annotate", "HD", "--document", "occ-1", "--preview", "--json")
     assert [tuple(s) for s in preview["spans"]] == [("occ-1", s, e) for s, e in _expected(ONE, 33, 49, 71)]
     assert (preview["skipped"], preview["mentions"]) == (1, [])
-    assert len(demo.document("occ-1").mentions) == 1  # a preview adds nothing
+    assert len(demo.documents.document("occ-1").mentions) == 1  # a preview adds nothing
     done = run("annotate", "HD", "--document", "occ-1", "--type", "Disease", "--curator", "ann", "--json")
     assert len(done["mentions"]) == 3
-    assert sorted((m.start, m.type) for m in demo.document("occ-1").mentions) == [
+    assert sorted((m.start, m.type) for m in demo.documents.document("occ-1").mentions) == [
         (0, "Disease"),
         (33, "Disease"),
         (49, "Disease"),
         (71, "Disease"),
     ]
     assert run("undo", "--curator", "ann", "--json")["label"].startswith("undo annotate “HD”")
-    assert [m.start for m in demo.document("occ-1").mentions] == [0]
+    assert [m.start for m in demo.documents.document("occ-1").mentions] == [0]

@@ -29,19 +29,19 @@ def linked_project(demo_template: Path, tmp_path_factory) -> Path:
 
 def test_linking_needs_a_trained_retriever(tmp_path: Path) -> None:
     with Project.create(tmp_path / "empty") as project:
-        project.import_concepts(load_kb(demo_dir() / "kb.tsv", "tsv"))
+        project.kb.import_concepts(load_kb(demo_dir() / "kb.tsv", "tsv"))
         with pytest.raises(CuralinkError, match="no trained retriever"):
             ProjectLinker.for_project(project)
 
 
 def test_every_mention_gets_ranked_suggestions_and_most_are_right(linked_project: Path) -> None:
     with Project.open(linked_project) as project:
-        version = project.active_model("retriever").version
+        version = project.models.active_model("retriever").version
         correct = total = 0
-        for document, mention_ids in project.documents_with_mention_ids():
+        for document, mention_ids in project.documents.documents_with_mention_ids():
             plans = plan_document(document)
             for mention, plan, mention_id in zip(document.mentions, plans, mention_ids, strict=True):
-                suggestions = project.suggestions(mention_id)
+                suggestions = project.curation.suggestions(mention_id)
                 assert len(suggestions) == 16
                 scores = [c.retriever_score for c in suggestions]
                 if not plan.is_split:  # a split mention's list is merged by rank, the whole query first
@@ -50,14 +50,14 @@ def test_every_mention_gets_ranked_suggestions_and_most_are_right(linked_project
                 total += 1
         assert total == 47
         assert correct / total >= 0.8, f"zero-shot top-1 {correct}/{total}"
-        assert project.stats()["suggestions"] == 47 * 16
+        assert project.desk.stats()["suggestions"] == 47 * 16
         assert version == "v1"
 
 
 def test_composite_mentions_surface_both_concepts(linked_project: Path) -> None:
     with Project.open(linked_project) as project:
         linker = ProjectLinker.for_project(project)
-        document = project.document("90000004")
+        document = project.documents.document("90000004")
         composite = [i for i, m in enumerate(document.mentions) if "|" in m.concept_id][0]
         top = [c.concept_id for c in linker.linker.suggest([document])[0][composite][:4]]
         assert {"D001943", "D010051"} <= set(top)
@@ -70,28 +70,28 @@ def test_detected_mentions_in_raw_text_get_linked(linked_project: Path) -> None:
             "Cystic fibrosis and asthma",
             "Children with cystic fibrosis (CF) and asthma were seen; CF was common.",
         )
-        project.import_documents([raw], origin="imported")
-        detector = DictionaryDetector.from_kb(project.knowledge_base(), mention_type="Disease")
+        project.documents.import_documents([raw], origin="imported")
+        detector = DictionaryDetector.from_kb(project.kb.knowledge_base(), mention_type="Disease")
         summary = detect_into_project(project, detector, ids=["raw-1"])
         assert summary.added == 6
-        texts = [m.text for m in project.document("raw-1").mentions]
+        texts = [m.text for m in project.documents.document("raw-1").mentions]
         assert texts == ["Cystic fibrosis", "asthma", "cystic fibrosis", "CF", "asthma", "CF"]
         ProjectLinker.for_project(project).link_project(project, ids=["raw-1"])
-        ((document, mention_ids),) = list(project.documents_with_mention_ids(ids=["raw-1"]))
-        assert project.suggestions(mention_ids[3])[0].concept_id == "D003550", (
+        ((document, mention_ids),) = list(project.documents.documents_with_mention_ids(ids=["raw-1"]))
+        assert project.curation.suggestions(mention_ids[3])[0].concept_id == "D003550", (
             "CF expanded to cystic fibrosis"
         )
-        assert project.suggestions(mention_ids[1])[0].concept_id == "D001249"
+        assert project.curation.suggestions(mention_ids[1])[0].concept_id == "D001249"
 
 
 def test_cancel_stops_linking_before_anything_is_stored(linked_project: Path, tmp_path: Path) -> None:
     with Project.open(linked_project) as project:
         token = CancelToken()
         token.cancel()
-        before = project.stats()["suggestions"]
+        before = project.desk.stats()["suggestions"]
         with pytest.raises(Exception, match="cancelled"):
             ProjectLinker.for_project(project).link_project(project, cancel=token)
-        assert project.stats()["suggestions"] == before
+        assert project.desk.stats()["suggestions"] == before
 
 
 def test_find_mentions_tags_raw_text_once_and_leaves_gold_alone(linked_project: Path) -> None:
@@ -100,15 +100,15 @@ def test_find_mentions_tags_raw_text_once_and_leaves_gold_alone(linked_project: 
         raw = document_from_title_abstract(
             "raw-2", "Asthma in adults", "Adults with asthma and cystic fibrosis."
         )
-        project.import_documents([raw], origin="imported")
-        gold_id = next(iter(project.document_ids()))
-        gold_before = project.document(gold_id).mentions
+        project.documents.import_documents([raw], origin="imported")
+        gold_id = next(iter(project.documents.document_ids()))
+        gold_before = project.documents.document(gold_id).mentions
         linker = ProjectLinker.for_project(project)
         found = linker.find_mentions(project, ["raw-2", gold_id])
-        texts = [m.text for m in project.document("raw-2").mentions]
+        texts = [m.text for m in project.documents.document("raw-2").mentions]
         assert texts == ["Asthma", "asthma", "cystic fibrosis"] and found.added == 3
         assert "dictionary" in found.detector and found.tagged(["raw-2", gold_id]) == ["raw-2"]
-        assert project.document(gold_id).mentions == gold_before
+        assert project.documents.document(gold_id).mentions == gold_before
         again = linker.find_mentions(project, ["raw-2"])
         assert again.added == 0 and again.overlapping == 3, "a second run adds nothing over stored spans"
 

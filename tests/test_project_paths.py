@@ -50,8 +50,8 @@ def _suggested(project_dir: Path) -> list[list[str]]:
     """Top-3 concept ids stored for every mention, in document order."""
     with Project.open(project_dir) as project:
         return [
-            [c.concept_id for c in project.suggestions(mention_id)[:3]]
-            for _, ids in project.documents_with_mention_ids()
+            [c.concept_id for c in project.curation.suggestions(mention_id)[:3]]
+            for _, ids in project.documents.documents_with_mention_ids()
             for mention_id in ids
         ]
 
@@ -135,7 +135,7 @@ def test_two_copies_do_not_share_models_or_index(made_here: Path, tmp_path: Path
     first_index = sorted(p.name for p in (first / "index").iterdir())
     shutil.rmtree(first / "models")  # the original's models are gone: the copy must not need them
     with Project.open(second) as project:
-        active = project.active_model("retriever")
+        active = project.models.active_model("retriever")
         assert Path(active.path) == second / "models" / "retriever" / "v1"
         ProjectLinker.for_project(project).link_project(project)
     assert _suggested(second) == expected
@@ -195,7 +195,7 @@ def test_nothing_stored_in_a_project_names_where_it_was_made(made_here: Path) ->
 def test_registering_a_model_outside_the_project_is_refused(made_here: Path, tmp_path: Path) -> None:
     project_dir = _copy(made_here, tmp_path / "p")
     with Project.open(project_dir) as project, pytest.raises(ProjectError, match="not inside the project"):
-        project.register_model("retriever", "v9", tmp_path / "v9")
+        project.models.register_model("retriever", "v9", tmp_path / "v9")
 
 
 def test_packaged_app_opens_a_project_made_from_a_venv(made_here: Path, tmp_path: Path, monkeypatch) -> None:
@@ -230,7 +230,7 @@ def test_moved_project_loads_its_reranker(made_here: Path, tmp_path: Path) -> No
     with Project.open(project_dir) as project:
         folder = project.models_dir / "reranker" / "v1"
         CrossEncoder(model, tokenizer, RerankerConfig(packing="compact")).save(folder)
-        project.register_model("reranker", "v1", folder, status="active")
+        project.models.register_model("reranker", "v1", folder, status="active")
     moved = tmp_path / "moved" / "p2"
     moved.parent.mkdir()
     project_dir.rename(moved)
@@ -238,8 +238,8 @@ def test_moved_project_loads_its_reranker(made_here: Path, tmp_path: Path) -> No
         linker = ProjectLinker.for_project(project)
         assert linker.linker.reranker_version == "v1"
         linker.link_project(project)
-        _, ids = next(iter(project.documents_with_mention_ids()))
-        assert project.suggestions(ids[0])[0].reranker_score is not None
+        _, ids = next(iter(project.documents.documents_with_mention_ids()))
+        assert project.curation.suggestions(ids[0])[0].reranker_score is not None
 
 
 def test_the_desk_remembers_the_last_project_wherever_it_next_starts(tmp_path: Path) -> None:
@@ -265,7 +265,7 @@ def test_a_version_evaluated_in_its_scratch_folder_keeps_its_index_when_moved_in
     project_dir = _copy(made_here, tmp_path / "p")
     index_dir = project_dir / "index"
     with Project.open(project_dir) as project:
-        kb = project.knowledge_base()
+        kb = project.kb.knowledge_base()
     scratch = shutil.copytree(
         project_dir / "models" / "retriever" / "v1", project_dir / "models" / "retriever" / ".training-x"
     )
@@ -286,7 +286,7 @@ def test_an_index_named_the_old_way_is_adopted_not_rebuilt(made_here: Path, tmp_
     project_dir = _copy(made_here, tmp_path / "p")
     folder = project_dir / "models" / "retriever" / "v1"
     with Project.open(project_dir) as project:
-        kb = project.knowledge_base()
+        kb = project.kb.knowledge_base()
     retriever = RescnnRetriever.load(folder, index_dir=project_dir / "index")
     retriever.index(kb)
     for index_file in (project_dir / "index").iterdir():

@@ -199,16 +199,16 @@ def test_project_training_pairs_use_the_plan(corpus, medic, tmp_path) -> None:
     kb = KnowledgeBase(c for c in medic if set(medic.ids_of(c.concept_id)) & needed)
     project = Project.create(tmp_path / "project")
     try:
-        project.import_concepts(kb, source="medic subset", fmt="medic")
-        project.import_documents([document], source=f"{APC_DOC}.txt", fmt="pubtator", split="train")
-        kb = project.knowledge_base()
+        project.kb.import_concepts(kb, source="medic subset", fmt="medic")
+        project.documents.import_documents([document], source=f"{APC_DOC}.txt", fmt="pubtator", split="train")
+        kb = project.kb.knowledge_base()
         gold = gold_pairs(project)
         assert {text for text, _ in gold} == APC_QUERIES
         assert gold.count(("adenomatous polyposis coli", "D011125")) == 1 + 6  # the long form + six "APC"
         data = training_set(project, kb, held_out_fraction=0.0)
         assert {text for text, _ in data.pairs} == APC_QUERIES
-        _, ids = next(iter(project.documents_with_mention_ids()))
-        project.record_decision(ids[0], "accept", concept_id="D011125", curator="ann")  # title "APC"
+        _, ids = next(iter(project.documents.documents_with_mention_ids()))
+        project.curation.record_decision(ids[0], "accept", concept_id="D011125", curator="ann")  # title "APC"
         assert curated_pairs(project) == [("adenomatous polyposis coli", "D011125")]
         # a curator synonym is the long form, not a short form that means something else elsewhere
         assert curated_synonyms(project, kb) == {"D011125": ["adenomatous polyposis coli"]}

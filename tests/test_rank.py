@@ -160,13 +160,13 @@ def test_calibration_error_and_bulk_accept_by_hand():
 def _decide_all(project) -> int:
     """Accept the gold link where the top suggestion is right, correct it where it is not."""
     done = 0
-    for document, mention_ids in project.documents_with_mention_ids():
+    for document, mention_ids in project.documents.documents_with_mention_ids():
         for mention, mention_id in zip(document.mentions, mention_ids, strict=True):
             if len(mention.concept_ids) != 1:
                 continue
-            top = project.suggestions(mention_id)
+            top = project.curation.suggestions(mention_id)
             action = "accept" if top and top[0].concept_id == mention.concept_id else "correct"
-            project.record_decision(mention_id, action, concept_id=mention.concept_id, curator="ann")
+            project.curation.record_decision(mention_id, action, concept_id=mention.concept_id, curator="ann")
             done += 1
     return done
 
@@ -179,14 +179,14 @@ def test_no_gold_and_no_decisions_keeps_the_retriever_order(demo, caplog, capsys
     outcome = train_ranker_for_project(demo, device="cpu")
     assert not outcome.trained and "no ranker trained" in outcome.message
     assert "retriever's order" in outcome.message and "no ranker trained" in caplog.text
-    assert demo.model_versions("ranker") == []
+    assert demo.models.model_versions("ranker") == []
     assert main(["-p", str(demo.path), "train", "ranker", "--device", "cpu"]) == 0
     assert "no ranker trained" in " ".join(capsys.readouterr().out.split())
     assert main(["-p", str(demo.path), "evaluate", "ranker"]) == EXIT_ERROR
     assert "no ranker in force" in " ".join(capsys.readouterr().err.split())
     linker = ProjectLinker.for_project(demo, device="cpu")
     assert linker.linker.ranker is None
-    documents = [d for d, _ in demo.documents_with_mention_ids()]
+    documents = [d for d, _ in demo.documents.documents_with_mention_ids()]
     assert linker.linker.suggest(documents) == linker.linker.retrieve(documents)
 
 
@@ -202,20 +202,20 @@ def test_ranker_trains_from_decisions_applies_and_retrains(demo):
     stored = json.loads((Path(outcome.path) / "ranker.json").read_text())
     assert stored["features"] == list(FEATURE_NAMES) and len(stored["coef"]) == len(FEATURE_NAMES)
     assert stored["calibration"]["method"] in ("isotonic", "platt")
-    assert demo.active_model("ranker").version == "v1"
+    assert demo.models.active_model("ranker").version == "v1"
 
     linker = ProjectLinker.for_project(demo, device="cpu")
     assert linker.linker.ranker is not None and linker.linker.ranker.version == "v1"
     summary = linker.link_project(demo)
     assert summary.mentions > 0
-    document, mention_ids = next(demo.documents_with_mention_ids())
-    ranked = demo.suggestions(mention_ids[0])
+    document, mention_ids = next(demo.documents.documents_with_mention_ids())
+    ranked = demo.curation.suggestions(mention_ids[0])
     assert ranked and all(0.0 <= c.reranker_score <= 1.0 for c in ranked)
     assert [c.reranker_score for c in ranked] == sorted((c.reranker_score for c in ranked), reverse=True)
-    assert demo.suggestion_version(mention_ids[0]).endswith("ranker v1")
+    assert demo.curation.suggestion_version(mention_ids[0]).endswith("ranker v1")
 
     report = retrain(demo, kinds=("ranker",), held_out_fraction=0.34, device="cpu", promote="always")
-    assert report.kinds["ranker"].version == "v2" and demo.active_model("ranker").version == "v2"
+    assert report.kinds["ranker"].version == "v2" and demo.models.active_model("ranker").version == "v2"
     assert report.kinds["ranker"].new and "acc@1" in report.kinds["ranker"].new
 
 
@@ -245,5 +245,5 @@ def test_ranker_of_another_feature_set_is_refused_with_retrain_advice(demo, capl
     assert str(path) in str(refused.value)
     linker = ProjectLinker.for_project(demo, device="cpu")
     assert linker.linker.ranker is None and "train ranker" in linker.linker.ranker_note and "train ranker" in caplog.text
-    documents = [d for d, _ in demo.documents_with_mention_ids()]
+    documents = [d for d, _ in demo.documents.documents_with_mention_ids()]
     assert linker.linker.suggest(documents) == linker.linker.retrieve(documents)

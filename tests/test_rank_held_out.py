@@ -95,12 +95,12 @@ def test_fit_ranker_keeps_the_curve_in_its_metrics():
 
 def _decide_all(project) -> int:
     done = 0
-    for document, mention_ids in project.documents_with_mention_ids():
+    for document, mention_ids in project.documents.documents_with_mention_ids():
         for mention, mention_id in zip(document.mentions, mention_ids, strict=True):
             if len(mention.concept_ids) == 1:
-                top = project.suggestions(mention_id)
+                top = project.curation.suggestions(mention_id)
                 action = "accept" if top and top[0].concept_id == mention.concept_id else "correct"
-                project.record_decision(mention_id, action, concept_id=mention.concept_id, curator="ann")
+                project.curation.record_decision(mention_id, action, concept_id=mention.concept_id, curator="ann")
                 done += 1
     return done
 

@@ -37,18 +37,18 @@ def small_base(tmp_path_factory) -> Path:
 def project(tmp_path_factory) -> Project:
     path = tmp_path_factory.mktemp("demo") / "project"
     project = Project.create(path)
-    project.import_concepts(load_kb(DEMO / "kb.tsv", "tsv"), source="kb.tsv", fmt="tsv")
+    project.kb.import_concepts(load_kb(DEMO / "kb.tsv", "tsv"), source="kb.tsv", fmt="tsv")
     documents = list(pubtator.read(DEMO / "abstracts.pubtator"))
     assert len(documents) == 6
     for split, docs in (("train", documents[:4]), ("dev", documents[4:5]), ("test", documents[5:])):
-        project.import_documents(docs, source="abstracts.pubtator", fmt="pubtator", split=split)
+        project.documents.import_documents(docs, source="abstracts.pubtator", fmt="pubtator", split=split)
     train_retriever(project, epochs=1, max_seconds=5)
     yield project
     project.close()
 
 
 def test_evaluate_without_a_reranker_says_so(project):
-    if project.active_model("reranker") is None:
+    if project.models.active_model("reranker") is None:
         with pytest.raises(CuralinkError, match="train reranker"):
             evaluate_reranker_for_project(project, split="test")
 
@@ -67,7 +67,7 @@ def test_train_registers_promotes_and_evaluates(project, small_base, caplog):
     names = {p.name for p in folder.iterdir()}
     assert {"config.json", "model.safetensors", "reranker.json", "metrics.json"} <= names
     assert not any(p.name.startswith(".training-") for p in folder.parent.iterdir())
-    assert project.active_model("reranker").version == version
+    assert project.models.active_model("reranker").version == version
     saved = json.loads((folder / "metrics.json").read_text())
     assert saved["packing"] == "compact" and saved["train_mentions"] > 0 and saved["candidates"] == 8
     assert 0.0 <= saved["fusion_weight"] < 1.0
@@ -77,7 +77,7 @@ def test_train_registers_promotes_and_evaluates(project, small_base, caplog):
     assert loaded.encoder.config.fusion_weight == saved["fusion_weight"]
 
     result = evaluate_reranker_for_project(project, split="test", candidates=8)
-    test_mentions = sum(len(d.mentions) for d in project.documents("test"))
+    test_mentions = sum(len(d.mentions) for d in project.documents.documents("test"))
     assert result["version"] == version and result["mentions"] == test_mentions > 0
     assert result["packing"] == "compact" and result["tokens"] > 0 and result["mentions_per_s"] > 0
     for key in ("retriever_acc@1", "acc@1", "acc@1_pure"):
@@ -93,26 +93,26 @@ def test_resuggest_stores_retriever_candidates_then_reranked_ones(project, small
     each for the span it was computed for (issue 10, item 4)."""
     from core.jobs.linking import ProjectLinker
 
-    if project.active_model("reranker") is None:
+    if project.models.active_model("reranker") is None:
         train_reranker_for_project(
             project, packing="compact", base_model=small_base, max_seconds=4, candidates=8
         )
     linker = ProjectLinker.for_project(project, candidates=8, device="cpu")
-    document, ids = next(project.documents_with_mention_ids(split="test"))
+    document, ids = next(project.documents.documents_with_mention_ids(split="test"))
     linker.link_project(project, ids=[document.doc_id])
-    before = project.suggestions(ids[1])
+    before = project.curation.suggestions(ids[1])
     mention, mention_id = document.mentions[0], ids[0]
-    project.set_mention_span(mention_id, mention.start, mention.end - 1, curator="ann")
-    assert project.suggestions(mention_id) == []
+    project.documents.set_mention_span(mention_id, mention.start, mention.end - 1, curator="ann")
+    assert project.curation.suggestions(mention_id) == []
     stages = []
 
     def stored(doc_ids):
-        found = project.suggestion_sets([mention_id])[mention_id]
+        found = project.curation.suggestion_sets([mention_id])[mention_id]
         stages.append((doc_ids, found.key, [c.reranker_score is None for c in found.candidates]))
 
     assert linker.resuggest(project, [mention_id], on_stored=stored) == 1
     key = (mention.start, mention.end - 1, mention.type)
     assert [s[:2] for s in stages] == [([document.doc_id], key), ([document.doc_id], key)]
     assert all(stages[0][2]) and not any(stages[1][2])  # retriever only, then every candidate reranked
-    assert project.suggestion_version(mention_id) == f"{linker.retriever_version}+{linker.linker.reranker_version}"
-    assert before and project.suggestions(ids[1]) == before  # the rest of the document is left alone
+    assert project.curation.suggestion_version(mention_id) == f"{linker.retriever_version}+{linker.linker.reranker_version}"
+    assert before and project.curation.suggestions(ids[1]) == before  # the rest of the document is left alone

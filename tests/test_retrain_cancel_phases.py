@@ -29,12 +29,12 @@ def model_files(project) -> dict[str, set[str]]:
 
 @pytest.mark.parametrize("phase", PHASES)
 def test_cancel_in_each_phase_keeps_the_models_in_force(demo, tiny_bert, phase):
-    for document, ids in demo.documents_with_mention_ids():
+    for document, ids in demo.documents.documents_with_mention_ids():
         for mention, mention_id in zip(document.mentions, ids, strict=True):
             if len(mention.concept_ids) == 1:
-                demo.record_decision(mention_id, "accept", concept_id=mention.concept_id, curator="ann")
-    in_force = {kind: (row.version if (row := demo.active_model(kind)) else None) for kind in KINDS}
-    registered = {(v.kind, v.version) for v in demo.model_versions()}
+                demo.curation.record_decision(mention_id, "accept", concept_id=mention.concept_id, curator="ann")
+    in_force = {kind: (row.version if (row := demo.models.active_model(kind)) else None) for kind in KINDS}
+    registered = {(v.kind, v.version) for v in demo.models.model_versions()}
     files = model_files(demo)
     token = CancelToken()
     seen: list[str] = []
@@ -60,8 +60,8 @@ def test_cancel_in_each_phase_keeps_the_models_in_force(demo, tiny_bert, phase):
     assert any(m.startswith(phase) for m in seen)
     cancelled_kind = phase.split(":")[0]
     finished = [] if phase == "preparing" else list(KINDS[: KINDS.index(cancelled_kind)])
-    after = {kind: (row.version if (row := demo.active_model(kind)) else None) for kind in KINDS}
-    new = {(v.kind, v.version) for v in demo.model_versions()} - registered
+    after = {kind: (row.version if (row := demo.models.active_model(kind)) else None) for kind in KINDS}
+    new = {(v.kind, v.version) for v in demo.models.model_versions()} - registered
     assert {kind for kind, _ in new} == set(finished)  # only models completed before the cancel
     for kind in KINDS:
         if kind in finished:

@@ -56,10 +56,10 @@ def test_retrain_without_a_time_limit_trains_the_epochs_asked(demo):
     """The default retrain is bounded by epochs, not seconds: what it learns does not depend on load."""
     from core.jobs.retrain import retrain
 
-    for document, ids in demo.documents_with_mention_ids():
+    for document, ids in demo.documents.documents_with_mention_ids():
         for mention, mention_id in zip(document.mentions, ids, strict=True):
             if len(mention.concept_ids) == 1:
-                demo.record_decision(mention_id, "accept", concept_id=mention.concept_id, curator="ann")
+                demo.curation.record_decision(mention_id, "accept", concept_id=mention.concept_id, curator="ann")
     report = retrain(
         demo, kinds=("retriever",), promote="never", epochs=2, held_out_fraction=0.34, device="cpu"
     )
@@ -77,10 +77,10 @@ def test_reranker_advice_depends_on_the_device():
 def test_retrain_reports_one_monotone_bar(demo):
     from core.jobs.retrain import retrain
 
-    for document, ids in demo.documents_with_mention_ids():
+    for document, ids in demo.documents.documents_with_mention_ids():
         for mention, mention_id in zip(document.mentions, ids, strict=True):
             if len(mention.concept_ids) == 1:
-                demo.record_decision(mention_id, "accept", concept_id=mention.concept_id, curator="ann")
+                demo.curation.record_decision(mention_id, "accept", concept_id=mention.concept_id, curator="ann")
     seen: list[tuple[int, int, str]] = []
     retrain(
         demo,
@@ -108,10 +108,10 @@ def test_retriever_without_epoch_evaluation_still_records_every_epoch(demo, monk
     from core.jobs.retrain import retrain
 
     monkeypatch.setattr(compare, "SMALL_KB_NAMES", 0)  # the demo KB now counts as large
-    for document, ids in demo.documents_with_mention_ids():
+    for document, ids in demo.documents.documents_with_mention_ids():
         for mention, mention_id in zip(document.mentions, ids, strict=True):
             if len(mention.concept_ids) == 1:
-                demo.record_decision(mention_id, "accept", concept_id=mention.concept_id, curator="ann")
+                demo.curation.record_decision(mention_id, "accept", concept_id=mention.concept_id, curator="ann")
     report = retrain(
         demo,
         kinds=("retriever",),
@@ -133,10 +133,10 @@ def test_cli_retrain_on_a_cpu_leaves_the_reranker_out_and_says_why(demo, capsys)
 
     from app.cli import main
 
-    for document, ids in demo.documents_with_mention_ids():
+    for document, ids in demo.documents.documents_with_mention_ids():
         for mention, mention_id in zip(document.mentions, ids, strict=True):
             if len(mention.concept_ids) == 1:
-                demo.record_decision(mention_id, "accept", concept_id=mention.concept_id, curator="ann")
+                demo.curation.record_decision(mention_id, "accept", concept_id=mention.concept_id, curator="ann")
     path = str(demo.path)
     args = [
         "-p",
@@ -169,8 +169,8 @@ def test_one_retrain_policy_for_both_front_ends(demo):
     assert retrain_choice(demo, "cpu", ["reranker"]).kinds == ("reranker",)
     folder = demo.models_dir / "detector" / "v1"
     folder.mkdir(parents=True)
-    demo.register_model("detector", "v1", folder, metrics={}, kb_fingerprint="", data_fingerprint="")
-    demo.promote_model("detector", "v1")
+    demo.models.register_model("detector", "v1", folder, metrics={}, kb_fingerprint="", data_fingerprint="")
+    demo.models.promote_model("detector", "v1")
     with_detector = retrain_choice(demo, "cpu")
     assert with_detector.offered == ("retriever", "reranker", "ranker", "detector")
     assert with_detector.kinds == ("retriever", "ranker", "detector")
@@ -182,10 +182,10 @@ def test_retrain_prunes_curator_synonyms_once(demo, monkeypatch):
     import core.learn.synonyms as synonyms
     from core.jobs.retrain import retrain
 
-    for document, ids in demo.documents_with_mention_ids():
+    for document, ids in demo.documents.documents_with_mention_ids():
         for mention, mention_id in zip(document.mentions, ids, strict=True):
             if len(mention.concept_ids) == 1:
-                demo.record_decision(mention_id, "accept", concept_id=mention.concept_id, curator="ann")
+                demo.curation.record_decision(mention_id, "accept", concept_id=mention.concept_id, curator="ann")
     calls = []
     real = synonyms.prune_synonyms
     monkeypatch.setattr(synonyms, "prune_synonyms", lambda *a, **k: calls.append(1) or real(*a, **k))

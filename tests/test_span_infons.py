@@ -23,8 +23,8 @@ def _mention(project):
         origin="detected",
         infons={"dictionary_ids": "D001943", "probability": 0.62, "source": "dictionary"},
     )
-    project.import_documents([Document("777", (Passage(0, TEXT, "title"),), (detected,))])
-    ((doc, ids),) = project.documents_with_mention_ids(ids=["777"])
+    project.documents.import_documents([Document("777", (Passage(0, TEXT, "title"),), (detected,))])
+    ((doc, ids),) = project.documents.documents_with_mention_ids(ids=["777"])
     return doc.mentions[0], ids[0]
 
 
@@ -40,9 +40,9 @@ def test_a_moved_span_drops_its_detected_infons_and_an_undo_brings_them_back(dem
     mention, mention_id = _mention(demo)
     assert mention.infons["dictionary_ids"] == "D001943"
     start = TEXT.index("hereditary")
-    old = demo.set_mention_span(mention_id, start, mention.end, curator="tester")
+    old = demo.documents.set_mention_span(mention_id, start, mention.end, curator="tester")
 
-    ((doc, _ids),) = demo.documents_with_mention_ids(ids=["777"])
+    ((doc, _ids),) = demo.documents.documents_with_mention_ids(ids=["777"])
     moved = doc.mentions[0]
     assert moved.text == "hereditary breast cancer"
     assert "dictionary_ids" not in moved.infons and "probability" not in moved.infons
@@ -51,7 +51,7 @@ def test_a_moved_span_drops_its_detected_infons_and_an_undo_brings_them_back(dem
     assert annotation["text"] == "hereditary breast cancer"
     assert "dictionary_ids" not in annotation["infons"] and "detected_span" not in annotation["infons"]
 
-    demo.set_mention_span(mention_id, *old, curator="tester")  # what an undo does
-    ((doc, _ids),) = demo.documents_with_mention_ids(ids=["777"])
+    demo.documents.set_mention_span(mention_id, *old, curator="tester")  # what an undo does
+    ((doc, _ids),) = demo.documents.documents_with_mention_ids(ids=["777"])
     assert doc.mentions[0].infons == mention.infons
     assert _exported(demo, tmp_path)["infons"]["dictionary_ids"] == "D001943"

@@ -45,18 +45,18 @@ def fill_disk(monkeypatch):
 
 def _snapshot(path: Path) -> dict:
     with Project.open(path) as project:
-        return project.stats() | {"ids": project.document_ids()}
+        return project.desk.stats() | {"ids": project.documents.document_ids()}
 
 
 def test_a_full_disk_during_a_corpus_import_is_one_line_and_stores_nothing(tmp_path: Path, fill_disk) -> None:
     corpus = tmp_path / "corpus.pubtator"
     corpus.write_text(NCBI_LIKE)
     with Project.create(tmp_path / "p") as project:
-        project.import_documents(read_corpus(DEMO / "abstracts.pubtator", "pubtator"), source="demo")
+        project.documents.import_documents(read_corpus(DEMO / "abstracts.pubtator", "pubtator"), source="demo")
     before = _snapshot(tmp_path / "p")
     fill_disk()
     with Project.open(tmp_path / "p") as project, pytest.raises(ProjectError) as raised:
-        project.import_documents(read_corpus(corpus, "pubtator"), source=str(corpus))
+        project.documents.import_documents(read_corpus(corpus, "pubtator"), source=str(corpus))
     message = str(raised.value)
     assert message.startswith(f"{tmp_path / 'p' / 'curalink.db'}: the disk is full")
     assert "\n" not in message and "INSERT" not in message and "parameters" not in message
@@ -79,6 +79,6 @@ def test_a_full_disk_during_a_kb_import_from_the_cli(tmp_path: Path, capsys, mon
     )  # rich may wrap
     monkeypatch.setattr(project_module, "_sqlite_pragmas", pragmas)
     with Project.open(tmp_path / "p") as project:
-        assert project.stats()["concepts"] == 0
+        assert project.desk.stats()["concepts"] == 0
         assert list(load_kb(vocabulary, "tsv"))  # the file itself is fine
     assert json.loads(json.dumps(_snapshot(tmp_path / "p")))["ids"] == []

@@ -43,11 +43,11 @@ def _pubtator(path: Path, documents: int, mentions: int) -> Path:
 
 
 def _all_mention_ids(project: Project) -> list[int]:
-    return [m for _doc, ids in project.documents_with_mention_ids(None) for m in ids]
+    return [m for _doc, ids in project.documents.documents_with_mention_ids(None) for m in ids]
 
 
 def _state(project: Project) -> dict[int, int]:
-    return {m: row.id for m, row in project.current_decisions().items()}
+    return {m: row.id for m, row in project.curation.current_decisions().items()}
 
 
 def _full_replay(project: Project) -> dict[int, int]:
@@ -58,7 +58,7 @@ def _full_replay(project: Project) -> dict[int, int]:
 
 def test_50000_decisions_keep_the_table_equal_to_a_full_replay(tmp_path: Path) -> None:
     project = Project.create(tmp_path / "p")
-    project.import_documents(read_corpus(_pubtator(tmp_path / "c.pubtator", 400, 5), "pubtator"))
+    project.documents.import_documents(read_corpus(_pubtator(tmp_path / "c.pubtator", 400, 5), "pubtator"))
     ids = _all_mention_ids(project)
     assert len(ids) == 2000
     rng = random.Random(11)
@@ -71,7 +71,7 @@ def test_50000_decisions_keep_the_table_equal_to_a_full_replay(tmp_path: Path) -
             action = rng.choice([*LINKS, "revert", "revert", "adjust_span"])
             concept = f"D00{rng.randrange(7)}" if action == "correct" else ""
             batch.append(NewDecision(rng.choice(ids), action, concept, rng.choice(["ann", "bob"])))
-        decision_ids = project.record_decisions(batch)
+        decision_ids = project.curation.record_decisions(batch)
         for decision, decision_id in zip(batch, decision_ids, strict=True):
             stack = stacks[decision.mention_id]
             if decision.action == "revert":
@@ -89,31 +89,31 @@ def test_50000_decisions_keep_the_table_equal_to_a_full_replay(tmp_path: Path) -
 
 def test_decide_says_what_changed(tmp_path: Path) -> None:
     project = Project.create(tmp_path / "p")
-    project.import_documents(read_corpus(_pubtator(tmp_path / "c.pubtator", 3, 2), "pubtator"))
-    docs = list(project.documents_with_mention_ids(None))
+    project.documents.import_documents(read_corpus(_pubtator(tmp_path / "c.pubtator", 3, 2), "pubtator"))
+    docs = list(project.documents.documents_with_mention_ids(None))
     (doc_a, (a1, a2)), (doc_b, (b1, _b2)) = docs[0], docs[1]
-    changes = project.decide([NewDecision(a1, "nil"), NewDecision(a2, "reject"), NewDecision(b1, "nil")])
+    changes = project.curation.decide([NewDecision(a1, "nil"), NewDecision(a2, "reject"), NewDecision(b1, "nil")])
     assert changes.mentions == {a1, a2, b1}
     assert changes.documents == {doc_a.doc_id, doc_b.doc_id}
     assert (changes.newly_decided, changes.undecided) == (3, 0)
-    again = project.decide([NewDecision(a1, "correct", "D001")])
+    again = project.curation.decide([NewDecision(a1, "correct", "D001")])
     assert (again.newly_decided, again.undecided, again.documents) == (0, 0, {doc_a.doc_id})
-    undo = project.decide([NewDecision(b1, "revert")])
+    undo = project.curation.decide([NewDecision(b1, "revert")])
     assert (undo.newly_decided, undo.undecided, undo.mentions) == (0, 1, {b1})
-    assert set(project.current_decisions()) == {a1, a2}
+    assert set(project.curation.current_decisions()) == {a1, a2}
     project.close()
 
 
 def test_a_decision_on_a_mention_deleted_elsewhere_is_refused(tmp_path: Path) -> None:
     project = Project.create(tmp_path / "p")
-    project.import_documents(read_corpus(_pubtator(tmp_path / "c.pubtator", 1, 2), "pubtator"))
+    project.documents.import_documents(read_corpus(_pubtator(tmp_path / "c.pubtator", 1, 2), "pubtator"))
     first, second = _all_mention_ids(project)
     other = Project.open(tmp_path / "p")  # another process's view of the same folder
-    other.set_mention_removed(first, curator="bob")
+    other.documents.set_mention_removed(first, curator="bob")
     other.close()
     with pytest.raises(CuralinkError, match=f"mention {first} was deleted"):
-        project.record_decisions([NewDecision(second, "nil"), NewDecision(first, "nil")])
-    assert project.current_decisions() == {}, "nothing of the refused bulk decision was written"
+        project.curation.record_decisions([NewDecision(second, "nil"), NewDecision(first, "nil")])
+    assert project.curation.current_decisions() == {}, "nothing of the refused bulk decision was written"
     with project.session() as session:
         assert session.query(DecisionRow).filter(DecisionRow.action == "nil").count() == 0
     project.close()
@@ -130,7 +130,7 @@ def test_the_migration_fills_the_table_on_a_project_made_by_the_landed_version(
     project = Project.open(root)
     state = {
         str(m): [row.id, row.action, row.concept_id, row.curator]
-        for m, row in project.current_decisions().items()
+        for m, row in project.curation.current_decisions().items()
     }
     assert state == landed_state
     with sqlite3.connect(root / "curalink.db") as db:
@@ -141,10 +141,10 @@ def test_the_migration_fills_the_table_on_a_project_made_by_the_landed_version(
 @pytest.fixture
 def decided(tmp_path: Path) -> Path:
     project = Project.create(tmp_path / "p")
-    project.import_documents(read_corpus(DEMO / "abstracts.pubtator", "pubtator"))
+    project.documents.import_documents(read_corpus(DEMO / "abstracts.pubtator", "pubtator"))
     ids = _all_mention_ids(project)
-    project.record_decisions([NewDecision(m, "nil") for m in ids[:5]])
-    project.record_decision(ids[0], "revert")
+    project.curation.record_decisions([NewDecision(m, "nil") for m in ids[:5]])
+    project.curation.record_decision(ids[0], "revert")
     project.close()
     return tmp_path / "p"
 
@@ -207,11 +207,11 @@ def test_queue_counts_and_margins_match_a_computation_from_the_raw_rows(tmp_path
     from core.store.curation_log import mention_key
 
     project = Project.create(tmp_path / "p")
-    project.import_documents(read_corpus(_pubtator(tmp_path / "c.pubtator", 30, 4), "pubtator"))
+    project.documents.import_documents(read_corpus(_pubtator(tmp_path / "c.pubtator", 30, 4), "pubtator"))
     rng = random.Random(5)
     keyed = {
         m: mention_key(mention)
-        for d, ids in project.documents_with_mention_ids(None)
+        for d, ids in project.documents.documents_with_mention_ids(None)
         for mention, m in zip(d.mentions, ids, strict=True)
     }
     suggested = {
@@ -222,11 +222,11 @@ def test_queue_counts_and_margins_match_a_computation_from_the_raw_rows(tmp_path
         for m in keyed
         if rng.random() < 0.8
     }
-    project.store_suggestions(suggested, computed_for={m: keyed[m] for m in suggested})
+    project.curation.store_suggestions(suggested, computed_for={m: keyed[m] for m in suggested})
     ids = list(keyed)
-    project.record_decisions([NewDecision(rng.choice(ids), rng.choice(LINKS[1:])) for _ in range(40)])
-    project.record_decisions([NewDecision(rng.choice(ids), "revert") for _ in range(10)])
-    project.set_mention_removed(ids[3])
+    project.curation.record_decisions([NewDecision(rng.choice(ids), rng.choice(LINKS[1:])) for _ in range(40)])
+    project.curation.record_decisions([NewDecision(rng.choice(ids), "revert") for _ in range(10)])
+    project.documents.set_mention_removed(ids[3])
     expected: dict[str, list] = {}
     with sqlite3.connect(tmp_path / "p" / "curalink.db") as db:
         docs = dict(db.execute("SELECT id, external_id FROM documents"))
@@ -247,13 +247,13 @@ def test_queue_counts_and_margins_match_a_computation_from_the_raw_rows(tmp_path
                 row[2] += 1
             elif mention_id not in decided:
                 row[3] = min(row[3], abs(ranked[0] - ranked[1]) if len(ranked) > 1 else 1.0)
-    got = {e.doc_id: [e.mentions, e.reviewed, e.unsuggested, e.margin] for e in project.queue()}
+    got = {e.doc_id: [e.mentions, e.reviewed, e.unsuggested, e.margin] for e in project.desk.queue()}
     assert got.keys() == expected.keys()
     for doc, row in expected.items():
         assert got[doc][:3] == row[:3], doc
         assert got[doc][3] == pytest.approx(row[3]), doc
     some = sorted(expected)[:3]
     assert {
-        e.doc_id: [e.mentions, e.reviewed, e.unsuggested, e.margin] for e in project.queue(doc_ids=some)
+        e.doc_id: [e.mentions, e.reviewed, e.unsuggested, e.margin] for e in project.desk.queue(doc_ids=some)
     } == {d: got[d] for d in some}
     project.close()

@@ -25,7 +25,7 @@ def project_dir(tmp_path: Path) -> Path:
             Mention(0, 13, "Breast cancer", "Disease", "D001943"),
             Mention(18, 30, "colon cancer", "Disease"),
         )
-        project.import_documents([Document("1", (Passage(0, text, "title"),), mentions)])
+        project.documents.import_documents([Document("1", (Passage(0, text, "title"),), mentions)])
     return root
 
 
@@ -44,8 +44,8 @@ REWRITE = (
 def test_a_trigger_that_rewrites_decisions_is_refused_by_name(project_dir: Path) -> None:
     with Project.open(project_dir) as project:  # what the trigger does when it runs: the accept changes
         _sql(project_dir, REWRITE)
-        (_, (_, mention_id)), *_ = project.documents_with_mention_ids(None)
-        project.record_decision(mention_id, "accept", concept_id="D003110")
+        (_, (_, mention_id)), *_ = project.documents.documents_with_mention_ids(None)
+        project.curation.record_decision(mention_id, "accept", concept_id="D003110")
     with sqlite3.connect(project_dir / "curalink.db") as db:
         assert db.execute("SELECT concept_id FROM decisions").fetchall() == [("D999999",)]
     before = (project_dir / "curalink.db").read_bytes()

@@ -46,8 +46,8 @@ def _mention(project) -> int:
     document = Document(
         "1", [Passage(0, text_)], [Mention(0, 18, "Huntington disease", "Disease", "D006816")]
     )
-    project.import_documents([document])
-    return next(iter(project.documents_with_mention_ids()))[1][0]
+    project.documents.import_documents([document])
+    return next(iter(project.documents.documents_with_mention_ids()))[1][0]
 
 
 def _busy_timeout(project) -> int:
@@ -78,16 +78,16 @@ def test_a_write_refused_by_another_process_lock_is_a_busy_fault_and_stores_noth
     try:
         assert holder.stdout.readline().strip() == "held"
         with lock_wait(0), pytest.raises(ProjectError) as refused:
-            project.record_decision(mention_id, "nil", curator="c")
+            project.curation.record_decision(mention_id, "nil", curator="c")
         assert write_fault(refused.value) is WriteFault.BUSY
         assert "locked by another program" in str(refused.value)
     finally:
         holder.stdin.write("\n")
         holder.stdin.flush()
         holder.wait(timeout=30)
-    assert mention_id not in project.current_decisions()
-    project.record_decision(mention_id, "nil", curator="c")
-    assert project.current_decisions()[mention_id].action == "nil"
+    assert mention_id not in project.curation.current_decisions()
+    project.curation.record_decision(mention_id, "nil", curator="c")
+    assert project.curation.current_decisions()[mention_id].action == "nil"
 
 
 def test_a_full_database_is_a_full_fault(tmp_path: Path):
@@ -134,10 +134,10 @@ def test_a_full_database_during_import_is_a_clear_error_and_stores_nothing(proje
     event.listen(project.engine, "checkout", cap)
     try:
         with pytest.raises(ProjectError) as full:
-            project.import_documents(documents, source="many.pubtator")
+            project.documents.import_documents(documents, source="many.pubtator")
     finally:
         event.remove(project.engine, "checkout", cap)
     assert isinstance(full.value, StoreWriteError) and full.value.fault is WriteFault.FULL
     assert "the disk is full; nothing of this change was saved" in str(full.value)
     assert "INSERT" not in str(full.value)
-    assert project.document_ids() == ["1"]
+    assert project.documents.document_ids() == ["1"]

@@ -32,13 +32,13 @@ def test_synthetic_files_import_and_decisions(tmp_path: Path):
                 annotations += 1
     assert build_synthetic_project(tmp_path, sizes, seed=3) == root  # reused, not rebuilt
     with Project.open(root) as project:
-        stats = project.stats()
+        stats = project.desk.stats()
         assert stats["documents"] == 30 and stats["documents_by_split"] == {"train": 24, "test": 6}
         assert stats["mentions"] == annotations
         assert stats["suggestions"] == TOP_K * annotations
         simulation = CuratorSimulation(project)
         assert simulation.write(40, batch=15) == 40
-        made = project.current_decisions()
+        made = project.curation.current_decisions()
         log = sorted(_all_decisions(project))  # in the order written
     reviewed: set[int] = set()
     for _id, mention_id, action in log:

@@ -46,12 +46,12 @@ def test_each_kind_s_jobs_take_the_shared_leading_signature(kind):
 def _decide_all(project) -> int:
     """Accept or correct every single-concept mention to its gold link (the ranker learns from these)."""
     done = 0
-    for document, mention_ids in project.documents_with_mention_ids():
+    for document, mention_ids in project.documents.documents_with_mention_ids():
         for mention, mention_id in zip(document.mentions, mention_ids, strict=True):
             if len(mention.concept_ids) == 1:
-                top = project.suggestions(mention_id)
+                top = project.curation.suggestions(mention_id)
                 action = "accept" if top and top[0].concept_id == mention.concept_id else "correct"
-                project.record_decision(mention_id, action, concept_id=mention.concept_id, curator="ann")
+                project.curation.record_decision(mention_id, action, concept_id=mention.concept_id, curator="ann")
                 done += 1
     return done
 
@@ -64,7 +64,7 @@ def test_cli_train_goes_through_the_registry_and_publishes_under_the_rule(demo, 
 
     assert main([*path, "train", "ranker", "--device", "cpu"]) == 0
     assert "training ranker via registry (promoted by explicit choice)" in caplog.text
-    (row,) = demo.model_versions("ranker")
+    (row,) = demo.models.model_versions("ranker")
     assert row.status == "active" and row.version == "v1"
     folder = demo.models_dir / "ranker" / "v1"
     assert json.loads((folder / "metrics.json").read_text())["mentions"] == decided  # publish_version wrote it
@@ -72,11 +72,11 @@ def test_cli_train_goes_through_the_registry_and_publishes_under_the_rule(demo, 
     stage = load(demo, "ranker")
     assert stage.model.version == "v1" and len(stage.prior) == decided
 
-    before = demo.active_model("retriever").version
+    before = demo.models.active_model("retriever").version
     caplog.clear()
     assert main([*path, "train", "retriever", "--epochs", "1", "--patience", "0", "--max-seconds", "5"]) == 0
     assert "training retriever via registry (promoted by explicit choice)" in caplog.text
-    active = demo.active_model("retriever")
+    active = demo.models.active_model("retriever")
     assert active.version != before and active.parent_version == before
     assert (demo.models_dir / "retriever" / active.version / "metrics.json").is_file()
 
@@ -85,8 +85,8 @@ def test_the_rule_keeps_a_version_a_candidate_and_train_refuses_a_rule_it_cannot
     _decide_all(demo)
     kept = train(demo, "ranker", promote="never", device="cpu")
     assert kept.trained and not kept.promoted and kept.reason == "kept as a candidate by explicit choice"
-    assert demo.active_model("ranker") is None
-    assert [r.status for r in demo.model_versions("ranker")] == ["candidate"]
+    assert demo.models.active_model("ranker") is None
+    assert [r.status for r in demo.models.model_versions("ranker")] == ["candidate"]
     with pytest.raises(CuralinkError, match="if-not-worse.*retrain"):
         train(demo, "ranker", promote="if-not-worse")
     with pytest.raises(CuralinkError, match="no ranker in force"):

@@ -98,13 +98,13 @@ def test_train_retriever_command_reports_steps_epochs_and_time(demo_template, tm
         Project.open(copy) as project,
         project.session() as session,
     ):  # the demo has no splits: 4 train, 2 dev
-        ids = project.document_ids()
+        ids = project.documents.document_ids()
         session.execute(update(DocumentRow).values(split="train"))
         session.execute(update(DocumentRow).where(DocumentRow.external_id.in_(ids[-2:])).values(split="dev"))
     assert main(["-p", str(copy), "train", "retriever", "--epochs", "2", "--patience", "1"]) == 0
     out = capsys.readouterr().out
     with Project.open(copy) as project:
-        active = project.active_model("retriever")
+        active = project.models.active_model("retriever")
         metrics = json.loads((Path(active.path) / "metrics.json").read_text())
     assert metrics["stopped_by"] in ("epochs", "patience") and metrics["epochs"] <= 2
     assert metrics["dev_documents"] == 2 and len(metrics["history"]) == metrics["epochs"] + 1

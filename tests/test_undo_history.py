@@ -20,14 +20,14 @@ def test_recent_decisions_are_the_curators_own_in_force_with_batches_as_one_step
         offset += len(word) + 1
     (tmp_path / "c.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
     project = Project.create(tmp_path / "p")
-    project.import_documents(read_corpus(tmp_path / "c.txt", "pubtator"))
-    a1, b, a2, g, a3, d = next(iter(project.documents_with_mention_ids()))[1]
+    project.documents.import_documents(read_corpus(tmp_path / "c.txt", "pubtator"))
+    a1, b, a2, g, a3, d = next(iter(project.documents.documents_with_mention_ids()))[1]
 
-    project.record_decision(b, "nil", curator="me")
-    project.record_decision(g, "reject", curator="me")
-    project.record_decision(g, "revert", curator="me")  # undone: not a step
-    project.record_decision(d, "nil", curator="other")  # not mine
-    project.record_decision(a1, "correct", concept_id="D1", curator="me")
+    project.curation.record_decision(b, "nil", curator="me")
+    project.curation.record_decision(g, "reject", curator="me")
+    project.curation.record_decision(g, "revert", curator="me")  # undone: not a step
+    project.curation.record_decision(d, "nil", curator="other")  # not mine
+    project.curation.record_decision(a1, "correct", concept_id="D1", curator="me")
     apply_to_identical(project, a1, [a2, a3], curator="me")  # one batch of two
 
     steps = recent_decisions(project, "me")

@@ -10,11 +10,11 @@ from core.kb.links import link_outs
 
 
 def cmd_kb_search(args) -> int:
-    """The same `Project.search_names` as the desk: names, synonyms, any id; typos forgiven."""
+    """The same `Project.kb.search_names` as the desk: names, synonyms, any id; typos forgiven."""
     with open_project(args) as project:
-        hits = project.search_names(args.query, limit=args.limit)
-        top = project.concept(hits[0][0]) if hits and args.details else None
-        parents = project.concept_names(top.parents) if top else {}
+        hits = project.kb.search_names(args.query, limit=args.limit)
+        top = project.kb.concept(hits[0][0]) if hits and args.details else None
+        parents = project.kb.concept_names(top.parents) if top else {}
     if args.json:
         print_json({"query": args.query, "hits": [{"id": i, "name": p, "matched": m} for i, m, p in hits]})
         return 0 if hits else 1

@@ -65,7 +65,7 @@ def cmd_link(args) -> int:
         if listed is not None:
             require_known_ids(project, listed)
         ids = None if listed is None else list(listed)
-        kb = project.knowledge_base()
+        kb = project.kb.knowledge_base()
         # Everything that can refuse the run (ids, type, models) is checked before detection stores anything.
         chosen = (
             detector_for_project(project, kb, requested_type=args.type, device=args.device)

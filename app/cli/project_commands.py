@@ -46,10 +46,10 @@ def cmd_kb_import(args) -> int:
         progress_bar(f"importing {path.name}") as bar,
     ):
         concepts = load_kb(path, args.format, progress=bar, cancel=cancel, **options)
-        summary = project.import_concepts(
+        summary = project.kb.import_concepts(
             concepts, source=str(path), fmt=args.format, progress=bar, cancel=cancel
         )
-        namespaces = project.id_namespaces()
+        namespaces = project.settings.id_namespaces()
     stdout.print(
         f"{path}: {summary.added} concepts added, {summary.skipped} already present (their new names merged), "
         f"{summary.names} names added"
@@ -91,17 +91,17 @@ def cmd_kb_routes(args) -> int:
 
     action = list(args.action)
     with open_project(args) as project:
-        stored = project.setting(SETTING_KEY)
+        stored = project.settings.setting(SETTING_KEY)
         if action[:1] == ["set"] and len(action) >= 3:
             stored = set_route(stored, action[1], " ".join(action[2:]))
-            project.set_setting(SETTING_KEY, stored)
+            project.settings.set_setting(SETTING_KEY, stored)
         elif action == ["reset"]:
-            project.set_setting(SETTING_KEY, {})
+            project.settings.set_setting(SETTING_KEY, {})
             stored = {}
         elif action:
             raise CuralinkError(f"kb routes {' '.join(action)}: expected nothing, 'set TYPE SPEC' or 'reset'")
         table = route_table(stored)
-        router = TypeRouter(project.knowledge_base(), table)
+        router = TypeRouter(project.kb.knowledge_base(), table)
         rows = []
         for mention_type, spec in table.items():
             admitted = router.admitted(router.route_key(mention_type))
@@ -126,13 +126,13 @@ def cmd_kb_routes(args) -> int:
 def cmd_kb_namespaces(args) -> int:
     with open_project(args) as project:
         if args.namespaces:
-            changed = project.set_id_namespaces(args.namespaces)
+            changed = project.kb.set_id_namespaces(args.namespaces)
             stdout.print(
-                f"preferred id namespaces: {', '.join(project.id_namespaces())}; "
+                f"preferred id namespaces: {', '.join(project.settings.id_namespaces())}; "
                 f"{changed} stored concepts re-keyed (links made earlier export with the new ids)"
             )
         else:
-            stdout.print(f"preferred id namespaces: {', '.join(project.id_namespaces())}")
+            stdout.print(f"preferred id namespaces: {', '.join(project.settings.id_namespaces())}")
     return 0
 
 
@@ -201,7 +201,7 @@ def cmd_stats(args) -> int:
     if args.today or args.day:
         return _day_stats(args)
     with open_project(args) as project:
-        stats = project.stats()
+        stats = project.desk.stats()
     if args.json:
         print_json(stats)
         return 0

@@ -60,7 +60,7 @@ class AdjudicationDialog(QDialog):
         self.reload()
 
     def _name(self, label: str) -> str:
-        concept = self.project.concept(label) if label and not label.startswith(("(", "-")) else None
+        concept = self.project.kb.concept(label) if label and not label.startswith(("(", "-")) else None
         return f"{label} {concept.preferred_name}" if concept else label
 
     def reload(self) -> None:

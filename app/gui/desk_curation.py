@@ -210,7 +210,7 @@ class Curation:
             if new_type == old or self.saving.waiting_for_writes("a type change"):
                 return False
             return self._change_type(mention_id, old, new_type)
-        types = self.project.mention_types()
+        types = self.project.documents.mention_types()
         dialog = QInputDialog(self.host)
         dialog.setWindowTitle("Mention type")
         dialog.setLabelText(f"Type of “{self.model.doc.mentions[self.model.current].text}”")

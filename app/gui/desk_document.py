@@ -71,7 +71,7 @@ class DocumentView:
         candidates.candidateSelected.connect(self._show_candidate_concept)
 
     def reload_queue(self) -> None:
-        self.queue.set_entries(self.project.queue(), document_facets(self.project))
+        self.queue.set_entries(self.project.desk.queue(), document_facets(self.project))
         settle_memory()
 
     def open_document(self, doc_id: str, *, mention_id: int | None = None) -> None:

@@ -167,7 +167,7 @@ class ProjectFiles:
             from core.kb import load_kb
 
             concepts = load_kb(path, fmt, progress=progress, cancel=cancel)
-            return self.project.import_concepts(
+            return self.project.kb.import_concepts(
                 concepts, source=str(path), fmt=fmt, progress=progress, cancel=cancel
             )
 
@@ -183,7 +183,7 @@ class ProjectFiles:
         return self.run_dialog_job(f"importing {path.name}", work, done)
 
     def export(self) -> ExportDialog:
-        dialog = ExportDialog(self.host, splits=self.project.splits())
+        dialog = ExportDialog(self.host, splits=self.project.documents.splits())
         dialog.accepted.connect(
             lambda: self.export_to(
                 dialog.path,

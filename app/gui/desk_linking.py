@@ -99,9 +99,9 @@ class BackgroundLinking:
         self.device_label.setText(description)
 
     def update_models_label(self) -> None:
-        retriever = self.project.active_model("retriever")
-        reranker = self.project.active_model("reranker")
-        ranker = self.project.active_model("ranker")
+        retriever = self.project.models.active_model("retriever")
+        reranker = self.project.models.active_model("reranker")
+        ranker = self.project.models.active_model("ranker")
         self.retriever_version = retriever.version if retriever else ""
         self.reranker_version = reranker.version if reranker else ""
         self.ranker_version = ranker.version if ranker else ""
@@ -109,7 +109,7 @@ class BackgroundLinking:
             f"retriever {self.retriever_version or 'not trained'} · ranker {self.ranker_version or 'not trained'}"
             f" · cross-encoder {self.reranker_version or 'not trained'}"
         )
-        stats = self.project.stats()
+        stats = self.project.desk.stats()
         self.kb_label.setText(f"KB {stats['concepts']:,} concepts / {stats['names']:,} names")
 
     def track(self, job: Job, title: str) -> None:

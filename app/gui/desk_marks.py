@@ -80,8 +80,8 @@ class CurationMarks:
         """Read the document's marks (`reread`: once per refresh; a decision changes none) and put the
         flags and notes on its highlights."""
         if reread:
-            self.mention_marks = self.project.mention_marks(self.model.mention_ids) if self.model.doc else {}
-            found = self.project.document_marks([self.model.doc.doc_id]) if self.model.doc else {}
+            self.mention_marks = self.project.marks.mention_marks(self.model.mention_ids) if self.model.doc else {}
+            found = self.project.marks.document_marks([self.model.doc.doc_id]) if self.model.doc else {}
             self.document_marks = found.get(self.model.doc.doc_id, {}) if self.model.doc else {}
         for mark, mention_id in zip(marks, self.model.mention_ids, strict=True):
             mine = self.mention_marks.get(mention_id, {})

@@ -71,19 +71,19 @@ class DeskModel:
     def open(self, doc_id: str) -> bool:
         """Read a document, its suggestions, decisions and every concept they name (moving on after a
         decision then reads nothing); False when the project has no such document."""
-        found = list(self.project.documents_with_mention_ids(ids=[doc_id]))
+        found = list(self.project.documents.documents_with_mention_ids(ids=[doc_id]))
         if not found:
             return False
         self.doc, self.mention_ids = found[0]
         self.suggestions = {m: [] for m in self.mention_ids}
         self.suggested_for = {}
-        self.install(self.project.suggestion_sets(self.mention_ids))
-        self.decisions = self.project.current_decisions(mention_ids=self.mention_ids)
+        self.install(self.project.curation.suggestion_sets(self.mention_ids))
+        self.decisions = self.project.curation.current_decisions(mention_ids=self.mention_ids)
         wanted = {c.concept_id for ranked in self.suggestions.values() for c in ranked}
         wanted |= {p for d in self.decisions.values() for p in concept_parts(d.concept_id)}
         missing = sorted(wanted - set(self.concepts))
         if missing:
-            self.concepts.update(self.project.concepts(missing))
+            self.concepts.update(self.project.kb.concepts(missing))
         return True
 
     def install(self, found: dict[int, SuggestionSet]) -> list[int]:
@@ -137,7 +137,7 @@ class DeskModel:
         ]
         missing = [c.concept_id for c in ranked if c.concept_id not in self.concepts]
         if missing:
-            self.concepts.update(self.project.concepts(missing))
+            self.concepts.update(self.project.kb.concepts(missing))
         return index
 
     def next_after(self, mention_id: int) -> int | None:
@@ -152,7 +152,7 @@ class DeskModel:
 
     def concept(self, concept_id: str) -> Concept | None:
         if concept_id not in self.concepts:
-            self.concepts[concept_id] = self.project.concept(concept_id)
+            self.concepts[concept_id] = self.project.kb.concept(concept_id)
         return self.concepts[concept_id]
 
     def concept_name(self, concept_id: str) -> str:

@@ -75,7 +75,7 @@ class ProjectWatch:
         self.queue_jobs: list[Job] = []
 
     def start_watching(self, interval_ms: int = WATCH_INTERVAL_MS) -> None:
-        self.seen_marks = self.project.marks()
+        self.seen_marks = self.project.changes.marks()
         self.lost_dialog = None
         self.watch_timer = QTimer(self.host)
         self.watch_timer.setInterval(interval_ms)
@@ -103,20 +103,20 @@ class ProjectWatch:
 
     def _reread_changes(self) -> bool:
         try:
-            marks = self.project.marks()
+            marks = self.project.changes.marks()
         except CuralinkError as exc:  # locked or unreadable for a moment: look again next tick
             log.info("could not read the project's change marks: %s", exc)
             return False
         before = self.seen_marks
         if marks == before:
             return False
-        touched = None if before is None else self.project.changed_documents(before, marks)
+        touched = None if before is None else self.project.changes.changed_documents(before, marks)
         self.seen_marks = marks
         if before is not None and marks.models != before.models:
             self.service.reset()
             self.links.update_models_label()
         if touched is None or (
-            touched and not self.queue.update_entries(self.project.queue(doc_ids=sorted(touched)))
+            touched and not self.queue.update_entries(self.project.desk.queue(doc_ids=sorted(touched)))
         ):
             # A wide change (documents added or removed, suggestions replaced): the whole queue is read
             # in the background (~1 s at 20,000 documents, which froze the window on the UI thread).
@@ -195,7 +195,7 @@ class ProjectWatch:
                 from core.store import Project
 
                 with Project.open(folder) as candidate:
-                    if not _same_project(self.seen_marks, candidate.marks()):
+                    if not _same_project(self.seen_marks, candidate.changes.marks()):
                         raise CuralinkError(
                             f"{folder}: not the project this desk had open (its contents differ), so the "
                             "changes not yet saved are not written there; choose the moved project folder"
@@ -214,7 +214,7 @@ class ProjectWatch:
         self.host.setWindowTitle(f"Curalink — {self.project.path.name}")
         self.service.reset()  # its process opened the old place: a new one starts from the new place
         self.host.statusBar().showMessage(f"reopened the project at {self.project.path}", 6000)
-        self.seen_marks = self.project.marks()
+        self.seen_marks = self.project.changes.marks()
         self.watch_timer.start()
         if waiting:
             self.writer.retry()
@@ -243,7 +243,7 @@ class ProjectWatch:
         project = self.project
 
         def work(_progress, _cancel):
-            return project.queue(), document_facets(project)
+            return project.desk.queue(), document_facets(project)
 
         def show(result) -> None:
             if generation != self.queue_generation or not isValid(self.queue):
@@ -253,7 +253,7 @@ class ProjectWatch:
             self.queue.set_entries(entries, facets)
             settle_memory()
             if changed:
-                self.queue.update_entries(self.project.queue(doc_ids=sorted(changed)))
+                self.queue.update_entries(self.project.desk.queue(doc_ids=sorted(changed)))
             if then is not None:
                 then()
 
@@ -267,17 +267,17 @@ class ProjectWatch:
         """Whether the open document's mentions, decisions or suggestions differ from the store's: the
         desk's own writes are already on screen, and re-showing them would reset the candidate row the
         curator has moved to."""
-        found = list(self.project.documents_with_mention_ids(ids=[self.model.doc.doc_id]))
+        found = list(self.project.documents.documents_with_mention_ids(ids=[self.model.doc.doc_id]))
         if (
             not found
             or found[0][0].mentions != self.model.doc.mentions
             or found[0][1] != self.model.mention_ids
         ):
             return True
-        stored = self.project.current_decisions(mention_ids=self.model.mention_ids)
+        stored = self.project.curation.current_decisions(mention_ids=self.model.mention_ids)
         if {m: d.id for m, d in stored.items()} != {m: d.id for m, d in self.model.decisions.items()}:
             return True
-        sets = self.project.suggestion_sets(self.model.mention_ids)
+        sets = self.project.curation.suggestion_sets(self.model.mention_ids)
         shown = {m: [_shown(c) for c in ranked] for m, ranked in self.model.suggestions.items() if ranked}
         return shown != {m: [_shown(c) for c in entry.candidates] for m, entry in sets.items()}
 

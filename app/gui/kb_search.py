@@ -1,7 +1,7 @@
 """Search the whole KB as you type (names, synonyms, ids) and pick any concept for a correction: Enter
 links the mention to it alone, Ctrl+Enter adds it to the mention's link (a mention naming several).
 
-The search forgives spelling variants, word order and typos (`Project.search_names`); ↑/↓ move through
+The search forgives spelling variants, word order and typos (`Project.kb.search_names`); ↑/↓ move through
 the results and the concept pane beside them shows the highlighted one, so a near miss can be judged
 before it is picked.
 """
@@ -38,7 +38,7 @@ def warm_search_index(project) -> threading.Thread:
 
     def build() -> None:
         try:
-            project.name_index()
+            project.kb.name_index()
         except Exception:  # the project closed under it: the next search builds it again
             logger.debug("KB search index not built in the background", exc_info=True)
 
@@ -81,7 +81,7 @@ def placement(wanted: QRect, avoid: QRect, screen: QRect) -> QRect:
 
 
 class KbSearchDialog(QDialog):
-    """Type-ahead over `Project.search_names`; Enter (or a double click) picks the highlighted concept."""
+    """Type-ahead over `Project.kb.search_names`; Enter (or a double click) picks the highlighted concept."""
 
     def __init__(self, project, parent=None, *, initial: str = ""):
         super().__init__(parent)
@@ -107,7 +107,7 @@ class KbSearchDialog(QDialog):
             self.results.horizontalHeader().setSectionResizeMode(column, QHeaderView.ResizeMode.Stretch)
         self.results.currentCellChanged.connect(lambda row, *_rest: self.show_row(row))
         self.concept = ConceptPane(
-            names=lambda concept_id: project.concept_names([concept_id]).get(concept_id, "")
+            names=lambda concept_id: project.kb.concept_names([concept_id]).get(concept_id, "")
         )
         self.concept.setMinimumWidth(300)
         panes = QSplitter()
@@ -154,7 +154,7 @@ class KbSearchDialog(QDialog):
     def run_search(self) -> None:
         text = self.query.text()
         started = time.perf_counter()
-        hits = self.project.search_names(text, limit=SEARCH_LIMIT) if text.strip() else []
+        hits = self.project.kb.search_names(text, limit=SEARCH_LIMIT) if text.strip() else []
         self.last_latency_ms = (time.perf_counter() - started) * 1000
         self.results.setRowCount(len(hits))
         for row, (concept_id, matched, preferred) in enumerate(hits):
@@ -171,7 +171,7 @@ class KbSearchDialog(QDialog):
     def show_row(self, row: int) -> None:
         """The concept pane follows the highlighted result."""
         if 0 <= row < self.results.rowCount():
-            self.concept.show_concept(self.project.concept(self.results.item(row, 0).text()))
+            self.concept.show_concept(self.project.kb.concept(self.results.item(row, 0).text()))
         else:
             self.concept.show_concept(None)
 

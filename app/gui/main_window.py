@@ -101,7 +101,7 @@ class MainWindow(QMainWindow):
         """Import the reranker's model code now, before the window takes input: done in the worker, the
         import froze the event loop for 266-314 ms (it holds the GIL); the weights then load in the
         background with stalls under 10 ms. Costs ~2 s of start-up, once per process and architecture."""
-        ranked = self.project.active_model("reranker") if self.settings.use_reranker else None
+        ranked = self.project.models.active_model("reranker") if self.settings.use_reranker else None
         if ranked is None or not self.service.in_thread:  # a linking process imports it there
             return
         from core.jobs.linking import preload_architecture

@@ -388,11 +388,11 @@ class LinkService(QObject):
 
     def chunk(self, doc_ids: list[str]) -> LinkedChunk:
         """Read (in the worker) the queue, the new suggestions and their concepts for the window."""
-        mention_ids = [m for _, ids in self.project.documents_with_mention_ids(ids=doc_ids) for m in ids]
-        suggestions = self.project.suggestion_sets(mention_ids)
+        mention_ids = [m for _, ids in self.project.documents.documents_with_mention_ids(ids=doc_ids) for m in ids]
+        suggestions = self.project.curation.suggestion_sets(mention_ids)
         wanted = {c.concept_id for found in suggestions.values() for c in found.candidates}
-        concepts = self.project.concepts(sorted(wanted))
-        return LinkedChunk(list(doc_ids), self.project.queue(doc_ids=doc_ids), suggestions, concepts)
+        concepts = self.project.kb.concepts(sorted(wanted))
+        return LinkedChunk(list(doc_ids), self.project.desk.queue(doc_ids=doc_ids), suggestions, concepts)
 
     def submit(self, job: Job, *, priority: int = 0) -> Job:
         self.jobs = [j for j in self.jobs if not j.done.is_set()] + [job]

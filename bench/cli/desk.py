@@ -75,12 +75,12 @@ def _measure(name: str, source: Path, args, work: Path, progress, cancel) -> dic
     copy = copy_project(source, run / "project")
     result: dict = {}
     with Project.open(copy) as project:
-        stats = project.stats()
+        stats = project.desk.stats()
         result["size"] = {k: stats[k] for k in ("documents", "mentions", "concepts", "names", "suggestions")}
         result["store"] = store_stages(
             project, STAGES[name], refresh_samples=args.refresh_samples, progress=progress, cancel=cancel
         )
-        result["size"]["decisions"] = project.stats()["decisions"]
+        result["size"]["decisions"] = project.desk.stats()["decisions"]
         cancel.raise_if_cancelled()
         progress(0, None, f"{name}: key press, open and queue figures on the real window")
         result["window"] = bench_desk.measure_window(app, project, run, args.samples, args.queue_cycles)

@@ -44,7 +44,7 @@ def _medic_project(args, scratch: Path):
     medic = shared_data(args) / "vocab" / "medic_06Jul2012.txt"
     project = Project.create(scratch / "medic")
     with progress_bar(f"importing {medic.name}", quiet=args.json) as bar:
-        project.import_concepts(load_kb(medic, "medic", progress=bar), source=str(medic), fmt="medic")
+        project.kb.import_concepts(load_kb(medic, "medic", progress=bar), source=str(medic), fmt="medic")
     return project
 
 

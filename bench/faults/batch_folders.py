@@ -203,7 +203,7 @@ def tampered_trials(
     root = setup.work / "tampered"
     _, linked, _ = _pristine(setup, setup.work / "manifests")
     with Project.open(setup.desk) as desk:
-        known = [c.concept_id for c in desk.knowledge_base()]
+        known = [c.concept_id for c in desk.kb.knowledge_base()]
     limit = json.loads((linked / "manifest.json").read_text(encoding="utf-8"))["identity"]["candidates"]
     rows = []
     for trial in range(trials):

@@ -126,5 +126,5 @@ def stored_documents(project: Path) -> dict[str, tuple]:
     with Project.open(project) as opened:
         return {
             d.doc_id: (d.text, tuple((m.start, m.end, m.text, m.type) for m in d.mentions))
-            for d in opened.documents()
+            for d in opened.documents.documents()
         }

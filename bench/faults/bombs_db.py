@@ -231,8 +231,8 @@ _DECIDE = (
     "from core.store import Project\n"
     "try:\n"
     "    with Project.open(sys.argv[1]) as project:\n"
-    "        (_, ids), *_ = project.documents_with_mention_ids(None)\n"
-    "        project.record_decision(ids[0], 'accept', concept_id=sys.argv[2], curator='hostile-db')\n"
+    "        (_, ids), *_ = project.documents.documents_with_mention_ids(None)\n"
+    "        project.curation.record_decision(ids[0], 'accept', concept_id=sys.argv[2], curator='hostile-db')\n"
     "except CuralinkError as error:\n"
     "    print(str(error), file=sys.stderr)\n"
     "    sys.exit(2)\n"
@@ -258,7 +258,7 @@ def hostile_db_trials(
 
     rng = random.Random(seed + 5)
     with Project.open(setup.project) as project:
-        concepts = [c.concept_id for c in project.knowledge_base()][:50]
+        concepts = [c.concept_id for c in project.kb.knowledge_base()][:50]
     rows = []
     for trial in range(trials):
         for variant, statements in VARIANTS.items():

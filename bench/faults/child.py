@@ -70,8 +70,8 @@ def run_cli(args) -> int:
 
 
 def _choices(project) -> list[tuple[int, list, tuple]]:
-    ids = [m for _, mention_ids in project.documents_with_mention_ids() for m in mention_ids]
-    sets = project.suggestion_sets(ids)
+    ids = [m for _, mention_ids in project.documents.documents_with_mention_ids() for m in mention_ids]
+    sets = project.curation.suggestion_sets(ids)
     return [(m, [c.concept_id for c in sets[m].candidates], sets[m].key) for m in ids if m in sets]
 
 
@@ -115,7 +115,7 @@ def run_decisions(args) -> int:
         burst = _one_burst(rng, choices, args.curator)
         while True:
             try:
-                ids = project.record_decisions(burst)
+                ids = project.curation.record_decisions(burst)
                 break
             except ProjectError as exc:
                 if not args.patient or "locked" not in str(exc):
@@ -143,8 +143,8 @@ def run_check(args) -> int:
     try:
         with Project.open(args.project) as project:
             health["opens"] = True
-            health["retriever"] = getattr(project.active_model("retriever"), "version", None)
-            health["reranker"] = getattr(project.active_model("reranker"), "version", None)
+            health["retriever"] = getattr(project.models.active_model("retriever"), "version", None)
+            health["reranker"] = getattr(project.models.active_model("reranker"), "version", None)
             linker = ProjectLinker.for_project(project, device="cpu")
             health["loads"] = True
             summary = linker.link_project(project, ids=[args.document])

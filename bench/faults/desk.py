@@ -122,7 +122,7 @@ def run_full_disk(app, window, lines: queue.Queue) -> int:
     window.curation.accept_top()
     pump(app, 30, lambda: window.saving.writer.error is not None)
     dialogs = [w for w in app.topLevelWidgets() if isinstance(w, QMessageBox) and w.isVisible()]
-    stored = mention_id in window.project.current_decisions(mention_ids=[mention_id])
+    stored = mention_id in window.project.curation.current_decisions(mention_ids=[mention_id])
     say(
         "stalled",
         {
@@ -138,7 +138,7 @@ def run_full_disk(app, window, lines: queue.Queue) -> int:
     lines.get()  # "retry": the harness freed the space
     window.saving.retry_writes()
     pump(app, 30, lambda: not window.saving.writer.busy())
-    stored = mention_id in window.project.current_decisions(mention_ids=[mention_id])
+    stored = mention_id in window.project.curation.current_decisions(mention_ids=[mention_id])
     say("result", {"stored": stored, "undo": window.undo_stack.count(), "bar": bar_text(window)[:300]})
     return 0
 

@@ -144,7 +144,7 @@ def add_reranker(project: Path) -> Path:
         folder = opened.models_dir / "reranker" / "v1"
         tokenizer = BertTokenizer.from_pretrained(str(base), local_files_only=True, trust_remote_code=False)
         CrossEncoder(model, tokenizer, RerankerConfig(packing="compact")).save(folder)
-        opened.register_model("reranker", "v1", folder, status="active")
+        opened.models.register_model("reranker", "v1", folder, status="active")
     return folder
 
 

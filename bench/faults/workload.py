@@ -127,7 +127,7 @@ def build_workload(
     project = Project.open(copy_project(demo, base))
     try:
         extra = write_corpus(folder / "extra.pubtator", linked_extra, EXTRA_PMID_BASE)
-        project.import_documents(read_corpus(extra, "pubtator"), source=str(extra), fmt="pubtator")
+        project.documents.import_documents(read_corpus(extra, "pubtator"), source=str(extra), fmt="pubtator")
         progress(0, None, "base project: curator decisions, a reranker retrained from them")
         record_baseline_decisions(project)
         retrain(project, max_seconds=train_seconds, promote="always", device="cpu", cancel=cancel)
@@ -140,7 +140,7 @@ def build_workload(
 
 def record_baseline_decisions(project) -> int:
     """Accept the gold concept of most demo mentions (what a curator would), reject a few."""
-    documents = list(project.documents_with_mention_ids())
+    documents = list(project.documents.documents_with_mention_ids())
     made = 0
     for document, mention_ids in documents:
         if not DEMO_PMID_BASE <= int(document.doc_id) < CORPUS_PMID_BASE:
@@ -148,9 +148,9 @@ def record_baseline_decisions(project) -> int:
         for index, (mention, mention_id) in enumerate(zip(document.mentions, mention_ids, strict=True)):
             gold = mention.concept_id.split("|")[0].split("+")[0]
             if index % 7 == 3 or not gold:
-                project.record_decision(mention_id, "reject", curator=CURATOR)
+                project.curation.record_decision(mention_id, "reject", curator=CURATOR)
             else:
-                project.record_decision(mention_id, "correct", concept_id=gold, curator=CURATOR)
+                project.curation.record_decision(mention_id, "correct", concept_id=gold, curator=CURATOR)
             made += 1
     return made
 

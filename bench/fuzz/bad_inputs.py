@@ -67,8 +67,8 @@ def baseline_project(folder: Path):
     vocabulary = folder / "baseline.tsv"
     vocabulary.write_bytes(SEEDS["tsv"][1])
     project = Project.create(folder / "project")
-    project.import_documents(read_corpus(corpus, "pubtator"), source=str(corpus), fmt="pubtator")
-    project.import_concepts(load_kb(vocabulary, "tsv"), source=str(vocabulary), fmt="tsv")
+    project.documents.import_documents(read_corpus(corpus, "pubtator"), source=str(corpus), fmt="pubtator")
+    project.kb.import_concepts(load_kb(vocabulary, "tsv"), source=str(vocabulary), fmt="tsv")
     return project
 
 
@@ -80,7 +80,7 @@ def import_file(project, path: Path, fmt: str) -> None:
 
     if fmt in CORPUS_FORMATS:
         report = FormatReport()
-        project.import_documents(
+        project.documents.import_documents(
             read_corpus(path, fmt, report=report),
             source=str(path),
             fmt=fmt,
@@ -88,7 +88,7 @@ def import_file(project, path: Path, fmt: str) -> None:
             on_invalid="error",
         )
     else:
-        project.import_concepts(load_kb(path, fmt), source=str(path), fmt=fmt)
+        project.kb.import_concepts(load_kb(path, fmt), source=str(path), fmt=fmt)
 
 
 def run_case(name: str, folder: Path, project) -> CaseResult:

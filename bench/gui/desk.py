@@ -144,7 +144,7 @@ def bench_key_accept(app, window, samples: int, seed: int = 0) -> dict:
                 window.act_accept.trigger()
             ended = watch.wait(("queue", "abstract"), started, saved)
             times.append((ended - started) * 1000)
-            found = project.current_decisions(mention_ids=[mention_id]).get(mention_id)  # off the clock
+            found = project.curation.current_decisions(mention_ids=[mention_id]).get(mention_id)  # off the clock
             if found is None or found.action != "accept" or found.concept_id != top:
                 raise RuntimeError(f"mention {mention_id}: the accept shown on screen is not in the store")
             landed.append({"mention_id": mention_id, "concept_id": top, "document": doc_id})
@@ -207,8 +207,8 @@ def bench_stall(app, window, documents: int) -> dict:
     5 ms timer ticks: the longest gap is the worst freeze the curator could feel."""
     project = window.project
     ids = [e.doc_id for e in window.queue.model.entries if e.mentions][-documents:]
-    pairs = list(project.documents_with_mention_ids(ids=ids))
-    project.store_suggestions({m: [] for _, mention_ids in pairs for m in mention_ids})
+    pairs = list(project.documents.documents_with_mention_ids(ids=ids))
+    project.curation.store_suggestions({m: [] for _, mention_ids in pairs for m in mention_ids})
     window.document.reload_queue()
     gaps, seconds = stall_while_linking(app, window, ids, interval_ms=5)
     return {

@@ -125,9 +125,9 @@ def bench_open(app, project, scratch: Path) -> None:
 
 
 def bench_stall(app, project, scratch: Path) -> None:
-    ids = project.document_ids()
-    pairs = list(project.documents_with_mention_ids())
-    project.store_suggestions({m: [] for _, mention_ids in pairs for m in mention_ids})
+    ids = project.documents.document_ids()
+    pairs = list(project.documents.documents_with_mention_ids())
+    project.curation.store_suggestions({m: [] for _, mention_ids in pairs for m in mention_ids})
     window = make_window(project, scratch, background=False)
     gaps, seconds = stall_while_linking(app, window, ids)
     _out(
@@ -147,14 +147,14 @@ def bench_kb(medic: Path, scratch: Path) -> None:
         return
     project = Project.create(scratch / "medic")
     started = time.perf_counter()
-    project.import_concepts(load_kb(medic, "medic"), source=str(medic), fmt="medic")
-    stats = project.stats()
+    project.kb.import_concepts(load_kb(medic, "medic"), source=str(medic), fmt="medic")
+    stats = project.desk.stats()
     _out(
         f"MEDIC imported: {stats['concepts']} concepts, {stats['names']} names in "
         f"{time.perf_counter() - started:.1f} s"
     )
     started = time.perf_counter()
-    project.name_index()  # the desk builds it in the background at start; `curalink bench kb-search` has more
+    project.kb.name_index()  # the desk builds it in the background at start; `curalink bench kb-search` has more
     _out(
         f"KB search index (spelling, word order, typos) built in {(time.perf_counter() - started) * 1000:.0f} ms"
     )
@@ -162,7 +162,7 @@ def bench_kb(medic: Path, scratch: Path) -> None:
     for query in QUERIES:
         for end in range(1, len(query) + 1):  # every keystroke of the query
             begun = time.perf_counter()
-            project.search_names(query[:end], limit=50)
+            project.kb.search_names(query[:end], limit=50)
             latencies.append((time.perf_counter() - begun) * 1000)
     latencies.sort()
     _out(

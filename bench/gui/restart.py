@@ -118,8 +118,8 @@ def _session(app, project, scratch: Path, withdrawals: int) -> dict:
 
 def bench_restart(app, project, scratch: Path, withdrawals: int = 3) -> dict:
     left = _session(app, project, scratch, withdrawals)
-    mention_ids = [m for _, ids in project.documents_with_mention_ids(ids=[left["doc_id"]]) for m in ids]
-    project.store_suggestions({m: [] for m in mention_ids})  # the restarted desk computes them itself
+    mention_ids = [m for _, ids in project.documents.documents_with_mention_ids(ids=[left["doc_id"]]) for m in ids]
+    project.curation.store_suggestions({m: [] for m in mention_ids})  # the restarted desk computes them itself
     index_log = _IndexLog()
     retriever_log = logging.getLogger("core.retrieve.rescnn_retriever")
     retriever_log.addHandler(index_log)

@@ -65,11 +65,11 @@ def build_ncbi_project(
     folder.mkdir(parents=True, exist_ok=True)
     with Project.create(root) as project:
         progress(0, None, "importing MEDIC")
-        project.import_concepts(load_kb(data / MEDIC, "medic"), source=str(data / MEDIC), fmt="medic")
+        project.kb.import_concepts(load_kb(data / MEDIC, "medic"), source=str(data / MEDIC), fmt="medic")
         for split, name in NCBI_FILES.items():
             path = data / "ncbi-disease" / name
             progress(0, None, f"importing NCBI-disease {split}")
-            project.import_documents(
+            project.documents.import_documents(
                 read_corpus(path, "pubtator"), source=str(path), fmt="pubtator", split=split, cancel=cancel
             )
         _train(project, train_seconds, True, progress, cancel)

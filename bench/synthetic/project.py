@@ -1,10 +1,10 @@
 """A large synthetic curation project in the real formats, to measure the desk at 20,000 abstracts.
 
 The files are written as a user would bring them (PubTator abstracts with disease mentions, a TSV
-vocabulary) and imported through `Project.import_concepts` / `Project.import_documents`, the path
+vocabulary) and imported through `Project.kb.import_concepts` / `Project.documents.import_documents`, the path
 `curalink corpus import` takes. Suggestions are synthetic but shaped like the retriever's (16 ranked
 candidates per mention, the gold concept usually first, stored with `store_suggestions` and the span
-they were computed for); decisions are written through `Project.decide` in batches, as the desk writes
+they were computed for); decisions are written through `Project.curation.decide` in batches, as the desk writes
 them. The same seed writes the same bytes.
 """
 
@@ -175,7 +175,7 @@ def suggestion_batches(
     names = {concept_id: synonyms[0] for concept_id, synonyms in kb}
     suggestions: dict[int, list[Candidate]] = {}
     keys: dict[int, tuple[int, int, str]] = {}
-    for document, mention_ids in project.documents_with_mention_ids():
+    for document, mention_ids in project.documents.documents_with_mention_ids():
         for mention, mention_id in zip(document.mentions, mention_ids, strict=True):
             suggestions[mention_id] = ranked_candidates(rng, mention.concept_id, kb, names)
             keys[mention_id] = (mention.start, mention.end, mention.type)
@@ -218,9 +218,9 @@ def build_synthetic_project(
     cancel.raise_if_cancelled()
     with Project.create(root) as project:
         progress(0, None, "importing the vocabulary")
-        project.import_concepts(load_kb(kb_path, "tsv"), source=str(kb_path), fmt="tsv")
+        project.kb.import_concepts(load_kb(kb_path, "tsv"), source=str(kb_path), fmt="tsv")
         for split, path in files.items():
-            project.import_documents(
+            project.documents.import_documents(
                 read_corpus(path, "pubtator"),
                 source=str(path),
                 fmt="pubtator",
@@ -233,7 +233,7 @@ def build_synthetic_project(
         stored = 0
         for suggestions, keys in suggestion_batches(project, kb, seed=seed):
             cancel.raise_if_cancelled()
-            stored += project.store_suggestions(suggestions, computed_for=keys, retriever_version="synthetic")
+            stored += project.curation.store_suggestions(suggestions, computed_for=keys, retriever_version="synthetic")
             progress(stored, None, f"storing synthetic suggestions ({stored:,} rows)")
     marker.write_text("ok\n", encoding="utf-8")
     return root

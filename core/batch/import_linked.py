@@ -64,7 +64,7 @@ def import_linked(
     if manifest is None:
         raise InputError(out_dir, f"not a link-batch output folder (no {MANIFEST})")
     settle_rewrites(manifest, save=False)  # a kill mid-DeleteCitation: the file's hash says which
-    kb = project.knowledge_base()
+    kb = project.kb.knowledge_base()
     ours = kb_identity(project, kb)
     if not same_base_kb(manifest.identity, ours, kb.fingerprint()):
         raise CuralinkError(
@@ -101,7 +101,7 @@ def import_linked(
             summary.shards += 1
             progress(number, len(done), f"{name}: empty")
             continue
-        imported = project.import_documents(
+        imported = project.documents.import_documents(
             (without_candidates(d) for d in documents),
             source=str(path),
             fmt=entry.get("out_format") or "",
@@ -125,7 +125,7 @@ def _store(
     by_mention, keys = {}, {}
     ids = list(linked)
     for first in range(0, len(ids), _LOOKUP):
-        for stored, mention_ids in project.documents_with_mention_ids(ids=ids[first : first + _LOOKUP]):
+        for stored, mention_ids in project.documents.documents_with_mention_ids(ids=ids[first : first + _LOOKUP]):
             at = dict(zip((mention_key(m) for m in stored.mentions), mention_ids, strict=True))
             for mention in linked[stored.doc_id].mentions:
                 ranked = candidates_of(mention, source=source, doc_id=stored.doc_id)
@@ -137,12 +137,12 @@ def _store(
                     continue
                 by_mention[mention_id] = ranked
                 keys[mention_id] = mention_key(mention)
-    reviewed = set(project.current_decisions(mention_ids=list(by_mention)))
+    reviewed = set(project.curation.current_decisions(mention_ids=list(by_mention)))
     for mention_id in reviewed:
         by_mention.pop(mention_id, None)
     summary.reviewed_kept += len(reviewed)
     summary.mentions_suggested += len(by_mention)
-    summary.suggestions += project.store_suggestions(
+    summary.suggestions += project.curation.store_suggestions(
         by_mention,
         computed_for=keys,
         retriever_version=entry.get("retriever_version", ""),

@@ -23,7 +23,7 @@ CURATOR_KEY = "curator_synonyms"
 
 def kb_identity(project, kb: KnowledgeBase) -> dict[str, Any]:
     """The manifest's KB fields for `kb` (the project's KB as linking uses it, curator synonyms in)."""
-    curator = project.names_from_source(CURATOR_SOURCE)
+    curator = project.kb.names_from_source(CURATOR_SOURCE)
     base = kb
     if curator:  # the KB again without them (no second copy when curators taught nothing)
         base = KnowledgeBase(

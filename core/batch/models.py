@@ -74,12 +74,12 @@ def resolve(
 
     project_path = Path(project_path).resolve()
     with open_read_only(project_path) as project:
-        retriever = project.active_model("retriever")
+        retriever = project.models.active_model("retriever")
         if retriever is None:
             raise CuralinkError(
                 f"{project_path}: no trained retriever yet (run `curalink -p {project_path} train retriever`)"
             )
-        kb = project.knowledge_base()
+        kb = project.kb.knowledge_base()
         if len(kb) == 0:
             raise CuralinkError(
                 f"{project_path}: the knowledge base is empty (run `curalink kb import` first)"
@@ -88,8 +88,8 @@ def resolve(
         fingerprint = kb.fingerprint()
         # the types the project's dictionary tags ('|'-joined), or the one asked
         chosen = dictionary_label(project, kb, mention_type) if detect else None
-        reranker = project.active_model("reranker")
-        ranker = project.active_model("ranker")
+        reranker = project.models.active_model("reranker")
+        ranker = project.models.active_model("ranker")
         stem = index_stem(fingerprint, weights)
         index_dir = project.index_dir
         if not NameIndex.exists(index_dir, stem):

@@ -57,7 +57,7 @@ class ShardLinker:
         started = time.perf_counter()
         self.spec = spec
         with open_read_only(spec.project) as project:
-            kb = project.knowledge_base()
+            kb = project.kb.knowledge_base()
             self.linker = load_linker(
                 project,
                 kb=kb,

@@ -85,7 +85,7 @@ def agreement(project, curator_a: str, curator_b: str) -> Agreement:
     """Kappa on concepts and span F1 on mentions, over documents both curators worked on."""
     from core.store.curation import replay
 
-    rows_a, rows_b = project.decision_history(curator_a), project.decision_history(curator_b)
+    rows_a, rows_b = project.curation.decision_history(curator_a), project.curation.decision_history(curator_b)
     state_a, state_b = replay(rows_a), replay(rows_b)
     mentions = _mentions(project)
     worked_a = {mentions[r.mention_id][0] for r in rows_a if r.mention_id in mentions}
@@ -130,7 +130,7 @@ def agreement(project, curator_a: str, curator_b: str) -> Agreement:
 
 def _mentions(project) -> dict[int, tuple[str, int, int, str, str]]:
     """Mention id -> (document id, start, end, text, origin), removed ones included (edits refer to them)."""
-    return project.mention_positions()
+    return project.documents.mention_positions()
 
 
 def _spans(mentions: dict, rows: list) -> dict[str, set[tuple[int, int]]]:
@@ -164,4 +164,4 @@ def _spans(mentions: dict, rows: list) -> dict[str, set[tuple[int, int]]]:
 
 def curators(project) -> list[str]:
     """Every named curator who recorded a decision, in order of first appearance."""
-    return project.curators()
+    return project.curation.curators()

@@ -133,14 +133,14 @@ def evaluate_detectors(
     from core.project_detector import detector_for_project, dictionary_for_project
 
     documents = [
-        d.with_mentions([m for m in d.mentions if m.origin in GOLD_ORIGINS]) for d in project.documents(split)
+        d.with_mentions([m for m in d.mentions if m.origin in GOLD_ORIGINS]) for d in project.documents.documents(split)
     ]
     documents = [d for d in documents if d.mentions]
     if not documents:
         raise CuralinkError(f"{project.path}: no documents with gold mentions in the {split!r} split")
-    kb = project.knowledge_base()
+    kb = project.kb.knowledge_base()
     raw = [d.with_mentions([]) for d in documents]
-    leave_out = set(project.document_ids(split))
+    leave_out = set(project.documents.document_ids(split))
     chosen = detector_for_project(
         project, kb, requested_type=requested_type, device=device, leave_out=leave_out
     )
@@ -150,7 +150,7 @@ def evaluate_detectors(
             dictionary_for_project(project, kb, requested_type=requested_type, leave_out=leave_out)
         )
     linker = None
-    if project.active_model("retriever") is not None:
+    if project.models.active_model("retriever") is not None:
         from core.pipeline import DEFAULT_CANDIDATES
         from core.project_models import load_linker
 

@@ -136,17 +136,17 @@ def evaluate_project_retriever(project, split: str = "test", *, with_train_strin
     from core.kb.routing import TypeRouter
     from core.retrieve.rescnn_retriever import RescnnRetriever
 
-    kb = project.knowledge_base()
+    kb = project.kb.knowledge_base()
     if len(kb) == 0:
         raise InputError(str(project.path), "the project has no knowledge base; run `kb import` first")
-    model = project.active_model("retriever")
+    model = project.models.active_model("retriever")
     if model is None:
         raise InputError(str(project.path), "no active retriever; run `train retriever` first")
-    documents = list(project.documents(split))
+    documents = list(project.documents.documents(split))
     if not documents:
         raise InputError(str(project.path), f"no documents in split {split!r}")
     if with_train_strings:
-        train = [d for s in ("train", "dev") for d in project.documents(s)]
+        train = [d for s in ("train", "dev") for d in project.documents.documents(s)]
         kb = with_mention_synonyms(kb, mention_pairs(train))
     retriever = RescnnRetriever.load(model.path, index_dir=project.index_dir)  # resolved by the registry
     router = TypeRouter.for_project(project, kb)  # the project's type routes, as the desk searches

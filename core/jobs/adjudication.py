@@ -22,7 +22,7 @@ def adjudicate(
         raise CuralinkError(f"mention {mention_id}: no final link chosen")
     action = VERDICTS.get(label, "correct")
     detail = {"adjudicated": True, "between": [c for c in between if c]}
-    return project.record_decision(
+    return project.curation.record_decision(
         mention_id,
         action,
         concept_id="" if action in ("reject", "ambiguous", "nil") else label,

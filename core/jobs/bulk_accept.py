@@ -50,7 +50,7 @@ def read_scale(project) -> BulkScale:
     """The ranker in force and the curve stored with it (ranker.json), or why there is none."""
     from core.rank.model import RankerModel
 
-    active = project.active_model(KIND)
+    active = project.models.active_model(KIND)
     if active is None:
         return BulkScale(why_fallback="no ranker in force, so the scores are not calibrated probabilities")
     try:

@@ -50,13 +50,13 @@ def _finish(
     if focus is not None and focus[0]:
         documents.add(focus[0])
     wanted = sorted(changes.mentions)
-    in_force = project.current_decisions(mention_ids=wanted) if wanted else {}
+    in_force = project.curation.current_decisions(mention_ids=wanted) if wanted else {}
     ordered = sorted(documents)
     return replace(
         changes,
         documents=frozenset(documents),
         decisions={m: in_force.get(m) for m in wanted},
-        queue=tuple(project.queue(doc_ids=ordered)) if ordered else (),
+        queue=tuple(project.desk.queue(doc_ids=ordered)) if ordered else (),
         facets=document_facets(project, ordered) if ordered else {},
         label=label,
         focus=focus,
@@ -74,7 +74,7 @@ def _mention(project, mention_id: int) -> tuple[str, str, str, int, int, str]:
 def _link_text(project, concept_id: str) -> str:
     """“D1 Name 1 + D2 Name 2”, as the desk names a link."""
     parts = concept_parts(concept_id)
-    found = project.concepts(parts)
+    found = project.kb.concepts(parts)
     return " + ".join(f"{p} {found[p].preferred_name}" if found.get(p) else p for p in parts)
 
 
@@ -124,7 +124,7 @@ def decide(
     """One decision (a link may name several concepts, `A|B|C`, as one step). Without `model_version`,
     the version behind the mention's stored suggestions is recorded."""
     if model_version is None:
-        model_version = project.suggestion_version(mention_id)
+        model_version = project.curation.suggestion_version(mention_id)
     mention = _mention(project, mention_id)
     label = decision_label(project, mention_id, action, concept_id, mention=mention)
     document = mention[0]
@@ -134,7 +134,7 @@ def decide(
     return _record(
         project,
         curator,
-        lambda: project.decide([decision]),
+        lambda: project.curation.decide([decision]),
         label=label,
         focus=(document, mention_id),
         skip_decided=False,
@@ -160,23 +160,23 @@ def bulk_accept(project, accepts: Sequence[BulkAccept], threshold: float, *, cur
         )
         for a in accepts
     ]
-    documents = set(project.mention_documents([a.mention_id for a in accepts]).values())
+    documents = set(project.documents.mention_documents([a.mention_id for a in accepts]).values())
     first = accepts[0].mention_id
     where = next(iter(documents)) if len(documents) == 1 else f"{len(documents)} documents"
     label = f"bulk accept of {len(accepts)} mention(s) ≥ {threshold:.2f} in {where}"
-    focus = (project.mention_documents([first])[first], first)
+    focus = (project.documents.mention_documents([first])[first], first)
     return _record(
-        project, curator, lambda: project.decide(decisions), label=label, focus=focus, skip_decided=False
+        project, curator, lambda: project.curation.decide(decisions), label=label, focus=focus, skip_decided=False
     )
 
 
 def apply_to_identical(project, source: int, targets: Sequence[int], *, curator: str = "") -> OpChanges:
     """Copy the decision in force on `source` to each target still undecided, as one step
     (core.store.identical_mentions writes it)."""
-    decision = project.current_decisions(mention_ids=[source]).get(source)
+    decision = project.curation.current_decisions(mention_ids=[source]).get(source)
     if decision is None:
         raise CuralinkError(f"mention {source} has no decision to apply to identical mentions")
-    documents = set(project.mention_documents(list(targets)).values())
+    documents = set(project.documents.mention_documents(list(targets)).values())
     document, text, *_ = _mention(project, source)
     label = (
         f"{decision.action} “{text}” copied to {len([t for t in targets if t != source])} identical "
@@ -239,7 +239,7 @@ def edit_span(
         project,
         curator,
         step,
-        lambda: project.set_mention_span(mention_id, start, end, curator=curator),
+        lambda: project.documents.set_mention_span(mention_id, start, end, curator=curator),
         merge_span=merge,
     )
 
@@ -249,7 +249,7 @@ def change_type(project, mention_id: int, new_type: str, *, curator: str = "") -
     label = f"type of “{text}” {old or '(none)'} → {new_type or '(none)'} in {document}"
     step = Step(TYPE, label, document, mention_id, {"old": old, "new": new_type})
     return _edit(
-        project, curator, step, lambda: project.set_mention_type(mention_id, new_type, curator=curator)
+        project, curator, step, lambda: project.documents.set_mention_type(mention_id, new_type, curator=curator)
     )
 
 
@@ -259,7 +259,7 @@ def add_mention(
     """A curator-drawn mention; undo removes it, redo brings the same row back."""
     with project.transaction():
         history.ensure(project, curator)
-        mention_id = project.add_mention(document, start, end, type=type, curator=curator)
+        mention_id = project.documents.add_mention(document, start, end, type=type, curator=curator)
         text = _mention(project, mention_id)[1]
         step = Step(ADD, f"add mention “{text}” in {document}", document, mention_id, {})
         now, _ = history.push(project, curator, step)
@@ -270,7 +270,7 @@ def delete_mention(project, mention_id: int, *, curator: str = "") -> OpChanges:
     document, text, *_ = _mention(project, mention_id)
     step = Step(DELETE, f"delete mention “{text}” in {document}", document, mention_id, {})
     return _edit(
-        project, curator, step, lambda: project.set_mention_removed(mention_id, True, curator=curator)
+        project, curator, step, lambda: project.documents.set_mention_removed(mention_id, True, curator=curator)
     )
 
 
@@ -286,9 +286,9 @@ def set_mark(
 ) -> OpChanges:
     """A note, flag or done mark set (or, with "", cleared) as an undoable step."""
     if mention_id is not None:
-        found = project.mention_marks([mention_id]).get(mention_id, {})
+        found = project.marks.mention_marks([mention_id]).get(mention_id, {})
     else:
-        found = project.document_marks([document]).get(document, {})
+        found = project.marks.document_marks([document]).get(document, {})
     old = found[kind].value if kind in found else ""
     step = Step(
         MARK,
@@ -301,7 +301,7 @@ def set_mark(
         project,
         curator,
         step,
-        lambda: project.set_mark(kind, value, document=document, mention_id=mention_id, curator=curator),
+        lambda: project.marks.set_mark(kind, value, document=document, mention_id=mention_id, curator=curator),
     )
 
 
@@ -346,7 +346,7 @@ def redo(project, curator: str = "") -> OpChanges:
 def vetoed_changes(project, mention_ids) -> OpChanges:
     """What a removed (or restored) learnt synonym changes: the teaching of the mentions that taught it."""
     ids = frozenset(mention_ids)
-    documents = frozenset(project.mention_documents(sorted(ids)).values()) if ids else frozenset()
+    documents = frozenset(project.documents.mention_documents(sorted(ids)).values()) if ids else frozenset()
     return OpChanges(mentions=ids, documents=documents, relearn=ids)
 
 
@@ -365,16 +365,16 @@ def _carry_out(project, curator: str, step: Step, *, undoing: bool) -> OpChanges
         return _undo_decisions(project, curator, step) if undoing else _redo_decisions(project, curator, step)
     if step.kind == MARK:
         value = data["old"] if undoing else data["new"]
-        project.set_mark(
+        project.marks.set_mark(
             data["kind"], value, document=step.document, mention_id=step.mention, curator=curator
         )
     elif step.kind == SPAN:
-        project.set_mention_span(step.mention, *(data["old"] if undoing else data["new"]), curator=curator)
+        project.documents.set_mention_span(step.mention, *(data["old"] if undoing else data["new"]), curator=curator)
     elif step.kind == TYPE:
-        project.set_mention_type(step.mention, data["old"] if undoing else data["new"], curator=curator)
+        project.documents.set_mention_type(step.mention, data["old"] if undoing else data["new"], curator=curator)
     elif step.kind in (ADD, DELETE):
         removed = undoing == (step.kind == ADD)
-        project.set_mention_removed(step.mention, removed, curator=curator)
+        project.documents.set_mention_removed(step.mention, removed, curator=curator)
     elif step.kind == VETO:  # a learnt synonym removed (core.jobs.learnt): allowed again / removed again
         set_veto(project, data["concept"], data["string"], not undoing)
         return vetoed_changes(project, data["mentions"])
@@ -393,10 +393,10 @@ def _occurrences(project, curator: str, step: Step, *, undoing: bool) -> OpChang
     if undoing and step.data["decisions"]:
         changes = _undo_decisions(project, curator, step)
     for mention_id in ids:
-        project.set_mention_removed(mention_id, undoing, curator=curator)
+        project.documents.set_mention_removed(mention_id, undoing, curator=curator)
     if not undoing and step.data["decisions"]:
         changes = _redo_decisions(project, curator, step)
-    documents = frozenset(project.mention_documents(ids).values())
+    documents = frozenset(project.documents.mention_documents(ids).values())
     return changes | OpChanges(mentions=frozenset(ids), documents=documents, edited=frozenset(ids))
 
 
@@ -405,7 +405,7 @@ def _undo_decisions(project, curator: str, step: Step) -> OpChanges:
     standing = step_reads.in_force(project, step.data["decisions"])
     rows = [(d.mention_id, d.action) for d in standing]
     reverts = [NewDecision(m, "revert", curator=curator, detail={"undo": action}) for m, action in rows]
-    return project.decide(reverts)
+    return project.curation.decide(reverts)
 
 
 def _redo_decisions(project, curator: str, step: Step) -> OpChanges:
@@ -421,6 +421,6 @@ def _redo_decisions(project, curator: str, step: Step) -> OpChanges:
         )
         for d in step_reads.decisions_by_id(project, step.data["decisions"])
     ]
-    changes = project.decide(again, skip_decided=bool(step.data.get("skip_decided")))
+    changes = project.curation.decide(again, skip_decided=bool(step.data.get("skip_decided")))
     step.data = {**step.data, "decisions": list(changes.decision_ids)}
     return changes

@@ -92,7 +92,7 @@ def require_known_ids(project, requested: Mapping[str, str], *, known: set[str] 
     """Refuse, naming each one and where it was given (`requested`: id -> "FILE line N" or ""), ids
     that are not documents of the project; nothing is changed."""
     if known is None:
-        known = set(project.document_ids())
+        known = set(project.documents.document_ids())
     unknown = [(doc_id, where) for doc_id, where in requested.items() if doc_id not in known]
     if not unknown:
         return

@@ -42,9 +42,9 @@ log = logging.getLogger(__name__)
 
 def project_training_documents(project, split: str | None) -> list[Document]:
     """Documents of `split` (None: all) whose spans someone vouched for, with the spans that stand."""
-    decisions = project.current_decisions()
+    decisions = project.curation.current_decisions()
     out = []
-    for document, mention_ids in project.documents_with_mention_ids(split):
+    for document, mention_ids in project.documents.documents_with_mention_ids(split):
         kept: list[Mention] = []
         vouched = False
         for mention, mention_id in zip(document.mentions, mention_ids, strict=True):
@@ -73,7 +73,7 @@ def _decided(mention: Mention, decision) -> Mention:
 def training_splits(project) -> tuple[list, list]:
     """(train, dev) documents with vouched-for spans: dev is the dev split, else the last tenth of train;
     test documents are never trained on."""
-    held = set(project.document_ids("dev")) | set(project.document_ids("test"))
+    held = set(project.documents.document_ids("dev")) | set(project.documents.document_ids("test"))
     train = [d for d in project_training_documents(project, None) if d.doc_id not in held]
     dev = project_training_documents(project, "dev")
     if not dev and len(train) > 1:
@@ -244,7 +244,7 @@ def train_detector_for_project(
     """Train, save, register (and promote) a detector version."""
     from core.jobs.versions import draft_version, publish_version
 
-    kb = project.knowledge_base()
+    kb = project.kb.knowledge_base()
     train_docs, dev_docs = training_splits(project)
     fitted = fit_detector(
         project,

@@ -26,7 +26,7 @@ BULK_THRESHOLDS = (0.5, 0.8, 0.9, 0.95, 0.99)
 def gold_documents(project, split: str) -> list[Document]:
     """The split's documents with only their gold-linked mentions."""
     out = []
-    for document in project.documents(split):
+    for document in project.documents.documents(split):
         linked = [m for m in document.mentions if m.concept_ids and m.origin in ("gold", "imported")]
         if linked:
             out.append(document.with_mentions(linked))
@@ -65,8 +65,8 @@ def evaluate_ranker_for_project(
 ) -> dict:
     from core.project_models import load_linker
 
-    kb = project.knowledge_base()
-    if project.active_model(KIND) is None:
+    kb = project.kb.knowledge_base()
+    if project.models.active_model(KIND) is None:
         raise CuralinkError(
             f"{project.path}: no ranker in force; run `curalink -p {project.path} train ranker`"
         )

@@ -162,7 +162,7 @@ def fetch_pubmed(
     if batch_size < 1:
         raise CuralinkError(f"batch size must be at least 1, not {batch_size}")
     summary = FetchSummary(requested=len(pmids))
-    stored = set(project.document_ids()) if on_duplicate == "skip" else set()
+    stored = set(project.documents.document_ids()) if on_duplicate == "skip" else set()
     summary.already_stored = [p for p in pmids if p in stored]
     wanted = [p for p in pmids if p not in stored]
     batches = [wanted[i : i + batch_size] for i in range(0, len(wanted), batch_size)]
@@ -183,7 +183,7 @@ def fetch_pubmed(
         summary.missing = [p for p in wanted if p not in returned]
         if files:
             report = FormatReport()
-            result = project.import_documents(
+            result = project.documents.import_documents(
                 _read_all(files, report),
                 source=SOURCE,
                 fmt=FORMAT,

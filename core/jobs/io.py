@@ -102,7 +102,7 @@ def import_corpus(
     path = Path(path)
     get_format(fmt, path)
     report = FormatReport()
-    summary = project.import_documents(
+    summary = project.documents.import_documents(
         read_corpus(path, fmt, report=report),
         source=str(path),
         fmt=fmt,

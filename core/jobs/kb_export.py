@@ -113,12 +113,12 @@ def export_kb(
     """Write every concept (preferred name, then its synonyms) to `path`; returns the concept count."""
     if fmt not in WRITERS:
         raise CuralinkError(f"unknown KB export format {fmt!r}; choose one of {', '.join(EXPORT_FORMATS)}")
-    kb = project.knowledge_base()
+    kb = project.kb.knowledge_base()
     if len(kb) == 0:
         raise CuralinkError(f"{project.path}: the knowledge base is empty; nothing to export")
-    curator = {} if with_curator_synonyms else project.names_from_source(CURATOR_SOURCE)
+    curator = {} if with_curator_synonyms else project.kb.names_from_source(CURATOR_SOURCE)
     # generated name variants are not the vocabulary's names: `kb import` generates them again
-    for concept_id, names in project.names_from_source(VARIANT_SOURCE).items():
+    for concept_id, names in project.kb.names_from_source(VARIANT_SOURCE).items():
         curator[concept_id] = curator.get(concept_id, set()) | names
     total = len(kb)
     count = 0

@@ -186,13 +186,13 @@ def load(project, kind: str, version: str | None = None, **options):
     """A version of `kind` (the one in force when `version` is None), loaded and ready to use."""
     spec = model_kind(kind)
     if version is None:
-        row = project.active_model(kind)
+        row = project.models.active_model(kind)
         if row is None:
             raise CuralinkError(f"{project.path}: no {kind} in force (training one needs {spec.needs})")
     else:
-        rows = [row for row in project.model_versions(kind) if row.version == version]
+        rows = [row for row in project.models.model_versions(kind) if row.version == version]
         if not rows:
-            known = ", ".join(row.version for row in project.model_versions(kind)) or "none"
+            known = ", ".join(row.version for row in project.models.model_versions(kind)) or "none"
             raise CuralinkError(f"{project.path}: no {kind} version {version!r} (versions: {known})")
         row = rows[0]
     return spec.job("load")(project, row, **options)

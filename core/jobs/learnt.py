@@ -63,20 +63,20 @@ def learnt_synonyms(project) -> list[LearntSynonym]:
     refused = vetoed(project)
     stored = {
         (concept_id, normalize_name(name)): name
-        for concept_id, names in project.names_from_source(CURATOR_SOURCE).items()
+        for concept_id, names in project.kb.names_from_source(CURATOR_SOURCE).items()
         for name in names
     }
     resolved: dict[str, str | None] = {}
 
     def resolve(concept_id: str) -> str | None:
         if concept_id not in resolved:
-            resolved[concept_id] = project.resolve_concept_id(concept_id)
+            resolved[concept_id] = project.kb.resolve_concept_id(concept_id)
         return resolved[concept_id]
 
     groups: dict[tuple[str, str], list] = {}
     for link in curated_links(project, resolve, vetoes=False):
         groups.setdefault(veto_key(link.concept_id, link.query), []).append(link)
-    concepts = project.concepts(sorted({concept_id for concept_id, _ in groups}))
+    concepts = project.kb.concepts(sorted({concept_id for concept_id, _ in groups}))
     known = {
         concept_id: {normalize_name(n) for n in concept.names} if concept is not None else set()
         for concept_id, concept in concepts.items()
@@ -86,9 +86,9 @@ def learnt_synonyms(project) -> list[LearntSynonym]:
     groups = {k: v for k, v in groups.items() if k in stored or k in refused or k[1] not in known[k[0]]}
     if not groups:
         return []
-    documents = project.mention_documents([link.mention_id for links in groups.values() for link in links])
+    documents = project.documents.mention_documents([link.mention_id for links in groups.values() for link in links])
     texts = _mention_texts(project)
-    names = project.concept_names([concept_id for concept_id, _ in groups])
+    names = project.kb.concept_names([concept_id for concept_id, _ in groups])
     rows = []
     for key, links in groups.items():
         newest = max(links, key=lambda link: link.decision.id)
@@ -139,7 +139,7 @@ def restore_learnt(project, concept_id: str, string: str, *, curator: str = "") 
 
 
 def _veto_step(project, concept_id: str, string: str, curator: str, *, on: bool) -> OpChanges:
-    primary = project.resolve_concept_id(concept_id)
+    primary = project.kb.resolve_concept_id(concept_id)
     if primary is None:
         raise CuralinkError(f"no concept {concept_id!r} in the project's knowledge base")
     key = veto_key(primary, string)
@@ -151,7 +151,7 @@ def _veto_step(project, concept_id: str, string: str, curator: str, *, on: bool)
     mentions = _teaching(project, primary, key[1])
     verb = "remove" if on else "restore"
     label = f"{verb} learnt synonym “{string}” → {primary}"
-    documents = project.mention_documents(mentions[:1]) if mentions else {}
+    documents = project.documents.mention_documents(mentions[:1]) if mentions else {}
     first = mentions[0] if mentions else None
     step = Step(
         VETO,
@@ -170,12 +170,12 @@ def _veto_step(project, concept_id: str, string: str, curator: str, *, on: bool)
 
 def _teaching(project, concept_id: str, normalized: str) -> list[int]:
     """The mentions whose standing decision teaches (or, vetoed, would teach) this synonym."""
-    concept = project.concept(concept_id)
+    concept = project.kb.concept(concept_id)
     ids = {concept_id, *(concept.alt_ids if concept is not None else ())}
     candidates = linked_to(project, ids)
     if not candidates:
         return []
-    links = curated_links(project, project.resolve_concept_id, candidates, vetoes=False)
+    links = curated_links(project, project.kb.resolve_concept_id, candidates, vetoes=False)
     return sorted(
         {
             link.mention_id

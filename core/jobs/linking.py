@@ -40,7 +40,7 @@ def link_project(
     started = time.perf_counter()
     router = linker.router
     unrouted_before = dict(router.unrouted) if router is not None else {}
-    selected = list(project.documents_with_mention_ids(split, ids=ids))
+    selected = list(project.documents.documents_with_mention_ids(split, ids=ids))
     if mentions is not None:
         selected = [_only(document, mention_ids, mentions) for document, mention_ids in selected]
         selected = [pair for pair in selected if pair[1]]
@@ -86,9 +86,9 @@ def resuggest(
     list is stored for the span it was computed for, so an edit made meanwhile drops it.
     """
     wanted = set(mention_ids)
-    doc_ids = sorted(set(project.mention_documents(list(wanted)).values()))
+    doc_ids = sorted(set(project.documents.mention_documents(list(wanted)).values()))
     documents, ids = [], []
-    for document, mention_ids_in_doc in project.documents_with_mention_ids(ids=doc_ids):
+    for document, mention_ids_in_doc in project.documents.documents_with_mention_ids(ids=doc_ids):
         document, kept = _only(document, mention_ids_in_doc, wanted)
         if kept:
             documents.append(document)
@@ -119,7 +119,7 @@ def store_suggestions(
         for mention, mention_id, ranked in zip(document.mentions, mention_ids, per_document, strict=True):
             by_mention[mention_id] = ranked
             keys[mention_id] = mention_key(mention)
-    return project.store_suggestions(
+    return project.curation.store_suggestions(
         by_mention,
         computed_for=keys,
         retriever_version=linker.retriever_version,
@@ -196,7 +196,7 @@ class ProjectLinker:
         from core.jobs.mentions import detector_for_project, find_mentions
 
         if self._detector is None:
-            kb = self.linker.kb if self.linker.kb is not None else project.knowledge_base()
+            kb = self.linker.kb if self.linker.kb is not None else project.kb.knowledge_base()
             self._detector = detector_for_project(project, kb, device=self.linker.device)
         return find_mentions(project, self._detector, ids, progress=progress, cancel=cancel)
 

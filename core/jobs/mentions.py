@@ -56,7 +56,7 @@ def detect_into_project(
     for first in range(0, len(targets.tag), batch_documents):
         cancel.raise_if_cancelled()
         batch = list(
-            project.documents(ids=targets.tag[first : first + batch_documents], include_removed=True)
+            project.documents.documents(ids=targets.tag[first : first + batch_documents], include_removed=True)
         )
         for document, detected in zip(batch, detector.detect(batch), strict=True):
             for mention in detected:

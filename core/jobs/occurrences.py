@@ -123,7 +123,7 @@ def annotate_occurrences(
     undo step; `OpChanges.edited` holds the new mentions (to suggest for)."""
     decision = None
     if source is not None:
-        facts = project.current_decisions(mention_ids=[source])
+        facts = project.curation.current_decisions(mention_ids=[source])
         decision = facts.get(source)
         if decision is not None and decision.action == "reject":  # "not these suggestions": nothing to copy
             decision = None
@@ -137,7 +137,7 @@ def annotate_occurrences(
                 f"“{text}” occurs {len(found.spans)} times {_where(document)}: more than {MAX_OCCURRENCES} "
                 "in one step; annotate it document by document"
             )
-        added = [project.add_mention(d, s, e, type=type, curator=curator) for d, s, e in found.spans]
+        added = [project.documents.add_mention(d, s, e, type=type, curator=curator) for d, s, e in found.spans]
         decided = OpChanges()
         if decision is not None:
             batch = uuid.uuid4().hex[:12]
@@ -151,7 +151,7 @@ def annotate_occurrences(
                 )
                 for m in added
             ]
-            decided = project.decide(copies)
+            decided = project.curation.decide(copies)
         link = (
             f" as {decision.action}" + (f" → {decision.concept_id}" if decision.concept_id else "")
             if decision

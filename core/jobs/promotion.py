@@ -29,10 +29,10 @@ class UnreviewedWork:
 
 def unreviewed(project, *, first: Sequence[str] = ()) -> UnreviewedWork:
     """Documents with unreviewed mentions; the ones in `first` (the open document) come first."""
-    decided = set(project.current_decisions())
+    decided = set(project.curation.current_decisions())
     doc_ids: list[str] = []
     mention_ids: set[int] = set()
-    for document, ids in project.documents_with_mention_ids():
+    for document, ids in project.documents.documents_with_mention_ids():
         open_ids = [i for i in ids if i not in decided]
         if open_ids:
             doc_ids.append(document.doc_id)
@@ -89,14 +89,14 @@ def promote_versions(project, versions: Mapping[str, str]) -> dict[str, str]:
     """Put each kind's chosen version in force; returns those that changed (kind -> version)."""
     changed = {}
     for kind, version in versions.items():
-        known = {row.version for row in project.model_versions(kind)}
+        known = {row.version for row in project.models.model_versions(kind)}
         if version not in known:
             raise CuralinkError(
                 f"{project.path}: no {kind} version {version!r} (known: {', '.join(sorted(known))})"
             )
-        active = project.active_model(kind)
+        active = project.models.active_model(kind)
         if active is None or active.version != version:
-            project.promote_model(kind, version)
+            project.models.promote_model(kind, version)
             changed[kind] = version
             log.info("%s %s put in force", kind, version)
     return changed

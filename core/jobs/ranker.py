@@ -149,7 +149,7 @@ def train_ranker_for_project(
 ) -> TrainedVersion:
     """Train a ranker on every linked mention of the project, register it (and put it in force)."""
 
-    kb = project.knowledge_base()
+    kb = project.kb.knowledge_base()
     documents = linked_documents(project, kb).train_documents
     if not documents:
         log.warning(nothing_to_learn(project))
@@ -191,7 +191,7 @@ def train_ranker_for_project(
 
 def load_ranker(project, row, *, kb: KnowledgeBase | None = None) -> RankingStage:
     """A registered ranker version (`row` of the model registry) with the live annotation prior."""
-    kb = kb if kb is not None else project.knowledge_base()
+    kb = kb if kb is not None else project.kb.knowledge_base()
     model = RankerModel.load(row.path, project.path)
     model.version = row.version
     prior = annotation_prior(linked_documents(project, kb).train_documents, model.prior_smoothing)
@@ -219,7 +219,7 @@ def retrain_ranker(
     from core.jobs.retrain_report import KindReport, publish_retrained
 
     progress.enter(KIND)
-    active = project.active_model(KIND)
+    active = project.models.active_model(KIND)
     if not data.train_documents:
         raise CuralinkError(nothing_to_learn(project))
     old_model = None

@@ -39,8 +39,8 @@ def _percent(value: float) -> float:
 
 
 def _splits(project) -> tuple[list[Document], list[Document]]:
-    train_docs = list(project.documents("train"))
-    dev_docs = list(project.documents("dev"))
+    train_docs = list(project.documents.documents("train"))
+    dev_docs = list(project.documents.documents("dev"))
     if not train_docs:
         raise CuralinkError(f"{project.path}: no documents in the train split to train a reranker on")
     if not dev_docs:  # hold out a tenth of train for early stopping and the fusion weight
@@ -72,7 +72,7 @@ def train_reranker_for_project(
     from core.learn.training_data import fingerprint, gold_pairs
     from core.project_models import load_linker
 
-    kb = project.knowledge_base()
+    kb = project.kb.knowledge_base()
     linker = load_linker(
         project, kb=kb, use_reranker=False, use_ranker=False, candidates=candidates, cancel=cancel
     )
@@ -169,15 +169,15 @@ def evaluate_reranker_for_project(
     """
     from core.project_models import load_linker
 
-    active = project.active_model(KIND)
+    active = project.models.active_model(KIND)
     if active is None:
         raise CuralinkError(
             f"{project.path}: no trained reranker yet (run `curalink -p {project.path} train reranker`)"
         )
-    documents = list(project.documents(split))
+    documents = list(project.documents.documents(split))
     if not documents:
         raise CuralinkError(f"{project.path}: no documents in the {split!r} split")
-    kb = project.knowledge_base()
+    kb = project.kb.knowledge_base()
     linker = load_linker(
         project, kb=kb, use_reranker=False, use_ranker=False, candidates=candidates, cancel=cancel
     )

@@ -52,7 +52,7 @@ def retrain(
     ranker fits in seconds), so what a retrain learns does not depend on the machine's load;
     `max_seconds` optionally bounds each kind's training too (evaluation comes on top). `promote`: "if-not-worse"
     (held-out acc@1 at least the active version's), "always" or "never" (register only; promote later
-    with `Project.promote_model`). The retriever goes first, so the reranker trains on its candidates;
+    with `Project.models.promote_model`). The retriever goes first, so the reranker trains on its candidates;
     the learned ranker (seconds) goes last, on the candidates of the models then in force.
     `base_model` (any local BERT-family folder) is used only for a kind with no version yet.
     """
@@ -70,9 +70,9 @@ def retrain(
     progress = PhasedProgress(progress, retrain_phases(kinds, max_seconds))
     progress.enter("preparing", message="reading decisions and the knowledge base")
 
-    kb = project.knowledge_base()
+    kb = project.kb.knowledge_base()
     if prune_synonyms(project, kb):  # names taught by decisions that no longer stand go first
-        kb = project.knowledge_base()
+        kb = project.kb.knowledge_base()
     if len(kb) == 0:
         raise CuralinkError(f"{project.path}: the knowledge base is empty; import one first")
 
@@ -119,17 +119,17 @@ def retrain(
 
 def rollback(project, kind: str) -> str:
     """Re-activate the version that was in force before the active one; returns that version."""
-    active = project.active_model(kind)
+    active = project.models.active_model(kind)
     if active is None:
         raise CuralinkError(f"no active {kind} to roll back")
-    versions = project.model_versions(kind)
+    versions = project.models.model_versions(kind)
     previous = active.parent_version
     if not previous:
         older = [v for v in versions if v.id < active.id and v.status != "candidate"]
         if not older:
             raise CuralinkError(f"{kind} {active.version} is the first version: nothing to roll back to")
         previous = older[-1].version
-    project.promote_model(kind, previous)
+    project.models.promote_model(kind, previous)
     log.info("rolled %s back from %s to %s", kind, active.version, previous)
     return previous
 
@@ -150,7 +150,7 @@ def retrain_retriever(
 ) -> KindReport:
     from core.learn.warm_start import finetune_rescnn
 
-    active = project.active_model("retriever")
+    active = project.models.active_model("retriever")
     with draft_version(project, "retriever") as draft:
         scratch, version = draft.folder, draft.version
         report = KindReport("retriever", version, active.version if active else "", "")
@@ -244,7 +244,7 @@ def retrain_reranker(
     from core.rerank.reranker import CrossEncoderReranker
     from core.rerank.training import TrainingConfig, train
 
-    active = project.active_model("reranker")
+    active = project.models.active_model("reranker")
     if not data.train_documents:
         raise CuralinkError(
             "no curated or gold documents outside the held-out slice to train the reranker on"

@@ -44,15 +44,15 @@ def retrain_detector(
 
     progress.enter(KIND)
     vouched = [d for d in project_training_documents(project, None)]
-    test = set(project.document_ids("test"))
+    test = set(project.documents.document_ids("test"))
     vouched = [d for d in vouched if d.doc_id not in test]
     held = held_out_ids([d.doc_id for d in vouched])
     judge = [d for d in vouched if d.doc_id in held]
-    dev_split = set(project.document_ids("dev"))
+    dev_split = set(project.documents.document_ids("dev"))
     dev = [d for d in vouched if d.doc_id in dev_split and d.doc_id not in held]
     train = [d for d in vouched if d.doc_id not in held and d.doc_id not in dev_split]
     require_spans(project, train)
-    active = project.active_model(KIND)
+    active = project.models.active_model(KIND)
     report = KindReport(KIND, "", active.version if active else "", "")
     started = time.perf_counter()
     fitted = fit_detector(

@@ -66,7 +66,7 @@ def retrain_choice(project, device: str = "auto", asked: Sequence[str] | None = 
     """The one retrain policy of the CLI and the desk: the kinds asked for, as asked; otherwise the
     linking kinds (retriever, reranker, ranker) and the detector when one is in force (it learns from
     the new spans too), the reranker left out where no GPU makes training it worthwhile."""
-    offered = LINKING_KINDS + (("detector",) if project.active_model("detector") is not None else ())
+    offered = LINKING_KINDS + (("detector",) if project.models.active_model("detector") is not None else ())
     advice = reranker_advice(device)
     if asked:
         return RetrainChoice(tuple(asked), offered, advice)

@@ -40,7 +40,7 @@ def train_retriever(
     from core.retrieve.rescnn import RescnnConfig
     from core.retrieve.train import TrainOptions, train_rescnn
 
-    kb = project.knowledge_base()
+    kb = project.kb.knowledge_base()
     dev = _early_stopping_documents(project) if patience and include_gold else []
     held = {document.doc_id for document in dev}
     gold = gold_pairs(project, exclude=held) if include_gold else []
@@ -101,10 +101,10 @@ def load_retriever(project, row, **options):
 
 def _early_stopping_documents(project) -> list:
     """Gold-linked documents to stop training on: the dev split, else the last tenth of train."""
-    dev = [d for d in project.documents("dev") if any(m.concept_ids for m in d.mentions)]
+    dev = [d for d in project.documents.documents("dev") if any(m.concept_ids for m in d.mentions)]
     if dev:
         return dev
-    train = [d for d in project.documents("train") if any(m.concept_ids for m in d.mentions)]
+    train = [d for d in project.documents.documents("train") if any(m.concept_ids for m in d.mentions)]
     cut = max(1, len(train) // 10) if len(train) > 1 else 0
     if cut:
         log.info("no dev split: holding out %d train documents for early stopping", cut)

@@ -108,7 +108,7 @@ def _seed(project, session: Session, curator: str, *, persist: bool) -> _Index:
     steps = recent_decisions(project, curator, HISTORY_LIMIT) if curator else []
     for restored in steps:
         mention_ids = [m for m, *_ in restored.decisions]
-        documents = project.mention_documents(mention_ids)
+        documents = project.documents.mention_documents(mention_ids)
         first = restored.decisions[0]
         mention_id, action, concept_id, _detail, text = first
         where = documents.get(mention_id, "")

@@ -56,7 +56,7 @@ class TrainedVersion:
 
 
 def next_version(project, kind: str) -> str:
-    taken = {row.version for row in project.model_versions(kind)}
+    taken = {row.version for row in project.models.model_versions(kind)}
     number = len(taken) + 1
     while f"v{number}" in taken or (project.models_dir / kind / f"v{number}").exists():
         number += 1
@@ -78,9 +78,9 @@ def register_version(
     """Record a finished model folder in the registry (its parent: the version in force, unless given)
     and put it in force when asked. Every trainer ends this way."""
     if parent_version is None:
-        active = project.active_model(kind)
+        active = project.models.active_model(kind)
         parent_version = active.version if active else ""
-    project.register_model(
+    project.models.register_model(
         kind,
         version,
         path,
@@ -90,7 +90,7 @@ def register_version(
         parent_version=parent_version,
     )
     if promote:
-        project.promote_model(kind, version)
+        project.models.promote_model(kind, version)
 
 
 @contextmanager
@@ -120,7 +120,7 @@ def prune_project_indexes(project, kb_fingerprint: str) -> int:
     from core.retrieve.rescnn_retriever import saved_version
 
     try:
-        rows = project.model_versions("retriever")
+        rows = project.models.model_versions("retriever")
     except CuralinkError as exc:  # a registry row leading outside the project: prune nothing
         log.warning("%s; name indexes not pruned", exc)
         return 0

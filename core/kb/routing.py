@@ -212,7 +212,7 @@ class TypeRouter:
 
     @classmethod
     def for_project(cls, project, kb: KnowledgeBase) -> TypeRouter:
-        return cls(kb, route_table(project.setting(SETTING_KEY)))
+        return cls(kb, route_table(project.settings.setting(SETTING_KEY)))
 
     @property
     def active(self) -> bool:

@@ -73,7 +73,7 @@ def learn_decisions(
     ids = sorted(set(mention_ids))
     if not ids:
         return learned
-    doc_ids = sorted(set(project.mention_documents(ids).values()))
+    doc_ids = sorted(set(project.documents.mention_documents(ids).values()))
     learned.strings = _queries(project, doc_ids, set(ids))
     curated = curated_synonyms(project, kb, ids)  # read once: what the decided mentions link now
     learned.withdrawn = _withdraw(project, kb, retriever, set(learned.strings), curated)
@@ -92,7 +92,7 @@ def learn_decisions(
 def _queries(project, doc_ids: list[str], wanted: set[int]) -> list[str]:
     """The normalised whole-mention queries (abbreviations expanded) of the wanted mentions."""
     found: dict[str, None] = {}
-    for document, ids in project.documents_with_mention_ids(ids=doc_ids):
+    for document, ids in project.documents.documents_with_mention_ids(ids=doc_ids):
         for plan, mention_id in zip(plan_document(document), ids, strict=True):
             if mention_id in wanted and normalize_name(plan.query):
                 found[normalize_name(plan.query)] = None

@@ -1,7 +1,7 @@
 """Uncertainty-first ordering: the documents whose mentions the models are least sure about come first.
 
 Uncertainty is the margin between the top two candidate scores (reranker score when there is one):
-a small margin is a coin toss, where one decision teaches the most. `Project.queue()` computes the
+a small margin is a coin toss, where one decision teaches the most. `Project.desk.queue()` computes the
 per-document margin from stored suggestions; the benchmark uses `document_margin` on fresh candidates,
 with the same rule.
 """
@@ -17,7 +17,7 @@ CERTAIN = 1.0
 
 def margin(candidates: Sequence[Candidate]) -> float:
     """How far apart the top two scores are; a lone candidate (or none) counts as certain, as in
-    `Project.queue`. Absolute: a composite mention's list is merged by rank (the whole mention's best,
+    `Project.desk.queue`. Absolute: a composite mention's list is merged by rank (the whole mention's best,
     then each part's), so its second row can score higher than its first."""
     if len(candidates) < 2:
         return CERTAIN
@@ -31,5 +31,5 @@ def document_margin(per_mention: Sequence[Sequence[Candidate]]) -> float:
 
 def uncertainty_order(project, *, include_done: bool = False) -> list[str]:
     """Document ids, smallest margin first (ties keep import order); finished documents left out."""
-    entries = [e for e in project.queue() if include_done or e.status != "done"]
+    entries = [e for e in project.desk.queue() if include_done or e.status != "done"]
     return [e.doc_id for e in sorted(entries, key=lambda e: e.margin)]

@@ -70,7 +70,7 @@ def curated_links(
     if not learning_on(project):
         return []
     wanted = None if mention_ids is None else set(mention_ids)
-    state = project.current_decisions(mention_ids=None if wanted is None else sorted(wanted))
+    state = project.curation.current_decisions(mention_ids=None if wanted is None else sorted(wanted))
     linked = [
         mention_id
         for mention_id, decision in state.items()
@@ -80,7 +80,7 @@ def curated_links(
         return []
     doc_ids: set[str] = set()  # plan only those documents; chunks stay below SQLite's variable limit
     for start in range(0, len(linked), _CHUNK):
-        doc_ids.update(project.mention_documents(linked[start : start + _CHUNK]).values())
+        doc_ids.update(project.documents.mention_documents(linked[start : start + _CHUNK]).values())
     ordered = sorted(doc_ids)
     refused = vetoed(project) if vetoes else set()
     found: list[CuratedLink] = []
@@ -90,7 +90,7 @@ def curated_links(
 
 
 def _collect(project, resolve, state, linked: set[int], doc_ids: list[str], refused, found: list) -> None:
-    for document, ids in project.documents_with_mention_ids(ids=doc_ids):
+    for document, ids in project.documents.documents_with_mention_ids(ids=doc_ids):
         for plan, mention_id in zip(plan_document(document), ids, strict=True):
             if mention_id not in linked:
                 continue
@@ -121,11 +121,11 @@ def prune_synonyms(project, kb: KnowledgeBase | None = None) -> int:
     rejected or corrected to another concept): a curator's mistake must not stay in the KB as a name
     that keeps suggesting the wrong concept. Returns how many names were removed from the store (read
     the KB again when it is not 0); its fingerprint changes, so the name index is rebuilt without them."""
-    kb = kb if kb is not None else project.knowledge_base()  # ids are resolved against it; not changed
+    kb = kb if kb is not None else project.kb.knowledge_base()  # ids are resolved against it; not changed
     stale = stale_synonyms(project, kb)
     if not stale:
         return 0
-    removed = project.remove_names(stale, source=CURATOR_SOURCE)
+    removed = project.kb.remove_names(stale, source=CURATOR_SOURCE)
     log.info("%d curator synonyms removed: the decisions that taught them no longer stand", removed)
     return removed
 
@@ -146,13 +146,13 @@ def withdraw_synonyms(
     stale = stale_synonyms(project, kb, among=among, supported=supported, complete=complete)
     if not stale:
         return []
-    project.remove_names(stale, source=CURATOR_SOURCE)
+    project.kb.remove_names(stale, source=CURATOR_SOURCE)
     withdrawn: list[NameEntry] = []
     for concept_id, names in stale.items():
         # The KB holds one name per spelling that normalises alike: a curator's "episodic ataxia type 2"
         # and MEDIC's "Episodic ataxia type 2" are one entry, which stays while the store still has the
         # other (else the live KB, and the index saved for it, would no longer be the stored KB's).
-        stored = project.concept(concept_id)
+        stored = project.kb.concept(concept_id)
         still = {normalize_name(n) for n in stored.names} if stored is not None else set()
         gone = {n for n in names if normalize_name(n) not in still}
         if gone:
@@ -175,7 +175,7 @@ def stale_synonyms(
     strings of the mentions just decided); `supported`: (concept id, normalised name) pairs already
     known to stand, with `complete` every pair that stands (nothing more is read). Every decision is read
     only when some stored name is left in doubt."""
-    stored = project.names_from_source(CURATOR_SOURCE)
+    stored = project.kb.names_from_source(CURATOR_SOURCE)
     if among is not None:
         stored = {c: {n for n in names if normalize_name(n) in among} for c, names in stored.items()}
     stored = {c: {n for n in names if (c, normalize_name(n)) not in supported} for c, names in stored.items()}
@@ -227,10 +227,10 @@ def learn_synonyms(
     saved index move together. `curated`: `curated_synonyms` of these mentions when the caller has
     already read it. Returns the names that were new to the KB.
     """
-    kb = kb if kb is not None else project.knowledge_base()
+    kb = kb if kb is not None else project.kb.knowledge_base()
     if curated is None:
         curated = curated_synonyms(project, kb, mention_ids)
-    stored = project.names_from_source(CURATOR_SOURCE) if len(curated) > _FEW else {}
+    stored = project.kb.names_from_source(CURATOR_SOURCE) if len(curated) > _FEW else {}
     added: list[NameEntry] = []
     for concept_id, names in curated.items():
         concept = kb.concepts.get(concept_id)
@@ -238,7 +238,7 @@ def learn_synonyms(
         if any(n not in known for n in names):  # a name the store has under this exact spelling is
             # skipped (it would be refused as a repeat): a load re-reads every decision, one transaction
             # per concept was a second of the desk's start on MEDIC
-            project.add_names(concept_id, names, source=CURATOR_SOURCE)
+            project.kb.add_names(concept_id, names, source=CURATOR_SOURCE)
         added += kb.add_names(concept_id, names)
     if retriever is not None and added:
         retriever.add_names(added, drop_superseded=True)
@@ -256,7 +256,7 @@ def index_curator_synonyms(project, kb: KnowledgeBase) -> list[NameEntry]:
     """
     if not new_synonyms(project, kb):
         return []
-    active = project.active_model("retriever")
+    active = project.models.active_model("retriever")
     retriever = None
     if active is not None:
         from core.retrieve.rescnn_retriever import RescnnRetriever

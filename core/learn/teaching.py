@@ -23,19 +23,19 @@ TEACH = "teach"  # decision detail: False = decide without teaching
 
 def learning_on(project) -> bool:
     """Whether decisions teach the KB curator synonyms (the project's setting, default on)."""
-    value = project.setting(LEARNING_KEY, True)
+    value = project.settings.setting(LEARNING_KEY, True)
     if not isinstance(value, bool):
         raise CuralinkError(f"project setting {LEARNING_KEY!r} is not true or false: {value!r}")
     return value
 
 
 def set_learning(project, on: bool) -> None:
-    project.set_setting(LEARNING_KEY, bool(on))
+    project.settings.set_setting(LEARNING_KEY, bool(on))
 
 
 def vetoed(project) -> set[tuple[str, str]]:
     """(concept id, normalised string) pairs a curator removed from the learnt synonyms."""
-    value = project.setting(VETOED_KEY, [])
+    value = project.settings.setting(VETOED_KEY, [])
     if not isinstance(value, list) or not all(
         isinstance(v, list) and len(v) == 2 and all(isinstance(s, str) for s in v) for v in value
     ):

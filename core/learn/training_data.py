@@ -24,7 +24,7 @@ def gold_pairs(
     and so are the documents in `exclude` (held out for early stopping)."""
     pairs: list[tuple[str, str]] = []
     for split in splits:
-        for document in project.documents(split):
+        for document in project.documents.documents(split):
             if document.doc_id in exclude:
                 continue
             for mention, plan in zip(document.mentions, plan_document(document), strict=True):
@@ -37,9 +37,9 @@ def gold_pairs(
 def curated_pairs(project, *, exclude: Collection[str] = ()) -> list[tuple[str, str]]:
     """(query, concept id) for every mention whose current decision is accept or correct (outside the
     documents in `exclude`)."""
-    state = project.current_decisions()
+    state = project.curation.current_decisions()
     pairs = []
-    for document, mention_ids in project.documents_with_mention_ids():
+    for document, mention_ids in project.documents.documents_with_mention_ids():
         if document.doc_id in exclude:
             continue
         plans = plan_document(document)
@@ -145,16 +145,16 @@ def training_set(
     these documents are read (an open desk refreshes the links of the documents just decided); the
     held-out slice is still chosen among all of the project's documents, so it is the same slice.
     """
-    gold_documents = {doc_id for split in gold_splits for doc_id in project.document_ids(split)}
+    gold_documents = {doc_id for split in gold_splits for doc_id in project.documents.document_ids(split)}
     if doc_ids is None:  # streamed: a large project's documents are not all held at once
-        documents = project.documents_with_mention_ids()
-        state = project.current_decisions()
+        documents = project.documents.documents_with_mention_ids()
+        state = project.curation.current_decisions()
     else:
-        documents = list(project.documents_with_mention_ids(ids=sorted(set(doc_ids))))
-        state = project.current_decisions(mention_ids=[m for _, ids in documents for m in ids])
+        documents = list(project.documents.documents_with_mention_ids(ids=sorted(set(doc_ids))))
+        state = project.curation.current_decisions(mention_ids=[m for _, ids in documents for m in ids])
     rejected_top = _rejected_concepts(project, state)
     result = TrainingSet()
-    held_out_slice = held_out_ids(project.document_ids(), held_out_fraction)
+    held_out_slice = held_out_ids(project.documents.document_ids(), held_out_fraction)
     for document, mention_ids in documents:
         held_out = document.doc_id in held_out_slice
         in_gold_split = document.doc_id in gold_documents
@@ -205,5 +205,5 @@ def training_set(
 def _rejected_concepts(project, state: dict) -> dict[int, str]:
     """A reject without a concept refers to the top suggestion the curator saw."""
     wanted = [m for m, d in state.items() if d.action == "reject" and not d.concept_id]
-    suggestions = project.suggestions_for(wanted) if wanted else {}
+    suggestions = project.curation.suggestions_for(wanted) if wanted else {}
     return {m: found[0].concept_id for m, found in suggestions.items() if found}

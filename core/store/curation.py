@@ -73,10 +73,10 @@ def curated_documents(
     `curated_only` writes only documents with at least one mention decided (any decision still in
     force after undo), each with all its mentions; `split` keeps one split.
     """
-    state = project.current_decisions()
-    mention_marks, document_marks = project.mention_marks(), project.document_marks()
+    state = project.curation.current_decisions()
+    mention_marks, document_marks = project.marks.mention_marks(), project.marks.document_marks()
     preferred = _preferred_ids(project)
-    for document, mention_ids in project.documents_with_mention_ids(split):
+    for document, mention_ids in project.documents.documents_with_mention_ids(split):
         decided = [state.get(mention_id) for mention_id in mention_ids]
         if curated_only and not any(decided):
             continue
@@ -114,7 +114,7 @@ def _preferred_ids(project) -> Callable[[str], str]:
     @cache
     def preferred(concept_id: str) -> str:
         parts = concept_id.split(COMPOSITE_SEPARATOR)
-        return COMPOSITE_SEPARATOR.join(project.resolve_concept_id(p) or p for p in parts)
+        return COMPOSITE_SEPARATOR.join(project.kb.resolve_concept_id(p) or p for p in parts)
 
     return preferred
 

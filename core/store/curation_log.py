@@ -53,7 +53,7 @@ DECISION_ACTIONS = (
 
 @dataclass(frozen=True)
 class NewDecision:
-    """One decision to write with `Project.record_decisions` (the bulk form of `record_decision`)."""
+    """One decision to write with `Project.curation.record_decisions` (the bulk form of `record_decision`)."""
 
     mention_id: int
     action: str

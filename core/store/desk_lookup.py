@@ -96,9 +96,9 @@ def search_text(project, query: str, *, limit: int = 500) -> list[TextHit]:
 def project_identity(project) -> str:
     """A random id stored in the project's settings table the first time it is asked for: it moves
     with the folder (a path would not), so per-user desk state can be keyed by it."""
-    value = project.setting(IDENTITY_KEY)
+    value = project.settings.setting(IDENTITY_KEY)
     if isinstance(value, str) and value:
         return value
     value = uuid.uuid4().hex
-    project.set_setting(IDENTITY_KEY, value)
+    project.settings.set_setting(IDENTITY_KEY, value)
     return value

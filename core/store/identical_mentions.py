@@ -123,7 +123,7 @@ def apply_to_identical(
     """Copy the decision in force on `source` to each target still undecided, in one transaction.
 
     The copies say where they came from (detail `identical_to`, and one `batch` id shared by the lot)."""
-    decision = project.current_decisions(mention_ids=[source]).get(source)
+    decision = project.curation.current_decisions(mention_ids=[source]).get(source)
     if decision is None:
         raise CuralinkError(f"mention {source} has no decision to apply to identical mentions")
     batch = uuid.uuid4().hex[:12]
@@ -138,7 +138,7 @@ def apply_to_identical(
         for target in targets
         if target != source
     ]
-    return project.decide(copies, skip_decided=True)
+    return project.curation.decide(copies, skip_decided=True)
 
 
 def revert_all(project, mention_ids, *, curator: str = "", undoing: str = "") -> OpChanges:
@@ -147,4 +147,4 @@ def revert_all(project, mention_ids, *, curator: str = "", undoing: str = "") ->
         NewDecision(m, "revert", curator=curator, detail={"undo": undoing or "identical"})
         for m in sorted(mention_ids)
     ]
-    return project.decide(reverts)
+    return project.curation.decide(reverts)

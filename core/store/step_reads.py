@@ -77,7 +77,7 @@ def in_force(project, decision_ids: Sequence[int]) -> list[Decision]:
 
 
 def suggestion_versions(project, mention_ids: Sequence[int]) -> dict[int, str]:
-    """The model version(s) behind each mention's suggestions (`Project.suggestion_version` for many, in
+    """The model version(s) behind each mention's suggestions (`Project.curation.suggestion_version` for many, in
     one statement per 500 mentions: a bulk accept records them)."""
     ordered = sorted(set(mention_ids))
     found: dict[int, str] = {}

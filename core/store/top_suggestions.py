@@ -59,7 +59,7 @@ def undecided_top_suggestions(project, mention_ids: Sequence[int] | None = None)
             for start in range(0, len(ordered), _CHUNK):
                 chunk = ordered[start : start + _CHUNK]
                 rows += session.execute(query.where(SuggestionRow.mention_id.in_(chunk))).all()
-    decided = project.current_decisions(mention_ids=mention_ids)
+    decided = project.curation.current_decisions(mention_ids=mention_ids)
     found = []
     for row in rows:
         if row.mention_id in decided:

@@ -24,18 +24,18 @@ def ranked_project(demo_project):
     from core.jobs.ranker import train_ranker_for_project
 
     decided = []
-    for document, mention_ids in demo_project.documents_with_mention_ids():
+    for document, mention_ids in demo_project.documents.documents_with_mention_ids():
         for mention, mention_id in zip(document.mentions, mention_ids, strict=True):
             if len(mention.concept_ids) == 1:
-                top = demo_project.suggestions(mention_id)
+                top = demo_project.curation.suggestions(mention_id)
                 action = "accept" if top and top[0].concept_id == mention.concept_id else "correct"
-                demo_project.record_decision(mention_id, action, concept_id=mention.concept_id, curator="ann")
+                demo_project.curation.record_decision(mention_id, action, concept_id=mention.concept_id, curator="ann")
                 decided.append(mention_id)
     assert train_ranker_for_project(demo_project, device="cpu").trained
     for mention_id in decided:
-        demo_project.record_decision(mention_id, "revert", curator="ann")
+        demo_project.curation.record_decision(mention_id, "revert", curator="ann")
     ProjectLinker.for_project(demo_project, device="cpu").link_project(demo_project)
-    assert demo_project.current_decisions() == {}
+    assert demo_project.curation.current_decisions() == {}
     return demo_project
 
 
@@ -52,7 +52,7 @@ def ranked_window(qtbot, ranked_project, app_settings):
 
 
 def _stored_curve(project) -> dict:
-    active = project.active_model("ranker")
+    active = project.models.active_model("ranker")
     return json.loads((Path(active.path) / "ranker.json").read_text(encoding="utf-8"))["metrics"][CURVE_KEY]
 
 
@@ -107,7 +107,7 @@ def test_the_dialog_counts_names_the_score_and_shows_held_out_figures(ranked_win
     count, documents = _sql_count(project, 0.5, "v1")
     assert count > 0 and f"Accepts {count} mentions in {documents} document" in _plain(dialog.count_label)
     dialog.findChild(QDialogButtonBox).button(QDialogButtonBox.StandardButton.Ok).click()
-    state = project.current_decisions()
+    state = project.curation.current_decisions()
     assert len(state) == count
     assert all(
         d.action == "accept" and json.loads(d.detail_json)["bulk_threshold"] == 0.5 for d in state.values()
@@ -117,7 +117,7 @@ def test_the_dialog_counts_names_the_score_and_shows_held_out_figures(ranked_win
 
 def test_the_default_follows_the_stored_curve(ranked_window, ranked_project):
     """A curve written by hand into ranker.json: 97 % below 0.84, 98.5 % from 0.84 up."""
-    active = ranked_project.active_model("ranker")
+    active = ranked_project.models.active_model("ranker")
     path = Path(active.path) / "ranker.json"
     stored = json.loads(path.read_text(encoding="utf-8"))
     thresholds = [round(i / 100, 2) for i in range(101)]
@@ -144,7 +144,7 @@ def test_without_a_ranker_the_dialog_falls_back_to_090_and_says_so(window):
     assert "fixed fallback: no ranker in force" in dialog.default_label.text()
     assert "not a probability" in dialog.score_label.text()
     assert "No held-out precision or coverage" in dialog.held_out_label.text()
-    suggestions = window.project.suggestions_for(window.model.mention_ids)
+    suggestions = window.project.curation.suggestions_for(window.model.mention_ids)
     expected = sum(1 for m in window.model.mention_ids if suggestions[m] and suggestions[m][0].score >= 0.9)
     assert f"Accepts {expected} mention" in _plain(dialog.count_label)
 
@@ -156,17 +156,17 @@ def test_suggestions_the_ranker_did_not_score_are_never_bulk_accepted(ranked_win
     doc_id = window.model.doc.doc_id
     ProjectLinker.for_project(project, device="cpu", use_ranker=False).link_project(project, ids=[doc_id])
     window.document.open_document(doc_id)
-    assert not any(project.suggestion_version(m).endswith("ranker v1") for m in window.model.mention_ids)
+    assert not any(project.curation.suggestion_version(m).endswith("ranker v1") for m in window.model.mention_ids)
     dialog = window.curation.bulk_accept_dialog()
     dialog.threshold.setValue(0.0)
     assert "Accepts 0 mentions in this document, of 0 undecided" in _plain(dialog.count_label)
-    others = len([m for m in window.model.mention_ids if project.suggestions(m)])
+    others = len([m for m in window.model.mention_ids if project.curation.suggestions(m)])
     assert others > 0 and dialog.other_label.isVisible()
     assert f"{others} undecided mentions here have suggestions ranker v1 did not score" in _plain(
         dialog.other_label
     )
     assert not dialog.findChild(QDialogButtonBox).button(QDialogButtonBox.StandardButton.Ok).isEnabled()
-    assert window.curation.bulk_accept(0.0) == 0 and project.current_decisions() == {}
+    assert window.curation.bulk_accept(0.0) == 0 and project.curation.current_decisions() == {}
     dialog.scope.setCurrentIndex(1)  # the rest of the queue was scored by the ranker
     count, _ = _sql_count(project, 0.0, "v1")
     assert count > 0 and f"Accepts {count} mentions" in _plain(dialog.count_label)

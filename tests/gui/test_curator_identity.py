@@ -55,7 +55,7 @@ def test_decisions_after_switching_carry_the_new_curator(window, demo_project, a
     window.document.select_mention(2)
     window.curation.decide("nil")
     assert _signed(demo_project)[-2:] == [(second, "accept", "Ada Lovelace"), (third, "nil", "Ada Lovelace")]
-    decisions = demo_project.current_decisions()
+    decisions = demo_project.curation.current_decisions()
     assert (decisions[first].curator, decisions[second].curator) == ("tester", "Ada Lovelace")
     # The next start reads the name back.
     reread = AppSettings(QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat))

@@ -25,7 +25,7 @@ def _select(window, doc_id: str, text: str, nth: int = 0) -> int:
 
 
 def _state(project) -> dict:
-    return project.current_decisions()
+    return project.curation.current_decisions()
 
 
 def test_a_decision_applies_to_identical_mentions_and_one_undo_takes_it_back(window, demo_project, qtbot):
@@ -52,14 +52,14 @@ def test_a_decision_applies_to_identical_mentions_and_one_undo_takes_it_back(win
     # one of them already decided by another curator, which must stay as it is.
     pattern = re.compile(r"\bdiabetes\b", re.IGNORECASE)
     occurrences = []
-    for document, ids in demo_project.documents_with_mention_ids():
+    for document, ids in demo_project.documents.documents_with_mention_ids():
         spans = {(m.start, m.end): i for m, i in zip(document.mentions, ids, strict=True)}
         for hit in pattern.finditer(document.text):
-            mention_id = spans.get(hit.span()) or demo_project.add_mention(document.doc_id, *hit.span())
+            mention_id = spans.get(hit.span()) or demo_project.documents.add_mention(document.doc_id, *hit.span())
             occurrences.append((document.doc_id, mention_id))
     assert len(occurrences) == 3  # two in 90000002, one (imported) in 90000003
     theirs = next(m for doc, m in occurrences if doc == "90000002")
-    demo_project.record_decision(theirs, "reject", curator="ann")
+    demo_project.curation.record_decision(theirs, "reject", curator="ann")
     source = _select(window, "90000003", "diabetes")
     qtbot.keyClick(window, Qt.Key.Key_N)
     window.document.select_mention(window.model.mention_ids.index(source))
@@ -120,27 +120,27 @@ def test_notes_flags_and_done_are_stored_shown_and_undone(window, demo_project, 
     mention_id = _select(window, "90000001", "HD")
     index = window.model.current
     qtbot.keyClick(window, Qt.Key.Key_F)
-    assert set(demo_project.mention_marks([mention_id])[mention_id]) == {"flag"}
+    assert set(demo_project.marks.mention_marks([mention_id])[mention_id]) == {"flag"}
     assert "flagged for later" in window.marks.marks_strip.text() and window.marks.marks_strip.isVisible()
     assert window.abstract.marks[index].flagged
     qtbot.keyClick(window, Qt.Key.Key_E)
     window.menu_dialog.setTextValue("HD here is Huntington disease, not heart disease")
     window.menu_dialog.accept()
-    note = demo_project.mention_marks([mention_id])[mention_id]["note"]
+    note = demo_project.marks.mention_marks([mention_id])[mention_id]["note"]
     assert (note.value, note.curator) == ("HD here is Huntington disease, not heart disease", "tester")
     assert "not heart disease" in window.abstract.tooltip_html([index])
     assert "not heart disease" in window.marks.marks_strip.text()
     qtbot.keyClick(window, Qt.Key.Key_D)
     qtbot.keyClick(window, Qt.Key.Key_F, SHIFT)
-    assert set(demo_project.document_marks(["90000001"])["90000001"]) == {"done", "flag"}
+    assert set(demo_project.marks.document_marks(["90000001"])["90000001"]) == {"done", "flag"}
     assert "done" in window.marks.marks_strip.text()
     qtbot.keyClick(window, Qt.Key.Key_Z, CTRL)  # the document flag
     qtbot.keyClick(window, Qt.Key.Key_Z, CTRL)  # done
-    assert "90000001" not in demo_project.document_marks()
-    assert [m.value for m in demo_project.mark_history(document="90000001")] == ["true", "true", "", ""]
+    assert "90000001" not in demo_project.marks.document_marks()
+    assert [m.value for m in demo_project.marks.mark_history(document="90000001")] == ["true", "true", "", ""]
     window.document.select_mention(window.model.mention_ids.index(mention_id))
     qtbot.keyClick(window, Qt.Key.Key_F)  # flag off
-    assert set(demo_project.mention_marks([mention_id])[mention_id]) == {"note"}
+    assert set(demo_project.marks.mention_marks([mention_id])[mention_id]) == {"note"}
     assert not window.abstract.marks[index].flagged
 
 
@@ -166,7 +166,7 @@ def test_undo_history_survives_a_restart(window, demo_project, app_settings, qtb
     first, second = window.model.mention_ids[0], window.model.mention_ids[1]
     qtbot.keyClick(window, Qt.Key.Key_1)
     qtbot.keyClick(window, Qt.Key.Key_N)
-    demo_project.record_decision(window.model.mention_ids[2], "reject", curator="someone else")
+    demo_project.curation.record_decision(window.model.mention_ids[2], "reject", curator="someone else")
     pd = [
         i for m, i in zip(window.model.doc.mentions, window.model.mention_ids, strict=True) if m.text == "PD"
     ]

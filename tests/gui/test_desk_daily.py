@@ -75,7 +75,7 @@ def test_a_revisited_mention_shows_the_candidate_it_is_linked_to(qtbot, window, 
     mention_id = window.model.current_mention_id()
     qtbot.keyClick(window, Qt.Key.Key_3)
     qtbot.waitUntil(
-        lambda: demo_project.current_decisions(mention_ids=[mention_id]).get(mention_id) is not None
+        lambda: demo_project.curation.current_decisions(mention_ids=[mention_id]).get(mention_id) is not None
     )
     window.document.select_mention(window.model.mention_ids.index(mention_id))
     assert window.candidates.view.currentIndex().row() == 2
@@ -108,8 +108,8 @@ def test_the_note_editor_wraps_and_ctrl_enter_saves(qtbot, window, demo_project)
     qtbot.keyClicks(editor, "check the second abstract")
     qtbot.keyClick(editor, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
     doc_id = window.model.doc.doc_id
-    qtbot.waitUntil(lambda: "note" in demo_project.document_marks([doc_id]).get(doc_id, {}))
-    assert demo_project.document_marks([doc_id])[doc_id]["note"].value == "check the second abstract"
+    qtbot.waitUntil(lambda: "note" in demo_project.marks.document_marks([doc_id]).get(doc_id, {}))
+    assert demo_project.marks.document_marks([doc_id])[doc_id]["note"].value == "check the second abstract"
 
 
 def test_kb_search_placement_leaves_the_mention_in_view():
@@ -155,7 +155,7 @@ def test_a_document_marked_done_is_marked_in_the_queue(qtbot, window, demo_proje
     assert "marked done" in window.queue.model.index(row, 0).data(Qt.ItemDataRole.ToolTipRole)
     assert window.queue.current_id() == doc_id
     # as the store says, read afresh; and D again clears it
-    assert [e.marked_done for e in demo_project.queue([doc_id])] == [True]
+    assert [e.marked_done for e in demo_project.desk.queue([doc_id])] == [True]
     qtbot.keyClick(window, Qt.Key.Key_D)
     qtbot.waitUntil(lambda: not window.queue.entry(doc_id).marked_done)
-    assert [e.marked_done for e in demo_project.queue([doc_id])] == [False]
+    assert [e.marked_done for e in demo_project.desk.queue([doc_id])] == [False]

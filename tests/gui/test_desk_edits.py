@@ -42,14 +42,14 @@ def _suggested(window, mention_id: int) -> bool:
 
 def test_extending_a_span_resuggests_and_enter_waits_for_the_new_candidates(window, demo_project, qtbot):
     mention_id = _select(window, "90000004", "ovarian cancer")
-    original = [c.concept_id for c in demo_project.suggestions(mention_id)]
+    original = [c.concept_id for c in demo_project.curation.suggestions(mention_id)]
     assert original[0] == "D010051"  # the demo links "ovarian cancer" to Ovarian Neoplasms
     # The imported span is cut short ("an cancer"), as in the issue, and suggested for as it is.
     start, end = (
         window.model.doc.mentions[window.model.current].start,
         window.model.doc.mentions[window.model.current].end,
     )
-    demo_project.set_mention_span(mention_id, start + 5, end)
+    demo_project.documents.set_mention_span(mention_id, start + 5, end)
     window.links.resuggest(mention_id)
     window.document.refresh(mention_id)
     assert window.model.doc.mentions[window.model.current].text == "an cancer"
@@ -62,15 +62,15 @@ def test_extending_a_span_resuggests_and_enter_waits_for_the_new_candidates(wind
         assert window.model.doc.mentions[window.model.current].text == "ovarian cancer"
         # At once: the old candidates are gone from the store and the panel, so Enter stores nothing.
         assert window.model.suggestions[mention_id] == [] and window.candidates.model.candidates == []
-        assert mention_id not in demo_project.suggestion_sets([mention_id])
+        assert mention_id not in demo_project.curation.suggestion_sets([mention_id])
         assert "computing suggestions for the new span" in window.candidates.mention_label.text()
         qtbot.keyClick(window, Qt.Key.Key_Return)
-        assert mention_id not in demo_project.current_decisions()
+        assert mention_id not in demo_project.curation.current_decisions()
 
     qtbot.waitUntil(lambda: _suggested(window, mention_id), timeout=TIMEOUT)
     assert [c.concept_id for c in window.model.suggestions[mention_id]] == original
     qtbot.keyClick(window, Qt.Key.Key_Return)
-    decision = demo_project.current_decisions()[mention_id]
+    decision = demo_project.curation.current_decisions()[mention_id]
     assert (decision.action, decision.concept_id) == ("accept", "D010051")
 
     # Undo the accept, then the span edit: the short span comes back and is suggested for again.
@@ -82,7 +82,7 @@ def test_extending_a_span_resuggests_and_enter_waits_for_the_new_candidates(wind
         assert window.model.suggestions[mention_id] == []
     qtbot.waitUntil(lambda: _suggested(window, mention_id), timeout=TIMEOUT)
     assert window.model.suggested_for[mention_id] == short_key
-    assert mention_id not in demo_project.current_decisions()
+    assert mention_id not in demo_project.curation.current_decisions()
 
 
 def test_a_late_answer_for_an_old_span_never_reaches_the_panel(window, demo_project, qtbot):
@@ -90,15 +90,15 @@ def test_a_late_answer_for_an_old_span_never_reaches_the_panel(window, demo_proj
     old_key = _key(window, mention_id)
     stale = [Candidate("D009369", "Neoplasms", "Neoplasms", 0.99)]
     window.curation.adjust(0, -1)  # "ovarian cance"
-    chunk = LinkedChunk(["90000004"], demo_project.queue(), {mention_id: SuggestionSet(old_key, stale)})
+    chunk = LinkedChunk(["90000004"], demo_project.desk.queue(), {mention_id: SuggestionSet(old_key, stale)})
     window.links.on_chunk(chunk)  # a linker that read the old span answers late
     assert window.model.suggestions[mention_id] != stale
     qtbot.keyClick(window, Qt.Key.Key_Return)
-    assert mention_id not in demo_project.current_decisions()
+    assert mention_id not in demo_project.curation.current_decisions()
     # The store refuses a decision made on suggestions for the old span, whoever sends it.
     window.model.suggestions[mention_id], window.model.suggested_for[mention_id] = stale, old_key
     assert not window.curation.accept_rank(1)
-    assert mention_id not in demo_project.current_decisions()
+    assert mention_id not in demo_project.curation.current_decisions()
     assert "not saved" in window.statusBar().currentMessage()
     assert not window.undo_stack.canRedo() and window.undo_stack.count() == 1  # only the span edit
 
@@ -129,7 +129,7 @@ def test_composite_mention_linked_to_several_concepts(window, demo_project, qtbo
     qtbot.keyClick(window, getattr(Qt.Key, f"Key_{ovarian}"), CTRL)
     assert window.candidates.model.marked == {"D001943", "D010051"}
     qtbot.keyClick(window, Qt.Key.Key_Return)
-    decision = demo_project.current_decisions()[mention_id]
+    decision = demo_project.curation.current_decisions()[mention_id]
     assert (decision.action, decision.concept_id) == ("accept", "D001943|D010051")
     assert json.loads(decision.detail_json)["ranks"] == [breast, ovarian]
 
@@ -141,9 +141,9 @@ def test_composite_mention_linked_to_several_concepts(window, demo_project, qtbo
     assert mark.state == "accepted" and "D001943 Breast Neoplasms | D010051 Ovarian Neoplasms" in mark.concept
 
     qtbot.keyClick(window, Qt.Key.Key_Z, CTRL)  # one undo step for the whole link
-    assert mention_id not in demo_project.current_decisions()
+    assert mention_id not in demo_project.curation.current_decisions()
     qtbot.keyClick(window, Qt.Key.Key_Z, CTRL | SHIFT)
-    assert demo_project.current_decisions()[mention_id].concept_id == "D001943|D010051"
+    assert demo_project.curation.current_decisions()[mention_id].concept_id == "D001943|D010051"
 
     # A KB search adds a concept to the link (Ctrl+Enter) instead of replacing it (Enter).
     window.document.select_mention(window.model.mention_ids.index(mention_id))
@@ -152,9 +152,9 @@ def test_composite_mention_linked_to_several_concepts(window, demo_project, qtbo
     dialog.run_search()
     assert dialog.result_ids()[0] == "D011471"
     qtbot.keyClick(dialog.query, Qt.Key.Key_Return, CTRL)
-    assert demo_project.current_decisions()[mention_id].concept_id == "D001943|D010051"  # not yet
+    assert demo_project.curation.current_decisions()[mention_id].concept_id == "D001943|D010051"  # not yet
     qtbot.keyClick(window, Qt.Key.Key_Return)  # Enter stores the link built
-    decision = demo_project.current_decisions()[mention_id]
+    decision = demo_project.curation.current_decisions()[mention_id]
     assert (decision.action, decision.concept_id) == ("correct", "D001943|D010051|D011471")
 
     window.act_help.trigger()
@@ -201,4 +201,4 @@ def test_export_dialog_offers_curated_accepted_and_split_filters(window, demo_pr
     assert export(curated_only=True, split="dev") == ["1000001"]
     assert export(accepted_only=True) == ["90000001"]
     assert export(accepted_only=True, split="dev") == []
-    assert len(export()) == len(demo_project.document_ids())
+    assert len(export()) == len(demo_project.documents.document_ids())

@@ -47,7 +47,7 @@ def _run(window, qtbot, trigger) -> object:
 
 
 def test_find_mentions_tags_the_raw_abstract_and_links_them(window, demo_project, qtbot) -> None:
-    demo_project.import_documents([_raw_document()], source="", split="")
+    demo_project.documents.import_documents([_raw_document()], source="", split="")
     window.document.reload_queue()
     window.document.open_document("raw-1")
     assert window.model.mention_ids == []
@@ -59,7 +59,7 @@ def test_find_mentions_tags_the_raw_abstract_and_links_them(window, demo_project
     text = window.model.doc.text
     expected = _spans(text, "Huntington disease", "cystic fibrosis", "asthma")
     assert [(m.start, m.end) for m in window.model.doc.mentions] == expected, "shown in the open abstract"
-    assert [(m.start, m.end) for m in demo_project.document("raw-1").mentions] == expected, "stored"
+    assert [(m.start, m.end) for m in demo_project.documents.document("raw-1").mentions] == expected, "stored"
     assert all(m.origin == "detected" and m.type for m in window.model.doc.mentions)
     assert found[0].added == len(expected) and "dictionary" in found[0].detector
     assert "found 5 mention(s) in 1 document(s) with the dictionary" in window.statusBar().currentMessage()
@@ -74,20 +74,20 @@ def test_find_mentions_tags_the_raw_abstract_and_links_them(window, demo_project
 
 def test_find_mentions_leaves_a_gold_abstract_alone_and_says_why(window, demo_project, qtbot) -> None:
     doc_id = window.model.doc.doc_id
-    before = demo_project.document(doc_id).mentions
+    before = demo_project.documents.document(doc_id).mentions
     _run(window, qtbot, window.detect.find_mentions_here)
-    assert demo_project.document(doc_id).mentions == before
+    assert demo_project.documents.document(doc_id).mentions == before
     message = window.statusBar().currentMessage()
     assert "found 0 mention(s)" in message and "1 document(s) skipped: annotated by a gold file" in message
 
 
 def test_find_mentions_in_every_raw_document_skips_the_annotated_ones(window, demo_project, qtbot) -> None:
-    demo_project.import_documents([_raw_document("raw-1"), _raw_document("raw-2")], source="", split="")
+    demo_project.documents.import_documents([_raw_document("raw-1"), _raw_document("raw-2")], source="", split="")
     window.document.reload_queue()
     job = _run(window, qtbot, window.detect.find_mentions_in_raw)
     assert job is not None
     for doc_id in ("raw-1", "raw-2"):
-        assert len(demo_project.document(doc_id).mentions) == 5
+        assert len(demo_project.documents.document(doc_id).mentions) == 5
     assert window.detect.find_mentions_in_raw() is None, "nothing raw is left"
 
 
@@ -106,7 +106,7 @@ def test_uncertain_detected_spans_are_drawn_apart_until_decided(window, demo_pro
     sure = Mention(
         cf[0], cf[1], "cystic fibrosis", "Disease", origin="detected", infons={"probability": 0.97}
     )
-    demo_project.import_documents([document.with_mentions([unsure, sure])], source="", split="")
+    demo_project.documents.import_documents([document.with_mentions([unsure, sure])], source="", split="")
     window.document.reload_queue()
     window.document.open_document("raw-1")
     dotted = QTextCharFormat.UnderlineStyle.DotLine

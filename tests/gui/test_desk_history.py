@@ -48,33 +48,33 @@ def test_undo_after_a_restart_takes_back_the_done_mark_first_and_shows_where(
     bulk = window.curation.bulk_accept(0.0)  # every suggested, undecided mention of the document
     accepted = [m for m in window.model.mention_ids if m in window.model.decisions]
     assert bulk == len(accepted) > 1
-    state = demo_project.current_decisions()
-    assert all(state[m].model_version == demo_project.suggestion_version(m) != "" for m in accepted)
+    state = demo_project.curation.current_decisions()
+    assert all(state[m].model_version == demo_project.curation.suggestion_version(m) != "" for m in accepted)
     qtbot.keyClick(window, Qt.Key.Key_E, SHIFT)  # a note on the document
     window.menu_dialog.setTextValue("abbreviations checked")
     window.menu_dialog.accept()
     qtbot.keyClick(window, Qt.Key.Key_D)  # done
-    assert DONE in demo_project.document_marks(["90000001"])["90000001"]
+    assert DONE in demo_project.marks.document_marks(["90000001"])["90000001"]
 
     again = _restart(window, demo_project, app_settings, qtbot)
     try:
         again.document.open_document("90000006")  # somewhere else
         assert again.act_undo.text() == "Undo mark 90000001 done"
         qtbot.keyClick(again, Qt.Key.Key_Z, CTRL)
-        marks = demo_project.document_marks(["90000001"])["90000001"]
+        marks = demo_project.marks.document_marks(["90000001"])["90000001"]
         assert DONE not in marks and marks[NOTE].value == "abbreviations checked"
-        assert all(demo_project.current_decisions()[m].action == "accept" for m in accepted)
+        assert all(demo_project.curation.current_decisions()[m].action == "accept" for m in accepted)
         assert again.model.doc.doc_id == "90000001"  # taken to the document the undo changed
         assert again.statusBar().currentMessage() == "undone: mark 90000001 done"
         assert again.act_redo.text() == "Redo mark 90000001 done"
 
         qtbot.keyClick(again, Qt.Key.Key_Z, CTRL)  # the note
-        assert NOTE not in demo_project.document_marks(["90000001"]).get("90000001", {})
+        assert NOTE not in demo_project.marks.document_marks(["90000001"]).get("90000001", {})
         assert again.act_undo.text().startswith(f"Undo bulk accept of {bulk} mention(s)")
 
         again.document.open_document("90000006")
         qtbot.keyClick(again, Qt.Key.Key_Z, CTRL)  # the bulk accept, in the document it changed
-        state = demo_project.current_decisions()
+        state = demo_project.curation.current_decisions()
         assert not any(m in state for m in accepted)
         assert again.model.doc.doc_id == "90000001" and again.model.current_mention_id() == accepted[0]
         assert again.act_redo.text().startswith(f"Redo bulk accept of {bulk} mention(s)")
@@ -109,7 +109,7 @@ def test_a_decision_redraws_without_reading_the_store(window, demo_project, qtbo
         qtbot.keyClick(window, Qt.Key.Key_1)
     finally:
         event.remove(demo_project.engine, "before_cursor_execute", counted)
-    assert demo_project.current_decisions()[mention_id].action == "accept"
+    assert demo_project.curation.current_decisions()[mention_id].action == "accept"
     assert window.model.decisions[mention_id].action == "accept"  # shown, from the operation's answer
     assert window.abstract.marks[window.model.mention_ids.index(mention_id)].state == "accepted"
     assert window.model.current_mention_id() != mention_id  # moved on to the next open mention
@@ -130,18 +130,18 @@ def test_ctrl_enter_builds_a_link_and_stores_nothing_until_enter(window, demo_pr
         dialog.run_search()
         assert dialog.result_ids()[0] == concept
         qtbot.keyClick(dialog.query, Qt.Key.Key_Return, CTRL)  # add to the link
-        assert mention_id not in demo_project.current_decisions()  # nothing stored yet
+        assert mention_id not in demo_project.curation.current_decisions()  # nothing stored yet
         assert window.model.current_mention_id() == mention_id  # still on the mention being linked
-        assert demo_project.names_from_source(CURATOR_SOURCE) == {}
+        assert demo_project.kb.names_from_source(CURATOR_SOURCE) == {}
     assert window.model.marked == ["D001943", "D010051"]
     assert "Enter stores it" in window.statusBar().currentMessage()
 
     qtbot.keyClick(window, Qt.Key.Key_Return)
-    decision = demo_project.current_decisions()[mention_id]
+    decision = demo_project.curation.current_decisions()[mention_id]
     assert (decision.action, decision.concept_id) == ("correct", "D001943|D010051")
     assert "D001943|D010051" in window.undo_stack.undoText() or "D001943 " in window.undo_stack.undoText()
     # the composite's text names neither part alone: it is no synonym of either
-    assert curated_synonyms(demo_project, demo_project.knowledge_base(), [mention_id]) == {}
+    assert curated_synonyms(demo_project, demo_project.kb.knowledge_base(), [mention_id]) == {}
 
 
 def test_reject_of_a_detected_span_means_not_a_mention_in_exports(
@@ -150,8 +150,8 @@ def test_reject_of_a_detected_span_means_not_a_mention_in_exports(
     title = "Huntington disease and cystic fibrosis in one family"
     body = "A patient with Huntington disease had a sister with cystic fibrosis; asthma was treated."
     document = Document("raw-1", (Passage(0, title, "title"), Passage(len(title) + 1, body, "abstract")))
-    demo_project.import_documents([document])
-    detector = DictionaryDetector.from_kb(demo_project.knowledge_base(), mention_type="Disease")
+    demo_project.documents.import_documents([document])
+    detector = DictionaryDetector.from_kb(demo_project.kb.knowledge_base(), mention_type="Disease")
     assert detect_into_project(demo_project, detector, ids=["raw-1"]).added >= 3
     window.document.reload_queue()
     window.document.open_document("raw-1")

@@ -69,19 +69,19 @@ def test_a_bad_item_offers_skip_and_report_and_writes_the_cli_report(
     cli_rows = _rows(cli_project / "logs")
     assert [row[1:3] for row in cli_rows[1:]] == [["7", "document 7000002"]]
 
-    before = set(demo_project.document_ids())
+    before = set(demo_project.documents.document_ids())
     job = window.files.import_corpus_from(corpus, "pubtator")
     qtbot.waitUntil(job.done.is_set, timeout=30000)
     offer = _dialog(window, qtbot, "Bad items in the file")
     assert "1 item cannot be read; nothing was imported" in offer.text()
     assert "line 7, document 7000002: mention text 'Colon tumour' does not match" in offer.detailedText()
-    assert set(demo_project.document_ids()) == before  # nothing stored yet
+    assert set(demo_project.documents.document_ids()) == before  # nothing stored yet
     (skip,) = [button for button in offer.buttons() if button.text() == "Skip and report"]
     skip.click()
     qtbot.waitUntil(lambda: window.menu_job is not job and window.menu_job.done.is_set(), timeout=30000)
     summary = _dialog(window, qtbot, "Import")
-    assert set(demo_project.document_ids()) - before == {"7000001", "7000002"}
-    assert [m.text for m in demo_project.document("7000002").mentions] == ["Colon cancer"]
+    assert set(demo_project.documents.document_ids()) - before == {"7000001", "7000002"}
+    assert [m.text for m in demo_project.documents.document("7000002").mentions] == ["Colon cancer"]
     assert _rows(demo_project.path / "logs") == cli_rows
     assert "1 invalid item(s) skipped" in summary.informativeText()
     summary.accept()

@@ -18,7 +18,7 @@ CTRL = Qt.KeyboardModifier.ControlModifier
 
 def _suggested(window, project) -> int:
     """Open a document with an undecided mention that has suggestions, select it, return its id."""
-    for entry in project.queue():
+    for entry in project.desk.queue():
         window.document.open_document(entry.doc_id)
         for index, mention_id in enumerate(window.model.mention_ids):
             if window.model.suggestions.get(mention_id) and mention_id not in window.model.decisions:
@@ -28,28 +28,28 @@ def _suggested(window, project) -> int:
 
 
 def _detail(project, mention_id: int) -> dict:
-    return json.loads(project.current_decisions(mention_ids=[mention_id])[mention_id].detail_json)
+    return json.loads(project.curation.current_decisions(mention_ids=[mention_id])[mention_id].detail_json)
 
 
 def test_alt_enter_accepts_without_teaching_and_enter_still_teaches(window, demo_project, qtbot):
     mention_id = _suggested(window, demo_project)
     top = window.model.suggestions[mention_id][0].concept_id
     qtbot.keyClick(window, Qt.Key.Key_Return, ALT)
-    qtbot.waitUntil(lambda: mention_id in demo_project.current_decisions(mention_ids=[mention_id]))
-    decision = demo_project.current_decisions(mention_ids=[mention_id])[mention_id]
+    qtbot.waitUntil(lambda: mention_id in demo_project.curation.current_decisions(mention_ids=[mention_id]))
+    decision = demo_project.curation.current_decisions(mention_ids=[mention_id])[mention_id]
     assert (decision.action, decision.concept_id) == ("accept", top)
     assert _detail(demo_project, mention_id)["teach"] is False
     assert "(not taught)" in window.statusBar().currentMessage()
 
     other = _suggested(window, demo_project)
     qtbot.keyClick(window, Qt.Key.Key_Return)  # plain Enter teaches as before
-    qtbot.waitUntil(lambda: other in demo_project.current_decisions(mention_ids=[other]))
+    qtbot.waitUntil(lambda: other in demo_project.curation.current_decisions(mention_ids=[other]))
     assert "teach" not in _detail(demo_project, other)
 
     window.act_no_teach.trigger()  # Curate ▸ Decide without teaching: every decision until unchecked
     third = _suggested(window, demo_project)
     qtbot.keyClick(window, Qt.Key.Key_R)
-    qtbot.waitUntil(lambda: third in demo_project.current_decisions(mention_ids=[third]))
+    qtbot.waitUntil(lambda: third in demo_project.curation.current_decisions(mention_ids=[third]))
     assert _detail(demo_project, third)["teach"] is False
 
 
@@ -61,7 +61,7 @@ def test_the_learnt_list_removes_a_synonym_as_one_undo_step(window, demo_project
     wrong = _wrong_concept(demo_project, mention)
     curation.decide(demo_project, mention_id, "correct", concept_id=wrong, curator="ann")
     ProjectLinker.for_project(demo_project, use_reranker=False, use_ranker=False)  # a load learns it
-    assert mention.text in demo_project.concept(wrong).synonyms
+    assert mention.text in demo_project.kb.concept(wrong).synonyms
 
     dialog = open_learnt(window)
     qtbot.waitExposed(dialog)
@@ -88,11 +88,11 @@ def test_the_learnt_list_removes_a_synonym_as_one_undo_step(window, demo_project
     assert dialog.table.item(0, 7).text() != "removed"
 
     dialog.learning.setChecked(False)  # the project's switch, also the menu's check mark
-    assert demo_project.setting("learn.from_decisions") is False
+    assert demo_project.settings.setting("learn.from_decisions") is False
     assert not window.act_learning.isChecked()
     assert dialog.table.rowCount() == 0 and "off" in dialog.summary.text()
     window.act_learning.trigger()
-    assert demo_project.setting("learn.from_decisions") is True
+    assert demo_project.settings.setting("learn.from_decisions") is True
 
 
 def test_removing_in_the_list_withdraws_the_synonym_from_the_loaded_linker(window, demo_project, qtbot):
@@ -100,7 +100,7 @@ def test_removing_in_the_list_withdraws_the_synonym_from_the_loaded_linker(windo
 
     mention, mention_id = _correctable(demo_project)
     wrong = _wrong_concept(demo_project, mention)
-    doc_id = demo_project.mention_documents([mention_id])[mention_id]
+    doc_id = demo_project.documents.mention_documents([mention_id])[mention_id]
     loading = window.service.link([doc_id])  # loads the models
     qtbot.waitUntil(loading.done.is_set, timeout=120000)
     window.document.open_document(doc_id, mention_id=mention_id)
@@ -113,16 +113,16 @@ def test_removing_in_the_list_withdraws_the_synonym_from_the_loaded_linker(windo
     with qtbot.waitSignal(window.service.learned, timeout=60000) as learning:
         dialog.remove.click()
     assert [(e.concept_id, e.name) for e in learning.args[0][0].withdrawn] == [(wrong, mention.text)]
-    assert mention.text not in demo_project.concept(wrong).synonyms
+    assert mention.text not in demo_project.kb.concept(wrong).synonyms
     dialog.reject()
 
     # learning off: a correction is stored, but nothing learns from it (live or in the store)
     window.act_learning.trigger()
-    assert demo_project.setting("learn.from_decisions") is False
+    assert demo_project.settings.setting("learn.from_decisions") is False
     assert window.saving.undo() == "saved"  # the removal
     assert window.saving.undo() == "saved"  # the correction
-    qtbot.waitUntil(lambda: mention_id not in demo_project.current_decisions(mention_ids=[mention_id]))
+    qtbot.waitUntil(lambda: mention_id not in demo_project.curation.current_decisions(mention_ids=[mention_id]))
     window.document.open_document(doc_id, mention_id=mention_id)
     assert window.curation.decide("correct", wrong)
     qtbot.waitUntil(lambda: not window.service.busy(), timeout=30000)
-    assert mention.text not in demo_project.concept(wrong).synonyms
+    assert mention.text not in demo_project.kb.concept(wrong).synonyms

@@ -11,7 +11,7 @@ from tests.test_live_learning import _with_copies, _wrong_concept
 
 
 def _tops(project, mention_ids) -> list[tuple[str, str]]:
-    found = project.suggestions_for(mention_ids)
+    found = project.curation.suggestions_for(mention_ids)
     return [(found[m][0].concept_id, found[m][0].matched_name) for m in mention_ids]
 
 
@@ -27,7 +27,7 @@ def test_a_correction_reaches_identical_mentions_elsewhere_and_an_undo_takes_it_
     before = _tops(demo_project, copies)
     assert all(concept_id != wrong for concept_id, _ in before)
 
-    doc_id = demo_project.mention_documents([mention_id])[mention_id]
+    doc_id = demo_project.documents.mention_documents([mention_id])[mention_id]
     window.document.open_document(doc_id, mention_id=mention_id)
     assert window.model.current_mention_id() == mention_id
     with qtbot.waitSignal(window.service.learned, timeout=60000) as learnt:
@@ -45,4 +45,4 @@ def test_a_correction_reaches_identical_mentions_elsewhere_and_an_undo_takes_it_
     assert [(e.concept_id, e.name) for e in found.withdrawn] == [(wrong, mention.text)]
     qtbot.waitUntil(lambda: not window.service.busy(), timeout=30000)
     assert _tops(demo_project, copies) == before
-    assert mention.text not in demo_project.concept(wrong).synonyms
+    assert mention.text not in demo_project.kb.concept(wrong).synonyms

@@ -37,7 +37,7 @@ def _newest(db: Path, mention_id: int) -> tuple | None:
 
 def test_a_decision_and_its_undo_through_the_model(demo):
     model = DeskModel(demo, curator=lambda: "model-tester")
-    doc_id = next(entry.doc_id for entry in demo.queue() if not entry.unsuggested)
+    doc_id = next(entry.doc_id for entry in demo.desk.queue() if not entry.unsuggested)
     assert model.open(doc_id)
     index = model.first_open_mention()
     assert model.select(index) == index

@@ -15,7 +15,7 @@ TWO = "No QZ here?  Yes: QZ."
 
 
 def _open(window, project) -> int:
-    project.import_documents(
+    project.documents.import_documents(
         [
             Document("occ-1", (Passage(0, ONE, "abstract"),)),
             Document("occ-2", (Passage(0, TWO, "abstract"),)),
@@ -23,14 +23,14 @@ def _open(window, project) -> int:
         source="",
         split="",
     )
-    first = project.add_mention("occ-1", 0, 2, type="Disease")
+    first = project.documents.add_mention("occ-1", 0, 2, type="Disease")
     window.document.reload_queue()
     window.document.open_document("occ-1")
     return first
 
 
 def _spans(project, doc_id: str) -> list[tuple[int, int]]:
-    return sorted((m.start, m.end) for m in project.document(doc_id).mentions)
+    return sorted((m.start, m.end) for m in project.documents.document(doc_id).mentions)
 
 
 def test_a_selection_is_annotated_everywhere_and_one_undo_takes_it_back(window, demo_project, qtbot):
@@ -48,10 +48,10 @@ def test_a_selection_is_annotated_everywhere_and_one_undo_takes_it_back(window, 
         == "<b>5 occurrences in 2 documents (1 already a mention)</b> will become mentions"
     )
     dialog.accept()
-    qtbot.waitUntil(lambda: len(demo_project.document("occ-2").mentions) == 2)
+    qtbot.waitUntil(lambda: len(demo_project.documents.document("occ-2").mentions) == 2)
     assert _spans(demo_project, "occ-1") == [(0, 2), (33, 35), (49, 51), (71, 73)]
     assert _spans(demo_project, "occ-2") == [(3, 5), (18, 20)]
-    assert {m.type for m in demo_project.document("occ-2").mentions} == {"Disease"}  # the document's type
+    assert {m.type for m in demo_project.documents.document("occ-2").mentions} == {"Disease"}  # the document's type
     assert len(window.model.doc.mentions) == 4  # the open document shows them
     assert window.undo_stack.undoText().startswith("annotate “QZ”")
 
@@ -65,7 +65,7 @@ def test_a_decided_mention_gives_its_decision_to_its_occurrences_in_the_document
     first = _open(window, demo_project)
     window.document.select_mention(window.model.mention_ids.index(first))
     qtbot.keyClick(window, Qt.Key.Key_N)  # not in the KB
-    qtbot.waitUntil(lambda: first in demo_project.current_decisions(mention_ids=[first]))
+    qtbot.waitUntil(lambda: first in demo_project.curation.current_decisions(mention_ids=[first]))
     window.document.select_mention(window.model.mention_ids.index(first))
     window.abstract.select_text(0, 0)
     qtbot.keyClick(window, Qt.Key.Key_A, CTRL_SHIFT)
@@ -73,8 +73,8 @@ def test_a_decided_mention_gives_its_decision_to_its_occurrences_in_the_document
     assert dialog.link is not None and dialog.link.isChecked() and dialog.type.text() == "Disease"
     assert dialog.count.text().startswith("<b>3 occurrences in 1 document")
     dialog.accept()
-    qtbot.waitUntil(lambda: len(demo_project.document("occ-1").mentions) == 4)
-    ids = [i for _, ids in demo_project.documents_with_mention_ids(ids=["occ-1"]) for i in ids]
-    state = demo_project.current_decisions(mention_ids=ids)
+    qtbot.waitUntil(lambda: len(demo_project.documents.document("occ-1").mentions) == 4)
+    ids = [i for _, ids in demo_project.documents.documents_with_mention_ids(ids=["occ-1"]) for i in ids]
+    state = demo_project.curation.current_decisions(mention_ids=ids)
     assert sorted(d.action for d in state.values()) == ["nil"] * 4
     assert _spans(demo_project, "occ-2") == []  # this document only

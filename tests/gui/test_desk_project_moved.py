@@ -87,7 +87,7 @@ def test_a_moved_project_is_said_once_keeps_the_unsaved_change_and_reopens_where
     assert window.watch.lost_dialog is None and window.watch.watch_timer.isActive()
     assert window.project.path == moved and app_settings.last_project == moved
     with Project.open(moved) as again:  # the waiting change is in the project at its new place
-        assert again.current_decisions(mention_ids=[mention_id])[mention_id].action == "nil"
+        assert again.curation.current_decisions(mention_ids=[mention_id])[mention_id].action == "nil"
     assert window.model.decisions[mention_id].action == "nil"
     window.document.select_mention(window.model.mention_ids.index(mention_id))
     window.activateWindow()
@@ -95,7 +95,7 @@ def test_a_moved_project_is_said_once_keeps_the_unsaved_change_and_reopens_where
     qtbot.keyClick(window, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)  # the desk works on as before
     qtbot.waitUntil(lambda: mention_id not in window.model.decisions, timeout=CEILING_MS)
     with Project.open(moved) as again:
-        assert mention_id not in again.current_decisions(mention_ids=[mention_id])
+        assert mention_id not in again.curation.current_decisions(mention_ids=[mention_id])
     window.close()
 
 

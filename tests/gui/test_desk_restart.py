@@ -43,11 +43,11 @@ def _index_files(folder) -> dict[str, tuple[int, int, int]]:
 
 def _view_matches_store(window, project, doc_id: str) -> None:
     """What the window shows of the open document is what the store holds now."""
-    stored = project.current_decisions(mention_ids=window.model.mention_ids)
+    stored = project.curation.current_decisions(mention_ids=window.model.mention_ids)
     assert {m: d.action for m, d in window.model.decisions.items()} == {
         m: d.action for m, d in stored.items()
     }
-    suggested = project.suggestion_sets(window.model.mention_ids)
+    suggested = project.curation.suggestion_sets(window.model.mention_ids)
     expected = [
         mention_state(
             stored[m].action if m in stored else None, bool(suggested.get(m) and suggested[m].candidates)
@@ -56,7 +56,7 @@ def _view_matches_store(window, project, doc_id: str) -> None:
     ]
     assert [mark.state for mark in window.abstract.marks] == expected
     assert f"· {len(stored)} reviewed" in window.doc_meta.text()
-    (row,) = project.queue(doc_ids=[doc_id])
+    (row,) = project.desk.queue(doc_ids=[doc_id])
     assert window.queue.entry(doc_id).reviewed == row.reviewed
 
 
@@ -65,7 +65,7 @@ def test_a_restart_after_a_withdrawal_reuses_the_index_and_keys_act_while_models
 ) -> None:
     mention, mention_id = _correctable(demo_project)
     wrong = _wrong_concept(demo_project, mention)
-    doc_id = demo_project.mention_documents([mention_id])[mention_id]
+    doc_id = demo_project.documents.mention_documents([mention_id])[mention_id]
 
     # Session 1: a correction teaches a synonym, Ctrl+Z withdraws it, then a decision that stands ("not in
     # the KB": it teaches no synonym, so undoing it later leaves the index as saved).
@@ -83,7 +83,7 @@ def test_a_restart_after_a_withdrawal_reuses_the_index_and_keys_act_while_models
     decided_id = first.model.current_mention_id()
     with qtbot.waitSignal(first.service.learned, timeout=CEILING_MS):
         qtbot.keyClick(first, Qt.Key.Key_N)
-    assert demo_project.current_decisions()[decided_id].action == "nil"
+    assert demo_project.curation.current_decisions()[decided_id].action == "nil"
     qtbot.waitUntil(lambda: not first.service.busy(), timeout=CEILING_MS)
     first.close()
     saved = _index_files(demo_project.index_dir)
@@ -112,7 +112,7 @@ def test_a_restart_after_a_withdrawal_reuses_the_index_and_keys_act_while_models
         qtbot.keyClick(second, Qt.Key.Key_Z, CTRL)
         qtbot.waitUntil(lambda: decided_id not in second.model.decisions, timeout=CEILING_MS)
         assert not loaded.is_set(), "the undo waited for the model loader"
-        assert decided_id not in demo_project.current_decisions()
+        assert decided_id not in demo_project.curation.current_decisions()
         _view_matches_store(second, demo_project, doc_id)
 
         at = second.model.current

@@ -11,18 +11,18 @@ TINY = {"kinds": ("retriever",), "promote": "never", "held_out_fraction": 0.34, 
 
 def decide_all_but_open(window, project) -> dict[int, tuple[str, str]]:
     """Accept the gold link of every mention outside the open document; returns the decisions."""
-    for document, ids in project.documents_with_mention_ids():
+    for document, ids in project.documents.documents_with_mention_ids():
         if document.doc_id == window.model.doc.doc_id:
             continue
         for mention, mention_id in zip(document.mentions, ids, strict=True):
             if len(mention.concept_ids) == 1:
-                project.record_decision(mention_id, "accept", concept_id=mention.concept_id, curator="ann")
-    return {m: (d.action, d.concept_id) for m, d in project.current_decisions().items()}
+                project.curation.record_decision(mention_id, "accept", concept_id=mention.concept_id, curator="ann")
+    return {m: (d.action, d.concept_id) for m, d in project.curation.current_decisions().items()}
 
 
 def test_curation_goes_on_while_retraining_and_cancel_keeps_models(window, demo_project, qtbot):
     decide_all_but_open(window, demo_project)
-    versions = [(v.kind, v.version, v.status) for v in demo_project.model_versions()]
+    versions = [(v.kind, v.version, v.status) for v in demo_project.models.model_versions()]
     folders = sorted(p.name for p in (demo_project.models_dir / "retriever").iterdir())
     job = window.retrain.start_retrain({**TINY, "max_seconds": 60.0, "epochs": 50})
     status = window.retrain.retrain_status
@@ -30,17 +30,17 @@ def test_curation_goes_on_while_retraining_and_cancel_keeps_models(window, demo_
     qtbot.waitUntil(lambda: status.message.startswith("retriever: training"), timeout=120_000)
 
     mention_id = window.model.current_mention_id()
-    assert mention_id not in demo_project.current_decisions()
+    assert mention_id not in demo_project.curation.current_decisions()
     assert window.curation.accept_rank(1)
-    qtbot.waitUntil(lambda: mention_id in demo_project.current_decisions(), timeout=20_000)
+    qtbot.waitUntil(lambda: mention_id in demo_project.curation.current_decisions(), timeout=20_000)
     assert not job.done.is_set()  # the decision was stored while the retrain ran
-    assert demo_project.current_decisions()[mention_id].curator == "tester"
+    assert demo_project.curation.current_decisions()[mention_id].curator == "tester"
     qtbot.waitUntil(lambda: "left" in status.left.text(), timeout=20_000)  # a time estimate
     assert 0 < status.bar.value() < status.bar.maximum()
 
     with qtbot.waitSignal(job.signals.finished, timeout=120_000):
         status.cancel_button.click()
-    assert [(v.kind, v.version, v.status) for v in demo_project.model_versions()] == versions
+    assert [(v.kind, v.version, v.status) for v in demo_project.models.model_versions()] == versions
     assert sorted(p.name for p in (demo_project.models_dir / "retriever").iterdir()) == folders
     assert not any(
         p.name.startswith(SCRATCH_PREFIX) for p in (demo_project.models_dir / "retriever").iterdir()
@@ -57,7 +57,7 @@ def test_promotion_from_the_summary_relinks_unreviewed_documents(
     window, demo_project, qtbot, stored_versions
 ):
     decisions = decide_all_but_open(window, demo_project)
-    old = demo_project.active_model("retriever").version
+    old = demo_project.models.active_model("retriever").version
     open_doc = window.model.doc.doc_id
     job = window.retrain.start_retrain({**TINY, "max_seconds": 2.0, "epochs": 1})
     progress: list[int] = []
@@ -73,9 +73,9 @@ def test_promotion_from_the_summary_relinks_unreviewed_documents(
     history = report.kinds["retriever"].history
     line = summary.figure.axes[0].lines[0]
     assert len(history) >= 2 and list(line.get_xdata()) == [h["epoch"] for h in history]  # every epoch
-    assert demo_project.active_model("retriever").version == old  # nothing in force before the click
+    assert demo_project.models.active_model("retriever").version == old  # nothing in force before the click
 
-    unreviewed = {m for _, ids in demo_project.documents_with_mention_ids() for m in ids} - set(decisions)
+    unreviewed = {m for _, ids in demo_project.documents.documents_with_mention_ids() for m in ids} - set(decisions)
     assert unreviewed and all(stored_versions(demo_project)[m] == {old} for m in unreviewed)
     chunks: list[list[str]] = []
     window.service.chunkLinked.connect(lambda chunk: chunks.append(chunk.doc_ids))
@@ -84,13 +84,13 @@ def test_promotion_from_the_summary_relinks_unreviewed_documents(
     qtbot.waitUntil(relink.done.is_set, timeout=120_000)
     qtbot.waitUntil(lambda: new in window.models_label.text(), timeout=10_000)
 
-    assert demo_project.active_model("retriever").version == new
+    assert demo_project.models.active_model("retriever").version == new
     assert chunks and chunks[0] == [open_doc]  # the open document first
     after = stored_versions(demo_project)
     assert all(after[m] == {new} for m in unreviewed)
     assert all(after[m] == {old} for m in decisions if m in after)  # reviewed: left as decided on
-    assert {m: (d.action, d.concept_id) for m, d in demo_project.current_decisions().items()} == decisions
-    stored = demo_project.suggestions_for(window.model.mention_ids)
+    assert {m: (d.action, d.concept_id) for m, d in demo_project.curation.current_decisions().items()} == decisions
+    stored = demo_project.curation.suggestions_for(window.model.mention_ids)
     assert all(
         window.model.suggestions[m] == stored[m] for m in window.model.mention_ids
     )  # the open document refreshed
@@ -100,5 +100,5 @@ def test_promotion_from_the_summary_relinks_unreviewed_documents(
         lambda: window.retrain.relink_job is not relink and window.retrain.relink_job.done.is_set(),
         timeout=120_000,
     )
-    assert demo_project.active_model("retriever").version == old
+    assert demo_project.models.active_model("retriever").version == old
     assert all(stored_versions(demo_project)[m] == {old} for m in unreviewed)

@@ -60,7 +60,7 @@ def _save_bar(window) -> QFrame | None:
 
 
 def _stored(project, mention_id: int):
-    return project.current_decisions(mention_ids=[mention_id]).get(mention_id)
+    return project.curation.current_decisions(mention_ids=[mention_id]).get(mention_id)
 
 
 def _first_suggested(window) -> int:
@@ -129,14 +129,14 @@ def test_discard_drops_the_waiting_decision_and_the_undo_stack_matches_the_store
         20,
     )
     mention_id = _first_suggested(window)
-    before = demo_project.current_decisions()
+    before = demo_project.curation.current_decisions()
     with write_lock_held(demo_project.path / "curalink.db"):
         qtbot.keyClick(window, Qt.Key.Key_Return)
         qtbot.waitUntil(lambda: window.saving.writer.error is not None, timeout=20000)
         qtbot.mouseClick(_save_bar(window).discard, Qt.MouseButton.LeftButton)
     assert _save_bar(window) is None and not window.saving.writer.busy()
     assert "discarded 1 change" in window.statusBar().currentMessage()
-    assert demo_project.current_decisions().keys() == before.keys()
+    assert demo_project.curation.current_decisions().keys() == before.keys()
     assert mention_id not in window.model.decisions and window.undo_stack.count() == 0
 
 
@@ -204,7 +204,7 @@ def full_disk_project(demo_template: Path, tmp_path: Path) -> Iterator[tuple[Pro
     try:
         shutil.copytree(demo_template, mount / "demo", ignore=shutil.ignore_patterns("*-wal", "*-shm"))
         project = Project.open(mount / "demo")
-        project.queue()  # the WAL and its index exist before the disk fills
+        project.desk.queue()  # the WAL and its index exist before the disk fills
         yield project, mount / "filler"
         project.close()
     finally:
@@ -259,7 +259,7 @@ def test_a_decision_rereads_its_documents_queue_row_not_the_whole_queue(window, 
     assert _stored(demo_project, mention_id) is None
     # The rows agree with the store's own full queue.
     assert [(e.doc_id, e.reviewed, e.mentions) for e in window.queue.model.entries] == [
-        (e.doc_id, e.reviewed, e.mentions) for e in demo_project.queue()
+        (e.doc_id, e.reviewed, e.mentions) for e in demo_project.desk.queue()
     ]
 
 

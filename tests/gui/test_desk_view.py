@@ -50,10 +50,10 @@ def _document(doc_id: str, types: tuple[str, ...]) -> Document:
 def mixed(demo_project):
     """The demo project plus EXTRA, with tied suggestions stored and one decision in document 9."""
     for doc_id, split, types, _scores in EXTRA:
-        demo_project.import_documents([_document(doc_id, types)], split=split)
+        demo_project.documents.import_documents([_document(doc_id, types)], split=split)
     found = dict(
         (doc.doc_id, (doc, ids))
-        for doc, ids in demo_project.documents_with_mention_ids(ids=[e[0] for e in EXTRA])
+        for doc, ids in demo_project.documents.documents_with_mention_ids(ids=[e[0] for e in EXTRA])
     )
     suggestions, keys = {}, {}
     for doc_id, _split, _types, scores in EXTRA:
@@ -65,8 +65,8 @@ def mixed(demo_project):
                     Candidate("D003924", "Diabetes Mellitus, Type 2", retriever_score=scores[1]),
                 ]
                 keys[mention_id] = (mention.start, mention.end, mention.type)
-    demo_project.store_suggestions(suggestions, computed_for=keys)
-    demo_project.record_decision(found["9"][1][0], "nil", curator="tester")
+    demo_project.curation.store_suggestions(suggestions, computed_for=keys)
+    demo_project.curation.record_decision(found["9"][1][0], "nil", curator="tester")
     return demo_project
 
 
@@ -104,7 +104,7 @@ def _press_until(qtbot, window, key, done, limit=12):
 
 def test_id_order_is_numeric_then_natural_text(desk, mixed):
     shown = desk.queue.visible_ids()
-    ids = mixed.document_ids()
+    ids = mixed.documents.document_ids()
     numeric = sorted((d for d in ids if d.isdigit()), key=lambda d: (int(d), d))
     assert shown[: len(numeric)] == numeric
     assert shown[:4] == ["007", "7", "9", "10"]  # not "007", "10", "100", "7" as strings would be
@@ -139,7 +139,7 @@ def test_view_is_restored_after_the_project_moves(qtbot, mixed, app_settings, de
     try:
         fresh = _open(qtbot, other, app_settings)  # another project: its own (default) view
         assert fresh.queue.sort_key() == "id" and fresh.queue.filters()["split"] == "all"
-        assert fresh.model.doc.doc_id == other.document_ids()[0]
+        assert fresh.model.doc.doc_id == other.documents.document_ids()[0]
         fresh.service.shutdown()
     finally:
         other.close()
@@ -165,7 +165,7 @@ def test_go_to_document_by_key(desk, qtbot):
 def test_text_search_lists_documents_and_opens_at_the_first_match(desk, mixed, qtbot):
     query = "ZEBRAFISH cardiomyopathy"
     expected = []
-    for doc in mixed.documents():
+    for doc in mixed.documents.documents():
         found = re.search(r"zebrafish\s+cardiomyopathy", doc.text, re.IGNORECASE)
         if found:
             expected.append((doc.doc_id, found.start(), found.end()))
@@ -249,10 +249,10 @@ def test_uncertainty_order_with_ties_on_mixed_ids(desk, mixed):
     """Uncertainty first: the smallest top-two margin among unreviewed mentions (as shown, two decimals),
     ties by more unreviewed mentions, then by id (numbers by value, then text). Computed here from the
     stored suggestions and decisions."""
-    decided = set(mixed.current_decisions())
+    decided = set(mixed.curation.current_decisions())
     expected = []
-    for doc, ids in mixed.documents_with_mention_ids():
-        sets = mixed.suggestion_sets(ids)
+    for doc, ids in mixed.documents.documents_with_mention_ids():
+        sets = mixed.curation.suggestion_sets(ids)
         margins = []
         for mention_id in ids:
             found = sets.get(mention_id)

@@ -27,12 +27,12 @@ def test_decisions_written_by_another_process_reach_the_screen(qtbot, window) ->
     doc_id = window.model.doc.doc_id
     open_ids = list(window.model.mention_ids)
     other_doc = next(d for d in window.queue.visible_ids() if d != doc_id)
-    other_ids = [m for d, ids in window.project.documents_with_mention_ids(ids=[other_doc]) for m in ids]
+    other_ids = [m for d, ids in window.project.documents.documents_with_mention_ids(ids=[other_doc]) for m in ids]
     assert open_ids[0] not in window.model.decisions
     before = window.queue.entry(other_doc).reviewed
     _other_process(
         window.project.path,
-        f"project.record_decisions([NewDecision({open_ids[0]}, 'nil', curator='cli'), "
+        f"project.curation.record_decisions([NewDecision({open_ids[0]}, 'nil', curator='cli'), "
         f"NewDecision({other_ids[0]}, 'reject', curator='cli')])",
     )
     qtbot.waitUntil(lambda: open_ids[0] in window.model.decisions, timeout=10_000)  # the timer's own tick
@@ -47,24 +47,24 @@ def test_a_mention_deleted_elsewhere_cannot_be_decided_in_the_desk(qtbot, window
     window.document.select_mention(0)
     mention_id = window.model.current_mention_id()
     assert window.model.suggestions[mention_id], "the demo mention has suggestions to accept"
-    _other_process(window.project.path, f"project.set_mention_removed({mention_id}, curator='cli')")
+    _other_process(window.project.path, f"project.documents.set_mention_removed({mention_id}, curator='cli')")
     qtbot.keyClick(window, Qt.Key.Key_Return)
     assert "was deleted" in window.statusBar().currentMessage()
-    assert mention_id not in window.project.current_decisions(), "nothing was written"
+    assert mention_id not in window.project.curation.current_decisions(), "nothing was written"
     assert window.watch.check_project_changes()
     assert mention_id not in window.model.mention_ids, "the reloaded document no longer shows it"
 
 
 def test_a_promotion_elsewhere_drops_the_loaded_models(qtbot, window) -> None:
-    active = window.project.active_model("retriever")
+    active = window.project.models.active_model("retriever")
     assert active is not None
     window.service.linker()  # loaded, as after the first suggestions
     assert window.service.models_loaded
     _other_process(
         window.project.path,
         f"""
-        version = project.register_model('retriever', 'v99', {str(active.path)!r}, metrics={{}})
-        project.promote_model('retriever', 'v99')
+        version = project.models.register_model('retriever', 'v99', {str(active.path)!r}, metrics={{}})
+        project.models.promote_model('retriever', 'v99')
         """,
     )
     assert window.watch.check_project_changes()
@@ -94,7 +94,7 @@ def test_a_wide_change_is_read_in_the_background_and_keeps_the_desks_newer_rows(
 
     window.watch.watch_timer.stop()
     read_done, may_return = threading.Event(), threading.Event()
-    whole_queue = window.project.queue
+    whole_queue = window.project.desk.queue
 
     def slow_queue(doc_ids=None):
         rows = whole_queue(doc_ids)
@@ -103,12 +103,12 @@ def test_a_wide_change_is_read_in_the_background_and_keeps_the_desks_newer_rows(
             may_return.wait(30)
         return rows
 
-    window.project.queue = slow_queue
+    window.project.desk.queue = slow_queue
     _other_process(
         window.project.path,
         """
         from core.documents import document_from_title_abstract
-        project.import_documents([document_from_title_abstract("77777777", "Imported elsewhere", "Text.")])
+        project.documents.import_documents([document_from_title_abstract("77777777", "Imported elsewhere", "Text.")])
         """,
     )
     assert window.watch.check_project_changes()
@@ -121,4 +121,4 @@ def test_a_wide_change_is_read_in_the_background_and_keeps_the_desks_newer_rows(
     may_return.set()
     qtbot.waitUntil(lambda: window.queue.entry("77777777") is not None, timeout=30_000)
     assert window.queue.entry(doc_id).reviewed == before + 1, "the older read did not undo the decision"
-    window.project.queue = whole_queue
+    window.project.desk.queue = whole_queue

@@ -16,7 +16,7 @@ def test_abstracts_by_pmid_from_the_file_menu(
     window, demo_project, app_settings, efetch_server, qtbot, tmp_path
 ):
     app_settings.eutils_url = efetch_server.url
-    before = set(demo_project.document_ids())
+    before = set(demo_project.documents.document_ids())
     file_actions = window.menuBar().actions()[0].menu().actions()
     assert window.act_fetch_pubmed in file_actions  # after the imports, right before Export
     assert file_actions.index(window.act_fetch_pubmed) + 1 == file_actions.index(window.files.act_export)
@@ -38,8 +38,8 @@ def test_abstracts_by_pmid_from_the_file_menu(
     job = window.menu_job
     qtbot.waitUntil(job.done.is_set, timeout=30000)
     qtbot.waitUntil(lambda: "91000003" in window.queue.visible_ids(), timeout=10000)
-    assert set(demo_project.document_ids()) - before == {"91000001", "91000002", "91000003"}
-    assert demo_project.document("91000002").title == "Ataxia-telangiectasia in two siblings."
+    assert set(demo_project.documents.document_ids()) - before == {"91000001", "91000002", "91000003"}
+    assert demo_project.documents.document("91000002").title == "Ataxia-telangiectasia in two siblings."
     assert "3 PubMed abstracts added" in window.statusBar().currentMessage()
     assert [r.ids for r in efetch_server.requests] == [["91000001", "91000002", "91000003"]]
     assert efetch_server.requests[0].fields["api_key"] == "my-key"
@@ -51,7 +51,7 @@ def test_offline_shows_one_clear_error_and_stores_nothing(window, demo_project, 
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     app_settings.eutils_url = f"http://127.0.0.1:{port}/eutils/"
-    before = set(demo_project.document_ids())
+    before = set(demo_project.documents.document_ids())
     window.act_fetch_pubmed.trigger()
     window.menu_dialog.pmids_edit.setPlainText("91000004")
     _ok(window.menu_dialog).click()
@@ -64,4 +64,4 @@ def test_offline_shows_one_clear_error_and_stores_nothing(window, demo_project, 
     qtbot.waitUntil(lambda: error_box() is not None, timeout=5000)
     assert "cannot reach NCBI E-utilities" in error_box().text()
     assert "offline" in error_box().text()
-    assert set(demo_project.document_ids()) == before
+    assert set(demo_project.documents.document_ids()) == before

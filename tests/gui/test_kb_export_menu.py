@@ -10,10 +10,10 @@ def test_export_knowledge_base_from_the_file_menu(window, demo_project, qtbot, t
     from core.kb import load_kb
     from core.learn.synonyms import learn_synonyms
 
-    document, mention_ids = next(demo_project.documents_with_mention_ids())
+    document, mention_ids = next(demo_project.documents.documents_with_mention_ids())
     mention = next(m for m in document.mentions if len(m.concept_ids) == 1)
     curator_name = "a curator's own name for it"
-    demo_project.add_names(mention.concept_id, [curator_name], source="curator")
+    demo_project.kb.add_names(mention.concept_id, [curator_name], source="curator")
     learn_synonyms(demo_project)
 
     file_menu = window.menuBar().actions()[0].menu()
@@ -29,7 +29,7 @@ def test_export_knowledge_base_from_the_file_menu(window, demo_project, qtbot, t
     qtbot.waitUntil(lambda: window.menu_job is not None and window.menu_job.done.is_set(), timeout=30000)
 
     reread = {c.concept_id: c for c in load_kb(out, "obo")}
-    kb = demo_project.knowledge_base()
+    kb = demo_project.kb.knowledge_base()
     assert set(reread) == set(kb.concepts)
     assert curator_name in reread[kb.resolve(mention.concept_id)].synonyms
     qtbot.waitUntil(

@@ -54,7 +54,7 @@ def test_fuzzy_hit_and_arrow_keys_drive_the_concept_pane(window, demo_project, q
     second = dialog.result_ids()[1]
     qtbot.keyClick(dialog.query, Qt.Key.Key_Down)
     assert dialog.results.currentRow() == 1
-    assert dialog.concept.toPlainText().startswith(demo_project.concept(second).preferred_name)
+    assert dialog.concept.toPlainText().startswith(demo_project.kb.concept(second).preferred_name)
     qtbot.keyClick(dialog.query, Qt.Key.Key_Up)
     assert dialog.concept.toPlainText().startswith("Neoplasms")
 
@@ -71,14 +71,14 @@ def test_any_id_finds_the_concept_and_enter_links_it(window, demo_project, qtbot
     dialog = _open_search(window, qtbot, "mesh:d001943")
     assert dialog.result_ids() == ["D001943"]
     qtbot.keyClick(dialog.query, Qt.Key.Key_Return)
-    decision = demo_project.current_decisions()[mention_id]
+    decision = demo_project.curation.current_decisions()[mention_id]
     assert (decision.action, decision.concept_id) == ("correct", "D001943")
 
 
 def test_pane_shows_definition_types_tree_and_parents_by_name(window, demo_project, qtbot, tmp_path: Path):
     kb = tmp_path / "ductal.tsv"
     kb.write_text(DUCTAL, encoding="utf-8")
-    demo_project.import_concepts(load_kb(kb, "tsv"))
+    demo_project.kb.import_concepts(load_kb(kb, "tsv"))
     dialog = _open_search(window, qtbot, "mammary ductal carcinoma")
     assert dialog.result_ids()[0] == "D018270"
     text = dialog.concept.toPlainText()

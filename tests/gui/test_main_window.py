@@ -15,7 +15,7 @@ def _decisions(project) -> list[DecisionRow]:
 
 
 def test_opens_demo_with_highlights_and_candidates(window, demo_project):
-    assert window.queue.visible_ids() == demo_project.document_ids()
+    assert window.queue.visible_ids() == demo_project.documents.document_ids()
     assert window.model.doc is not None and window.model.doc.doc_id == "90000001"
     marks = window.abstract.marks
     assert len(marks) == len(window.model.doc.mentions) >= 5
@@ -38,25 +38,25 @@ def test_keyboard_accept_undo_reject_redo(window, demo_project, qtbot):
     qtbot.keyClick(window, Qt.Key.Key_K)  # back to the first
     assert window.model.current == 0
     mention_id = window.model.mention_ids[0]
-    second = demo_project.suggestions(mention_id)[1]
+    second = demo_project.curation.suggestions(mention_id)[1]
 
     qtbot.keyClick(window, Qt.Key.Key_2)
-    state = demo_project.current_decisions()
+    state = demo_project.curation.current_decisions()
     assert state[mention_id].action == "accept"
     assert state[mention_id].concept_id == second.concept_id
     assert state[mention_id].curator == "tester"
-    assert state[mention_id].model_version == demo_project.active_model("retriever").version
+    assert state[mention_id].model_version == demo_project.models.active_model("retriever").version
     assert json.loads(state[mention_id].detail_json)["rank"] == 2
     assert window.abstract.marks[0].state == "accepted"
     assert window.model.current == 1  # moved on to the next open mention
 
     qtbot.keyClick(window, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
-    assert mention_id not in demo_project.current_decisions()
+    assert mention_id not in demo_project.curation.current_decisions()
     assert [d.action for d in _decisions(demo_project)] == ["accept", "revert"]
     assert window.model.current == 0 and window.abstract.marks[0].state == "suggested"
 
     qtbot.keyClick(window, Qt.Key.Key_R)
-    assert demo_project.current_decisions()[mention_id].action == "reject"
+    assert demo_project.curation.current_decisions()[mention_id].action == "reject"
     assert window.abstract.marks[0].state == "rejected"
 
     # Undo the reject, redo it: the log grows, it is never rewritten.
@@ -65,16 +65,16 @@ def test_keyboard_accept_undo_reject_redo(window, demo_project, qtbot):
         window, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier
     )
     assert [d.action for d in _decisions(demo_project)] == ["accept", "revert", "reject", "revert", "reject"]
-    assert demo_project.current_decisions()[mention_id].action == "reject"
+    assert demo_project.curation.current_decisions()[mention_id].action == "reject"
 
     assert window.model.current == 0  # redo shows the mention it acted on
     qtbot.keyClick(window, Qt.Key.Key_J)
     qtbot.keyClick(window, Qt.Key.Key_N)
     nil_id = window.model.mention_ids[1]
-    assert demo_project.current_decisions()[nil_id].action == "nil"
+    assert demo_project.curation.current_decisions()[nil_id].action == "nil"
     qtbot.keyClick(window, Qt.Key.Key_A)
-    assert demo_project.current_decisions()[window.model.mention_ids[2]].action == "ambiguous"
-    assert demo_project.queue()[0].reviewed == 3
+    assert demo_project.curation.current_decisions()[window.model.mention_ids[2]].action == "ambiguous"
+    assert demo_project.desk.queue()[0].reviewed == 3
 
 
 def test_kb_search_pick_writes_a_correction(window, demo_project, qtbot):
@@ -87,7 +87,7 @@ def test_kb_search_pick_writes_a_correction(window, demo_project, qtbot):
     qtbot.waitUntil(lambda: dialog.result_ids() == ["D002819"], timeout=2000)
     assert dialog.last_latency_ms < 100
     qtbot.keyClick(dialog.query, Qt.Key.Key_Return)
-    decision = demo_project.current_decisions()[mention_id]
+    decision = demo_project.curation.current_decisions()[mention_id]
     assert (decision.action, decision.concept_id) == ("correct", "D002819")
     assert window.abstract.marks[0].state == "corrected"
     # Ids work too.
@@ -106,7 +106,7 @@ def test_add_adjust_delete_mention(window, demo_project, qtbot):
     before = len(window.model.mention_ids)
     window.abstract.select_text(start - 1, end + 1)  # stray spaces are trimmed
     qtbot.keyClick(window, Qt.Key.Key_M)
-    added = [d for d in demo_project.documents(ids=[window.model.doc.doc_id])][0].mentions
+    added = [d for d in demo_project.documents.documents(ids=[window.model.doc.doc_id])][0].mentions
     new = next(m for m in added if m.start == start)
     assert (new.end, new.text, new.origin) == (end, "slower finger tapping", "curator")
     assert len(window.model.mention_ids) == before + 1
@@ -140,14 +140,14 @@ def test_add_adjust_delete_mention(window, demo_project, qtbot):
             {"old_start": start + 1, "old_end": end - 1, "new_start": start, "new_end": end},
         ),
     ]
-    assert demo_project.current_decisions() == {}
+    assert demo_project.curation.current_decisions() == {}
 
     qtbot.keyClick(window, Qt.Key.Key_Delete)
-    assert not any(m.start == start for m in demo_project.document(window.model.doc.doc_id).mentions)
+    assert not any(m.start == start for m in demo_project.documents.document(window.model.doc.doc_id).mentions)
     assert len(window.model.mention_ids) == before
     qtbot.keyClick(window, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
-    assert any(m.start == start for m in demo_project.document(window.model.doc.doc_id).mentions)
-    all_rows = demo_project.document(window.model.doc.doc_id)
+    assert any(m.start == start for m in demo_project.documents.document(window.model.doc.doc_id).mentions)
+    all_rows = demo_project.documents.document(window.model.doc.doc_id)
     assert len(all_rows.mentions) == before + 1
     assert [d.action for d in _decisions(demo_project)][-2:] == ["delete_mention", "delete_mention"]
     assert json.loads(_decisions(demo_project)[-1].detail_json)["restored"] is True
@@ -155,26 +155,26 @@ def test_add_adjust_delete_mention(window, demo_project, qtbot):
 
 def test_bulk_accept_document_then_queue(window, demo_project, qtbot):
     ids = window.model.mention_ids
-    suggestions = demo_project.suggestions_for(ids)
+    suggestions = demo_project.curation.suggestions_for(ids)
     threshold = 0.9
     expected = {m for m in ids if suggestions[m] and suggestions[m][0].score >= threshold}
     assert expected and len(expected) < len(ids)
     assert window.curation.bulk_accept(threshold) == len(expected)
-    state = demo_project.current_decisions()
+    state = demo_project.curation.current_decisions()
     assert set(state) == expected
     assert all(state[m].concept_id == suggestions[m][0].concept_id for m in expected)
     assert all(json.loads(state[m].detail_json)["bulk_threshold"] == threshold for m in expected)
 
     queued = window.curation.bulk_accept(threshold, whole_queue=True)
     assert queued > 0
-    assert len(demo_project.current_decisions()) == len(expected) + queued
+    assert len(demo_project.curation.current_decisions()) == len(expected) + queued
     qtbot.keyClick(window, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)  # the queue-wide step, at once
-    assert set(demo_project.current_decisions()) == expected
+    assert set(demo_project.curation.current_decisions()) == expected
 
 
 def test_queue_filters_sorting_and_document_keys(window, demo_project, qtbot):
     window.curation.bulk_accept(-1e9)  # every mention of the first document decided
-    entries = {e.doc_id: e for e in demo_project.queue()}
+    entries = {e.doc_id: e for e in demo_project.desk.queue()}
     assert entries["90000001"].status == "done"
     window.queue.set_filter("done")
     assert window.queue.visible_ids() == ["90000001"]

@@ -40,10 +40,10 @@ def _run_file_dialog(window, qtbot, action, path: Path, fmt: str, **extra):
 
 def test_export_accepted_only_pubtator_and_jsonl(window, demo_project, qtbot, tmp_path):
     first, second = window.model.mention_ids[:2]
-    accepted = demo_project.suggestions(first)[0]
+    accepted = demo_project.curation.suggestions(first)[0]
     window.curation.accept_rank(1)  # first mention: accepted, top candidate
     window.curation.decide("reject")  # second mention: rejected, so left out of an accepted-only export
-    assert demo_project.current_decisions()[second].action == "reject"
+    assert demo_project.curation.current_decisions()[second].action == "reject"
     mention = window.model.doc.mentions[0]
 
     out = tmp_path / "accepted.pubtator"
@@ -73,7 +73,7 @@ def test_export_accepted_only_pubtator_and_jsonl(window, demo_project, qtbot, tm
 
 
 def test_import_corpus_from_the_menu(window, demo_project, qtbot):
-    before = set(demo_project.document_ids())
+    before = set(demo_project.documents.document_ids())
     _run_file_dialog(
         window,
         qtbot,
@@ -83,9 +83,9 @@ def test_import_corpus_from_the_menu(window, demo_project, qtbot):
         split_box="dev",
     )
     qtbot.waitUntil(lambda: "1000001" in window.queue.visible_ids(), timeout=5000)
-    assert set(demo_project.document_ids()) - before == {"1000001", "1000002"}
-    assert demo_project.document_ids(split="dev") == ["1000001", "1000002"]
-    imported = demo_project.document("1000001")
+    assert set(demo_project.documents.document_ids()) - before == {"1000001", "1000002"}
+    assert demo_project.documents.document_ids(split="dev") == ["1000001", "1000002"]
+    imported = demo_project.documents.document("1000001")
     assert imported.title.startswith("Acute kidney injury and seizures")
     assert [m.text for m in imported.mentions][:2] == ["Acute kidney injury", "seizures"]
     assert "documents added" in window.statusBar().currentMessage()
@@ -117,7 +117,7 @@ def test_settings_persist_through_the_dialog(window, qtbot, tmp_path):
     )
     # The next decision is signed with the new name.
     window.curation.accept_rank(1)
-    decision = window.project.current_decisions()[window.model.mention_ids[0]]
+    decision = window.project.curation.current_decisions()[window.model.mention_ids[0]]
     assert decision.curator == "ada"
 
 

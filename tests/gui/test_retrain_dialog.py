@@ -58,13 +58,13 @@ def test_retrain_dialog_sets_no_time_limit_by_default(qtbot, demo_project):
 
 
 def test_adjudication_dialog_writes_final_link(qtbot, demo_project):
-    document, ids = next(demo_project.documents_with_mention_ids())
+    document, ids = next(demo_project.documents.documents_with_mention_ids())
     gold = document.mentions[0].concept_id
-    other = next(c.concept_id for c in demo_project.knowledge_base() if c.concept_id != gold)
-    demo_project.record_decision(ids[0], "accept", concept_id=gold, curator="ann")
-    demo_project.record_decision(ids[0], "correct", concept_id=other, curator="bob")
-    demo_project.record_decision(ids[1], "accept", concept_id=gold, curator="ann")
-    demo_project.record_decision(ids[1], "accept", concept_id=gold, curator="bob")
+    other = next(c.concept_id for c in demo_project.kb.knowledge_base() if c.concept_id != gold)
+    demo_project.curation.record_decision(ids[0], "accept", concept_id=gold, curator="ann")
+    demo_project.curation.record_decision(ids[0], "correct", concept_id=other, curator="bob")
+    demo_project.curation.record_decision(ids[1], "accept", concept_id=gold, curator="ann")
+    demo_project.curation.record_decision(ids[1], "accept", concept_id=gold, curator="bob")
     dialog = AdjudicationDialog(demo_project, "judge")
     qtbot.addWidget(dialog)
     assert dialog.table.rowCount() == 1
@@ -72,7 +72,7 @@ def test_adjudication_dialog_writes_final_link(qtbot, demo_project):
     assert "kappa" in dialog.summary.text()
     dialog.choose(0, "B")
     assert dialog.save() == 1
-    final = demo_project.current_decisions()[ids[0]]
+    final = demo_project.curation.current_decisions()[ids[0]]
     assert (final.curator, final.concept_id) == ("judge", other)
     assert json.loads(final.detail_json)["adjudicated"] is True
 

@@ -9,9 +9,9 @@ from PySide6.QtCore import QTimer
 
 def test_worker_links_while_event_loop_ticks(window, demo_project, qtbot):
     doc_ids = ["90000002", "90000003"]
-    pairs = list(demo_project.documents_with_mention_ids(ids=doc_ids))
+    pairs = list(demo_project.documents.documents_with_mention_ids(ids=doc_ids))
     mention_ids = [m for _, ids in pairs for m in ids]
-    demo_project.store_suggestions({m: [] for m in mention_ids})  # forget them: the worker must redo it
+    demo_project.curation.store_suggestions({m: [] for m in mention_ids})  # forget them: the worker must redo it
     window.document.reload_queue()
     window.document.open_document("90000002")
     assert window.abstract.marks[0].state == "unsuggested"
@@ -32,7 +32,7 @@ def test_worker_links_while_event_loop_ticks(window, demo_project, qtbot):
 
     assert blocker.args == [doc_ids]
     qtbot.waitUntil(job.done.is_set, timeout=10000)  # set as the worker returns, after its last signal
-    stored = demo_project.suggestions_for(mention_ids)
+    stored = demo_project.curation.suggestions_for(mention_ids)
     assert all(stored[m] for m in mention_ids)
     assert window.abstract.marks[0].state == "suggested"  # the open document refreshed itself
     # The UI thread kept processing timer ticks during the work (10 ms timer: a floor of a third).
