@@ -30,6 +30,7 @@ from core.store.documents_store import TRAINING_SPLITS
 
 if TYPE_CHECKING:
     from core.detect.span_detector import SpanDetector
+    from core.store.project import Project
 
 
 @dataclass
@@ -39,7 +40,7 @@ class ChosenDetector:
 
 
 def detector_for_project(
-    project,
+    project: Project,
     kb,
     *,
     requested_type: str | None = None,
@@ -60,7 +61,7 @@ def detector_for_project(
 
 
 def load_span_detector(
-    project, *, kb=None, device: str = "auto", threshold: float | None = None, version=None
+    project: Project, *, kb=None, device: str = "auto", threshold: float | None = None, version=None
 ) -> SpanDetector | None:
     """The detector in force (or the registry row `version`) with concept vectors for the project's KB
     now; None when none is trained."""
@@ -76,7 +77,7 @@ def load_span_detector(
 
 
 def dictionary_for_project(
-    project, kb, *, requested_type: str | None = None, leave_out: Collection[str] = ()
+    project: Project, kb, *, requested_type: str | None = None, leave_out: Collection[str] = ()
 ) -> ChosenDetector:
     """The project's dictionary tagger: every type its routes admit in one pass (core.detect.typed_names),
     or one type where asked (--type) or where the KB's concepts cannot be told apart by type."""
@@ -112,19 +113,19 @@ def dictionary_for_project(
     )
 
 
-def project_mention_type(project, kb, requested_type: str | None = None) -> MentionType:
+def project_mention_type(project: Project, kb, requested_type: str | None = None) -> MentionType:
     """The one type for a project's detected mentions (core.detect.mention_type), from its annotations."""
     annotated = annotated_mentions(project) if requested_type is None else []
     return choose_mention_type(annotated, kb, requested_type, where=str(project.path))
 
 
-def dictionary_label(project, kb, requested_type: str | None = None) -> str:
+def dictionary_label(project: Project, kb, requested_type: str | None = None) -> str:
     """The types a project's dictionary tags, '|'-joined (types never hold '|'): what a batch records
     and hands its workers (`batch_dictionary`)."""
     return "|".join(dictionary_for_project(project, kb, requested_type=requested_type).detector.types)
 
 
-def batch_dictionary(project, kb, label: str):
+def batch_dictionary(project: Project, kb, label: str):
     """The dictionary `dictionary_label` named: the project's own choice, or the one type asked."""
     chosen = dictionary_for_project(project, kb)
     if "|".join(chosen.detector.types) == label:
@@ -132,7 +133,7 @@ def batch_dictionary(project, kb, label: str):
     return dictionary_for_project(project, kb, requested_type=label).detector
 
 
-def annotated_names(project, kb, *, admitted=None, leave_out: Collection[str] = ()) -> list[tuple[str, str]]:
+def annotated_names(project: Project, kb, *, admitted=None, leave_out: Collection[str] = ()) -> list[tuple[str, str]]:
     """(mention text, concept id) of every link the project's annotations teach: imported train/dev gold
     and curator-accepted or corrected links (core.learn.training_data), of concepts in `admitted` (a
     KnowledgeBase; default all), the documents in `leave_out` excepted (an evaluation's own split)."""
@@ -149,7 +150,7 @@ def annotated_names(project, kb, *, admitted=None, leave_out: Collection[str] = 
 
 
 def project_dictionary(
-    project, kb, typed_kb=None, *, mention_type: str = "", leave_out: Collection[str] = ()
+    project: Project, kb, typed_kb=None, *, mention_type: str = "", leave_out: Collection[str] = ()
 ):
     """The dictionary tagger of a project: `typed_kb`'s names (default the whole KB) plus the annotated
     strings of its concepts."""
@@ -164,7 +165,7 @@ def project_dictionary(
     )
 
 
-def _stop_names(project, detector, leave_out: Collection[str]) -> frozenset[str]:
+def _stop_names(project: Project, detector, leave_out: Collection[str]) -> frozenset[str]:
     """The default stop names and the names the project's annotated train/dev documents show its
     annotators pass over (core.detect.unmarked_names); `leave_out`'s documents are not read."""
     from core.detect.dictionary import DEFAULT_STOP_NAMES

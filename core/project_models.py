@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from core.errors import CuralinkError, ModelError
 from core.kb.knowledge_base import KnowledgeBase
@@ -20,13 +21,16 @@ from core.progress import NEVER_CANCELLED, CancelToken, ProgressCallback, no_pro
 from core.rank.model import RankerModel
 from core.rank.stage import RankingStage, annotation_prior
 
+if TYPE_CHECKING:
+    from core.store.project import Project
+
 log = logging.getLogger(__name__)
 
 RANKER = "ranker"
 
 
 def load_linker(
-    project,
+    project: Project,
     *,
     linker_class: type[Linker] = Linker,
     kb: KnowledgeBase | None = None,
@@ -87,21 +91,21 @@ def load_linker(
     )
 
 
-def nothing_to_learn(project) -> str:
+def nothing_to_learn(project: Project) -> str:
     return (
         f"{project.path}: no ranker trained: the project has no imported train/dev gold and no accepted or "
         "corrected decisions; suggestions keep the retriever's order"
     )
 
 
-def linked_documents(project, kb: KnowledgeBase, held_out_fraction: float = 0.0):
+def linked_documents(project: Project, kb: KnowledgeBase, held_out_fraction: float = 0.0):
     """The training set of linked documents (one mention per known link, concept ids resolved)."""
     from core.learn.training_data import training_set
 
     return training_set(project, kb, held_out_fraction=held_out_fraction)
 
 
-def load_ranking_stage(project, kb: KnowledgeBase) -> tuple[RankingStage | None, str]:
+def load_ranking_stage(project: Project, kb: KnowledgeBase) -> tuple[RankingStage | None, str]:
     """The ranker in force with a live annotation prior, or None and why (refused, none trained)."""
     active = project.models.active_model(RANKER)
     if active is None:
@@ -120,7 +124,7 @@ def load_ranking_stage(project, kb: KnowledgeBase) -> tuple[RankingStage | None,
     return RankingStage(model, kb, prior), ""
 
 
-def _standing_synonyms(project, kb: KnowledgeBase) -> dict[str, list[str]] | None:
+def _standing_synonyms(project: Project, kb: KnowledgeBase) -> dict[str, list[str]] | None:
     """Every standing decision's curator synonyms (concept id -> names), or None when they cannot be read
     now (each step then reads what it needs itself)."""
     from core.learn.synonyms import curated_synonyms
@@ -132,7 +136,7 @@ def _standing_synonyms(project, kb: KnowledgeBase) -> dict[str, list[str]] | Non
         return None
 
 
-def _withdraw_curator_synonyms(project, kb: KnowledgeBase, retriever, curated=None) -> None:
+def _withdraw_curator_synonyms(project: Project, kb: KnowledgeBase, retriever, curated=None) -> None:
     """Curator synonyms whose decision no longer stands (undone while no desk had the models loaded)
     leave the store and the KB, and are hidden in the index just loaded: the index saved for the KB with
     them is reused, not rebuilt (75-90 s on MEDIC). `curated`: `_standing_synonyms`, when read."""
@@ -153,7 +157,7 @@ def _withdraw_curator_synonyms(project, kb: KnowledgeBase, retriever, curated=No
         )
 
 
-def _learn_curator_synonyms(project, kb: KnowledgeBase, retriever, curated=None) -> None:
+def _learn_curator_synonyms(project: Project, kb: KnowledgeBase, retriever, curated=None) -> None:
     """Accepted corrections since the index was saved join it (encoded and appended, no rebuild).
 
     A store that cannot take the names (read-only copy, locked) costs only these synonyms: the decisions

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING
 
 from rich.table import Table
 
@@ -11,6 +12,9 @@ from app.cli.output import open_project, print_json, print_output, stdout
 from app.console import cancellable, progress_bar, stderr
 from core.errors import CuralinkError
 from core.jobs.retriever import DEFAULT_EPOCHS, DEFAULT_PATIENCE
+
+if TYPE_CHECKING:
+    from core.store.project import Project
 
 
 def _training_report(metrics: dict, wall: float) -> str:
@@ -106,7 +110,7 @@ def _document_list(args) -> dict[str, str] | None:
     return ids
 
 
-def _detect(args, project, chosen, ids: list[str] | None, cancel) -> None:
+def _detect(args, project: Project, chosen, ids: list[str] | None, cancel) -> None:
     from core.jobs.detect_targets import SKIP_GOLD, SKIP_HAS_MENTIONS, SKIP_OTHER_SPLIT
     from core.jobs.mentions import detect_into_project
 

@@ -3,6 +3,8 @@ picks the final link per row, written as a decision by the adjudicator with deta
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
@@ -17,11 +19,14 @@ from PySide6.QtWidgets import (
 from core.evaluate.agreement import Agreement, agreement, curators
 from core.jobs.adjudication import adjudicate
 
+if TYPE_CHECKING:
+    from core.store.project import Project
+
 UNDECIDED = "(leave undecided)"
 
 
 class AdjudicationDialog(QDialog):
-    def __init__(self, project, adjudicator: str, parent=None):
+    def __init__(self, project: Project, adjudicator: str, parent=None):
         super().__init__(parent)
         self.setWindowTitle("Adjudicate disagreements")
         self.project = project

@@ -9,6 +9,8 @@ earlier model's score is not the probability the threshold and the figures are a
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
@@ -28,6 +30,9 @@ from core.jobs.bulk_accept import (
     undecided_top_suggestions,
 )
 
+if TYPE_CHECKING:
+    from core.store.project import Project
+
 
 def _percent(value: float | None) -> str:
     return "–" if value is None else f"{value:.1f}\u00a0%"  # the figure and its sign stay on one line
@@ -36,7 +41,7 @@ def _percent(value: float | None) -> str:
 class BulkAcceptDialog(QDialog):
     """Threshold and scope, with what they would accept and what the ranker measured, kept up to date."""
 
-    def __init__(self, parent, project, mention_ids: list[int], scale: BulkScale | None = None):
+    def __init__(self, parent, project: Project, mention_ids: list[int], scale: BulkScale | None = None):
         super().__init__(parent)
         self.setWindowTitle("Bulk accept")
         self.setMinimumWidth(620)

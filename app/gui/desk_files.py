@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
@@ -28,6 +28,9 @@ from app.gui.dialogs import (
 )
 from app.gui.settings import AppSettings
 from app.gui.workers import MODELS_NOT_LOADED, Job, LinkService, run_in_thread
+
+if TYPE_CHECKING:
+    from core.store.project import Project
 
 
 class FilesHost(DeskHost, Protocol):
@@ -310,7 +313,7 @@ class ProjectFiles:
             except Exception as exc:  # noqa: BLE001 - shown to the curator
                 show_error(self.host, exc, context="open project")
 
-    def switch_project(self, project):
+    def switch_project(self, project: Project):
         from app.console import log_to_project
 
         log_to_project(project.path)

@@ -4,6 +4,8 @@ Ctrl+Z (core.jobs.curation.apply_to_identical)."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -19,11 +21,14 @@ from app.gui.desk_model import DeskModel
 from app.gui.desk_saving import DeskSaving
 from core.store.identical_mentions import IdenticalMentions, find_identical
 
+if TYPE_CHECKING:
+    from core.store.project import Project
+
 
 class IdenticalDialog(QDialog):
     """Scope and type choice, with the count of mentions the decision would reach, kept up to date."""
 
-    def __init__(self, parent, project, mention_id: int, document: str, summary: str, kind: str):
+    def __init__(self, parent, project: Project, mention_id: int, document: str, summary: str, kind: str):
         super().__init__(parent)
         self.setWindowTitle("Apply to identical mentions")
         self.project, self.mention_id, self.document = project, mention_id, document

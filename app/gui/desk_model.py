@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from core.documents import Candidate, Document, Mention
 from core.jobs import curation
@@ -23,6 +24,9 @@ from core.kb.concept import Concept
 from core.store.curation import COMPOSITE_SEPARATOR, LINKING_ACTIONS
 from core.store.curation_log import MentionKey, SuggestionSet, concept_parts, mention_key
 from core.store.op_changes import OpChanges
+
+if TYPE_CHECKING:
+    from core.store.project import Project
 
 # Decisions that act on the suggestions shown: the store refuses them once the mention has changed.
 ON_SUGGESTIONS = ("accept", "reject")
@@ -50,7 +54,7 @@ class Redraw:
 class DeskModel:
     """The open document and the curator's work on it; `curator` gives the name decisions are made in."""
 
-    def __init__(self, project, curator: Callable[[], str] = lambda: ""):
+    def __init__(self, project: Project, curator: Callable[[], str] = lambda: ""):
         self.project = project
         self.curator = curator
         self.doc: Document | None = None

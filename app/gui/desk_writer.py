@@ -15,11 +15,15 @@ import logging
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Signal
 
 from core.errors import CuralinkError
 from core.store.write_faults import StoreWriteError, WriteFault, lock_wait, write_fault
+
+if TYPE_CHECKING:
+    from core.store.project import Project
 
 log = logging.getLogger(__name__)
 
@@ -74,7 +78,7 @@ class DeskWriter(QObject):
 
     def __init__(
         self,
-        project,
+        project: Project,
         *,
         first_wait_ms: int = 50,
         retry_wait_ms: int = 250,

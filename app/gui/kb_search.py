@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, QObject, QRect, Qt, QTimer
 from PySide6.QtWidgets import (
@@ -28,11 +29,14 @@ from PySide6.QtWidgets import (
 
 from app.gui.concept_pane import ConceptPane
 
+if TYPE_CHECKING:
+    from core.store.project import Project
+
 SEARCH_LIMIT = 50
 logger = logging.getLogger(__name__)
 
 
-def warm_search_index(project) -> threading.Thread:
+def warm_search_index(project: Project) -> threading.Thread:
     """Build the forgiving-search index off the UI thread at start, so the first Ctrl+F does not wait
     for it (about 0.5 s on MEDIC); a search before it is ready waits for the same build, never a second."""
 
@@ -83,7 +87,7 @@ def placement(wanted: QRect, avoid: QRect, screen: QRect) -> QRect:
 class KbSearchDialog(QDialog):
     """Type-ahead over `Project.kb.search_names`; Enter (or a double click) picks the highlighted concept."""
 
-    def __init__(self, project, parent=None, *, initial: str = ""):
+    def __init__(self, project: Project, parent=None, *, initial: str = ""):
         super().__init__(parent)
         self.project = project
         self.chosen: str = ""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QSize, Qt, QTimer
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
@@ -46,6 +47,9 @@ from app.gui.workers import MODELS_LOADING, MODELS_NOT_LOADED, Job, LinkService
 from core.errors import CuralinkError
 from core.store.write_faults import StoreWriteError, WriteFault
 
+if TYPE_CHECKING:
+    from core.store.project import Project
+
 log = logging.getLogger(__name__)
 
 OPEN_WINDOWS: list[MainWindow] = []
@@ -59,7 +63,7 @@ class MainWindow(QMainWindow):
     keys, `saving` the writes, `links` and `detect` background linking, `retrain` retraining, `watch`
     what other processes wrote, `files` the File menu, `view` the View menu (docs/architecture.md)."""
 
-    def __init__(self, project, settings: AppSettings | None = None, *, background: bool = True):
+    def __init__(self, project: Project, settings: AppSettings | None = None, *, background: bool = True):
         super().__init__()
         self.project = project
         self.settings = settings or AppSettings()

@@ -6,6 +6,8 @@ dialog says why when it is not."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -22,6 +24,9 @@ from PySide6.QtWidgets import (
 from core.jobs.retrain import HELD_OUT_FRACTION, PROMOTION_RULES
 from core.jobs.retrain_plan import retrain_choice
 
+if TYPE_CHECKING:
+    from core.store.project import Project
+
 DESK_PROMOTION_RULE = "never"  # the desk asks: the summary offers promotion with the numbers in view
 
 
@@ -33,7 +38,7 @@ class RetrainDialog(QDialog):
 
     def __init__(
         self,
-        project,
+        project: Project,
         parent=None,
         *,
         max_seconds: float | None = None,

@@ -19,6 +19,7 @@ import os
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, QThreadPool, Signal
 from superqt.utils import FunctionWorker, create_worker
@@ -29,6 +30,9 @@ from core.kb.concept import Concept
 from core.progress import CancelToken
 from core.store.curation_log import SuggestionSet
 from core.store.project import QueueEntry
+
+if TYPE_CHECKING:
+    from core.store.project import Project
 
 log = logging.getLogger(__name__)
 
@@ -127,7 +131,7 @@ class LinkService(QObject):
 
     def __init__(
         self,
-        project,
+        project: Project,
         *,
         device: str = "auto",
         candidates: int = 16,

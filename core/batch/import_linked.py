@@ -20,6 +20,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from core.batch.deletions import settle_rewrites
 from core.batch.kb_identity import CURATOR_KEY, curator_note, kb_identity, same_base_kb
@@ -30,6 +31,9 @@ from core.documents import Document
 from core.errors import CuralinkError, InputError
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressCallback, no_progress
 from core.store.curation_log import mention_key
+
+if TYPE_CHECKING:
+    from core.store.project import Project
 
 log = logging.getLogger(__name__)
 
@@ -52,7 +56,7 @@ class ImportLinkedSummary:
 
 
 def import_linked(
-    project,
+    project: Project,
     out_dir: str | Path,
     *,
     split: str = "",
@@ -118,7 +122,7 @@ def import_linked(
 
 
 def _store(
-    project, documents: list[Document], source: str, entry: dict, summary: ImportLinkedSummary
+    project: Project, documents: list[Document], source: str, entry: dict, summary: ImportLinkedSummary
 ) -> None:
     """The shard's candidates onto the stored mentions at the same span and type."""
     linked = {d.doc_id: d for d in documents}

@@ -12,16 +12,19 @@ are allowed when only they differ, with a note of what differs.
 from __future__ import annotations
 
 import hashlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from core.kb.concept import Concept
 from core.kb.knowledge_base import KnowledgeBase
 from core.learn.synonyms import CURATOR_SOURCE
 
+if TYPE_CHECKING:
+    from core.store.project import Project
+
 CURATOR_KEY = "curator_synonyms"
 
 
-def kb_identity(project, kb: KnowledgeBase) -> dict[str, Any]:
+def kb_identity(project: Project, kb: KnowledgeBase) -> dict[str, Any]:
     """The manifest's KB fields for `kb` (the project's KB as linking uses it, curator synonyms in)."""
     curator = project.kb.names_from_source(CURATOR_SOURCE)
     base = kb

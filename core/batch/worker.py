@@ -25,7 +25,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from core.atomic_files import TEMP_PREFIX, WRITE_ERRORS, write_failed
 from core.batch.linked import with_candidates
@@ -37,6 +37,9 @@ from core.formats import read_corpus, write_corpus
 from core.formats.report import MAX_LISTED, FormatReport
 from core.memory import peak_rss_mb
 from core.progress import ProgressCallback, no_progress
+
+if TYPE_CHECKING:
+    from core.store.project import Project
 
 log = logging.getLogger(__name__)
 
@@ -180,7 +183,7 @@ def _use_threads(linker, threads: int) -> None:
         encoder.threads = threads
 
 
-def _detector(project, kb, label: str):
+def _detector(project: Project, kb, label: str):
     """The project's dictionary, as `link --detect` tags with it (every type its routes admit)."""
     from core.project_detector import batch_dictionary
 

@@ -13,8 +13,12 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from core.store.curation import EDIT_ACTIONS, LINKING_ACTIONS, NOT_IN_KB
+
+if TYPE_CHECKING:
+    from core.store.project import Project
 
 
 @dataclass(frozen=True)
@@ -81,7 +85,7 @@ def label_of(decision) -> str:
     return f"({decision.action})"
 
 
-def agreement(project, curator_a: str, curator_b: str) -> Agreement:
+def agreement(project: Project, curator_a: str, curator_b: str) -> Agreement:
     """Kappa on concepts and span F1 on mentions, over documents both curators worked on."""
     from core.store.curation import replay
 
@@ -128,7 +132,7 @@ def agreement(project, curator_a: str, curator_b: str) -> Agreement:
     return result
 
 
-def _mentions(project) -> dict[int, tuple[str, int, int, str, str]]:
+def _mentions(project: Project) -> dict[int, tuple[str, int, int, str, str]]:
     """Mention id -> (document id, start, end, text, origin), removed ones included (edits refer to them)."""
     return project.documents.mention_positions()
 
@@ -162,6 +166,6 @@ def _spans(mentions: dict, rows: list) -> dict[str, set[tuple[int, int]]]:
     return spans
 
 
-def curators(project) -> list[str]:
+def curators(project: Project) -> list[str]:
     """Every named curator who recorded a decision, in order of first appearance."""
     return project.curation.curators()

@@ -23,11 +23,15 @@ import logging
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from core.documents import Document, Mention
 from core.evaluate.entity_linking import Annotation, linking_report
 from core.kb.knowledge_base import KnowledgeBase
 from core.progress import NEVER_CANCELLED, CancelToken
+
+if TYPE_CHECKING:
+    from core.store.project import Project
 
 log = logging.getLogger(__name__)
 
@@ -119,7 +123,7 @@ def _per_type(documents, found, kb) -> dict[str, dict]:
 
 
 def evaluate_detectors(
-    project,
+    project: Project,
     *,
     split: str = "test",
     device: str = "auto",

@@ -14,6 +14,7 @@ import logging
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from core.documents import Document
 from core.evaluate.metrics import RECALL_KS, first_hit_rank, ranking_metrics
@@ -23,6 +24,9 @@ from core.progress import NEVER_CANCELLED, CancelToken, ProgressFn, no_progress
 from core.retrieve.base import Retriever
 from core.retrieve.query_plan import QueryPlan, plan_document
 from core.retrieve.routed import retrieve_plans
+
+if TYPE_CHECKING:
+    from core.store.project import Project
 
 log = logging.getLogger(__name__)
 
@@ -127,7 +131,7 @@ def with_mention_synonyms(kb: KnowledgeBase, pairs: Sequence[tuple[str, str]]) -
     return extended
 
 
-def evaluate_project_retriever(project, split: str = "test", *, with_train_strings: bool = False) -> dict:
+def evaluate_project_retriever(project: Project, split: str = "test", *, with_train_strings: bool = False) -> dict:
     """`curalink -p DIR evaluate retriever`: the project's active retriever on one split's gold mentions.
 
     `with_train_strings` adds the train+dev gold mention strings to the dictionary as synonyms (the

@@ -6,14 +6,19 @@ both curators' own decisions stay in the history (append-only), marked by `detai
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from core.errors import CuralinkError
 from core.store.curation import NOT_IN_KB
+
+if TYPE_CHECKING:
+    from core.store.project import Project
 
 VERDICTS = {"(reject)": "reject", "(ambiguous)": "ambiguous", NOT_IN_KB: "nil"}
 
 
 def adjudicate(
-    project, mention_id: int, label: str, adjudicator: str, *, between: tuple[str, str] = ("", "")
+    project: Project, mention_id: int, label: str, adjudicator: str, *, between: tuple[str, str] = ("", "")
 ) -> int:
     """Record the final label (a concept id, "-1", "(reject)" or "(ambiguous)"); returns the decision id."""
     if not adjudicator:

@@ -5,6 +5,7 @@ desk reaches the ranker's files through the jobs layer)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from core.errors import ModelError
 from core.rank.held_out import (
@@ -17,6 +18,9 @@ from core.rank.held_out import (
     valid_curve,
 )
 from core.store.top_suggestions import TopSuggestion, undecided_top_suggestions
+
+if TYPE_CHECKING:
+    from core.store.project import Project
 
 __all__ = [
     "FALLBACK_THRESHOLD",
@@ -46,7 +50,7 @@ class BulkScale:
         return [t for t in tops if t.scored_by(self.ranker)] if self.ranker else list(tops)
 
 
-def read_scale(project) -> BulkScale:
+def read_scale(project: Project) -> BulkScale:
     """The ranker in force and the curve stored with it (ranker.json), or why there is none."""
     from core.rank.model import RankerModel
 

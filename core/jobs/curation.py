@@ -13,6 +13,7 @@ import json
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from core.errors import CuralinkError
 from core.jobs import undo as history
@@ -25,6 +26,9 @@ from core.store.desk_lookup import document_facets
 from core.store.identical_mentions import apply_to_identical as copy_to_identical
 from core.store.op_changes import History, OpChanges
 from core.store.step_reads import mention_facts
+
+if TYPE_CHECKING:
+    from core.store.project import Project
 
 
 @dataclass(frozen=True)
@@ -43,7 +47,7 @@ class BulkAccept:
 
 
 def _finish(
-    project, changes: OpChanges, *, label: str, focus, history_now: History, merged=False
+    project: Project, changes: OpChanges, *, label: str, focus, history_now: History, merged=False
 ) -> OpChanges:
     """The change with what a desk redraws from: decisions in force, queue rows and facets."""
     documents = set(changes.documents)
@@ -65,20 +69,20 @@ def _finish(
     )
 
 
-def _mention(project, mention_id: int) -> tuple[str, str, str, int, int, str]:
+def _mention(project: Project, mention_id: int) -> tuple[str, str, str, int, int, str]:
     """(document id, text, origin, start, end, type) of a mention (deleted ones too)."""
     facts = mention_facts(project, mention_id)
     return facts.document, facts.text, facts.origin, facts.start, facts.end, facts.type
 
 
-def _link_text(project, concept_id: str) -> str:
+def _link_text(project: Project, concept_id: str) -> str:
     """“D1 Name 1 + D2 Name 2”, as the desk names a link."""
     parts = concept_parts(concept_id)
     found = project.kb.concepts(parts)
     return " + ".join(f"{p} {found[p].preferred_name}" if found.get(p) else p for p in parts)
 
 
-def decision_label(project, mention_id: int, action: str, concept_id: str = "", *, mention=None) -> str:
+def decision_label(project: Project, mention_id: int, action: str, concept_id: str = "", *, mention=None) -> str:
     """“accept “HD” → D006816 Huntington Disease in 123”; a reject of a detected span says it is not a
     mention. `mention`: `_mention` of it, when already read."""
     document, text, origin, *_ = mention or _mention(project, mention_id)
@@ -91,7 +95,7 @@ def decision_label(project, mention_id: int, action: str, concept_id: str = "", 
 # --- decisions ------------------------------------------------------------------------------------------
 
 
-def _record(project, curator: str, write, *, label: str, focus, skip_decided: bool) -> OpChanges:
+def _record(project: Project, curator: str, write, *, label: str, focus, skip_decided: bool) -> OpChanges:
     """Run `write` (decisions, returning their OpChanges) and record it as one step, in one transaction."""
     with project.transaction():
         history.ensure(project, curator)  # first: a history started from the log must not hold this
@@ -111,7 +115,7 @@ def _record(project, curator: str, write, *, label: str, focus, skip_decided: bo
 
 
 def decide(
-    project,
+    project: Project,
     mention_id: int,
     action: str,
     *,
@@ -141,7 +145,7 @@ def decide(
     )
 
 
-def bulk_accept(project, accepts: Sequence[BulkAccept], threshold: float, *, curator: str = "") -> OpChanges:
+def bulk_accept(project: Project, accepts: Sequence[BulkAccept], threshold: float, *, curator: str = "") -> OpChanges:
     """Accept many top suggestions as one step, in one transaction (all or nothing)."""
     if not accepts:
         return OpChanges(history=history.view(project, curator))
@@ -170,7 +174,7 @@ def bulk_accept(project, accepts: Sequence[BulkAccept], threshold: float, *, cur
     )
 
 
-def apply_to_identical(project, source: int, targets: Sequence[int], *, curator: str = "") -> OpChanges:
+def apply_to_identical(project: Project, source: int, targets: Sequence[int], *, curator: str = "") -> OpChanges:
     """Copy the decision in force on `source` to each target still undecided, as one step
     (core.store.identical_mentions writes it)."""
     decision = project.curation.current_decisions(mention_ids=[source]).get(source)
@@ -195,7 +199,7 @@ def apply_to_identical(project, source: int, targets: Sequence[int], *, curator:
 # --- mention edits, notes and marks ---------------------------------------------------------------------
 
 
-def _edit(project, curator: str, step: Step, write, *, merge_span: bool = False) -> OpChanges:
+def _edit(project: Project, curator: str, step: Step, write, *, merge_span: bool = False) -> OpChanges:
     with project.transaction():
         history.ensure(project, curator)
         write()
@@ -203,7 +207,7 @@ def _edit(project, curator: str, step: Step, write, *, merge_span: bool = False)
     return _edited(project, step, history_now=now, merged=merged)
 
 
-def _edited(project, step: Step, *, history_now: History, merged: bool = False, label: str = "") -> OpChanges:
+def _edited(project: Project, step: Step, *, history_now: History, merged: bool = False, label: str = "") -> OpChanges:
     focus = (step.document, step.mention)
     if step.kind == MARK:
         changes = OpChanges(documents=frozenset({step.document}), marks=frozenset({step.document}))
@@ -220,7 +224,7 @@ def _edited(project, step: Step, *, history_now: History, merged: bool = False, 
 
 
 def edit_span(
-    project, mention_id: int, start: int, end: int, *, curator: str = "", merge: bool = False
+    project: Project, mention_id: int, start: int, end: int, *, curator: str = "", merge: bool = False
 ) -> OpChanges:
     """Move a mention's boundaries (its suggestions are dropped: suggest it again). With `merge`, a nudge
     right after another of the same mention joins its undo step."""
@@ -244,7 +248,7 @@ def edit_span(
     )
 
 
-def change_type(project, mention_id: int, new_type: str, *, curator: str = "") -> OpChanges:
+def change_type(project: Project, mention_id: int, new_type: str, *, curator: str = "") -> OpChanges:
     document, text, _origin, _s, _e, old = _mention(project, mention_id)
     label = f"type of “{text}” {old or '(none)'} → {new_type or '(none)'} in {document}"
     step = Step(TYPE, label, document, mention_id, {"old": old, "new": new_type})
@@ -254,7 +258,7 @@ def change_type(project, mention_id: int, new_type: str, *, curator: str = "") -
 
 
 def add_mention(
-    project, document: str, start: int, end: int, *, type: str = "", curator: str = ""
+    project: Project, document: str, start: int, end: int, *, type: str = "", curator: str = ""
 ) -> OpChanges:
     """A curator-drawn mention; undo removes it, redo brings the same row back."""
     with project.transaction():
@@ -266,7 +270,7 @@ def add_mention(
     return _edited(project, step, history_now=now)
 
 
-def delete_mention(project, mention_id: int, *, curator: str = "") -> OpChanges:
+def delete_mention(project: Project, mention_id: int, *, curator: str = "") -> OpChanges:
     document, text, *_ = _mention(project, mention_id)
     step = Step(DELETE, f"delete mention “{text}” in {document}", document, mention_id, {})
     return _edit(
@@ -274,7 +278,7 @@ def delete_mention(project, mention_id: int, *, curator: str = "") -> OpChanges:
     )
 
 
-def _mark_label(project, kind: str, value: str, document: str, mention_id: int | None) -> str:
+def _mark_label(project: Project, kind: str, value: str, document: str, mention_id: int | None) -> str:
     where = document if mention_id is None else f"“{_mention(project, mention_id)[1]}” in {document}"
     if not value:
         return f"clear {kind} on {where}"
@@ -282,7 +286,7 @@ def _mark_label(project, kind: str, value: str, document: str, mention_id: int |
 
 
 def set_mark(
-    project, kind: str, value: str, *, document: str, mention_id: int | None = None, curator: str = ""
+    project: Project, kind: str, value: str, *, document: str, mention_id: int | None = None, curator: str = ""
 ) -> OpChanges:
     """A note, flag or done mark set (or, with "", cleared) as an undoable step."""
     if mention_id is not None:
@@ -308,12 +312,12 @@ def set_mark(
 # --- undo and redo --------------------------------------------------------------------------------------
 
 
-def history_of(project, curator: str = "") -> History:
+def history_of(project: Project, curator: str = "") -> History:
     """The curator's history: labels oldest first, and how many can be undone."""
     return history.view(project, curator)
 
 
-def undo(project, curator: str = "") -> OpChanges:
+def undo(project: Project, curator: str = "") -> OpChanges:
     """Take back the curator's newest step still done; `label` says what was undone ("" when nothing)."""
     try:
         with project.transaction():
@@ -328,7 +332,7 @@ def undo(project, curator: str = "") -> OpChanges:
     return _after(project, step, changes, now, "undo")
 
 
-def redo(project, curator: str = "") -> OpChanges:
+def redo(project: Project, curator: str = "") -> OpChanges:
     """Do again the curator's step undone last; `label` says what was redone ("" when nothing)."""
     try:
         with project.transaction():
@@ -343,21 +347,21 @@ def redo(project, curator: str = "") -> OpChanges:
     return _after(project, step, changes, now, "redo")
 
 
-def vetoed_changes(project, mention_ids) -> OpChanges:
+def vetoed_changes(project: Project, mention_ids) -> OpChanges:
     """What a removed (or restored) learnt synonym changes: the teaching of the mentions that taught it."""
     ids = frozenset(mention_ids)
     documents = frozenset(project.documents.mention_documents(sorted(ids)).values()) if ids else frozenset()
     return OpChanges(mentions=ids, documents=documents, relearn=ids)
 
 
-def _after(project, step: Step, changes: OpChanges, now: History, verb: str) -> OpChanges:
+def _after(project: Project, step: Step, changes: OpChanges, now: History, verb: str) -> OpChanges:
     label = f"{verb} {step.label}"
     if step.kind in (DECISIONS, VETO, OCCURRENCES):
         return _finish(project, changes, label=label, focus=(step.document, step.mention), history_now=now)
     return _edited(project, step, history_now=now, label=label)
 
 
-def _carry_out(project, curator: str, step: Step, *, undoing: bool) -> OpChanges:
+def _carry_out(project: Project, curator: str, step: Step, *, undoing: bool) -> OpChanges:
     """Write what undoes (or redoes) one step; a decision step's data is updated to the decisions it
     holds now."""
     data = step.data
@@ -385,7 +389,7 @@ def _carry_out(project, curator: str, step: Step, *, undoing: bool) -> OpChanges
     return OpChanges()
 
 
-def _occurrences(project, curator: str, step: Step, *, undoing: bool) -> OpChanges:
+def _occurrences(project: Project, curator: str, step: Step, *, undoing: bool) -> OpChanges:
     """Mentions added at every occurrence of a string (core.jobs.occurrences): their decisions reverted
     and the mentions removed, or the mentions restored and their decisions written again."""
     ids = step.data["mentions"]
@@ -400,7 +404,7 @@ def _occurrences(project, curator: str, step: Step, *, undoing: bool) -> OpChang
     return changes | OpChanges(mentions=frozenset(ids), documents=documents, edited=frozenset(ids))
 
 
-def _undo_decisions(project, curator: str, step: Step) -> OpChanges:
+def _undo_decisions(project: Project, curator: str, step: Step) -> OpChanges:
     """Revert the step's decisions still in force (one a later decision covered is left alone)."""
     standing = step_reads.in_force(project, step.data["decisions"])
     rows = [(d.mention_id, d.action) for d in standing]
@@ -408,7 +412,7 @@ def _undo_decisions(project, curator: str, step: Step) -> OpChanges:
     return project.curation.decide(reverts)
 
 
-def _redo_decisions(project, curator: str, step: Step) -> OpChanges:
+def _redo_decisions(project: Project, curator: str, step: Step) -> OpChanges:
     """Write the step's decisions again (new rows, same content); the step now holds the new ids."""
     again = [
         NewDecision(

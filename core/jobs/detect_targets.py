@@ -16,11 +16,15 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sqlalchemy import func, select
 
 from core.errors import CuralinkError, InputError
 from core.store.schema import DocumentRow, MentionRow
+
+if TYPE_CHECKING:
+    from core.store.project import Project
 
 # Mentions of these origins were made inside the project; any other origin came from a file.
 PROJECT_ORIGINS = ("detected", "curator")
@@ -42,7 +46,7 @@ class DetectTargets:
 
 
 def plan_targets(
-    project,
+    project: Project,
     *,
     split: str | None = None,
     ids: Sequence[str] | None = None,
@@ -88,7 +92,7 @@ def plan_targets(
     return targets
 
 
-def require_known_ids(project, requested: Mapping[str, str], *, known: set[str] | None = None) -> None:
+def require_known_ids(project: Project, requested: Mapping[str, str], *, known: set[str] | None = None) -> None:
     """Refuse, naming each one and where it was given (`requested`: id -> "FILE line N" or ""), ids
     that are not documents of the project; nothing is changed."""
     if known is None:

@@ -20,6 +20,7 @@ import logging
 import time
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from core.atomic_files import write_text_atomic
 from core.detect.candidates import concept_vectors
@@ -36,11 +37,14 @@ from core.jobs.versions import TrainedVersion
 from core.locations import base_model_reference, content_hash, resolve_base_model
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressCallback, no_progress
 
+if TYPE_CHECKING:
+    from core.store.project import Project
+
 log = logging.getLogger(__name__)
 
 
 
-def project_training_documents(project, split: str | None) -> list[Document]:
+def project_training_documents(project: Project, split: str | None) -> list[Document]:
     """Documents of `split` (None: all) whose spans someone vouched for, with the spans that stand."""
     decisions = project.curation.current_decisions()
     out = []
@@ -70,7 +74,7 @@ def _decided(mention: Mention, decision) -> Mention:
     return replace(mention, type=mention.type or "Mention")
 
 
-def training_splits(project) -> tuple[list, list]:
+def training_splits(project: Project) -> tuple[list, list]:
     """(train, dev) documents with vouched-for spans: dev is the dev split, else the last tenth of train;
     test documents are never trained on."""
     held = set(project.documents.document_ids("dev")) | set(project.documents.document_ids("test"))
@@ -114,7 +118,7 @@ class FittedDetector:
         return SpanDetector(self.model, self.tokenizer, self.config, self.vectors, device=device)
 
 
-def require_spans(project, train_docs) -> None:
+def require_spans(project: Project, train_docs) -> None:
     if not any(d.mentions for d in train_docs):
         raise CuralinkError(
             f"{project.path}: no gold or curator-checked mention spans to train a detector on (import an "
@@ -124,7 +128,7 @@ def require_spans(project, train_docs) -> None:
 
 
 def fit_detector(
-    project,
+    project: Project,
     kb,
     train_docs,
     dev_docs,
@@ -232,7 +236,7 @@ def _widened(head, types: int):
 
 
 def train_detector_for_project(
-    project,
+    project: Project,
     *,
     base_model: str | None = None,
     options: DetectorTrainingOptions | None = None,
@@ -274,7 +278,7 @@ def train_detector_for_project(
 
 
 def load_detector_version(
-    project, row, *, kb=None, device: str = "auto", threshold: float | None = None
+    project: Project, row, *, kb=None, device: str = "auto", threshold: float | None = None
 ) -> SpanDetector:
     """A registered detector version (`row` of the model registry), with concept vectors for the KB now."""
     from core.project_detector import load_span_detector

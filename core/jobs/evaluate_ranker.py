@@ -9,6 +9,7 @@ of its gold ids (a composite "A|B" is right with either part).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from core.documents import Candidate, Document
 from core.errors import CuralinkError, InputError
@@ -20,10 +21,13 @@ from core.project_models import load_ranking_stage
 from core.rank.calibration import expected_calibration_error, precision_coverage
 from core.rank.held_out import METRICS_KEY
 
+if TYPE_CHECKING:
+    from core.store.project import Project
+
 BULK_THRESHOLDS = (0.5, 0.8, 0.9, 0.95, 0.99)
 
 
-def gold_documents(project, split: str) -> list[Document]:
+def gold_documents(project: Project, split: str) -> list[Document]:
     """The split's documents with only their gold-linked mentions."""
     out = []
     for document in project.documents.documents(split):
@@ -56,7 +60,7 @@ def order_metrics(
 
 
 def evaluate_ranker_for_project(
-    project,
+    project: Project,
     split: str = "test",
     *,
     candidates: int = DEFAULT_CANDIDATES,

@@ -18,6 +18,7 @@ import tempfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from lxml import etree
 
@@ -28,6 +29,9 @@ from core.formats.report import MAX_LISTED, FormatReport
 from core.formats.xml_guard import PARSER_OPTIONS
 from core.jobs.eutils import EutilsClient
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressCallback, no_progress
+
+if TYPE_CHECKING:
+    from core.store.project import Project
 
 log = logging.getLogger(__name__)
 
@@ -148,7 +152,7 @@ def _listed(ids: list[str], shown: int = 10) -> str:
 
 
 def fetch_pubmed(
-    project,
+    project: Project,
     pmids: list[str],
     client: EutilsClient,
     *,

@@ -15,11 +15,15 @@ import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from core.formats import FormatReport, get_format, read_corpus, write_corpus, write_problem_report
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressCallback, no_progress
 from core.store.curation import curated_documents
 from core.store.documents_store import ImportSummary
+
+if TYPE_CHECKING:
+    from core.store.project import Project
 
 
 @dataclass(frozen=True)
@@ -87,7 +91,7 @@ class ExportResult:
 
 
 def import_corpus(
-    project,
+    project: Project,
     path: Path | str,
     fmt: str,
     *,
@@ -116,7 +120,7 @@ def import_corpus(
     return ImportResult(path, summary, report, problem_report(project, path, report))
 
 
-def problem_report(project, path: Path, report: FormatReport) -> Path | None:
+def problem_report(project: Project, path: Path, report: FormatReport) -> Path | None:
     """Write the list of skipped items in the project's logs folder; its path, None when none."""
     if not report.problem_count and not report.duplicates and not report.deletions:
         return None
@@ -126,7 +130,7 @@ def problem_report(project, path: Path, report: FormatReport) -> Path | None:
 
 
 def export_corpus(
-    project,
+    project: Project,
     path: Path | str,
     fmt: str,
     *,

@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import fastobo
 
@@ -25,6 +26,9 @@ from core.kb.concept import Concept
 from core.kb.variants import SOURCE as VARIANT_SOURCE
 from core.learn.synonyms import CURATOR_SOURCE
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressCallback, no_progress
+
+if TYPE_CHECKING:
+    from core.store.project import Project
 
 EXPORT_FORMATS = ("tsv", "obo", "medic")
 TSV_HEADER = ("id", "name", "synonyms", "alt_ids", "tree_numbers", "parents", "semantic_types", "definition")
@@ -102,7 +106,7 @@ WRITERS = {"tsv": _tsv_rows, "obo": _obo_rows, "medic": _medic_rows}
 
 
 def export_kb(
-    project,
+    project: Project,
     path: str | Path,
     *,
     fmt: str = "tsv",

@@ -21,10 +21,14 @@ import importlib
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from core.errors import CuralinkError
 from core.jobs.versions import TrainedVersion
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressCallback, no_progress
+
+if TYPE_CHECKING:
+    from core.store.project import Project
 
 log = logging.getLogger(__name__)
 
@@ -146,7 +150,7 @@ TRAIN_RULES = ("always", "never")
 
 
 def train(
-    project,
+    project: Project,
     kind: str,
     *,
     promote: str = "always",
@@ -170,19 +174,19 @@ def train(
     return trained
 
 
-def retrain_kind(project, kind: str, kb, data, **options):
+def retrain_kind(project: Project, kind: str, kb, data, **options):
     """One kind's step of `retrain` (core.jobs.retrain): fine-tune, judge, publish under the rule."""
     log.info("retraining %s via registry", kind)
     return model_kind(kind).job("retrain")(project, kb, data, **options)
 
 
-def evaluate(project, kind: str, *, split: str = "test", **options) -> dict:
+def evaluate(project: Project, kind: str, *, split: str = "test", **options) -> dict:
     """Measure the version of `kind` in force on one split (the CLI's `evaluate KIND`)."""
     log.info("evaluating %s on %s via registry", kind, split)
     return model_kind(kind).job("evaluate")(project, split=split, **options)
 
 
-def load(project, kind: str, version: str | None = None, **options):
+def load(project: Project, kind: str, version: str | None = None, **options):
     """A version of `kind` (the one in force when `version` is None), loaded and ready to use."""
     spec = model_kind(kind)
     if version is None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from sqlalchemy import select
 
@@ -24,6 +25,9 @@ from core.learn.teaching import TEACH, learning_on, set_learning, set_veto, veto
 from core.store.op_changes import OpChanges
 from core.store.schema import MentionRow
 from core.text.normalize import normalize_name
+
+if TYPE_CHECKING:
+    from core.store.project import Project
 
 __all__ = [
     "TEACH",
@@ -57,7 +61,7 @@ class LearntSynonym:
     pending: bool = False  # taught, but not in the store yet: a load (or live learning) adds it
 
 
-def learnt_synonyms(project) -> list[LearntSynonym]:
+def learnt_synonyms(project: Project) -> list[LearntSynonym]:
     """Every curator synonym in the store or vetoed, with the standing decisions behind it (newest first).
     Nothing while learning from decisions is off (the synonyms are withdrawn at the next load)."""
     refused = vetoed(project)
@@ -112,7 +116,7 @@ def learnt_synonyms(project) -> list[LearntSynonym]:
     return sorted(rows, key=lambda row: (row.decided_at, row.mention_id), reverse=True)
 
 
-def _mention_texts(project) -> dict[int, str]:
+def _mention_texts(project: Project) -> dict[int, str]:
     """Mention id -> normalised text, of every mention not deleted (each distinct text normalised once)."""
     with project.session() as session:
         rows = session.execute(select(MentionRow.id, MentionRow.text).where(MentionRow.removed.is_(False)))
@@ -125,7 +129,7 @@ def _mention_texts(project) -> dict[int, str]:
         return found
 
 
-def remove_learnt(project, concept_id: str, string: str, *, curator: str = "") -> OpChanges:
+def remove_learnt(project: Project, concept_id: str, string: str, *, curator: str = "") -> OpChanges:
     """Veto one learnt synonym (one undoable step): the decisions stay, but no longer teach `string` for
     `concept_id`. The returned `relearn` mentions are those that taught it: a loaded linker learns from
     them again, which withdraws the synonym from the store, the KB and the name index; without one, call
@@ -133,12 +137,12 @@ def remove_learnt(project, concept_id: str, string: str, *, curator: str = "") -
     return _veto_step(project, concept_id, string, curator, on=True)
 
 
-def restore_learnt(project, concept_id: str, string: str, *, curator: str = "") -> OpChanges:
+def restore_learnt(project: Project, concept_id: str, string: str, *, curator: str = "") -> OpChanges:
     """Allow a removed synonym again (one undoable step); the decisions behind it teach it again."""
     return _veto_step(project, concept_id, string, curator, on=False)
 
 
-def _veto_step(project, concept_id: str, string: str, curator: str, *, on: bool) -> OpChanges:
+def _veto_step(project: Project, concept_id: str, string: str, curator: str, *, on: bool) -> OpChanges:
     primary = project.kb.resolve_concept_id(concept_id)
     if primary is None:
         raise CuralinkError(f"no concept {concept_id!r} in the project's knowledge base")
@@ -168,7 +172,7 @@ def _veto_step(project, concept_id: str, string: str, curator: str, *, on: bool)
     return _finish(project, changes, label=label, focus=(step.document, first), history_now=now)
 
 
-def _teaching(project, concept_id: str, normalized: str) -> list[int]:
+def _teaching(project: Project, concept_id: str, normalized: str) -> list[int]:
     """The mentions whose standing decision teaches (or, vetoed, would teach) this synonym."""
     concept = project.kb.concept(concept_id)
     ids = {concept_id, *(concept.alt_ids if concept is not None else ())}
@@ -185,7 +189,7 @@ def _teaching(project, concept_id: str, normalized: str) -> list[int]:
     )
 
 
-def prune_store(project) -> int:
+def prune_store(project: Project) -> int:
     """Without a loaded linker (the CLI): take the synonyms no standing, teaching decision supports out
     of the store now (the name index is rebuilt without them at the next load). Returns names removed."""
     return prune_synonyms(project)

@@ -8,10 +8,14 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from core.child_process import Child, EventToken, answer, child_logging, progress_to
 from core.errors import CuralinkError
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressCallback, no_progress
+
+if TYPE_CHECKING:
+    from core.store.project import Project
 
 log = logging.getLogger(__name__)
 
@@ -154,7 +158,7 @@ class LinkerProcess:
 
     def link_project(
         self,
-        project=None,
+        project: Project | None = None,
         *,
         split: str | None = None,
         ids: Sequence[str] | None = None,
@@ -183,7 +187,7 @@ class LinkerProcess:
 
     def find_mentions(
         self,
-        project,
+        project: Project,
         ids: Sequence[str],
         *,
         progress: ProgressCallback = no_progress,
@@ -194,7 +198,7 @@ class LinkerProcess:
 
     def resuggest(
         self,
-        project,
+        project: Project,
         mention_ids: Sequence[int],
         *,
         on_stored: Callable[[list[str]], None] | None = None,
@@ -204,7 +208,7 @@ class LinkerProcess:
             self._call({"op": "resuggest", "ids": list(mention_ids)}, cancel=cancel, on_stored=on_stored)
         )
 
-    def learn(self, project, mention_ids: Sequence[int]):
+    def learn(self, project: Project, mention_ids: Sequence[int]):
         """`Linker.learn` in the child (`project` is the child's own: the argument is ignored)."""
         return self._call({"op": "learn", "ids": list(mention_ids)})
 

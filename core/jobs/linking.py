@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Collection, Sequence
+from typing import TYPE_CHECKING
 
 from core.documents import Document
 from core.link_summary import LinkSummary
@@ -20,9 +21,12 @@ from core.progress import NEVER_CANCELLED, CancelToken, ProgressCallback, no_pro
 from core.project_models import load_linker
 from core.store.curation_log import mention_key
 
+if TYPE_CHECKING:
+    from core.store.project import Project
+
 
 def link_project(
-    project,
+    project: Project,
     linker: Linker,
     *,
     split: str | None = None,
@@ -72,7 +76,7 @@ def link_project(
 
 
 def resuggest(
-    project,
+    project: Project,
     linker: Linker,
     mention_ids: Sequence[int],
     *,
@@ -111,7 +115,7 @@ def resuggest(
 
 
 def store_suggestions(
-    project, linker: Linker, documents, ids, suggestions, *, reranker_version: str
+    project: Project, linker: Linker, documents, ids, suggestions, *, reranker_version: str
 ) -> int:
     """Store per-mention candidates, each keyed by the span and type it was computed for."""
     by_mention, keys = {}, {}
@@ -127,7 +131,7 @@ def store_suggestions(
     )
 
 
-def learn(project, linker: Linker, mention_ids: Sequence[int]):
+def learn(project: Project, linker: Linker, mention_ids: Sequence[int]):
     """The decisions now in force on these mentions (just taken, undone or redone) reach the loaded
     models at once: curator synonyms in the KB and name index, withdrawn ones hidden, the ranker's
     prior recounted (core.learn.live). Returns the `LearnedNow`: empty while the project's switch
@@ -157,7 +161,7 @@ class ProjectLinker:
         self._detector = None  # core.project_detector.ChosenDetector, chosen on the first find_mentions
 
     @classmethod
-    def for_project(cls, project, **options) -> ProjectLinker:
+    def for_project(cls, project: Project, **options) -> ProjectLinker:
         """The project's models in force (core.project_models.load_linker takes the options)."""
         return cls(load_linker(project, **options))
 
@@ -177,15 +181,15 @@ class ProjectLinker:
     def ranks(self) -> bool:
         return self.linker.ranks
 
-    def link_project(self, project, **options) -> LinkSummary:
+    def link_project(self, project: Project, **options) -> LinkSummary:
         return link_project(project, self.linker, **options)
 
-    def resuggest(self, project, mention_ids: Sequence[int], **options) -> int:
+    def resuggest(self, project: Project, mention_ids: Sequence[int], **options) -> int:
         return resuggest(project, self.linker, mention_ids, **options)
 
     def find_mentions(
         self,
-        project,
+        project: Project,
         ids: Sequence[str],
         *,
         progress: ProgressCallback = no_progress,
@@ -200,7 +204,7 @@ class ProjectLinker:
             self._detector = detector_for_project(project, kb, device=self.linker.device)
         return find_mentions(project, self._detector, ids, progress=progress, cancel=cancel)
 
-    def learn(self, project, mention_ids: Sequence[int]):
+    def learn(self, project: Project, mention_ids: Sequence[int]):
         learned = learn(project, self.linker, mention_ids)
         if learned.names_changed:
             self._detector = None  # the dictionary tagger is made again from the KB's names

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from sqlalchemy import insert, select
 
@@ -19,6 +20,9 @@ from core.jobs.detect_targets import plan_targets
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressCallback, no_progress
 from core.project_detector import ChosenDetector, detector_for_project
 from core.store.schema import DocumentRow, MentionRow
+
+if TYPE_CHECKING:
+    from core.store.project import Project
 
 __all__ = ["ChosenDetector", "DetectSummary", "detect_into_project", "detector_for_project", "find_mentions"]
 
@@ -38,7 +42,7 @@ class DetectSummary:
 
 
 def detect_into_project(
-    project,
+    project: Project,
     detector,
     *,
     split: str | None = None,
@@ -83,7 +87,7 @@ def detect_into_project(
 
 
 def find_mentions(
-    project,
+    project: Project,
     chosen: ChosenDetector,
     ids: Sequence[str],
     *,

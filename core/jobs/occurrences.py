@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 import uuid
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from sqlalchemy import select
 
@@ -29,6 +30,9 @@ from core.store.op_changes import OpChanges
 from core.store.schema import DocumentRow, MentionRow
 from core.text.normalize import normalize_name
 from core.text.words import word_bounded
+
+if TYPE_CHECKING:
+    from core.store.project import Project
 
 MAX_OCCURRENCES = 10000  # one step; more is refused (a string that common is not an entity)
 
@@ -60,7 +64,7 @@ def _pattern(text: str) -> re.Pattern[str]:
     return re.compile(r"\s+".join(re.escape(w) for w in words), re.IGNORECASE)
 
 
-def preview_occurrences(project, text: str, *, document: str | None = None) -> Occurrences:
+def preview_occurrences(project: Project, text: str, *, document: str | None = None) -> Occurrences:
     """The occurrences of `text` with no mention on them, in `document` (external id) or, without it, in
     the whole project. Nothing is written."""
     pattern = _pattern(text)
@@ -109,7 +113,7 @@ def _mention_spans(session, document_ids: list[int]) -> dict[int, list[tuple[int
 
 
 def annotate_occurrences(
-    project,
+    project: Project,
     text: str,
     *,
     document: str | None = None,
@@ -172,7 +176,7 @@ def _where(document: str | None) -> str:
     return f"in {document}" if document is not None else "in the project"
 
 
-def mention_text(project, mention_id: int) -> tuple[str, str]:
+def mention_text(project: Project, mention_id: int) -> tuple[str, str]:
     """(text, type) of a mention, to annotate its other occurrences."""
     with project.session() as session:
         row = session.get(MentionRow, mention_id)

@@ -11,10 +11,14 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from core.errors import CuralinkError
 from core.link_summary import LinkSummary
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressCallback, no_progress
+
+if TYPE_CHECKING:
+    from core.store.project import Project
 
 log = logging.getLogger(__name__)
 
@@ -27,7 +31,7 @@ class UnreviewedWork:
     mention_ids: set[int]
 
 
-def unreviewed(project, *, first: Sequence[str] = ()) -> UnreviewedWork:
+def unreviewed(project: Project, *, first: Sequence[str] = ()) -> UnreviewedWork:
     """Documents with unreviewed mentions; the ones in `first` (the open document) come first."""
     decided = set(project.curation.current_decisions())
     doc_ids: list[str] = []
@@ -42,7 +46,7 @@ def unreviewed(project, *, first: Sequence[str] = ()) -> UnreviewedWork:
 
 
 def relink_unreviewed(
-    project,
+    project: Project,
     linker,
     *,
     first: Sequence[str] = (),
@@ -85,7 +89,7 @@ def relink_unreviewed(
     return total
 
 
-def promote_versions(project, versions: Mapping[str, str]) -> dict[str, str]:
+def promote_versions(project: Project, versions: Mapping[str, str]) -> dict[str, str]:
     """Put each kind's chosen version in force; returns those that changed (kind -> version)."""
     changed = {}
     for kind, version in versions.items():
@@ -103,7 +107,7 @@ def promote_versions(project, versions: Mapping[str, str]) -> dict[str, str]:
 
 
 def relink_after_change(
-    project,
+    project: Project,
     *,
     device: str = "auto",
     candidates: int | None = None,
@@ -123,7 +127,7 @@ def relink_after_change(
 
 
 def promote_and_relink(
-    project,
+    project: Project,
     versions: Mapping[str, str],
     *,
     relink: bool = True,

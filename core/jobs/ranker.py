@@ -11,6 +11,7 @@ import logging
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -24,6 +25,9 @@ from core.rank.held_out import METRICS_KEY, describe
 from core.rank.hierarchy import ConceptHierarchy
 from core.rank.model import RankerModel, fit_ranker
 from core.rank.stage import RankingStage, annotation_prior
+
+if TYPE_CHECKING:
+    from core.store.project import Project
 
 log = logging.getLogger(__name__)
 
@@ -136,7 +140,7 @@ def fit_for_documents(
 
 
 def train_ranker_for_project(
-    project,
+    project: Project,
     *,
     candidates: int = DEFAULT_CANDIDATES,
     union: int = DEFAULT_TFIDF_UNION,
@@ -189,7 +193,7 @@ def train_ranker_for_project(
     return trained
 
 
-def load_ranker(project, row, *, kb: KnowledgeBase | None = None) -> RankingStage:
+def load_ranker(project: Project, row, *, kb: KnowledgeBase | None = None) -> RankingStage:
     """A registered ranker version (`row` of the model registry) with the live annotation prior."""
     kb = kb if kb is not None else project.kb.knowledge_base()
     model = RankerModel.load(row.path, project.path)
@@ -199,7 +203,7 @@ def load_ranker(project, row, *, kb: KnowledgeBase | None = None) -> RankingStag
 
 
 def retrain_ranker(
-    project,
+    project: Project,
     kb: KnowledgeBase,
     data,
     *,

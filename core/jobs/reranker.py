@@ -14,6 +14,7 @@ import logging
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from core.documents import Candidate, Document
 from core.errors import CuralinkError
@@ -23,6 +24,9 @@ from core.rerank.cross_encoder import CrossEncoder
 from core.rerank.fusion import choose_weight, refuse
 from core.rerank.reranker import CrossEncoderReranker
 from core.rerank.training import TrainingConfig, ranked_accuracy, train
+
+if TYPE_CHECKING:
+    from core.store.project import Project
 
 log = logging.getLogger(__name__)
 
@@ -38,7 +42,7 @@ def _percent(value: float) -> float:
     return round(100 * value, 2)
 
 
-def _splits(project) -> tuple[list[Document], list[Document]]:
+def _splits(project: Project) -> tuple[list[Document], list[Document]]:
     train_docs = list(project.documents.documents("train"))
     dev_docs = list(project.documents.documents("dev"))
     if not train_docs:
@@ -52,7 +56,7 @@ def _splits(project) -> tuple[list[Document], list[Document]]:
 
 
 def train_reranker_for_project(
-    project,
+    project: Project,
     *,
     packing: str = "document",
     base_model: str | Path | None = None,
@@ -147,13 +151,13 @@ def train_reranker_for_project(
     return TrainedVersion(KIND, version, final, metrics, promote)
 
 
-def load_reranker(project, row, *, device: str = "auto", packing: str | None = None) -> CrossEncoderReranker:
+def load_reranker(project: Project, row, *, device: str = "auto", packing: str | None = None) -> CrossEncoderReranker:
     """A registered reranker version (`row` of the model registry), ready to rerank."""
     return CrossEncoderReranker(CrossEncoder.load(Path(row.path)), packing=packing, device=device)
 
 
 def evaluate_reranker_for_project(
-    project,
+    project: Project,
     *,
     split: str = "test",
     packing: str | None = None,

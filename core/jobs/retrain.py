@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from core.documents import Candidate
 from core.errors import CuralinkError
@@ -25,6 +26,9 @@ from core.progress import NEVER_CANCELLED, CancelToken, PhasedProgress, Progress
 from core.retrieve.query_plan import plan_document
 from core.text.normalize import normalize_name
 
+if TYPE_CHECKING:
+    from core.store.project import Project
+
 log = logging.getLogger(__name__)
 
 KINDS = LINKING_KINDS
@@ -33,7 +37,7 @@ RERANK_DEV_DOCUMENTS = 50
 
 
 def retrain(
-    project,
+    project: Project,
     *,
     kinds: Sequence[str] = KINDS,
     max_seconds: float | None = None,
@@ -117,7 +121,7 @@ def retrain(
     return report
 
 
-def rollback(project, kind: str) -> str:
+def rollback(project: Project, kind: str) -> str:
     """Re-activate the version that was in force before the active one; returns that version."""
     active = project.models.active_model(kind)
     if active is None:
@@ -135,7 +139,7 @@ def rollback(project, kind: str) -> str:
 
 
 def retrain_retriever(
-    project,
+    project: Project,
     kb,
     data: TrainingSet,
     *,
@@ -191,7 +195,7 @@ def retrain_retriever(
         return _publish(project, draft, report, data, kb, promote, cancel)
 
 
-def _publish(project, draft, report: KindReport, data: TrainingSet, kb, promote: str, cancel) -> KindReport:
+def _publish(project: Project, draft, report: KindReport, data: TrainingSet, kb, promote: str, cancel) -> KindReport:
     return publish_retrained(
         project,
         draft,
@@ -226,7 +230,7 @@ def _train_from_scratch(
 
 
 def retrain_reranker(
-    project,
+    project: Project,
     kb,
     data: TrainingSet,
     *,

@@ -11,17 +11,21 @@ from __future__ import annotations
 
 import logging
 import time
+from typing import TYPE_CHECKING
 
 from core.detect.train_detector import DetectorTrainingOptions
 from core.jobs.detector import KIND, fit_detector, project_training_documents, require_spans
 from core.progress import NEVER_CANCELLED, CancelToken, PhasedProgress
 from core.project_detector import load_span_detector
 
+if TYPE_CHECKING:
+    from core.store.project import Project
+
 log = logging.getLogger(__name__)
 
 
 def retrain_detector(
-    project,
+    project: Project,
     kb,
     data=None,
     *,

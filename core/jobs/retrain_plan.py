@@ -12,8 +12,12 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from core.jobs.kinds import LINKING_KINDS
+
+if TYPE_CHECKING:
+    from core.store.project import Project
 
 log = logging.getLogger(__name__)
 
@@ -62,7 +66,7 @@ class RetrainChoice:
     note: str = ""
 
 
-def retrain_choice(project, device: str = "auto", asked: Sequence[str] | None = None) -> RetrainChoice:
+def retrain_choice(project: Project, device: str = "auto", asked: Sequence[str] | None = None) -> RetrainChoice:
     """The one retrain policy of the CLI and the desk: the kinds asked for, as asked; otherwise the
     linking kinds (retriever, reranker, ranker) and the detector when one is in force (it learns from
     the new spans too), the reranker left out where no GPU makes training it worthwhile."""

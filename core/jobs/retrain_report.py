@@ -5,10 +5,14 @@ from __future__ import annotations
 
 import logging
 from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING
 
 from core.jobs.kinds import promotion_decision
 from core.jobs.versions import Draft, publish_version
 from core.progress import NEVER_CANCELLED, CancelToken
+
+if TYPE_CHECKING:
+    from core.store.project import Project
 
 log = logging.getLogger(__name__)
 
@@ -53,7 +57,7 @@ class RetrainReport:
 
 
 def publish_retrained(
-    project,
+    project: Project,
     draft: Draft,
     report: KindReport,
     *,

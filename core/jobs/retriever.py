@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import logging
+from typing import TYPE_CHECKING
 
 from core.jobs.versions import TrainedVersion, draft_version, prune_project_indexes, publish_version
 from core.learn.training_data import curated_pairs, fingerprint, gold_pairs, resolvable
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressCallback, no_progress
+
+if TYPE_CHECKING:
+    from core.store.project import Project
 
 log = logging.getLogger(__name__)
 
@@ -18,7 +22,7 @@ epochs in a row: bounded by the data, not by the machine's load (`max_seconds` s
 
 
 def train_retriever(
-    project,
+    project: Project,
     *,
     base_model: str | None = None,
     epochs: int = DEFAULT_EPOCHS,
@@ -88,7 +92,7 @@ def train_retriever(
     return TrainedVersion("retriever", draft.version, final, metrics, promote)
 
 
-def load_retriever(project, row, **options):
+def load_retriever(project: Project, row, **options):
     """A registered retriever version (`row` of the model registry); its name index is cached in the
     project's index/ (`options`: RescnnRetriever.load's)."""
     from pathlib import Path
@@ -99,7 +103,7 @@ def load_retriever(project, row, **options):
     return RescnnRetriever.load(Path(row.path), **options)
 
 
-def _early_stopping_documents(project) -> list:
+def _early_stopping_documents(project: Project) -> list:
     """Gold-linked documents to stop training on: the dev split, else the last tenth of train."""
     dev = [d for d in project.documents.documents("dev") if any(m.concept_ids for m in d.mentions)]
     if dev:

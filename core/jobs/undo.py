@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from sqlalchemy import delete
 from sqlalchemy.orm import Session
@@ -23,6 +24,9 @@ from core.store.op_changes import History
 from core.store.schema import SettingRow
 from core.store.settings_store import write_setting
 from core.store.undo_history import recent_decisions
+
+if TYPE_CHECKING:
+    from core.store.project import Project
 
 HISTORY_LIMIT = 200
 
@@ -86,7 +90,7 @@ def _read_json(session: Session, key: str):
     return None if row is None else json.loads(row.value_json)
 
 
-def _load(project, session: Session, curator: str, *, persist: bool = True) -> _Index:
+def _load(project: Project, session: Session, curator: str, *, persist: bool = True) -> _Index:
     """The index; a curator without one gets it from the log (stored with `persist`: a plain look, as
     when the desk opens, writes nothing, so it works while another program holds the write lock)."""
     value = _read_json(session, _index_key(curator))
@@ -101,7 +105,7 @@ def _save(session: Session, curator: str, index: _Index) -> None:
     )
 
 
-def _seed(project, session: Session, curator: str, *, persist: bool) -> _Index:
+def _seed(project: Project, session: Session, curator: str, *, persist: bool) -> _Index:
     """The history of a curator who has none stored yet: their decisions still in force, a batch as one
     step (what the desk restored from the log before this history was kept)."""
     index = _Index()
@@ -132,21 +136,21 @@ def span_label(old_text: str, new_text: str, document: str) -> str:
     return f"span “{old_text}” → “{new_text}” in {document}"
 
 
-def view(project, curator: str) -> History:
+def view(project: Project, curator: str) -> History:
     """The curator's history as labels and the number done."""
     with project.transaction() as session:
         index = _load(project, session, curator, persist=False)
     return History(tuple(index.labels), index.done)
 
 
-def ensure(project, curator: str) -> None:
+def ensure(project: Project, curator: str) -> None:
     """Store the history started from the log, if the curator has none yet (before an operation writes
     its own step, which that history must not already hold)."""
     with project.transaction() as session:
         _load(project, session, curator)
 
 
-def drop_undone(project, curator: str, *, with_top: bool = False) -> History:
+def drop_undone(project: Project, curator: str, *, with_top: bool = False) -> History:
     """Forget the steps that could be redone (one of them can no longer be: its mention was deleted);
     `with_top`: the newest done step too (it can no longer be undone)."""
     with project.transaction() as session:
@@ -158,7 +162,7 @@ def drop_undone(project, curator: str, *, with_top: bool = False) -> History:
     return History(tuple(index.labels), index.done)
 
 
-def push(project, curator: str, step: Step, *, merge_span: bool = False) -> tuple[History, bool]:
+def push(project: Project, curator: str, step: Step, *, merge_span: bool = False) -> tuple[History, bool]:
     """Record a new step (the steps undone after the last done one are dropped). With `merge_span`, a span
     edit of the same mention as the newest done step extends that step instead (nudges are one undo).
     Returns the history after it, and whether the step was merged. Call it inside the operation's
@@ -167,7 +171,7 @@ def push(project, curator: str, step: Step, *, merge_span: bool = False) -> tupl
         return _push(project, session, curator, step, merge_span)
 
 
-def _push(project, session: Session, curator: str, step: Step, merge_span: bool) -> tuple[History, bool]:
+def _push(project: Project, session: Session, curator: str, step: Step, merge_span: bool) -> tuple[History, bool]:
     index = _load(project, session, curator)
     _drop_undone(session, curator, index)
     if merge_span and index.done and step.kind == SPAN:
@@ -199,7 +203,7 @@ def _drop_undone(session: Session, curator: str, index: _Index) -> None:
     del index.labels[index.done :]
 
 
-def step_to_undo(project, curator: str) -> Step | None:
+def step_to_undo(project: Project, curator: str) -> Step | None:
     with project.transaction() as session:
         index = _load(project, session, curator)
         if not index.done:
@@ -207,7 +211,7 @@ def step_to_undo(project, curator: str) -> Step | None:
         return Step.of(_read_json(session, _step_key(curator, index.first + index.done - 1)))
 
 
-def step_to_redo(project, curator: str) -> Step | None:
+def step_to_redo(project: Project, curator: str) -> Step | None:
     with project.transaction() as session:
         index = _load(project, session, curator)
         if index.done >= len(index.labels):
@@ -215,14 +219,14 @@ def step_to_redo(project, curator: str) -> Step | None:
         return Step.of(_read_json(session, _step_key(curator, index.first + index.done)))
 
 
-def moved(project, curator: str, step: Step, *, undone: bool) -> History:
+def moved(project: Project, curator: str, step: Step, *, undone: bool) -> History:
     """The step was undone (or redone): move the boundary past it and store what it holds now (a redo
     wrote new decisions: the next undo reverts those)."""
     with project.transaction() as session:
         return _moved(project, session, curator, step, undone)
 
 
-def _moved(project, session: Session, curator: str, step: Step, undone: bool) -> History:
+def _moved(project: Project, session: Session, curator: str, step: Step, undone: bool) -> History:
     index = _load(project, session, curator)
     number = index.first + index.done - 1 if undone else index.first + index.done
     write_setting(session, _step_key(curator, number), step.to_json())

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from core.atomic_files import write_text_atomic
 from core.housekeeping import (
@@ -25,6 +26,9 @@ from core.housekeeping import (
     remove_dead_scratch,
 )
 from core.progress import NEVER_CANCELLED, CancelToken
+
+if TYPE_CHECKING:
+    from core.store.project import Project
 
 log = logging.getLogger(__name__)
 
@@ -55,7 +59,7 @@ class TrainedVersion:
         return f"kept as a candidate ({self.reason})" if self.reason else "kept as a candidate"
 
 
-def next_version(project, kind: str) -> str:
+def next_version(project: Project, kind: str) -> str:
     taken = {row.version for row in project.models.model_versions(kind)}
     number = len(taken) + 1
     while f"v{number}" in taken or (project.models_dir / kind / f"v{number}").exists():
@@ -64,7 +68,7 @@ def next_version(project, kind: str) -> str:
 
 
 def register_version(
-    project,
+    project: Project,
     kind: str,
     version: str,
     path: Path,
@@ -94,7 +98,7 @@ def register_version(
 
 
 @contextmanager
-def scratch_folder(project, kind: str) -> Iterator[Path]:
+def scratch_folder(project: Project, kind: str) -> Iterator[Path]:
     """A folder under models/<kind>/ to train into. It is deleted if the block fails or is cancelled;
     the caller moves it to models/<kind>/<version>/ only once the version is complete. Its owner file
     marks it as in use while this process lives; scratch folders of dead runs are removed first."""
@@ -112,7 +116,7 @@ def scratch_folder(project, kind: str) -> Iterator[Path]:
         release_scratch(scratch)
 
 
-def prune_project_indexes(project, kb_fingerprint: str) -> int:
+def prune_project_indexes(project: Project, kb_fingerprint: str) -> int:
     """Remove name indexes no retriever in use needs: keep those of the active version and of candidate
     versions (promotable) for the current knowledge base, and of live scratch folders (a retrain being
     evaluated in another process). A retired version rolled back to rebuilds its index then."""
@@ -145,7 +149,7 @@ class Draft:
 
 
 @contextmanager
-def draft_version(project, kind: str) -> Iterator[Draft]:
+def draft_version(project: Project, kind: str) -> Iterator[Draft]:
     """The next version of `kind` and a scratch folder to train it into (deleted if the block fails)."""
     version = next_version(project, kind)
     with scratch_folder(project, kind) as scratch:
@@ -153,7 +157,7 @@ def draft_version(project, kind: str) -> Iterator[Draft]:
 
 
 def publish_version(
-    project,
+    project: Project,
     draft: Draft,
     *,
     metrics: dict,

@@ -24,9 +24,13 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from core.errors import CuralinkError
 from core.kb.knowledge_base import KnowledgeBase
+
+if TYPE_CHECKING:
+    from core.store.project import Project
 
 log = logging.getLogger(__name__)
 
@@ -211,7 +215,7 @@ class TypeRouter:
         self._admitted: dict[str, frozenset[str] | None] = {}
 
     @classmethod
-    def for_project(cls, project, kb: KnowledgeBase) -> TypeRouter:
+    def for_project(cls, project: Project, kb: KnowledgeBase) -> TypeRouter:
         return cls(kb, route_table(project.settings.setting(SETTING_KEY)))
 
     @property

@@ -22,6 +22,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from core.kb.knowledge_base import KnowledgeBase, NameEntry
 from core.learn.synonyms import curated_synonyms, learn_synonyms, withdraw_synonyms
@@ -30,6 +31,9 @@ from core.rank.prior import AnnotationPrior
 from core.retrieve.query_plan import plan_document
 from core.store.identical_mentions import undecided_identical
 from core.text.normalize import normalize_name
+
+if TYPE_CHECKING:
+    from core.store.project import Project
 
 log = logging.getLogger(__name__)
 
@@ -60,7 +64,7 @@ class LearnedNow:
 
 
 def learn_decisions(
-    project,
+    project: Project,
     mention_ids: Sequence[int],
     *,
     kb: KnowledgeBase,
@@ -89,7 +93,7 @@ def learn_decisions(
     return learned
 
 
-def _queries(project, doc_ids: list[str], wanted: set[int]) -> list[str]:
+def _queries(project: Project, doc_ids: list[str], wanted: set[int]) -> list[str]:
     """The normalised whole-mention queries (abbreviations expanded) of the wanted mentions."""
     found: dict[str, None] = {}
     for document, ids in project.documents.documents_with_mention_ids(ids=doc_ids):
@@ -100,7 +104,7 @@ def _queries(project, doc_ids: list[str], wanted: set[int]) -> list[str]:
 
 
 def _withdraw(
-    project, kb: KnowledgeBase, retriever, strings: set[str], curated: dict[str, list[str]]
+    project: Project, kb: KnowledgeBase, retriever, strings: set[str], curated: dict[str, list[str]]
 ) -> list[NameEntry]:
     """Curator synonyms among these strings that no standing decision supports leave the store, the KB
     and the index's searches. A name the decided mentions themselves still link (`curated`: the same
@@ -109,7 +113,7 @@ def _withdraw(
     return withdraw_synonyms(project, kb, retriever, among=strings, supported=here)
 
 
-def _recount(prior: AnnotationPrior, project, kb: KnowledgeBase, doc_ids: list[str]) -> int:
+def _recount(prior: AnnotationPrior, project: Project, kb: KnowledgeBase, doc_ids: list[str]) -> int:
     """The prior's counts for these documents, read again from the store as `load_ranking_stage` reads
     every document (imported gold and decisions, no held-out slice)."""
     linked = training_set(project, kb, held_out_fraction=0.0, doc_ids=doc_ids).train_documents

@@ -9,8 +9,12 @@ with the same rule.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from core.documents import Candidate
+
+if TYPE_CHECKING:
+    from core.store.project import Project
 
 CERTAIN = 1.0
 
@@ -29,7 +33,7 @@ def document_margin(per_mention: Sequence[Sequence[Candidate]]) -> float:
     return min((margin(c) for c in per_mention), default=CERTAIN)
 
 
-def uncertainty_order(project, *, include_done: bool = False) -> list[str]:
+def uncertainty_order(project: Project, *, include_done: bool = False) -> list[str]:
     """Document ids, smallest margin first (ties keep import order); finished documents left out."""
     entries = [e for e in project.desk.queue() if include_done or e.status != "done"]
     return [e.doc_id for e in sorted(entries, key=lambda e: e.margin)]

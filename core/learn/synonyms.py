@@ -15,6 +15,7 @@ import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sqlalchemy import select
 
@@ -26,6 +27,9 @@ from core.store.curation_log import Decision
 from core.store.schema import DecisionRow, MentionStateRow
 from core.text.normalize import normalize_name
 
+if TYPE_CHECKING:
+    from core.store.project import Project
+
 log = logging.getLogger(__name__)
 
 CURATOR_SOURCE = "curator"
@@ -36,7 +40,7 @@ the names the store already has are read once and skipped."""
 
 
 def curated_synonyms(
-    project, kb: KnowledgeBase, mention_ids: Iterable[int] | None = None
+    project: Project, kb: KnowledgeBase, mention_ids: Iterable[int] | None = None
 ) -> dict[str, list[str]]:
     """Concept id -> mention queries accepted or corrected for it (current decisions only), less what
     the curators kept from teaching (core.learn.teaching): nothing while learning is off, no decision
@@ -59,7 +63,7 @@ class CuratedLink:
 
 
 def curated_links(
-    project,
+    project: Project,
     resolve: Callable[[str], str | None],
     mention_ids: Iterable[int] | None = None,
     *,
@@ -89,7 +93,7 @@ def curated_links(
     return found
 
 
-def _collect(project, resolve, state, linked: set[int], doc_ids: list[str], refused, found: list) -> None:
+def _collect(project: Project, resolve, state, linked: set[int], doc_ids: list[str], refused, found: list) -> None:
     for document, ids in project.documents.documents_with_mention_ids(ids=doc_ids):
         for plan, mention_id in zip(plan_document(document), ids, strict=True):
             if mention_id not in linked:
@@ -103,7 +107,7 @@ def _collect(project, resolve, state, linked: set[int], doc_ids: list[str], refu
                 found.append(CuratedLink(concept_id, query, mention_id, decision))
 
 
-def new_synonyms(project, kb: KnowledgeBase) -> dict[str, list[str]]:
+def new_synonyms(project: Project, kb: KnowledgeBase) -> dict[str, list[str]]:
     """The curated synonyms that are not yet a name of their concept in `kb` (nothing is changed)."""
     known: dict[str, set[str]] = {}
     for entry in kb.names:
@@ -116,7 +120,7 @@ def new_synonyms(project, kb: KnowledgeBase) -> dict[str, list[str]]:
     return pending
 
 
-def prune_synonyms(project, kb: KnowledgeBase | None = None) -> int:
+def prune_synonyms(project: Project, kb: KnowledgeBase | None = None) -> int:
     """Remove the curator synonyms no standing decision supports any more (the decision was undone,
     rejected or corrected to another concept): a curator's mistake must not stay in the KB as a name
     that keeps suggesting the wrong concept. Returns how many names were removed from the store (read
@@ -131,7 +135,7 @@ def prune_synonyms(project, kb: KnowledgeBase | None = None) -> int:
 
 
 def withdraw_synonyms(
-    project,
+    project: Project,
     kb: KnowledgeBase,
     retriever=None,
     *,
@@ -163,7 +167,7 @@ def withdraw_synonyms(
 
 
 def stale_synonyms(
-    project,
+    project: Project,
     kb: KnowledgeBase,
     *,
     among: set[str] | None = None,
@@ -196,7 +200,7 @@ def stale_synonyms(
     return {concept_id: names for concept_id, names in stale.items() if names}
 
 
-def linked_to(project, concept_ids: set[str]) -> list[int]:
+def linked_to(project: Project, concept_ids: set[str]) -> list[int]:
     """Mentions whose decision in force links one of these ids (as written in the decision)."""
     found: list[int] = []
     ordered = sorted(concept_ids)
@@ -214,7 +218,7 @@ def linked_to(project, concept_ids: set[str]) -> list[int]:
 
 
 def learn_synonyms(
-    project,
+    project: Project,
     *,
     kb: KnowledgeBase | None = None,
     retriever=None,
@@ -247,7 +251,7 @@ def learn_synonyms(
     return added
 
 
-def index_curator_synonyms(project, kb: KnowledgeBase) -> list[NameEntry]:
+def index_curator_synonyms(project: Project, kb: KnowledgeBase) -> list[NameEntry]:
     """Before retraining: new curator synonyms into the store, `kb` and the active retriever's saved index.
 
     The active retriever is loaded (its index for `kb` as it was, from index/) only when there is

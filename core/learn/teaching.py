@@ -11,17 +11,21 @@ store, the KB and the name index by the usual withdrawal (live, at load and befo
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 from core.errors import CuralinkError
 from core.store.settings_store import write_setting
 from core.text.normalize import normalize_name
+
+if TYPE_CHECKING:
+    from core.store.project import Project
 
 LEARNING_KEY = "learn.from_decisions"  # bool, default True
 VETOED_KEY = "learn.vetoed"  # [[concept id, normalised string], ...]
 TEACH = "teach"  # decision detail: False = decide without teaching
 
 
-def learning_on(project) -> bool:
+def learning_on(project: Project) -> bool:
     """Whether decisions teach the KB curator synonyms (the project's setting, default on)."""
     value = project.settings.setting(LEARNING_KEY, True)
     if not isinstance(value, bool):
@@ -29,11 +33,11 @@ def learning_on(project) -> bool:
     return value
 
 
-def set_learning(project, on: bool) -> None:
+def set_learning(project: Project, on: bool) -> None:
     project.settings.set_setting(LEARNING_KEY, bool(on))
 
 
-def vetoed(project) -> set[tuple[str, str]]:
+def vetoed(project: Project) -> set[tuple[str, str]]:
     """(concept id, normalised string) pairs a curator removed from the learnt synonyms."""
     value = project.settings.setting(VETOED_KEY, [])
     if not isinstance(value, list) or not all(
@@ -45,7 +49,7 @@ def vetoed(project) -> set[tuple[str, str]]:
     return {(c, s) for c, s in value}
 
 
-def set_veto(project, concept_id: str, string: str, on: bool) -> None:
+def set_veto(project: Project, concept_id: str, string: str, on: bool) -> None:
     """Veto (or allow again) one learnt synonym, inside the caller's `Project.transaction()` (an undoable
     step writes it with its step). `string` is normalised here."""
     pairs = vetoed(project)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 from core.documents import Document, Mention
 from core.kb.knowledge_base import KnowledgeBase
@@ -16,9 +17,12 @@ from core.retrieve.query_plan import plan_document
 from core.store.curation import LINKING_ACTIONS
 from core.store.documents_store import TRAINING_SPLITS as TRAINING_SPLITS  # where splits are stored
 
+if TYPE_CHECKING:
+    from core.store.project import Project
+
 
 def gold_pairs(
-    project, splits: Iterable[str] = TRAINING_SPLITS, *, exclude: Collection[str] = ()
+    project: Project, splits: Iterable[str] = TRAINING_SPLITS, *, exclude: Collection[str] = ()
 ) -> list[tuple[str, str]]:
     """(query, concept id) for single-concept gold mentions; composites (A|B, A+B) and -1 are left out,
     and so are the documents in `exclude` (held out for early stopping)."""
@@ -34,7 +38,7 @@ def gold_pairs(
     return pairs
 
 
-def curated_pairs(project, *, exclude: Collection[str] = ()) -> list[tuple[str, str]]:
+def curated_pairs(project: Project, *, exclude: Collection[str] = ()) -> list[tuple[str, str]]:
     """(query, concept id) for every mention whose current decision is accept or correct (outside the
     documents in `exclude`)."""
     state = project.curation.current_decisions()
@@ -131,7 +135,7 @@ class TrainingSet:
 
 
 def training_set(
-    project,
+    project: Project,
     kb: KnowledgeBase,
     *,
     held_out_fraction: float = HELD_OUT_FRACTION,
@@ -202,7 +206,7 @@ def training_set(
     return result
 
 
-def _rejected_concepts(project, state: dict) -> dict[int, str]:
+def _rejected_concepts(project: Project, state: dict) -> dict[int, str]:
     """A reject without a concept refers to the top suggestion the curator saw."""
     wanted = [m for m, d in state.items() if d.action == "reject" and not d.concept_id]
     suggestions = project.curation.suggestions_for(wanted) if wanted else {}

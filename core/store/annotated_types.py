@@ -7,11 +7,14 @@ Plain functions over `Project.session()`, like core/store/desk_lookup.py.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from sqlalchemy import select
 
 from core.store.schema import DocumentRow, MentionRow
+
+if TYPE_CHECKING:
+    from core.store.project import Project
 
 
 class AnnotatedMention(NamedTuple):
@@ -22,7 +25,7 @@ class AnnotatedMention(NamedTuple):
     concept_id: str
 
 
-def annotated_mentions(project) -> list[AnnotatedMention]:
+def annotated_mentions(project: Project) -> list[AnnotatedMention]:
     """Every live, typed mention detection did not make (imported gold, curator-drawn), with its
     document's id and split."""
     query = (

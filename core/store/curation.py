@@ -10,9 +10,13 @@ import json
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
 from functools import cache
+from typing import TYPE_CHECKING
 
 from core.documents import Document, Mention
 from core.store.curation_marks import curation_infons
+
+if TYPE_CHECKING:
+    from core.store.project import Project
 
 LINKING_ACTIONS = ("accept", "correct")
 # Decisions that refuse to confirm any link: the mention stays, its imported id is not written.
@@ -50,7 +54,7 @@ def replay(decisions: Iterable) -> dict[int, object]:
 
 
 def curated_documents(
-    project, *, accepted_only: bool = False, curated_only: bool = False, split: str | None = None
+    project: Project, *, accepted_only: bool = False, curated_only: bool = False, split: str | None = None
 ) -> Iterator[Document]:
     """Documents with each mention's current link and its provenance (curator, time, model version).
 
@@ -107,7 +111,7 @@ def not_a_mention(mention: Mention, action: str) -> bool:
     return action == "reject" and mention.origin == "detected"
 
 
-def _preferred_ids(project) -> Callable[[str], str]:
+def _preferred_ids(project: Project) -> Callable[[str], str]:
     """A linked id as the KB keys it now: a decision made before the project's preferred namespaces
     changed (`OMIM:114480`) exports as the concept's current id (`D001943`); ids not in the KB stay."""
 

@@ -18,11 +18,15 @@ import json
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta, tzinfo
+from typing import TYPE_CHECKING
 
 from sqlalchemy import select
 
 from core.store.curation import replay_stacks
 from core.store.schema import DecisionRow
+
+if TYPE_CHECKING:
+    from core.store.project import Project
 
 IDLE = timedelta(minutes=5)
 MIN_ACTIVE = 60.0  # seconds of active time before a rate per hour is shown
@@ -70,7 +74,7 @@ def _is_top1(row: DecisionRow) -> bool:
 
 
 def day_stats(
-    project,
+    project: Project,
     day: date | None = None,
     *,
     curator: str | None = None,

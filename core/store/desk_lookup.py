@@ -11,10 +11,14 @@ import re
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from sqlalchemy import select
 
 from core.store.schema import DocumentRow, MentionRow
+
+if TYPE_CHECKING:
+    from core.store.project import Project
 
 IDENTITY_KEY = "desk.project_uid"
 SNIPPET_CONTEXT = 40
@@ -39,7 +43,7 @@ class TextHit:
     snippet: str
 
 
-def document_facets(project, doc_ids: Sequence[str] | None = None) -> dict[str, DocumentFacets]:
+def document_facets(project: Project, doc_ids: Sequence[str] | None = None) -> dict[str, DocumentFacets]:
     """Split and mention types per document id (all documents, or those named), in two queries."""
     with project.session() as session:
         query = select(DocumentRow.id, DocumentRow.external_id, DocumentRow.split)
@@ -60,7 +64,7 @@ def document_facets(project, doc_ids: Sequence[str] | None = None) -> dict[str, 
     }
 
 
-def search_text(project, query: str, *, limit: int = 500) -> list[TextHit]:
+def search_text(project: Project, query: str, *, limit: int = 500) -> list[TextHit]:
     """Documents whose title or abstract holds `query` (case-insensitive, spaces match any run of
     whitespace), in store order, at most `limit`. SQLite's LIKE narrows the scan for ASCII queries (it
     folds ASCII case only); the offset of the first match is found in Python, in the stored text, so it is
@@ -93,7 +97,7 @@ def search_text(project, query: str, *, limit: int = 500) -> list[TextHit]:
     return hits
 
 
-def project_identity(project) -> str:
+def project_identity(project: Project) -> str:
     """A random id stored in the project's settings table the first time it is asked for: it moves
     with the folder (a path would not), so per-user desk state can be keyed by it."""
     value = project.settings.setting(IDENTITY_KEY)

@@ -13,6 +13,7 @@ import re
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from sqlalchemy import or_, select
 
@@ -21,6 +22,9 @@ from core.store.curation_log import NewDecision
 from core.store.op_changes import OpChanges
 from core.store.schema import DocumentRow, MentionRow, MentionStateRow
 from core.text.normalize import normalize_name
+
+if TYPE_CHECKING:
+    from core.store.project import Project
 
 COPIED_FROM = "identical_to"  # decision detail: the mention whose decision was copied
 _CHUNK = 5000  # ids per IN (...), below SQLite's variable limit
@@ -45,7 +49,7 @@ class IdenticalMentions:
 
 
 def find_identical(
-    project, mention_id: int, *, document: str | None = None, same_type: bool = False
+    project: Project, mention_id: int, *, document: str | None = None, same_type: bool = False
 ) -> IdenticalMentions:
     """The undecided, not deleted mentions whose normalised text equals that of `mention_id`, in the
     document `document` (external id) or, without it, in the whole project."""
@@ -82,7 +86,7 @@ def _undecided():
     )
 
 
-def undecided_identical(project, mention_ids: Sequence[int]) -> list[int]:
+def undecided_identical(project: Project, mention_ids: Sequence[int]) -> list[int]:
     """Every undecided mention, in the whole project, whose normalised text is that of one of these
     mentions: what a decision on them may change the suggestions of.
 
@@ -118,7 +122,7 @@ def undecided_identical(project, mention_ids: Sequence[int]) -> list[int]:
 
 
 def apply_to_identical(
-    project, source: int, targets: tuple[int, ...] | list[int], *, curator: str = ""
+    project: Project, source: int, targets: tuple[int, ...] | list[int], *, curator: str = ""
 ) -> OpChanges:
     """Copy the decision in force on `source` to each target still undecided, in one transaction.
 
@@ -141,7 +145,7 @@ def apply_to_identical(
     return project.curation.decide(copies, skip_decided=True)
 
 
-def revert_all(project, mention_ids, *, curator: str = "", undoing: str = "") -> OpChanges:
+def revert_all(project: Project, mention_ids, *, curator: str = "", undoing: str = "") -> OpChanges:
     """Undo a propagation: one revert per mention it decided, all in one transaction."""
     reverts = [
         NewDecision(m, "revert", curator=curator, detail={"undo": undoing or "identical"})

@@ -7,12 +7,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from sqlalchemy import select
 
 from core.errors import CuralinkError
 from core.store.curation_log import Decision
 from core.store.schema import DecisionRow, DocumentRow, MentionRow, MentionStateRow, SuggestionRow
+
+if TYPE_CHECKING:
+    from core.store.project import Project
 
 _CHUNK = 500  # SQLite caps bound parameters per statement
 
@@ -30,7 +34,7 @@ class MentionFacts:
     document_text: str
 
 
-def mention_facts(project, mention_id: int) -> MentionFacts:
+def mention_facts(project: Project, mention_id: int) -> MentionFacts:
     with project.session() as session:
         row = session.execute(
             select(
@@ -50,7 +54,7 @@ def mention_facts(project, mention_id: int) -> MentionFacts:
     return MentionFacts(*row)
 
 
-def decisions_by_id(project, decision_ids: Sequence[int]) -> list[Decision]:
+def decisions_by_id(project: Project, decision_ids: Sequence[int]) -> list[Decision]:
     """The decisions with these ids, oldest first."""
     ordered = sorted(set(decision_ids))
     found: list[Decision] = []
@@ -61,7 +65,7 @@ def decisions_by_id(project, decision_ids: Sequence[int]) -> list[Decision]:
     return sorted(found, key=lambda d: d.id)
 
 
-def in_force(project, decision_ids: Sequence[int]) -> list[Decision]:
+def in_force(project: Project, decision_ids: Sequence[int]) -> list[Decision]:
     """Those of these decisions that are still the one in force on their mention, oldest first."""
     ordered = sorted(set(decision_ids))
     found: list[Decision] = []
@@ -76,7 +80,7 @@ def in_force(project, decision_ids: Sequence[int]) -> list[Decision]:
     return sorted(found, key=lambda d: d.id)
 
 
-def suggestion_versions(project, mention_ids: Sequence[int]) -> dict[int, str]:
+def suggestion_versions(project: Project, mention_ids: Sequence[int]) -> dict[int, str]:
     """The model version(s) behind each mention's suggestions (`Project.curation.suggestion_version` for many, in
     one statement per 500 mentions: a bulk accept records them)."""
     ordered = sorted(set(mention_ids))

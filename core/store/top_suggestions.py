@@ -8,11 +8,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from sqlalchemy import select
 
 from core.store.curation_log import MentionKey
 from core.store.schema import MentionRow, SuggestionRow
+
+if TYPE_CHECKING:
+    from core.store.project import Project
 
 _CHUNK = 500  # SQLite caps bound parameters per statement
 
@@ -31,7 +35,7 @@ class TopSuggestion:
         return self.version.endswith(f"ranker {ranker_version}")
 
 
-def undecided_top_suggestions(project, mention_ids: Sequence[int] | None = None) -> list[TopSuggestion]:
+def undecided_top_suggestions(project: Project, mention_ids: Sequence[int] | None = None) -> list[TopSuggestion]:
     """Top suggestions of the undecided mentions among `mention_ids` (None: the whole project), by id."""
     query = (
         select(

@@ -10,10 +10,14 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from sqlalchemy import select
 
 from core.store.schema import DecisionRow, MentionRow, MentionStateRow
+
+if TYPE_CHECKING:
+    from core.store.project import Project
 
 HISTORY_LIMIT = 200
 
@@ -27,7 +31,7 @@ class RestoredStep:
     decision_ids: list[int] = field(default_factory=list)
 
 
-def recent_decisions(project, curator: str, limit: int = HISTORY_LIMIT) -> list[RestoredStep]:
+def recent_decisions(project: Project, curator: str, limit: int = HISTORY_LIMIT) -> list[RestoredStep]:
     """At most `limit` steps, oldest first (the order to push them onto an undo stack)."""
     query = (
         select(DecisionRow, MentionRow.text)
