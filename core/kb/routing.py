@@ -24,17 +24,27 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 from core.errors import CuralinkError
 from core.kb.knowledge_base import KnowledgeBase
 
-if TYPE_CHECKING:
-    from core.store.project import Project
-
 log = logging.getLogger(__name__)
 
 SETTING_KEY = "type_routes"
+
+
+class _SettingReader(Protocol):
+    def setting(self, key: str, default: Any = None) -> Any: ...
+
+
+class ProjectSettings(Protocol):
+    """A `core.store.Project` as `TypeRouter.for_project` reads it: core.kb sits below the store, so it
+    names the one attribute it uses rather than importing the class (that import would be a cycle)."""
+
+    settings: _SettingReader
+
+
 ALL = "all"
 
 # UMLS semantic groups (NLM SemGroups), the groups a biomedical mention type usually means. Retired
@@ -215,7 +225,7 @@ class TypeRouter:
         self._admitted: dict[str, frozenset[str] | None] = {}
 
     @classmethod
-    def for_project(cls, project: Project, kb: KnowledgeBase) -> TypeRouter:
+    def for_project(cls, project: ProjectSettings, kb: KnowledgeBase) -> TypeRouter:
         return cls(kb, route_table(project.settings.setting(SETTING_KEY)))
 
     @property
