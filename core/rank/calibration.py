@@ -10,8 +10,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-from sklearn.isotonic import IsotonicRegression
-from sklearn.linear_model import LogisticRegression
 
 from core.errors import ModelError
 
@@ -26,6 +24,10 @@ def fit_calibration(scores: Sequence[float], labels: Sequence[int]) -> dict:
     if len(x) == 0 or y.min() == y.max():
         rate = float(y.mean()) if len(y) else 0.0
         return {"method": "constant", "p": rate}
+    # scikit-learn only where a table is fitted: applying one (the linking process) never imports it
+    from sklearn.isotonic import IsotonicRegression
+    from sklearn.linear_model import LogisticRegression
+
     if y.sum() >= MIN_ISOTONIC_POSITIVES:
         iso = IsotonicRegression(out_of_bounds="clip", y_min=0.0, y_max=1.0).fit(x, y)
         return {
