@@ -23,4 +23,3 @@ def test_the_linking_process_imports_no_scikit_learn():
         "from core.jobs.linker_process import _serve"
     )
     assert _imported(statement, ("sklearn", "scipy", "pandas")) == []
-
