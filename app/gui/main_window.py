@@ -33,7 +33,7 @@ from app.gui.desk_view import DeskViewMixin
 from app.gui.desk_watch import ProjectWatchMixin
 from app.gui.dialogs import KeyHelpOverlay, show_error
 from app.gui.document_queue import DocumentQueue
-from app.gui.kb_search import KbSearchDialog, warm_search_index
+from app.gui.kb_search import KbSearchDialog
 from app.gui.settings import AppSettings
 from app.gui.states import (
     STATE_COLOURS,
@@ -128,8 +128,7 @@ class MainWindow(
         self.start_watching()
         if self.background and not self.service.busy():
             self.device_label.setText(MODELS_LOADING)
-            self.service.preload()
-            warm_search_index(project)
+            self.service.preload()  # the KB search index is built once it is ready (desk_linking)
         OPEN_WINDOWS.append(self)
 
     def _import_reranker_code(self) -> None:
