@@ -3,8 +3,12 @@ shown as each document is stored, with progress and a cancel button in the statu
 
 from __future__ import annotations
 
+from PySide6.QtCore import QTimer
+
 from app.gui import kb_search
 from app.gui.workers import MODELS_LOADING, MODELS_NOT_LOADED, Job, LinkedChunk
+
+IDLE_CHECK_MS = 250  # how often a deferred start-up task looks whether the link service is idle
 
 
 class BackgroundLinkingMixin:
@@ -61,11 +65,17 @@ class BackgroundLinkingMixin:
     def _on_linker_ready(self, description: str) -> None:
         self.device_label.setText(description)
         if not getattr(self, "_search_warmed", False):
-            # Built now, not at start-up: its 0.5 s of Python (MEDIC) in a thread of the desk made the
-            # window's first paint wait for the interpreter lock (30 → 60 ms, over 100 ms on a busy
-            # machine) and took CPU from the linking process while it loaded. A Ctrl+F before this
-            # builds it itself.
             self._search_warmed = True
+            self._warm_search_when_idle()
+
+    def _warm_search_when_idle(self) -> None:
+        """Build the KB search index once the link service has nothing to do (the first suggestions are
+        shown), not at start-up: its 0.5 s of Python (MEDIC) in a thread of the desk made the window's
+        paints wait for the interpreter lock (the first paint 30 → 57 ms, over 100 ms on a busy machine)
+        and took CPU from the loading linker. A Ctrl+F before that builds it itself."""
+        if self.service.busy():
+            QTimer.singleShot(IDLE_CHECK_MS, self, self._warm_search_when_idle)  # not after a close
+        else:
             kb_search.warm_search_index(self.project)
 
     def _update_models_label(self) -> None:
