@@ -64,7 +64,7 @@ class BackgroundLinkingMixin:
 
     def _on_linker_ready(self, description: str) -> None:
         self.device_label.setText(description)
-        if not getattr(self, "_search_warmed", False):
+        if self.background and not getattr(self, "_search_warmed", False):  # as at start-up before
             self._search_warmed = True
             self._warm_search_when_idle()
 
@@ -73,6 +73,8 @@ class BackgroundLinkingMixin:
         shown), not at start-up: its 0.5 s of Python (MEDIC) in a thread of the desk made the window's
         paints wait for the interpreter lock (the first paint 30 → 57 ms, over 100 ms on a busy machine)
         and took CPU from the loading linker. A Ctrl+F before that builds it itself."""
+        if not self.isVisible():  # closed meanwhile: its project may be open in another window
+            return
         if self.service.busy():
             QTimer.singleShot(IDLE_CHECK_MS, self, self._warm_search_when_idle)  # not after a close
         else:

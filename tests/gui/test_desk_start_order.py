@@ -37,3 +37,23 @@ def test_the_search_index_is_built_once_the_models_are_loaded_and_idle(
     # the index is the one a search uses: built from the stored names, found again without a rebuild
     qtbot.waitUntil(lambda: getattr(demo_project, "_name_index", None) is not None, timeout=CEILING_MS)
     assert real() is demo_project._name_index[1]
+
+
+def test_a_window_without_background_work_leaves_the_search_index_to_the_first_search(
+    qtbot, demo_project, app_settings, monkeypatch
+):
+    """As before the change: `background=False` (benchmarks, tests) builds nothing on its own, so a later
+    window on the same project does not find a build from an earlier one running through its start."""
+    from app.gui.main_window import MainWindow
+
+    builds: list[int] = []
+    real = demo_project.name_index
+    monkeypatch.setattr(demo_project, "name_index", lambda **options: builds.append(1) or real(**options))
+    window = MainWindow(demo_project, app_settings, background=False)
+    qtbot.addWidget(window)
+    window.show()
+    with qtbot.waitSignal(window.service.linkerReady, timeout=CEILING_MS):
+        loading = window.service.preload()
+    qtbot.waitUntil(loading.done.is_set, timeout=CEILING_MS)
+    assert not getattr(window, "_search_warmed", False)  # no deferred build is waiting either
+    assert builds == []
