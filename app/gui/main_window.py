@@ -38,7 +38,6 @@ from app.gui.desk_view import DeskView
 from app.gui.desk_watch import ProjectWatch
 from app.gui.dialogs import KeyHelpOverlay, show_error
 from app.gui.document_queue import DocumentQueue
-from app.gui.kb_search import warm_search_index
 from app.gui.settings import AppSettings
 from app.gui.states import (
     legend_html,
@@ -97,8 +96,7 @@ class MainWindow(QMainWindow):
         self.watch.start_watching()
         if self.background and not self.service.busy():
             self.device_label.setText(MODELS_LOADING)
-            self.service.preload()
-            warm_search_index(project)
+            self.service.preload()  # the KB search index is built once it is ready (desk_linking)
         OPEN_WINDOWS.append(self)
 
     def _import_reranker_code(self) -> None:

@@ -12,8 +12,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-from sklearn.isotonic import IsotonicRegression
-from sklearn.linear_model import LogisticRegression
 
 from core.errors import ModelError
 
@@ -34,6 +32,10 @@ def fit_calibration(scores: Sequence[float], labels: Sequence[int], method: str 
     if len(x) == 0 or y.min() == y.max():
         rate = float(y.mean()) if len(y) else 0.0
         return {"method": "constant", "p": rate}
+    # scikit-learn only where a table is fitted: applying one (the linking process) never imports it
+    from sklearn.isotonic import IsotonicRegression
+    from sklearn.linear_model import LogisticRegression
+
     if method == "beta":
         beta = LogisticRegression(C=1e6).fit(_beta_columns(x), y.astype(int))
         a, b = (float(v) for v in beta.coef_[0])

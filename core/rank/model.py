@@ -14,8 +14,6 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
-from sklearn.linear_model import LogisticRegression
-from sklearn.model_selection import GroupKFold
 
 from core.atomic_files import write_text_atomic
 from core.errors import ModelError
@@ -125,6 +123,8 @@ def fit_ranker(
     fold_of = np.zeros(len(rows), dtype=int)
     folds = min(CALIBRATION_FOLDS, len(np.unique(groups)))
     if folds >= 2:
+        from sklearn.model_selection import GroupKFold  # fitting only: loading a ranker never imports sklearn
+
         for number, (train, held) in enumerate(GroupKFold(n_splits=folds).split(standard, labels, groups)):
             fold_of[held] = number
             if labels[train].min() == labels[train].max():
@@ -154,5 +154,9 @@ def fit_ranker(
     )
 
 
-def _logistic(seed: int) -> LogisticRegression:
+def _logistic(seed: int):
+    """scikit-learn is imported here, not with the module: it takes 1-2 s, and the linking process, which
+    only applies a saved ranker, would pay it on every desk start."""
+    from sklearn.linear_model import LogisticRegression
+
     return LogisticRegression(C=REGULARISATION_C, max_iter=1000, random_state=seed)

@@ -187,6 +187,37 @@ class NameRows(Sequence[NameEntry]):
         return rows
 
 
+def same_rows(rows: NameRows, hidden: np.ndarray | None, entries: Sequence[NameEntry]) -> bool | None:
+    """Whether the rows that are not hidden are exactly `entries` (name and concept id), in any order.
+
+    Compared as (concept code, UTF-8 bytes) pairs sliced from the buffers: a row-by-row comparison of
+    decoded NameEntry objects (and a sort of them when the order differs, as after curator synonyms)
+    took 0.3-0.8 s on MEDIC's 73,000 names at each desk start. None where the answer needs that closer
+    look after all (a concept id listed twice in the file, a name that is not valid Unicode)."""
+    whole = rows.merged()
+    count = len(whole.codes)
+    visible = [True] * count if hidden is None else (np.asarray(hidden, dtype=bool) == 0).tolist()
+    if len(visible) != count or sum(visible) != len(entries):
+        return False
+    code_of: dict[str, int] = {}
+    for code, concept_id in enumerate(whole.concepts):
+        if code_of.setdefault(concept_id, code) != code:
+            return None
+    try:
+        wanted = [(code_of.get(e.concept_id, -1), e.name.encode("utf-8")) for e in entries]
+    except UnicodeEncodeError:
+        return None
+    ends = np.asarray(whole.names.ends).tolist()
+    blob = np.asarray(whole.names.blob).tobytes()
+    codes = np.asarray(whole.codes).tolist()
+    found = [
+        (code, blob[start:end])
+        for code, start, end, shown in zip(codes, [0, *ends[:-1]], ends, visible, strict=True)
+        if shown
+    ]
+    return found == wanted or sorted(found) == sorted(wanted)
+
+
 def _joined(first: StringTable, second: StringTable) -> StringTable:
     offset = first.ends[-1] if len(first.ends) else 0
     return StringTable(

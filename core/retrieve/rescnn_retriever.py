@@ -25,6 +25,7 @@ from core.retrieve.cache import DEFAULT_CACHE_SIZE, CandidateCache
 from core.retrieve.encoder import DEFAULT_BACKEND, DEFAULT_THREADS, RescnnEncoder
 from core.retrieve.index import NameIndex, adopt_legacy_index, index_stem
 from core.retrieve.index_file import IndexDamaged
+from core.retrieve.name_rows import NameRows, same_rows
 from core.retrieve.rescnn import WEIGHTS_FILE, RescnnConfig
 from core.text.normalize import normalize_name
 
@@ -299,11 +300,13 @@ def _agreeing(index: NameIndex, kb: KnowledgeBase, sidecar: Path) -> NameIndex:
         return entry.concept_id, entry.name
 
     visible = index.visible_count()
-    same = visible == len(kb.names) and (
-        all(a == b for a, b in zip(map(key, index.visible_rows()), map(key, kb.names)))  # built and
-        # extended in the KB's order (compared as they stream: no list of a UMLS-size KB's rows is made)
-        or sorted(map(key, index.visible_rows())) == sorted(map(key, kb.names))
-    )
+    same = same_rows(index.rows, index.hidden, kb.names) if isinstance(index.rows, NameRows) else None
+    if same is None:
+        same = visible == len(kb.names) and (
+            all(a == b for a, b in zip(map(key, index.visible_rows()), map(key, kb.names)))  # built and
+            # extended in the KB's order (compared as they stream: no list of a UMLS-size KB's rows)
+            or sorted(map(key, index.visible_rows())) == sorted(map(key, kb.names))
+        )
     if not same:
         raise IndexDamaged(
             f"{sidecar}: its {visible} name rows are not the knowledge base's {len(kb.names)} names"

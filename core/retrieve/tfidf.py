@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-from sklearn.feature_extraction.text import TfidfVectorizer
 
 from core.documents import Candidate
 from core.errors import ModelError
@@ -23,6 +22,10 @@ class TfidfRetriever:
     name = "tfidf"
 
     def __init__(self, ngram_range: tuple[int, int] = (2, 3)):
+        # imported here: the ranker's features import this module, and the linking process should not
+        # pay scikit-learn's 1-2 s import on every desk start when no ranker is in force
+        from sklearn.feature_extraction.text import TfidfVectorizer
+
         self.vectorizer = TfidfVectorizer(
             analyzer="char_wb", ngram_range=ngram_range, dtype=np.float32, sublinear_tf=True
         )

@@ -183,10 +183,12 @@ class KnowledgeBaseStore:
                 select(NameRow.concept_id, NameRow.name).order_by(NameRow.id)
             ):
                 names.setdefault(concept_id, []).append(name)
-            query = select(ConceptRow)
+            # plain rows, not ORM objects: the same attributes at a third of the cost (MEDIC's 12,000
+            # concepts took ~0.6 s as ORM objects, read by the linking process on every desk start)
+            query = select(*(getattr(ConceptRow, c) for c in _CONCEPT_COLUMNS))
             if vocabulary:
                 query = query.where(ConceptRow.vocabulary == vocabulary)
-            concepts = [_row_concept(row, names.get(row.id, [])) for row in session.scalars(query)]
+            concepts = [_row_concept(row, names.get(row.id, [])) for row in session.execute(query)]
         return KnowledgeBase(concepts)
 
     def concept(self, concept_id: str) -> Concept | None:
@@ -400,7 +402,21 @@ def _split(value: str) -> tuple[str, ...]:
     return tuple(v for v in value.split(_MULTI) if v) if value else ()
 
 
-def _row_concept(row: ConceptRow, names: list[str]) -> Concept:
+_CONCEPT_COLUMNS = (
+    "id",
+    "vocabulary",
+    "preferred_name",
+    "alt_ids",
+    "semantic_types",
+    "definition",
+    "tree_numbers",
+    "parents",
+)
+"""What `_row_concept` reads of a concept row (selected as plain columns where many are read)."""
+
+
+def _row_concept(row, names: list[str]) -> Concept:
+    """A ConceptRow, or a plain row of `_CONCEPT_COLUMNS`, as a Concept."""
     return Concept(
         concept_id=row.id,
         vocabulary=row.vocabulary,
