@@ -32,7 +32,6 @@ RANKER = "ranker"
 def load_linker(
     project: Project,
     *,
-    linker_class: type[Linker] = Linker,
     kb: KnowledgeBase | None = None,
     device: str = "auto",
     candidates: int = DEFAULT_CANDIDATES,
@@ -77,7 +76,7 @@ def load_linker(
         reranker_version = ranked.version
         log.info("reranker %s on %s", ranked.version, reranker.device_description)
     ranker, note = load_ranking_stage(project, kb) if use_ranker else (None, "")
-    return linker_class(
+    return Linker(
         retriever,
         reranker,
         candidates=candidates,
