@@ -165,6 +165,8 @@ class QueueEntry:
 
     @property
     def status(self) -> str:
-        if self.mentions and self.reviewed >= self.mentions:
+        """"done" when every mention is reviewed or a curator marked the document done (D): a curator who
+        finished a document with mentions left open, out of scope, counts it done in the footer and filter."""
+        if self.marked_done or (self.mentions and self.reviewed >= self.mentions):
             return "done"
         return "in progress" if self.reviewed else "unreviewed"

@@ -148,8 +148,13 @@ def test_a_document_marked_done_is_marked_in_the_queue(qtbot, window, demo_proje
     doc_id = window.model.doc.doc_id
     row = window.queue.model.shown_rows[doc_id]
     assert not window.queue.model.index(row, 0).data().startswith("✔")
+    entry = window.queue.entry(doc_id)
+    assert entry.reviewed < entry.mentions  # mentions still open: only the mark can make it done
+    done_before = int(window.queue.summary.text().split(" of ")[0])
     qtbot.keyClick(window, Qt.Key.Key_D)
     qtbot.waitUntil(lambda: window.queue.entry(doc_id).marked_done)
+    # the footer counts the marked document as done (it said "0 of 792 documents done" beside a ✔)
+    assert window.queue.summary.text().startswith(f"{done_before + 1} of ")
     row = window.queue.model.shown_rows[doc_id]
     assert window.queue.model.index(row, 0).data() == f"✔ {doc_id}"
     assert "marked done" in window.queue.model.index(row, 0).data(Qt.ItemDataRole.ToolTipRole)
@@ -159,3 +164,4 @@ def test_a_document_marked_done_is_marked_in_the_queue(qtbot, window, demo_proje
     qtbot.keyClick(window, Qt.Key.Key_D)
     qtbot.waitUntil(lambda: not window.queue.entry(doc_id).marked_done)
     assert [e.marked_done for e in demo_project.desk.queue([doc_id])] == [False]
+    assert window.queue.summary.text().startswith(f"{done_before} of ")
