@@ -68,7 +68,10 @@ def test_cli_train_goes_through_the_registry_and_publishes_under_the_rule(demo, 
     assert row.status == "active" and row.version == "v1"
     folder = demo.models_dir / "ranker" / "v1"
     assert json.loads((folder / "metrics.json").read_text())["mentions"] == decided  # publish_version wrote it
-    assert "made active" in capsys.readouterr().out
+    printed = " ".join(capsys.readouterr().out.split())
+    assert "made active" in printed
+    # what the ranker learnt from, as a sentence with the stored count, not the metrics dictionary
+    assert f"trained on {decided:,} mentions in" in printed and "{'" not in printed
     stage = load(demo, "ranker")
     assert stage.model.version == "v1" and len(stage.prior) == decided
 

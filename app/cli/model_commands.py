@@ -165,9 +165,7 @@ def cmd_train_reranker(args) -> int:
             progress=bar,
             cancel=cancel,
         )
-    stdout.print(
-        f"reranker {trained.version} saved in {trained.path} and {trained.verdict} ({trained.metrics})"
-    )
+    stdout.print(f"reranker {trained.version} saved in {trained.path} and {trained.verdict}")
     stdout.print(_training_report(trained.metrics, time.perf_counter() - started))
     return 0
 
@@ -185,8 +183,19 @@ def cmd_train_ranker(args) -> int:
             progress=bar,
             cancel=cancel,
         )
-    stdout.print(outcome.message + (f" ({outcome.metrics})" if outcome.trained else ""))
+    stdout.print(outcome.message)
+    if outcome.trained:
+        stdout.print(_ranker_report(outcome.metrics))
     return 0
+
+
+def _ranker_report(metrics: dict) -> str:
+    """What the ranker learnt from, in a sentence (not the metrics dictionary)."""
+    return (
+        f"trained on {metrics.get('mentions', 0):,} mentions in {metrics.get('documents', 0):,} documents; "
+        f"the gold concept was among the {metrics.get('candidates', '?')} candidates for "
+        f"{metrics.get('gold_among_candidates', 0):,} of them; {metrics.get('train_seconds', 0):.1f} s"
+    )
 
 
 def cmd_evaluate_ranker(args) -> int:

@@ -187,7 +187,14 @@ def train_ranker_for_project(
         )
     # The held-out bulk-accept curve (101 points) stays in ranker.json, out of the log and the summary.
     shown = {k: v for k, v in model.metrics.items() if k != METRICS_KEY}
-    log.info("ranker %s trained on %d mentions: %s", version, model.metrics["mentions"], shown)
+    log.info(
+        "ranker %s trained on %d mentions in %d documents (gold among the candidates for %d), %.1f s",
+        version,
+        shown.get("mentions", 0),
+        shown.get("documents", 0),
+        shown.get("gold_among_candidates", 0),
+        shown.get("train_seconds", 0.0),
+    )
     trained = TrainedVersion(KIND, version, final, shown, promote)
     trained.message = f"ranker {version} saved in {final} and {trained.verdict}; {describe(model.metrics.get(METRICS_KEY))}"
     return trained
