@@ -88,19 +88,19 @@ def _folder(tmp_path: Path, with_json: bool, settings: dict) -> Path:
     return folder
 
 
-def _transformers_ids(folder: Path, texts: list[str], max_length: int) -> tuple[list[list[int]], int]:
+def _transformers_ids(folder: Path, texts: list[str], max_length: int) -> tuple[list[list[int]], int, dict]:
     from transformers import BertTokenizer
 
     reference = BertTokenizer.from_pretrained(str(folder), local_files_only=True)
-    return tokenize(reference, texts, max_length), reference.unk_token_id
+    return tokenize(reference, texts, max_length), reference.unk_token_id, reference.get_vocab()
 
 
 def _assert_same_ids(folder: Path, texts: list[str]) -> None:
     ours = load_tokenizer(folder)
     assert isinstance(ours, WordPieceTokenizer)  # built without transformers
     for max_length in (8, 25, 512):
-        expected, unk = _transformers_ids(folder, texts, max_length)
-        assert ours.unk_token_id == unk
+        expected, unk, vocab = _transformers_ids(folder, texts, max_length)
+        assert ours.unk_token_id == unk and ours.get_vocab() == vocab
         got = tokenize(ours, texts, max_length)
         wrong = [(text, g, e) for text, g, e in zip(texts, got, expected, strict=True) if g != e]
         assert not wrong, f"{len(wrong)} of {len(texts)} differ at max_length {max_length}, e.g. {wrong[:3]}"

@@ -41,7 +41,7 @@ class Unsupported(Exception):
 
 
 class WordPieceTokenizer:
-    """Just the calls the ResCNN encoder makes: `tokenizer(texts, ...)["input_ids"]` and `unk_token_id`."""
+    """Just the calls Curalink makes: `tokenizer(texts, ...)["input_ids"]`, `unk_token_id`, `get_vocab()`."""
 
     def __init__(self, tokenizer, unk_token_id: int, folder: Path):
         self._tokenizer = tokenizer
@@ -64,6 +64,10 @@ class WordPieceTokenizer:
         if truncation and max_length is not None:
             encoded = [ids[:max_length] for ids in encoded]
         return {"input_ids": encoded}
+
+    def get_vocab(self) -> dict[str, int]:
+        """Token -> id, the special tokens included (as transformers' get_vocab)."""
+        return self._tokenizer.get_vocab(with_added_tokens=True)
 
 
 def _settings(folder: Path) -> dict:
