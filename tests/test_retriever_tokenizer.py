@@ -120,13 +120,32 @@ def test_folder_variants_give_transformers_ids(names, tmp_path, with_json, setti
     _assert_same_ids(folder, names)
 
 
-def test_unusual_settings_fall_back_to_transformers_with_the_same_ids(names, tmp_path, caplog):
-    folder = _folder(tmp_path, False, {"never_split": ["IL-2"]})
+def test_special_tokens_stored_as_added_token_fields_are_read(names, tmp_path):
+    """special_tokens_map.json as transformers writes it today: each token an AddedToken's fields."""
+    folder = _folder(tmp_path, False, {})
+    plain = {"lstrip": False, "rstrip": False, "single_word": False, "normalized": False}
+    tokens = json.loads((folder / "special_tokens_map.json").read_text(encoding="utf-8"))
+    fields = {key: {"content": value} | plain for key, value in tokens.items()}
+    (folder / "special_tokens_map.json").write_text(json.dumps(fields), encoding="utf-8")
+    _assert_same_ids(folder, names)
+
+
+MASK_LSTRIP = {"103": {"content": "[MASK]", "lstrip": True, "normalized": False, "special": True}}
+
+
+@pytest.mark.parametrize(
+    "settings, why",
+    [({"never_split": ["IL-2"]}, "never_split"), ({"added_tokens_decoder": MASK_LSTRIP}, "[MASK]")],
+    ids=["never_split", "mask-lstrip"],
+)
+def test_unusual_settings_fall_back_to_transformers_with_the_same_ids(names, tmp_path, caplog, settings, why):
+    folder = _folder(tmp_path, False, settings)
     with caplog.at_level(logging.INFO, logger="core.retrieve.wordpiece"):
         ours = load_tokenizer(folder)
     assert not isinstance(ours, WordPieceTokenizer)
-    assert "never_split" in caplog.text and str(folder) in caplog.text
-    assert tokenize(ours, names[:500], 25) == _transformers_ids(folder, names[:500], 25)[0]
+    assert why in caplog.text and str(folder) in caplog.text
+    texts = names[:500] + ["a [MASK] b", "x[MASK]"]
+    assert tokenize(ours, texts, 25) == _transformers_ids(folder, texts, 25)[0]
 
 
 @pytest.mark.parametrize("name", ["tokenizer.json", "tokenizer_config.json"])

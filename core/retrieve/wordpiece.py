@@ -31,6 +31,8 @@ _SPECIAL = {
     "cls_token": "[CLS]",
     "mask_token": "[MASK]",
 }
+_PLAIN_FLAGS = {"lstrip": False, "rstrip": False, "single_word": False, "normalized": False}
+"""How transformers' BertTokenizer matches its special tokens: exactly, on the raw text."""
 _BERT_CLASSES = (None, "BertTokenizer", "BertTokenizerFast")
 _WORDPIECE_DEFAULTS = {"continuing_subword_prefix": "##", "max_input_chars_per_word": 100}
 """What transformers' BertTokenizer gives its WordPiece model whatever tokenizer.json says."""
@@ -70,6 +72,17 @@ class WordPieceTokenizer:
         return self._tokenizer.get_vocab(with_added_tokens=True)
 
 
+def _token_text(token: object) -> str:
+    """A special token as stored (a string, or an AddedToken's fields), or Unsupported when its matching
+    flags are not the plain ones transformers gives BERT's special tokens."""
+    if isinstance(token, str):
+        return token
+    if isinstance(token, dict) and isinstance(token.get("content"), str):
+        if all(token.get(flag, value) == value for flag, value in _PLAIN_FLAGS.items()):
+            return token["content"]
+    raise Unsupported(f"special token {token!r}")
+
+
 def _settings(folder: Path) -> dict:
     """tokenizer_config.json (with special_tokens_map.json) as the BERT settings, or Unsupported."""
     config_path = folder / "tokenizer_config.json"
@@ -88,14 +101,13 @@ def _settings(folder: Path) -> dict:
         raise Unsupported("additional special tokens")
     specials = {}
     for key, default in _SPECIAL.items():
-        values = {source[key] for source in (config, special_map) if key in source}
+        values = {_token_text(source[key]) for source in (config, special_map) if key in source}
         value = values.pop() if len(values) == 1 else default if not values else None
         if not isinstance(value, str):
             raise Unsupported(f"{key} {sorted(map(repr, values))}")
         specials[key] = value
     added = config.get("added_tokens_decoder") or {}
-    contents = {entry.get("content") if isinstance(entry, dict) else None for entry in added.values()}
-    if not contents <= set(specials.values()):
+    if not isinstance(added, dict) or not {_token_text(e) for e in added.values()} <= set(specials.values()):
         raise Unsupported("added tokens besides the special ones")
     settings = {
         "lowercase": config.get("do_lower_case", True),
@@ -124,9 +136,10 @@ def _build(folder: Path, settings: dict):
         found = {key: getattr(model, key) for key in _WORDPIECE_DEFAULTS} | {"unk_token": model.unk_token}
         if found != _WORDPIECE_DEFAULTS | {"unk_token": specials["unk_token"]}:
             raise Unsupported(f"WordPiece settings {found}")
-        extra = {t.content for t in tokenizer.get_added_tokens_decoder().values()} - set(specials.values())
-        if extra:
-            raise Unsupported(f"added tokens {sorted(extra)[:5]}")
+        for token in tokenizer.get_added_tokens_decoder().values():
+            fields = {"content": token.content} | {flag: getattr(token, flag) for flag in _PLAIN_FLAGS}
+            if _token_text(fields) not in specials.values():
+                raise Unsupported(f"added token {token.content!r}")
     else:
         tokenizer = Tokenizer(WordPiece.from_file(str(folder / VOCAB_FILE), unk_token=specials["unk_token"]))
     tokenizer.normalizer = normalizers.BertNormalizer(clean_text=True, **settings["normalizer"])
