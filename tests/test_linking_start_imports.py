@@ -23,3 +23,18 @@ def test_the_linking_process_imports_no_scikit_learn():
         "from core.jobs.linker_process import _serve"
     )
     assert _imported(statement, ("sklearn", "scipy", "pandas")) == []
+
+
+def test_loading_a_projects_linker_without_a_reranker_imports_no_transformers(demo_template, tmp_path):
+    """transformers (about a second to import) only for the retriever's tokenizer was issue 23's largest
+    share of the encoder's load: the `tokenizers` library builds the same WordPiece without it."""
+    import shutil
+
+    copy = tmp_path / "demo"
+    shutil.copytree(demo_template, copy, ignore=shutil.ignore_patterns("*-wal", "*-shm"))
+    statement = (
+        "from core.store import Project\nfrom core.project_models import load_linker\n"
+        f"project = Project.open({str(copy)!r})\nlinker = load_linker(project, use_reranker=False)\n"
+        "assert linker.retriever is not None\nproject.close()"
+    )
+    assert _imported(statement, ("transformers",)) == []

@@ -32,10 +32,10 @@ from core.locations import (
     packaged_model_folder,
     resolve_base_model,
 )
+from core.retrieve.wordpiece import load_wordpiece_tokenizer
 from core.safe_models import (
     check_bert_config,
     check_model_files,
-    load_bert_tokenizer,
     read_json_file,
     safetensors_header,
     weight_files,
@@ -135,9 +135,10 @@ def check_base_folder(folder: str | Path) -> dict:
 
 
 def load_tokenizer(folder: str | Path):
-    """The folder's fast WordPiece tokenizer (local files only, BertTokenizer whatever the folder says)."""
+    """The folder's WordPiece tokenizer (local files only, BERT's whatever the folder says), built with the
+    `tokenizers` library so the linking process never imports transformers for it (issue 23)."""
     check_base_folder(folder)
-    return load_bert_tokenizer(folder)
+    return load_wordpiece_tokenizer(folder)
 
 
 def _load_embedding_tensors(folder: Path) -> dict[str, torch.Tensor]:
