@@ -117,3 +117,28 @@ def test_dictionary_uses_kb_search_spelling_and_the_longest_match(mesh: Knowledg
     # 'liver disease' (Liver Diseases) inside "fatty liver disease": the phrase is Fatty Liver's
     (mention,) = detector.detect_text("fatty liver disease")
     assert (mention.text, mention.concept_id) == ("fatty liver disease", "D005234")
+
+
+def test_organ_adjective_variants_on_real_names(vocab_dir: Path, tmp_path: Path) -> None:
+    """MEDIC lists "Liver Steatosis" for Fatty Liver, text says "hepatic steatosis" (issue 23 item 13; the
+    BioRED test sentence below annotates it D005234): the organ's adjective is a variant, and back."""
+    assert name_variants("Liver Steatosis") == ["Hepatic Steatosis"]
+    assert name_variants("Renal Insufficiency") == ["Kidney Insufficiency"]
+    assert name_variants("Steatosis of Liver") == []  # the organ is not a modifier there
+    assert name_variants("Liver Disease") == ["Hepatic Disease"]  # never an eponym's "Liver's Disease"
+    lines = [
+        line
+        for line in (vocab_dir / "medic_06Jul2012.txt").read_text(encoding="utf-8").splitlines()
+        if line.startswith(("D005234|", "D008107|"))  # Fatty Liver, Liver Diseases
+    ]
+    assert len(lines) == 2
+    medic = tmp_path / "medic.tsv"
+    medic.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    kb = KnowledgeBase(load_kb(medic, "medic"))
+    assert "Hepatic Steatosis" in kb.get("MESH:D005234").variants
+    sentence = (
+        "Hepatomegaly was noticed, and histological examination of a liver biopsy specimen suggested "
+        "severe hepatic steatosis and periportal necrosis."
+    )
+    found = {(m.text, m.concept_id) for m in DictionaryDetector.from_kb(kb).detect_text(sentence)}
+    assert ("hepatic steatosis", "D005234") in found

@@ -15,7 +15,10 @@ UMLS's own uninverted strings):
   brackets (chemical nomenclature: "acid, 1,4-dihydro-...") or UMLS's "NOS" qualifiers;
 - the possessive of an eponym before a singular head ("Alzheimer Disease" -> "Alzheimer's Disease",
   "Graves Disease" -> "Graves' Disease"), and the name without its possessive;
-- the singular of a plural last word ("Monoclonal Antibodies" -> "Monoclonal Antibody").
+- the singular of a plural last word ("Monoclonal Antibodies" -> "Monoclonal Antibody");
+- an organ's noun and its adjective swapped in a modifier position, as lvg's derivational variants pair
+  them ("Liver Steatosis" -> "Hepatic Steatosis", "Renal Insufficiency" -> "Kidney Insufficiency"):
+  running text says "hepatic steatosis" where MEDIC and MeSH only list "Liver Steatosis".
 
 Each variant is stored as a name of its concept with source "variant" (core.store.kb_store), so KB
 search, the retriever's index and the dictionary tagger all find it, and it can be told from the
@@ -51,6 +54,44 @@ _NOT_PLURAL = frozenset(
 )
 
 
+# organ nouns and the adjectives medical English derives from them (lvg's derivational pairs); only
+# pairs whose adjective means nothing else ("cervical" is the neck and the cervix, so neck is left out)
+_ORGAN_ADJECTIVES = {
+    "liver": "hepatic",
+    "kidney": "renal",
+    "heart": "cardiac",
+    "lung": "pulmonary",
+    "brain": "cerebral",
+    "stomach": "gastric",
+    "skin": "cutaneous",
+    "eye": "ocular",
+    "spleen": "splenic",
+    "pancreas": "pancreatic",
+    "intestine": "intestinal",
+    "bowel": "intestinal",
+    "colon": "colonic",
+    "rectum": "rectal",
+    "ovary": "ovarian",
+    "uterus": "uterine",
+    "testis": "testicular",
+    "prostate": "prostatic",
+    "breast": "mammary",
+    "muscle": "muscular",
+    "nerve": "neural",
+    "spine": "spinal",
+    "chest": "thoracic",
+    "larynx": "laryngeal",
+    "pharynx": "pharyngeal",
+    "tooth": "dental",
+    "artery": "arterial",
+    "vein": "venous",
+    "nose": "nasal",
+}
+_ORGAN_NOUNS = {adjective: noun for noun, adjective in _ORGAN_ADJECTIVES.items() if noun != "bowel"}
+_ORGAN_SWAPS = {**_ORGAN_ADJECTIVES, **_ORGAN_NOUNS}
+_MAX_ORGAN_WORDS = 4  # longer names are descriptions more than terms; their swaps rarely occur in text
+
+
 def name_variants(name: str) -> list[str]:
     """The variants of one name (see the module docstring), without the name itself, in a stable order."""
     forms = [name, *_uninverted(name)]
@@ -58,6 +99,7 @@ def name_variants(name: str) -> list[str]:
     for form in forms:
         variants += _possessive_forms(form)
     variants += [s for form in list(variants) if ", " not in form and (s := _singular_last_word(form))]
+    variants += [s for form in list(variants) if ", " not in form for s in _organ_forms(form)]
     seen = {normalize_name(name)}
     result = []
     for variant in variants:
@@ -122,9 +164,29 @@ def _possessive_forms(form: str) -> list[str]:
     words = form.split(" ")
     for at in range(len(words) - 1):
         word = words[at]
-        if words[at + 1].lower() in _EPONYM_HEADS and _EPONYM.match(word) and not word.endswith(_ADJECTIVE):
+        eponym = _EPONYM.match(word) and not word.endswith(_ADJECTIVE) and word.lower() not in _ORGAN_SWAPS
+        if words[at + 1].lower() in _EPONYM_HEADS and eponym:
             mark = "'" if word.endswith("s") else "'s"
             found.append(" ".join([*words[:at], word + mark, *words[at + 1 :]]))
+    return found
+
+
+def _organ_forms(form: str) -> list[str]:
+    """'Liver Steatosis' -> 'Hepatic Steatosis'; 'Renal Insufficiency' -> 'Kidney Insufficiency': one
+    organ word swapped for its adjective (or back) where it modifies a later word, never the head."""
+    words = form.split(" ")
+    if len(words) < 2 or len(words) > _MAX_ORGAN_WORDS:
+        return []
+    found = []
+    for at, word in enumerate(words[:-1]):
+        swap = _ORGAN_SWAPS.get(word.lower())
+        if swap is None or words[at + 1].lower() in ("of", "and", "or", "in", "with"):
+            continue
+        if word.isupper():
+            swap = swap.upper()
+        elif word[:1].isupper():
+            swap = swap.capitalize()
+        found.append(" ".join([*words[:at], swap, *words[at + 1 :]]))
     return found
 
 
