@@ -167,7 +167,12 @@ class BackgroundRetrain:
 
     def stop_retrain(self) -> None:
         """On close: cancel a running retrain and let it remove its scratch folder before the project
-        closes (the models in force are untouched either way)."""
+        closes (the models in force are untouched either way), and close its summary, whose Promote and
+        Roll back act on this window's project (left open, it outlived the window and took the focus from
+        the next desk's, so that desk's keys went nowhere)."""
+        if self.retrain_summary is not None:
+            self.retrain_summary.close()
+            self.retrain_summary = None
         job = self.retrain_job
         if job is not None:
             job.cancel()

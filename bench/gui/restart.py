@@ -102,11 +102,13 @@ def _session(app, project, scratch: Path, withdrawals: int) -> dict:
         window.document.open_document(kept)
         app.processEvents()
         _decide_and_learn(app, window, learnt, window.act_accept.trigger)
-        decided = [m for m in window.model.mention_ids if m in window.model.decisions]
+        # the mention that accept stored (on a small project every document may be started already, so
+        # "the last decided mention of the document" can be an older decision Ctrl+Z will not touch)
+        (decided,) = window.saving.last_changes.mentions
         _until(app, lambda: not window.service.busy(), "the session's last job")
         return {
             "doc_id": kept,
-            "mention_id": decided[-1],
+            "mention_id": decided,
             "taught": taught,
             "withdrawn": withdrawn,
             "accepts": accepts + 1,

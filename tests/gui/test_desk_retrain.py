@@ -102,3 +102,15 @@ def test_promotion_from_the_summary_relinks_unreviewed_documents(
     )
     assert demo_project.models.active_model("retriever").version == old
     assert all(stored_versions(demo_project)[m] == {old} for m in unreviewed)
+
+
+def test_closing_the_desk_closes_its_retrain_summary(window, demo_project, qtbot):
+    """A summary left open outlived its window (its buttons act on that window's project) and kept the
+    focus from the next desk, whose keys then went nowhere (seen in `curalink bench desk` on the demo)."""
+    decide_all_but_open(window, demo_project)  # something to learn from
+    window.retrain.start_retrain({**TINY, "max_seconds": 2.0, "epochs": 1})
+    qtbot.waitUntil(lambda: window.retrain.retrain_summary is not None, timeout=180_000)
+    summary = window.retrain.retrain_summary
+    assert summary.isVisible()
+    window.close()
+    assert not summary.isVisible() and window.retrain.retrain_summary is None
