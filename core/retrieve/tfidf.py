@@ -64,6 +64,7 @@ class TfidfRetriever:
         scores = (queries @ self.matrix_t).toarray()
         fetch = min(fetch, scores.shape[1])
         top = np.argpartition(-scores, fetch - 1, axis=1)[:, :fetch]
+        top = np.sort(top, axis=1)  # ties in name-row order, whatever `fetch` was (argpartition's is not)
         top_scores = np.take_along_axis(scores, top, axis=1)
         order = np.argsort(-top_scores, axis=1, kind="stable")
         ids = np.take_along_axis(top, order, axis=1)
