@@ -13,12 +13,12 @@ from PySide6.QtWidgets import (
     QDialogButtonBox,
     QFormLayout,
     QLabel,
-    QVBoxLayout,
 )
 
 from app.gui.desk_host import DeskHost
 from app.gui.desk_model import DeskModel
 from app.gui.desk_saving import DeskSaving
+from app.gui.dialogs import lay_out_form_dialog
 from core.store.identical_mentions import IdenticalMentions, find_identical
 
 if TYPE_CHECKING:
@@ -41,18 +41,13 @@ class IdenticalDialog(QDialog):
         form.addRow("Decision", QLabel(summary))
         form.addRow("In", self.scope)
         form.addRow("", self.same_type)
-        note = QLabel("Only mentions without a decision are touched. One Ctrl+Z undoes the lot.")
-        note.setObjectName("hint")
-        self.buttons = QDialogButtonBox(
-            QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
+        self.buttons = lay_out_form_dialog(
+            self,
+            form,
+            self.count,
+            "Only mentions without a decision are touched. One Ctrl+Z undoes the lot.",
+            wrap=False,
         )
-        self.buttons.accepted.connect(self.accept)
-        self.buttons.rejected.connect(self.reject)
-        layout = QVBoxLayout(self)
-        layout.addLayout(form)
-        layout.addWidget(self.count)
-        layout.addWidget(note)
-        layout.addWidget(self.buttons)
         self.scope.currentIndexChanged.connect(self.recount)
         self.same_type.toggled.connect(self.recount)
         self.found: IdenticalMentions | None = None

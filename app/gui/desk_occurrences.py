@@ -14,13 +14,13 @@ from PySide6.QtWidgets import (
     QFormLayout,
     QLabel,
     QLineEdit,
-    QVBoxLayout,
 )
 
 from app.gui.abstract_view import AbstractView
 from app.gui.desk_host import DeskHost
 from app.gui.desk_model import DeskModel
 from app.gui.desk_saving import DeskSaving
+from app.gui.dialogs import lay_out_form_dialog
 from app.gui.workers import LinkService
 from core.errors import CuralinkError
 from core.jobs.occurrences import Occurrences, mention_text, preview_occurrences
@@ -48,22 +48,13 @@ class OccurrencesDialog(QDialog):
         if self.link is not None:
             self.link.setChecked(True)
             form.addRow("", self.link)
-        note = QLabel(
+        self.buttons = lay_out_form_dialog(
+            self,
+            form,
+            self.count,
             "Whole words, any case; occurrences already inside a mention are left as they are. "
-            "One Ctrl+Z undoes the lot."
+            "One Ctrl+Z undoes the lot.",
         )
-        note.setObjectName("hint")
-        note.setWordWrap(True)
-        self.buttons = QDialogButtonBox(
-            QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
-        )
-        self.buttons.accepted.connect(self.accept)
-        self.buttons.rejected.connect(self.reject)
-        layout = QVBoxLayout(self)
-        layout.addLayout(form)
-        layout.addWidget(self.count)
-        layout.addWidget(note)
-        layout.addWidget(self.buttons)
         self.setMinimumWidth(480)
         self.scope.currentIndexChanged.connect(self.recount)
         self.text.editingFinished.connect(self.recount)

@@ -79,6 +79,25 @@ def show_error(parent: QWidget | None, exc: BaseException, *, context: str = "")
     return box
 
 
+def lay_out_form_dialog(
+    dialog: QDialog, form: QFormLayout, count: QLabel, hint: str, *, wrap: bool = True
+) -> QDialogButtonBox:
+    """The desk's counted-action dialogs (every occurrence, identical mentions, PubMed by PMID): the
+    form, the live count, a hint line and OK / Cancel, laid out alike; returns the buttons."""
+    note = QLabel(hint)
+    note.setObjectName("hint")
+    note.setWordWrap(wrap)
+    buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
+    buttons.accepted.connect(dialog.accept)
+    buttons.rejected.connect(dialog.reject)
+    layout = QVBoxLayout(dialog)
+    layout.addLayout(form)
+    layout.addWidget(count)
+    layout.addWidget(note)
+    layout.addWidget(buttons)
+    return buttons
+
+
 def progress_for(parent: QWidget | None, job: Job, title: str) -> QProgressDialog:
     """A modal-looking progress dialog that never blocks the event loop; Cancel sets the job's token."""
     dialog = QProgressDialog(title, "Cancel", 0, 0, parent)

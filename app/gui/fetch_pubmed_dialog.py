@@ -16,9 +16,9 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QPlainTextEdit,
     QPushButton,
-    QVBoxLayout,
 )
 
+from app.gui.dialogs import lay_out_form_dialog
 from core.errors import InputError
 from core.jobs.fetch_pubmed import PmidList, parse_pmids, read_pmid_file
 
@@ -51,22 +51,13 @@ class FetchPubmedDialog(QDialog):
         form.addRow("PMIDs", self.pmids_edit)
         form.addRow("File", row)
         form.addRow("NCBI API key", self.api_key_edit)
-        note = QLabel(
+        self.buttons = lay_out_form_dialog(
+            self,
+            form,
+            self.count_label,
             "Fetched from NCBI PubMed (needs the network); PMIDs already in the project are skipped. "
-            "The abstracts come without mentions: Curate ▸ Find mentions adds them."
+            "The abstracts come without mentions: Curate ▸ Find mentions adds them.",
         )
-        note.setObjectName("hint")
-        note.setWordWrap(True)
-        self.buttons = QDialogButtonBox(
-            QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
-        )
-        self.buttons.accepted.connect(self.accept)
-        self.buttons.rejected.connect(self.reject)
-        layout = QVBoxLayout(self)
-        layout.addLayout(form)
-        layout.addWidget(self.count_label)
-        layout.addWidget(note)
-        layout.addWidget(self.buttons)
         self.pmids_edit.textChanged.connect(self._validate)
         self.path_edit.textChanged.connect(self._validate)
         self._validate()
