@@ -224,11 +224,22 @@ def load_bert_tokenizer(folder: str | Path):
 
 
 def _load(model_class, folder: Path, what: str, **overrides):
+    """Always in float32: transformers 5 keeps a checkpoint's own dtype, and a base folder saved in
+    float16 or bfloat16 would then be fine-tuned in half precision (AdamW loses most updates there)."""
+    import torch
+    import transformers
+
     config = bert_config(folder, **overrides)
     check_weights_match_config(folder, config.to_dict() | {"vocab_size": config.vocab_size})
+    dtype_key = "dtype" if int(transformers.__version__.split(".")[0]) >= 5 else "torch_dtype"
     try:
         return model_class.from_pretrained(
-            str(folder), config=config, local_files_only=True, use_safetensors=True, trust_remote_code=False
+            str(folder),
+            config=config,
+            local_files_only=True,
+            use_safetensors=True,
+            trust_remote_code=False,
+            **{dtype_key: torch.float32},
         )
     except Exception as exc:  # safetensors, torch and transformers raise several types for a bad file
         raise ModelError(f"{folder}: cannot load the {what} ({type(exc).__name__}: {exc})") from exc

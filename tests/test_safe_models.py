@@ -8,6 +8,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+import torch
 
 from core.errors import ModelError, ProjectError
 from core.locations import packaged_model_folder
@@ -78,3 +79,23 @@ def test_a_failed_upgrade_changes_nothing(demo_template: Path, tmp_path: Path) -
     with sqlite3.connect(project / "curalink.db") as db:
         assert db.execute("SELECT sql FROM sqlite_master ORDER BY name").fetchall() == before
         assert db.execute("SELECT version_num FROM alembic_version").fetchall() == [("0001",)]
+
+
+def test_a_half_precision_base_folder_trains_in_float32(base_copy: Path) -> None:
+    """Base folders are often saved in float16 or bfloat16; transformers 5 loads a checkpoint in the dtype
+    it was saved in, and fine-tuning half-precision weights with AdamW loses most updates. The reranker,
+    the span model and the bi-encoder load in float32 whatever the folder holds."""
+    from safetensors.torch import load_file, save_file
+
+    from core.rerank.cross_encoder import CrossEncoder
+    from core.safe_models import load_bert_encoder
+
+    weights = base_copy / "model.safetensors"
+    full = load_file(weights)
+    save_file({name: tensor.half() for name, tensor in full.items()}, weights, metadata={"format": "pt"})
+    encoder = CrossEncoder.from_base(base_copy)
+    assert {p.dtype for p in encoder.model.parameters()} == {torch.float32}
+    loaded = load_bert_encoder(base_copy)
+    assert {p.dtype for p in loaded.parameters()} == {torch.float32}
+    name, tensor = next((n, t) for n, t in full.items() if n.endswith("word_embeddings.weight"))
+    assert torch.allclose(loaded.embeddings.word_embeddings.weight, tensor.half().float())

@@ -10,7 +10,7 @@ from rich.table import Table
 
 from app.cli.output import print_json, print_output, shared_data, stdout
 from app.console import cancellable, progress_bar
-from bench.cli import batch, desk, detect, index, inputs, kb_search, quality
+from bench.cli import batch, cross_feature, desk, detect, index, inputs, kb_search, quality
 from bench.faults import SECTIONS as FAULT_SECTIONS
 from core.errors import CuralinkError
 
@@ -334,6 +334,7 @@ def register(bench) -> None:
     bench_reranker.set_defaults(handler=cmd_bench_reranker)
 
     quality.register_bench(bench)  # quality: main table, per type, across corpora (issue 25)
+    cross_feature.register_bench(bench)  # the cross-encoder as a ranker feature (issue 25, item 7)
 
     bench_learning = bench.add_parser(
         "learning", help="uncertainty-first vs random curation order (NCBI-disease)"
