@@ -85,16 +85,19 @@ def save_inputs(
     return {"candidates": str(path), "retriever": str(retriever_dir), "query_strings": len(set(strings))}
 
 
-def _fit(linker, kb: KnowledgeBase, documents, prior_documents, similarity, use_ce: bool) -> RankerModel:
+def _fit(
+    linker, kb: KnowledgeBase, documents, prior_documents, similarity, use_ce: bool, candidates=None
+) -> RankerModel:
     """A ranker fitted on `documents` as core.jobs.ranker.fit_for_documents does, its prior from
-    `prior_documents` (fit_for_documents takes the prior from the fitted documents themselves)."""
+    `prior_documents` (fit_for_documents takes the prior from the fitted documents themselves).
+    `candidates`: the documents' (reranked) candidates, when not the linker's own suggestions."""
     started = time.perf_counter()
     stage = RankingStage(None, kb, annotation_prior(prior_documents), similarity)
     data = examples(
         stage,
         linker,
         documents,
-        linker.suggest(documents),
+        linker.suggest(documents) if candidates is None else candidates,
         use_cross_encoder=use_ce,
         union=DEFAULT_TFIDF_UNION,
     )
@@ -121,6 +124,66 @@ def _row(
     return metrics
 
 
+def _train_encoder(base_model, train_docs, train_c, dev_docs, dev_c, kb, config, device, cancel):
+    """A compact cross-encoder trained with the product's trainer, its fusion weight chosen on dev as
+    `train reranker` does: (encoder, training result, dev acc@1 by weight, chosen weight)."""
+    from core.rerank.cross_encoder import CrossEncoder
+    from core.rerank.fusion import choose_weight
+    from core.rerank.reranker import CrossEncoderReranker
+    from core.rerank.training import ranked_accuracy, train
+
+    encoder = CrossEncoder.from_base(base_model, packing=PACKING, max_length=MAX_LENGTH)
+    trained = train(encoder, train_docs, train_c, dev_docs, dev_c, kb, config, device=device, cancel=cancel)
+    pure = CrossEncoderReranker(encoder, device=device, fusion_weight=0.0)
+    weight, table = choose_weight(pure.rerank(dev_docs, dev_c), lambda r: ranked_accuracy(dev_docs, r, kb))
+    encoder.config.fusion_weight = weight
+    return encoder, trained, table, weight
+
+
+def _training(trained, table, weight) -> dict:
+    return {
+        "epochs": round(trained.epochs, 3),
+        "stopped_by": trained.stopped_by,
+        "train_seconds": round(trained.train_seconds, 1),
+        "train_mentions": trained.train_mentions,
+        "dev_acc@1_alone": round(100 * table[0.0], 2),
+        "dev_acc@1_fused": round(100 * table[weight], 2),
+        "fusion_weight": weight,
+    }
+
+
+def cross_fitted_candidates(
+    base_model, train_docs, train_c, dev_docs, dev_c, kb, config, device, folds: int, cancel
+) -> tuple[list, list[dict]]:
+    """Train's candidates scored out of fold: fold f (every `folds`-th abstract) by a cross-encoder
+    trained on the other folds, so no training mention is scored by a model that learnt it."""
+    from core.rerank.reranker import CrossEncoderReranker
+
+    scored: list = [None] * len(train_docs)
+    report = []
+    for fold in range(folds):
+        held = [i for i in range(len(train_docs)) if i % folds == fold]
+        kept = [i for i in range(len(train_docs)) if i % folds != fold]
+        encoder, trained, table, weight = _train_encoder(
+            base_model,
+            [train_docs[i] for i in kept],
+            [train_c[i] for i in kept],
+            dev_docs,
+            dev_c,
+            kb,
+            config,
+            device,
+            cancel,
+        )
+        reranked = CrossEncoderReranker(encoder, device=device).rerank(
+            [train_docs[i] for i in held], [train_c[i] for i in held]
+        )
+        for i, found in zip(held, reranked, strict=True):
+            scored[i] = found
+        report.append(_training(trained, table, weight) | {"fold": fold, "held_out_documents": len(held)})
+    return scored, report
+
+
 def run(
     data_dir: str | Path,
     candidates_path: str | Path,
@@ -132,15 +195,15 @@ def run(
     max_seconds: float | None = None,
     learning_rate: float | None = None,
     limit: int | None = None,
+    cross_fit: int = 0,
     progress: ProgressFn = no_progress,
     cancel: CancelToken = NEVER_CANCELLED,
 ) -> dict:
-    """Step 2: train the cross-encoder, fit the four rankers, measure every row on test."""
+    """Step 2: train the cross-encoder, fit the four rankers (five with `cross_fit` folds: train's
+    cross-encoder scores out of fold), measure every row on test."""
     from core.pipeline import Linker
-    from core.rerank.cross_encoder import CrossEncoder
-    from core.rerank.fusion import choose_weight
     from core.rerank.reranker import CrossEncoderReranker
-    from core.rerank.training import TrainingConfig, ranked_accuracy, train
+    from core.rerank.training import TrainingConfig
     from core.retrieve.candidate_file import CandidateFileRetriever
 
     kb, splits = ncbi_splits(data_dir, limit)
@@ -149,25 +212,14 @@ def run(
     retriever.index(kb)
     plain = Linker(retriever, candidates=CANDIDATES)
     progress(0, 7, "training the cross-encoder")
-    encoder = CrossEncoder.from_base(base_model, packing=PACKING, max_length=MAX_LENGTH)
     config = TrainingConfig(max_seconds=max_seconds, max_epochs=max_epochs, patience=patience)
     if learning_rate is not None:
         config.learning_rate = learning_rate
     dev_c = plain.retrieve(dev_docs)
-    trained = train(
-        encoder,
-        train_docs,
-        plain.retrieve(train_docs),
-        dev_docs,
-        dev_c,
-        kb,
-        config,
-        device=device,
-        cancel=cancel,
+    encoder, trained, table, weight = _train_encoder(
+        base_model, train_docs, plain.retrieve(train_docs), dev_docs, dev_c, kb, config, device, cancel
     )
     pure = CrossEncoderReranker(encoder, device=device, fusion_weight=0.0)
-    weight, table = choose_weight(pure.rerank(dev_docs, dev_c), lambda r: ranked_accuracy(dev_docs, r, kb))
-    encoder.config.fusion_weight = weight
     with_ce = Linker(retriever, CrossEncoderReranker(encoder, device=device), candidates=CANDIDATES)
     rows: dict[str, dict] = {
         "retriever (ResCNN)": _row(test_docs, plain.retrieve(test_docs), kb, False),
@@ -193,6 +245,27 @@ def run(
                 "fit_seconds": model.metrics["fit_seconds"],
             }
             step += 1
+    folds_report: list[dict] = []
+    if cross_fit > 1:
+        progress(step, 7, f"ranker fitted on train, cross-encoder scores from {cross_fit} folds")
+        scored, folds_report = cross_fitted_candidates(
+            base_model,
+            train_docs,
+            plain.retrieve(train_docs),
+            dev_docs,
+            dev_c,
+            kb,
+            config,
+            device,
+            cross_fit,
+            cancel,
+        )
+        model = _fit(with_ce, kb, train_docs, prior_documents, similarity, True, candidates=scored)
+        stage = RankingStage(model, kb, annotation_prior(prior_documents), similarity)
+        ranked = stage.rank(with_ce.plan(test_docs), with_ce.suggest(test_docs), CANDIDATES, cancel=cancel)
+        rows[f"ranker fitted on train, with cross-encoder ({cross_fit}-fold scores)"] = _row(
+            test_docs, ranked, kb, True
+        ) | {"fitted_mentions": model.metrics["mentions"], "fit_seconds": model.metrics["fit_seconds"]}
     progress(7, 7, "done")
     return {
         "device": pure.device_description,
@@ -207,15 +280,10 @@ def run(
             "max_epochs": max_epochs,
             "patience": patience,
             "max_seconds": max_seconds,
-            "epochs": round(trained.epochs, 3),
-            "stopped_by": trained.stopped_by,
-            "train_seconds": round(trained.train_seconds, 1),
-            "train_mentions": trained.train_mentions,
-            "dev_acc@1_alone": round(100 * table[0.0], 2),
-            "dev_acc@1_fused": round(100 * table[weight], 2),
-            "fusion_weight": weight,
+            **_training(trained, table, weight),
             "history": trained.history,
         },
+        "cross_fit_folds": folds_report,
         "rows": rows,
     }
 

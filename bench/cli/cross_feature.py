@@ -36,6 +36,7 @@ def cmd_bench_cross_feature(args) -> int:
                 max_seconds=args.max_seconds,
                 learning_rate=args.lr,
                 limit=args.limit,
+                cross_fit=args.cross_fit,
                 progress=bar,
                 cancel=cancel,
             )
@@ -77,6 +78,12 @@ def register_bench(bench) -> None:
     parser.add_argument("--lr", type=float, help="learning rate (default: the trainer's)")
     parser.add_argument(
         "--limit", type=int, help="first N abstracts of each split: a smoke run, not a figure"
+    )
+    parser.add_argument(
+        "--cross-fit",
+        type=int,
+        default=0,
+        help="also a ranker on train with K-fold cross-encoder scores (K >= 2)",
     )
     parser.add_argument("--out", help="also write the JSON result to this file")
     parser.add_argument("--json", action="store_true")
