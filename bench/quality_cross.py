@@ -9,17 +9,22 @@ every 5th abstract in file order is the dev slice (86 abstracts), the rest the t
 
 Across corpora: NCBI-disease and BioRED's diseases against MEDIC 2012, the one KB both can be linked
 against (NCBI-disease was annotated against it; BioRED's disease ids are MeSH descriptors, which MEDIC
-keeps as `MESH:D…`: `KnowledgeBase.ids_of` maps one onto the other). A ranker fitted on one corpus's
-train slice is measured on its own dev slice and on the other corpus: NCBI train → BioRED train+dev
-diseases (the ranker never saw BioRED; all 431 abstracts are development data), BioRED train diseases →
-NCBI dev (not NCBI train: the ResCNN learnt those strings, so their retrieval scores flatter). Both use
-the same retriever (the `--retriever` ResCNN) so that only the ranker's training corpus changes.
+keeps as `MESH:D…`: `KnowledgeBase.ids_of` maps one onto the other). A ranker fitted on one corpus is
+measured on data of its own corpus it never saw and on the other corpus. Both use the same retriever (the
+`--retriever` ResCNN, trained by `train retriever` on NCBI train with dev held out) so that only the
+ranker's training corpus changes. As `train ranker` does in a project, the NCBI ranker learns from the
+train split and from dev documents the retriever did not train on (every 2nd dev abstract, "half A"),
+and its bulk-accept curve is measured on those (core.rank.held_out: held-out folds of documents whose
+strings the ResCNN learnt flatter it); it is measured on dev half B and on BioRED train+dev diseases
+(never seen). The BioRED ranker learns from the BioRED train slice, none of which the retriever saw, and
+is measured on the BioRED dev slice and on NCBI dev (not NCBI train: the ResCNN learnt those strings).
 
 Each row gives acc@1 and recall@20 over every gold-linked mention (one without candidates counts as
 wrong), the top-1 ECE over the mentions with a suggestion, and the bulk-accept promise: at the
-threshold the desk's dialog starts at (the smallest whose held-out precision reached 98 %, as
-`core.jobs.bulk_accept.read_scale`), the precision the ranker's own held-out folds measured against the
-precision realised on the measured set. The promise holds when realised ≥ promised − 1 point.
+threshold the desk's dialog starts at (`core.jobs.bulk_accept.read_scale`: the smallest whose promised
+precision, the lower bound of the held-out one, reaches 98 %), the precision promised against the
+precision realised on the measured set. The promise holds when realised ≥ promised − 1 point. The rule
+before issue 25 (point precision of every held-out fold, `old_*` columns) is measured beside it.
 
 Test splits (NCBI-disease test, BioRED test) are measured only with `final=True`, never used to choose.
 """
@@ -38,7 +43,15 @@ from core.jobs.ranker import DEFAULT_CANDIDATES, DEFAULT_TFIDF_UNION, Examples, 
 from core.kb.knowledge_base import KnowledgeBase
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressFn, no_progress
 from core.rank.calibration import CALIBRATION_METHODS, expected_calibration_error, precision_coverage
-from core.rank.held_out import FALLBACK_THRESHOLD, METRICS_KEY, curve_point, default_threshold
+from core.rank.held_out import (
+    FALLBACK_THRESHOLD,
+    METRICS_KEY,
+    MIN_MENTIONS,
+    TARGET_PRECISION,
+    curve_point,
+    default_threshold,
+    promise_point,
+)
 from core.rank.model import CALIBRATION_METHOD, RankerModel, fit_ranker
 from core.rank.stage import RankingStage, annotation_prior
 
@@ -50,6 +63,7 @@ MESH_TABLE = Path("vocab") / "mesh-dhimmel" / "tree-numbers.tsv"
 MEDIC = Path("vocab") / "medic_06Jul2012.txt"
 NCBI = Path("ncbi-disease")
 DEV_EVERY = 5  # every 5th BioRED abstract (file order) is the dev slice
+NCBI_DEV_HALVES = 2  # NCBI dev abstracts 0, 2, 4, ... (half A) train the ranker; 1, 3, 5, ... measure it
 TYPES = {"Chemical": ("Chemical",), "Disease": ("Disease",)}
 PROMISE_SLACK = 1.0  # points: the promise holds when realised precision >= promised - this
 ECE_TARGET = 0.03
@@ -61,6 +75,13 @@ def biored_split(documents: Sequence[Document]) -> tuple[list[Document], list[Do
     train = [d for i, d in enumerate(documents) if i % DEV_EVERY != DEV_EVERY - 1]
     dev = [d for i, d in enumerate(documents) if i % DEV_EVERY == DEV_EVERY - 1]
     return train, dev
+
+
+def ncbi_dev_halves(documents: Sequence[Document]) -> tuple[list[Document], list[Document]]:
+    """(half A, half B) of NCBI dev: every NCBI_DEV_HALVES-th abstract in file order from the first is A."""
+    a = [d for i, d in enumerate(documents) if i % NCBI_DEV_HALVES == 0]
+    b = [d for i, d in enumerate(documents) if i % NCBI_DEV_HALVES != 0]
+    return a, b
 
 
 def of_types(documents: Sequence[Document], types: Collection[str] | None = None) -> list[Document]:
@@ -97,13 +118,21 @@ def measure_rows(stage: RankingStage, linker, documents: Sequence[Document]) -> 
     return Measured(rows, len(mentions), in_kb)
 
 
-def fit_rankers(training: Measured, methods: Sequence[str] = (CALIBRATION_METHOD,)) -> dict[str, RankerModel]:
-    """One ranker per calibration shape, fitted on the same rows (the logistic model is the same)."""
+def fit_rankers(
+    training: Measured, methods: Sequence[str] = (CALIBRATION_METHOD,), unseen: np.ndarray | None = None
+) -> dict[str, RankerModel]:
+    """One ranker per calibration shape, fitted on the same rows (the logistic model is the same);
+    `unseen` flags the rows of documents the retriever did not train on (fit_ranker)."""
     rows = training.rows
     out = {}
     for method in methods:
         model = fit_ranker(
-            rows.rows, rows.labels, rows.groups, mentions=rows.mention_of_row, calibration_method=method
+            rows.rows,
+            rows.labels,
+            rows.groups,
+            mentions=rows.mention_of_row,
+            unseen=unseen,
+            calibration_method=method,
         )
         model.tfidf_union = DEFAULT_TFIDF_UNION
         out[method] = model
@@ -128,25 +157,58 @@ def top1(model: RankerModel, data: Measured) -> tuple[np.ndarray, np.ndarray, in
 
 
 def promise(model: RankerModel) -> tuple[float, float | None]:
-    """The threshold the bulk-accept dialog starts at and the held-out precision it shows there."""
+    """The threshold the bulk-accept dialog starts at and the precision it promises there."""
     curve = model.metrics.get(METRICS_KEY)
     threshold = default_threshold(curve)
     if threshold is None:
         threshold = FALLBACK_THRESHOLD
+    return threshold, (promise_point(curve, threshold) if curve else None)
+
+
+def old_promise(model: RankerModel) -> tuple[float, float | None]:
+    """The rule before issue 25, for comparison: the smallest threshold whose measured held-out precision
+    (every fold) reached 98 % on 100 mentions or more, promising that precision."""
+    curve = model.metrics.get(METRICS_KEY)
+    threshold = FALLBACK_THRESHOLD
+    if curve and curve.get("mentions", 0) >= MIN_MENTIONS:
+        reached = [
+            t
+            for t, p in zip(curve["thresholds"], curve["precision"])
+            if p is not None and p >= TARGET_PRECISION
+        ]
+        threshold = reached[0] if reached else FALLBACK_THRESHOLD
     point = curve_point(curve, threshold) if curve else None
     return threshold, (point[0] if point else None)
 
 
-def figures(model: RankerModel, data: Measured) -> dict:
-    """acc@1, recall@20 (percent of linked mentions), top-1 ECE, and the bulk-accept promise vs reality."""
+def _kept(promised: float | None, realised: float | None) -> tuple[float | None, bool | None]:
+    """(realised - promised, whether the promise held)."""
+    if promised is None or realised is None:
+        return None, None
+    gap = round(realised - promised, 2)
+    return gap, gap >= -PROMISE_SLACK
+
+
+def figures(model: RankerModel, data: Measured, old: RankerModel | None = None) -> dict:
+    """acc@1, recall@20 (percent of linked mentions), top-1 ECE, and the bulk-accept promise vs reality
+    (with `old`, the same ranker's curve on every fold: the promise under the rule before issue 25)."""
     probability, right, in_top = top1(model, data)
     threshold, promised = promise(model)
     realised = precision_coverage(probability, right, threshold)
-    gap = (
-        None
-        if promised is None or realised["precision"] is None
-        else round(realised["precision"] - promised, 2)
-    )
+    gap, holds = _kept(promised, realised["precision"])
+    before = {}
+    if old is not None:
+        old_threshold, old_promised = old_promise(old)
+        old_realised = precision_coverage(probability, right, old_threshold)
+        old_gap, old_holds = _kept(old_promised, old_realised["precision"])
+        before = {
+            "old_threshold": old_threshold,
+            "old_promised_precision": old_promised,
+            "old_realised_precision": old_realised["precision"],
+            "old_coverage": old_realised["coverage"],
+            "old_promise_gap": old_gap,
+            "old_promise_holds": old_holds,
+        }
     total = data.mentions
     return {
         "mentions": total,
@@ -159,7 +221,8 @@ def figures(model: RankerModel, data: Measured) -> dict:
         "realised_precision": realised["precision"],
         "coverage": realised["coverage"],
         "promise_gap": gap,
-        "promise_holds": None if gap is None else gap >= -PROMISE_SLACK,
+        "promise_holds": holds,
+        **before,
     }
 
 
@@ -180,12 +243,18 @@ def choose_calibration(comparison: dict[str, dict[str, dict]]) -> str:
 
 @dataclass
 class Corpus:
-    """One training corpus: its train documents and the sets its ranker is measured on
-    ({name: (documents, cross-corpus?, final?)})."""
+    """One training corpus: its train documents, the sets its ranker is measured on ({name: (documents,
+    cross-corpus?, final?)}) and the ids of its train documents the retriever did not train on."""
 
     name: str
     train: list[Document]
     measured_on: dict[str, tuple[list[Document], bool, bool]]
+    unseen: frozenset[str] = frozenset()
+
+    def unseen_rows(self, rows: Examples) -> np.ndarray | None:
+        """Per feature row of `train`: whether its document is one the retriever did not train on."""
+        numbers = [i for i, document in enumerate(self.train) if document.doc_id in self.unseen]
+        return np.isin(rows.groups, numbers) if numbers else None
 
 
 def cross_corpus_table(
@@ -207,14 +276,16 @@ def cross_corpus_table(
         cancel.raise_if_cancelled()
         progress(number, len(corpora), f"ranker on {corpus.name}")
         stage = RankingStage(None, kb, annotation_prior(corpus.train))
-        models = fit_rankers(measure_rows(stage, linker, corpus.train), methods)
+        training = measure_rows(stage, linker, corpus.train)
+        models = fit_rankers(training, methods, corpus.unseen_rows(training.rows))
+        every_fold = fit_rankers(training)[CALIBRATION_METHOD]
         for label, (documents, cross, is_final) in corpus.measured_on.items():
             if is_final and not final:
                 continue
             cancel.raise_if_cancelled()
             data = measure_rows(stage, linker, documents)
             row = {"trained_on": corpus.name, "measured_on": label, "cross": cross, "final": is_final}
-            rows.append({**row, **figures(models[CALIBRATION_METHOD], data)})
+            rows.append({**row, **figures(models[CALIBRATION_METHOD], data, every_fold)})
             if not is_final:
                 for method in comparison:
                     comparison[method][f"{corpus.name} → {label}"] = {
@@ -348,16 +419,18 @@ def run_cross_corpus(
     diseases = TYPES["Disease"]
     bio_train, bio_dev = (of_types(p, diseases) for p in biored_split(list(read(data_dir / BIORED_TRAINDEV))))
     bio_test = of_types(read(data_dir / BIORED_TEST), diseases) if final else []
+    dev_a, dev_b = ncbi_dev_halves(ncbi_docs["develop"])
     corpora = [
         Corpus(
-            "NCBI-disease train",
-            ncbi_docs["train"],
+            "NCBI-disease train + dev half A",
+            ncbi_docs["train"] + dev_a,
             {
-                "NCBI-disease dev": (ncbi_docs["develop"], False, False),
+                "NCBI-disease dev half B": (dev_b, False, False),
                 "BioRED train+dev diseases": (bio_train + bio_dev, True, False),
                 "NCBI-disease test (final)": (ncbi_docs["test"], False, True),
                 "BioRED test diseases (final)": (bio_test, True, True),
             },
+            frozenset(d.doc_id for d in dev_a),  # the retriever held NCBI dev out
         ),
         Corpus(
             "BioRED train diseases",
@@ -368,6 +441,7 @@ def run_cross_corpus(
                 "BioRED test diseases (final)": (bio_test, False, True),
                 "NCBI-disease test (final)": (ncbi_docs["test"], True, True),
             },
+            frozenset(d.doc_id for d in bio_train),  # the retriever never saw BioRED
         ),
     ]
     retriever = RescnnRetriever.load(Path(retriever_dir))
