@@ -20,7 +20,7 @@ from bench.quality_cross import (
     biored_split,
     choose_calibration,
     cross_corpus_table,
-    ncbi_dev_halves,
+    halves,
     of_types,
     promise,
 )
@@ -46,7 +46,7 @@ def fixed_set(shared_data: Path, vocab_dir: Path, ncbi_dir: Path):
         pytest.skip(f"{biored} not found")
     ncbi_train = of_types(list(read(ncbi_dir / "NCBItrainset_corpus.txt"))[:NCBI_DOCS])
     ncbi_dev = of_types(list(read(ncbi_dir / "NCBIdevelopset_corpus.txt"))[:20])
-    dev_a, dev_b = ncbi_dev_halves(ncbi_dev)
+    dev_a, dev_b = halves(ncbi_dev)
     train, dev = biored_split(list(read(biored))[: BIORED_DOCS * 5 // 4])
     bio_train, bio_dev = of_types(train, ("Disease",)), of_types(dev, ("Disease",))
     medic = list(read_medic(vocab_dir / "medic_06Jul2012.txt"))
