@@ -3,23 +3,30 @@ calibration shape (issue 25, items 4 and 5).
 
 Per type: BioRED's chemicals and diseases against MeSH (dhimmel's tree-number table, 27k descriptors),
 each mention routed to its type's branch (chemicals to tree D, diseases to C and F03) as a project does.
-One ranker is fitted on the BioRED train slice (both types, as `train ranker` would in a project) and
-measured per type on the dev slice. BioRED's file holds train and dev together, with no split mark:
-every 5th abstract in file order is the dev slice (86 abstracts), the rest the train slice (345).
+BioRED's file holds train and dev together, with no split mark: every 5th abstract in file order is the
+dev slice (86 abstracts), the rest the train slice (345). The ResCNN (`--mesh-out`) learns the train slice;
+one ranker is fitted, as `train ranker` would in a project whose retriever held dev out, on the train
+slice and dev half A (every 2nd dev abstract, both types; its bulk-accept curve measured on half A, which
+the retriever did not see) and measured per type on dev half B.
 
 Across corpora: NCBI-disease and BioRED's diseases against MEDIC 2012, the one KB both can be linked
 against (NCBI-disease was annotated against it; BioRED's disease ids are MeSH descriptors, which MEDIC
-keeps as `MESH:D…`: `KnowledgeBase.ids_of` maps one onto the other). A ranker fitted on one corpus's
-train slice is measured on its own dev slice and on the other corpus: NCBI train → BioRED train+dev
-diseases (the ranker never saw BioRED; all 431 abstracts are development data), BioRED train diseases →
-NCBI dev (not NCBI train: the ResCNN learnt those strings, so their retrieval scores flatter). Both use
-the same retriever (the `--retriever` ResCNN) so that only the ranker's training corpus changes.
+keeps as `MESH:D…`: `KnowledgeBase.ids_of` maps one onto the other). A ranker fitted on one corpus is
+measured on data of its own corpus it never saw and on the other corpus. Both use the same retriever (the
+`--retriever` ResCNN, trained by `train retriever` on NCBI train with dev held out) so that only the
+ranker's training corpus changes. As `train ranker` does in a project, the NCBI ranker learns from the
+train split and from dev documents the retriever did not train on (every 2nd dev abstract, "half A"),
+and its bulk-accept curve is measured on those (core.rank.held_out: held-out folds of documents whose
+strings the ResCNN learnt flatter it); it is measured on dev half B and on BioRED train+dev diseases
+(never seen). The BioRED ranker learns from the BioRED train slice, none of which the retriever saw, and
+is measured on the BioRED dev slice and on NCBI dev (not NCBI train: the ResCNN learnt those strings).
 
 Each row gives acc@1 and recall@20 over every gold-linked mention (one without candidates counts as
 wrong), the top-1 ECE over the mentions with a suggestion, and the bulk-accept promise: at the
-threshold the desk's dialog starts at (the smallest whose held-out precision reached 98 %, as
-`core.jobs.bulk_accept.read_scale`), the precision the ranker's own held-out folds measured against the
-precision realised on the measured set. The promise holds when realised ≥ promised − 1 point.
+threshold the desk's dialog starts at (`core.jobs.bulk_accept.read_scale`: the smallest whose promised
+precision, the lower bound of the held-out one, reaches 98 %), the precision promised against the
+precision realised on the measured set. The promise holds when realised ≥ promised − 1 point. The rule
+before issue 25 (point precision of every held-out fold, `old_*` columns) is measured beside it.
 
 Test splits (NCBI-disease test, BioRED test) are measured only with `final=True`, never used to choose.
 """
@@ -38,7 +45,15 @@ from core.jobs.ranker import DEFAULT_CANDIDATES, DEFAULT_TFIDF_UNION, Examples, 
 from core.kb.knowledge_base import KnowledgeBase
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressFn, no_progress
 from core.rank.calibration import CALIBRATION_METHODS, expected_calibration_error, precision_coverage
-from core.rank.held_out import FALLBACK_THRESHOLD, METRICS_KEY, curve_point, default_threshold
+from core.rank.held_out import (
+    FALLBACK_THRESHOLD,
+    METRICS_KEY,
+    MIN_MENTIONS,
+    TARGET_PRECISION,
+    curve_point,
+    default_threshold,
+    promise_point,
+)
 from core.rank.model import CALIBRATION_METHOD, RankerModel, fit_ranker
 from core.rank.stage import RankingStage, annotation_prior
 
@@ -61,6 +76,11 @@ def biored_split(documents: Sequence[Document]) -> tuple[list[Document], list[Do
     train = [d for i, d in enumerate(documents) if i % DEV_EVERY != DEV_EVERY - 1]
     dev = [d for i, d in enumerate(documents) if i % DEV_EVERY == DEV_EVERY - 1]
     return train, dev
+
+
+def halves(documents: Sequence[Document]) -> tuple[list[Document], list[Document]]:
+    """(half A, half B) of a dev set: abstracts 0, 2, 4, ... in file order are A, the others B."""
+    return list(documents[0::2]), list(documents[1::2])
 
 
 def of_types(documents: Sequence[Document], types: Collection[str] | None = None) -> list[Document]:
@@ -97,13 +117,21 @@ def measure_rows(stage: RankingStage, linker, documents: Sequence[Document]) -> 
     return Measured(rows, len(mentions), in_kb)
 
 
-def fit_rankers(training: Measured, methods: Sequence[str] = (CALIBRATION_METHOD,)) -> dict[str, RankerModel]:
-    """One ranker per calibration shape, fitted on the same rows (the logistic model is the same)."""
+def fit_rankers(
+    training: Measured, methods: Sequence[str] = (CALIBRATION_METHOD,), unseen: np.ndarray | None = None
+) -> dict[str, RankerModel]:
+    """One ranker per calibration shape, fitted on the same rows (the logistic model is the same);
+    `unseen` flags the rows of documents the retriever did not train on (fit_ranker)."""
     rows = training.rows
     out = {}
     for method in methods:
         model = fit_ranker(
-            rows.rows, rows.labels, rows.groups, mentions=rows.mention_of_row, calibration_method=method
+            rows.rows,
+            rows.labels,
+            rows.groups,
+            mentions=rows.mention_of_row,
+            unseen=unseen,
+            calibration_method=method,
         )
         model.tfidf_union = DEFAULT_TFIDF_UNION
         out[method] = model
@@ -128,25 +156,58 @@ def top1(model: RankerModel, data: Measured) -> tuple[np.ndarray, np.ndarray, in
 
 
 def promise(model: RankerModel) -> tuple[float, float | None]:
-    """The threshold the bulk-accept dialog starts at and the held-out precision it shows there."""
+    """The threshold the bulk-accept dialog starts at and the precision it promises there."""
     curve = model.metrics.get(METRICS_KEY)
     threshold = default_threshold(curve)
     if threshold is None:
         threshold = FALLBACK_THRESHOLD
+    return threshold, (promise_point(curve, threshold) if curve else None)
+
+
+def old_promise(model: RankerModel) -> tuple[float, float | None]:
+    """The rule before issue 25, for comparison: the smallest threshold whose measured held-out precision
+    (every fold) reached 98 % on 100 mentions or more, promising that precision."""
+    curve = model.metrics.get(METRICS_KEY)
+    threshold = FALLBACK_THRESHOLD
+    if curve and curve.get("mentions", 0) >= MIN_MENTIONS:
+        reached = [
+            t
+            for t, p in zip(curve["thresholds"], curve["precision"])
+            if p is not None and p >= TARGET_PRECISION
+        ]
+        threshold = reached[0] if reached else FALLBACK_THRESHOLD
     point = curve_point(curve, threshold) if curve else None
     return threshold, (point[0] if point else None)
 
 
-def figures(model: RankerModel, data: Measured) -> dict:
-    """acc@1, recall@20 (percent of linked mentions), top-1 ECE, and the bulk-accept promise vs reality."""
+def _kept(promised: float | None, realised: float | None) -> tuple[float | None, bool | None]:
+    """(realised - promised, whether the promise held)."""
+    if promised is None or realised is None:
+        return None, None
+    gap = round(realised - promised, 2)
+    return gap, gap >= -PROMISE_SLACK
+
+
+def figures(model: RankerModel, data: Measured, old: RankerModel | None = None) -> dict:
+    """acc@1, recall@20 (percent of linked mentions), top-1 ECE, and the bulk-accept promise vs reality
+    (with `old`, the same ranker's curve on every fold: the promise under the rule before issue 25)."""
     probability, right, in_top = top1(model, data)
     threshold, promised = promise(model)
     realised = precision_coverage(probability, right, threshold)
-    gap = (
-        None
-        if promised is None or realised["precision"] is None
-        else round(realised["precision"] - promised, 2)
-    )
+    gap, holds = _kept(promised, realised["precision"])
+    before = {}
+    if old is not None:
+        old_threshold, old_promised = old_promise(old)
+        old_realised = precision_coverage(probability, right, old_threshold)
+        old_gap, old_holds = _kept(old_promised, old_realised["precision"])
+        before = {
+            "old_threshold": old_threshold,
+            "old_promised_precision": old_promised,
+            "old_realised_precision": old_realised["precision"],
+            "old_coverage": old_realised["coverage"],
+            "old_promise_gap": old_gap,
+            "old_promise_holds": old_holds,
+        }
     total = data.mentions
     return {
         "mentions": total,
@@ -159,7 +220,8 @@ def figures(model: RankerModel, data: Measured) -> dict:
         "realised_precision": realised["precision"],
         "coverage": realised["coverage"],
         "promise_gap": gap,
-        "promise_holds": None if gap is None else gap >= -PROMISE_SLACK,
+        "promise_holds": holds,
+        **before,
     }
 
 
@@ -180,12 +242,23 @@ def choose_calibration(comparison: dict[str, dict[str, dict]]) -> str:
 
 @dataclass
 class Corpus:
-    """One training corpus: its train documents and the sets its ranker is measured on
-    ({name: (documents, cross-corpus?, final?)})."""
+    """One training corpus: its train documents, the sets its ranker is measured on ({name: (documents,
+    cross-corpus?, final?)}) and the ids of its train documents the retriever did not train on."""
 
     name: str
     train: list[Document]
     measured_on: dict[str, tuple[list[Document], bool, bool]]
+    unseen: frozenset[str] = frozenset()
+
+    def unseen_rows(self, rows: Examples) -> np.ndarray | None:
+        """Per feature row of `train`: whether its document is one the retriever did not train on."""
+        return unseen_rows(self.train, self.unseen, rows)
+
+
+def unseen_rows(train: Sequence[Document], unseen: Collection[str], rows: Examples) -> np.ndarray | None:
+    """Per feature row of `train` (core.jobs.ranker.examples): whether its document is in `unseen`."""
+    numbers = [i for i, document in enumerate(train) if document.doc_id in unseen]
+    return np.isin(rows.groups, numbers) if numbers else None
 
 
 def cross_corpus_table(
@@ -207,14 +280,16 @@ def cross_corpus_table(
         cancel.raise_if_cancelled()
         progress(number, len(corpora), f"ranker on {corpus.name}")
         stage = RankingStage(None, kb, annotation_prior(corpus.train))
-        models = fit_rankers(measure_rows(stage, linker, corpus.train), methods)
+        training = measure_rows(stage, linker, corpus.train)
+        models = fit_rankers(training, methods, corpus.unseen_rows(training.rows))
+        every_fold = fit_rankers(training)[CALIBRATION_METHOD]
         for label, (documents, cross, is_final) in corpus.measured_on.items():
             if is_final and not final:
                 continue
             cancel.raise_if_cancelled()
             data = measure_rows(stage, linker, documents)
             row = {"trained_on": corpus.name, "measured_on": label, "cross": cross, "final": is_final}
-            rows.append({**row, **figures(models[CALIBRATION_METHOD], data)})
+            rows.append({**row, **figures(models[CALIBRATION_METHOD], data, every_fold)})
             if not is_final:
                 for method in comparison:
                     comparison[method][f"{corpus.name} → {label}"] = {
@@ -236,14 +311,16 @@ def per_type_table(
     train: Sequence[Document],
     sets: dict[str, tuple[list[Document], bool]],
     *,
+    unseen: Collection[str] = frozenset(),
     final: bool = False,
     cancel: CancelToken = NEVER_CANCELLED,
 ) -> dict:
-    """One ranker fitted on `train` (every type), measured per type on each of `sets` ({name: (documents,
-    final?)}): {"rows": [{"set", "type", figures...}], "ranker": its training metrics}."""
+    """One ranker fitted on `train` (every type; `unseen`: ids of its documents the retriever did not train
+    on), measured per type on each of `sets` ({name: (documents, final?)}): {"rows": [{"set", "type",
+    figures...}], "ranker": its training metrics}."""
     stage = RankingStage(None, kb, annotation_prior(train))
     training = measure_rows(stage, linker, train)
-    model = fit_rankers(training)[CALIBRATION_METHOD]
+    model = fit_rankers(training, unseen=unseen_rows(train, unseen, training.rows))[CALIBRATION_METHOD]
     rows = []
     for name, (documents, is_final) in sets.items():
         if is_final and not final:
@@ -295,7 +372,10 @@ def run_per_type(
     kb = KnowledgeBase(load_kb(data_dir / MESH_TABLE, "tsv"))
     types = [t for group in TYPES.values() for t in group]
     train, dev = (of_types(part, types) for part in biored_split(list(read(data_dir / BIORED_TRAINDEV))))
-    sets = {"BioRED dev slice": (dev, False)}
+    # as `train ranker` in a project whose retriever held dev out: the ranker learns from train and dev
+    # half A (the ResCNN learns the train slice only) and is measured on dev half B
+    dev_a, dev_b = halves(dev)
+    sets = {"BioRED dev slice half B": (dev_b, False)}
     if final:
         sets["BioRED test (final)"] = (of_types(read(data_dir / BIORED_TEST), types), True)
     trained = ""
@@ -311,12 +391,14 @@ def run_per_type(
     progress(0, None, f"per type: indexing {len(kb.names)} MeSH names")
     retriever.index(kb, cancel=cancel)
     linker = Linker(retriever, candidates=DEFAULT_CANDIDATES, router=TypeRouter(kb))
-    progress(0, None, "per type: fitting the ranker on the BioRED train slice")
-    table = per_type_table(kb, linker, train, sets, final=final, cancel=cancel)
+    progress(0, None, "per type: fitting the ranker on the BioRED train slice and dev half A")
+    unseen = frozenset(d.doc_id for d in dev_a)
+    table = per_type_table(kb, linker, train + dev_a, sets, unseen=unseen, final=final, cancel=cancel)
     return {
         "kb": f"MeSH 2015 descriptors ({len(kb)}), mentions routed by type",
         "retriever": f"{retriever_dir}{trained}",
-        "split": f"BioRED train+dev file: every {DEV_EVERY}th abstract is dev ({len(dev)}), the rest train ({len(train)})",
+        "split": f"BioRED train+dev file: every {DEV_EVERY}th abstract is dev ({len(dev)}), the rest train "
+        f"({len(train)}); the ranker learns from train and dev half A ({len(dev_a)}), measured on half B",
         **table,
     }
 
@@ -348,16 +430,18 @@ def run_cross_corpus(
     diseases = TYPES["Disease"]
     bio_train, bio_dev = (of_types(p, diseases) for p in biored_split(list(read(data_dir / BIORED_TRAINDEV))))
     bio_test = of_types(read(data_dir / BIORED_TEST), diseases) if final else []
+    dev_a, dev_b = halves(ncbi_docs["develop"])
     corpora = [
         Corpus(
-            "NCBI-disease train",
-            ncbi_docs["train"],
+            "NCBI-disease train + dev half A",
+            ncbi_docs["train"] + dev_a,
             {
-                "NCBI-disease dev": (ncbi_docs["develop"], False, False),
+                "NCBI-disease dev half B": (dev_b, False, False),
                 "BioRED train+dev diseases": (bio_train + bio_dev, True, False),
                 "NCBI-disease test (final)": (ncbi_docs["test"], False, True),
                 "BioRED test diseases (final)": (bio_test, True, True),
             },
+            frozenset(d.doc_id for d in dev_a),  # the retriever held NCBI dev out
         ),
         Corpus(
             "BioRED train diseases",
@@ -368,6 +452,7 @@ def run_cross_corpus(
                 "BioRED test diseases (final)": (bio_test, False, True),
                 "NCBI-disease test (final)": (ncbi_docs["test"], True, True),
             },
+            frozenset(d.doc_id for d in bio_train),  # the retriever never saw BioRED
         ),
     ]
     retriever = RescnnRetriever.load(Path(retriever_dir))

@@ -1,7 +1,9 @@
 """`bench quality`'s cross-corpus rows and calibration rule on a fixed small cross-corpus set: real slices
 of NCBI-disease and BioRED (diseases) against a MEDIC slice, TF-IDF as the retriever, rankers fitted on
 each slice. Every figure is checked against one computed independently: the desk's own ranking path
-(`RankingStage.rank`), correctness by the KB's ids, ECE by a separate binning, the rule by hand."""
+(`RankingStage.rank`), correctness by the KB's ids, ECE by a separate binning, the rule by hand, and the
+bulk-accept promise (issue 25: the held-out precision's one-sided 95 % lower bound, the dialog starting
+where it reaches 98 %) by scipy's Wilson interval over the held-out top-1 counted by hand."""
 
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ from bench.quality_cross import (
     biored_split,
     choose_calibration,
     cross_corpus_table,
+    halves,
     of_types,
     promise,
 )
@@ -43,6 +46,7 @@ def fixed_set(shared_data: Path, vocab_dir: Path, ncbi_dir: Path):
         pytest.skip(f"{biored} not found")
     ncbi_train = of_types(list(read(ncbi_dir / "NCBItrainset_corpus.txt"))[:NCBI_DOCS])
     ncbi_dev = of_types(list(read(ncbi_dir / "NCBIdevelopset_corpus.txt"))[:20])
+    dev_a, dev_b = halves(ncbi_dev)
     train, dev = biored_split(list(read(biored))[: BIORED_DOCS * 5 // 4])
     bio_train, bio_dev = of_types(train, ("Disease",)), of_types(dev, ("Disease",))
     medic = list(read_medic(vocab_dir / "medic_06Jul2012.txt"))
@@ -61,10 +65,11 @@ def fixed_set(shared_data: Path, vocab_dir: Path, ncbi_dir: Path):
     retriever.index(kb)
     linker = Linker(retriever, candidates=DEFAULT_CANDIDATES)
     corpora = [
-        Corpus(
+        Corpus(  # as bench quality does: dev half A trains the ranker, unseen by the retriever (TF-IDF learns none)
             "NCBI slice",
-            ncbi_train,
-            {"NCBI dev slice": (ncbi_dev, False, False), "BioRED slice": (bio_train + bio_dev, True, False)},
+            ncbi_train + dev_a,
+            {"NCBI dev half B": (dev_b, False, False), "BioRED slice": (bio_train + bio_dev, True, False)},
+            frozenset(d.doc_id for d in dev_a),
         ),
         Corpus(
             "BioRED train slice",
@@ -84,6 +89,55 @@ def _ece(probability: np.ndarray, right: np.ndarray) -> float:
     confidence = np.bincount(which, weights=probability, minlength=10)
     filled = counts > 0
     return float(np.sum(np.abs(hits[filled] - confidence[filled])) / len(probability))
+
+
+def _wilson_low(right: int, accepted: int) -> float:
+    """scipy's Wilson interval: its two-sided 90 % interval's low end is the one-sided 95 % bound."""
+    from scipy.stats import binomtest
+
+    return 100 * binomtest(right, accepted).proportion_ci(confidence_level=0.90, method="wilson").low
+
+
+def _held_out_top1_by_hand(rows, model, unseen) -> tuple[np.ndarray, np.ndarray]:
+    """Per training mention, refitted apart from fit_ranker: 3 document folds (scikit-learn's GroupKFold),
+    each scored by a logistic model fitted without it and calibrated by an isotonic table fitted on the other
+    folds' scores; the top candidate's probability and whether it is right; only the unseen documents'
+    mentions when they are 100 or more."""
+    from sklearn.isotonic import IsotonicRegression
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import GroupKFold
+
+    x = (rows.rows - np.asarray(model.mean)) / np.asarray(model.scale)
+    raw, fold = np.zeros(len(x)), np.zeros(len(x), dtype=int)
+    for number, (train, held) in enumerate(GroupKFold(n_splits=3).split(x, rows.labels, rows.groups)):
+        fitted = LogisticRegression(C=1.0, max_iter=1000, random_state=13).fit(x[train], rows.labels[train])
+        raw[held], fold[held] = fitted.decision_function(x[held]), number
+    probability = np.zeros(len(x))
+    for number in range(3):
+        out = fold != number
+        iso = IsotonicRegression(out_of_bounds="clip", y_min=0.0, y_max=1.0).fit(raw[out], rows.labels[out])
+        probability[~out] = np.interp(raw[~out], iso.X_thresholds_, iso.y_thresholds_)
+    tops, rights, kept = [], [], []
+    for mention in np.unique(rows.mention_of_row):
+        at = np.flatnonzero(rows.mention_of_row == mention)
+        best = at[np.argmax(raw[at])]
+        tops.append(probability[best])
+        rights.append(bool(rows.labels[best]))
+        kept.append(unseen is None or bool(unseen[best]))
+    kept = np.array(kept)
+    if kept.sum() < 100:
+        kept[:] = True
+    return np.array(tops)[kept], np.array(rights)[kept]
+
+
+def _expected_promise(probability: np.ndarray, right: np.ndarray) -> tuple[float, float]:
+    """The smallest threshold (0.01 steps) whose Wilson bound reaches 98 % and that bound; none: 0.90."""
+    for step in range(101):
+        accepted = probability >= step / 100
+        if accepted.any() and _wilson_low(int(right[accepted].sum()), int(accepted.sum())) >= 98.0:
+            return step / 100, _wilson_low(int(right[accepted].sum()), int(accepted.sum()))
+    accepted = probability >= 0.90
+    return 0.90, _wilson_low(int(right[accepted].sum()), int(accepted.sum()))
 
 
 def _desk_top1(model, kb, linker, train, documents):
@@ -114,10 +168,20 @@ def test_cross_corpus_figures_match_the_desks_ranking_and_an_independent_ece(fix
                 use_cross_encoder=False,
                 union=8,
             )
+            unseen = corpus.unseen_rows(rows)
             model = fit_ranker(
-                rows.rows, rows.labels, rows.groups, mentions=rows.mention_of_row, calibration_method=method
+                rows.rows,
+                rows.labels,
+                rows.groups,
+                mentions=rows.mention_of_row,
+                unseen=unseen,
+                calibration_method=method,
             )
             model.tfidf_union = 8
+            if method == "isotonic":  # the promise, by hand from the held-out top-1 (auto is isotonic here)
+                expected = _expected_promise(*_held_out_top1_by_hand(rows, model, unseen))
+                assert promise(model)[0] == expected[0]
+                assert promise(model)[1] == pytest.approx(expected[1], abs=0.005)
             for label, (documents, cross, _) in corpus.measured_on.items():
                 figures = sets[f"{corpus.name} → {label}"]
                 desk = _desk_top1(model, kb, linker, corpus.train, documents)

@@ -22,10 +22,12 @@ from PySide6.QtWidgets import (
 )
 
 from core.jobs.bulk_accept import (
+    PROMISE_CONFIDENCE,
     TARGET_PRECISION,
     BulkScale,
     TopSuggestion,
     curve_point,
+    promise_point,
     read_scale,
     undecided_top_suggestions,
 )
@@ -127,7 +129,7 @@ class BulkAcceptDialog(QDialog):
         else:
             self.default_label.setText(
                 f"Default {scale.default:.2f}: the smallest threshold whose precision on held-out data "
-                f"reached {TARGET_PRECISION:g} %."
+                f"vouches for {TARGET_PRECISION:g} % (its {100 * PROMISE_CONFIDENCE:g} % lower bound)."
             )
 
     def recount(self) -> None:
@@ -149,7 +151,8 @@ class BulkAcceptDialog(QDialog):
             precision, coverage = point
             self.held_out_label.setText(
                 f"Measured on held-out data ({curve['mentions']:,} mentions, ranker {self.scale.ranker}): "
-                f"at ≥ {threshold:.2f}, precision <b>{_percent(precision)}</b>, "
+                f"at ≥ {threshold:.2f}, precision <b>at least {_percent(promise_point(curve, threshold))}</b> "
+                f"({100 * PROMISE_CONFIDENCE:g} % lower bound; {_percent(precision)} measured), "
                 f"coverage {_percent(coverage)} of the mentions."
             )
         else:

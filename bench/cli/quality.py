@@ -85,6 +85,13 @@ def _print_main_quality(result: dict, args) -> None:
 
 _FIGURES = ("mentions", "in_kb", "acc@1", "recall@20", "top1_ece", "threshold", "promised_precision")
 _REALISED = ("realised_precision", "coverage", "promise_gap")
+_OLD_RULE = (
+    "old_threshold",
+    "old_promised_precision",
+    "old_realised_precision",
+    "old_coverage",
+    "old_promise_gap",
+)
 
 
 def _cell(value) -> str:
@@ -112,6 +119,12 @@ def _print_types_and_corpora(result: dict) -> None:
     )
     for row in cross["rows"]:
         table.add_row(row["trained_on"], row["measured_on"], *(_cell(row[c]) for c in _FIGURES + _REALISED))
+    stdout.print(table)
+    table = Table(
+        "trained on", "measured on", *_OLD_RULE, title="the same rankers, promise by the rule before issue 25"
+    )
+    for row in cross["rows"]:
+        table.add_row(row["trained_on"], row["measured_on"], *(_cell(row.get(c)) for c in _OLD_RULE))
     stdout.print(table)
     sets = next(iter(cross["comparison"].values()), {})
     table = Table("calibration", *sets, title="top-1 ECE by calibration shape (development sets)")

@@ -1,6 +1,8 @@
 """What bulk accept thresholds and what it promises: the ranker in force and the precision/coverage curve
 it measured on held-out folds (core.rank.held_out), read once for the desk's Ctrl+B (Qt-free, so the
-desk reaches the ranker's files through the jobs layer)."""
+desk reaches the ranker's files through the jobs layer). The promise at a threshold is the lower
+confidence bound of the precision measured there (`promise_point`), and the dialog starts at the
+smallest threshold whose promise reaches TARGET_PRECISION."""
 
 from __future__ import annotations
 
@@ -12,9 +14,11 @@ from core.rank.held_out import (
     FALLBACK_THRESHOLD,
     METRICS_KEY,
     MIN_MENTIONS,
+    PROMISE_CONFIDENCE,
     TARGET_PRECISION,
     curve_point,
     default_threshold,
+    promise_point,
     valid_curve,
 )
 from core.store.top_suggestions import TopSuggestion, undecided_top_suggestions
@@ -25,10 +29,12 @@ if TYPE_CHECKING:
 __all__ = [
     "FALLBACK_THRESHOLD",
     "MIN_MENTIONS",
+    "PROMISE_CONFIDENCE",
     "TARGET_PRECISION",
     "BulkScale",
     "TopSuggestion",
     "curve_point",
+    "promise_point",
     "read_scale",
     "undecided_top_suggestions",
 ]
@@ -80,6 +86,7 @@ def read_scale(project: Project) -> BulkScale:
         return BulkScale(
             active.version,
             curve,
-            why_fallback=f"no threshold reached {TARGET_PRECISION:g} % held-out precision",
+            why_fallback=f"no threshold's held-out precision vouches for {TARGET_PRECISION:g} % "
+            f"(its {100 * PROMISE_CONFIDENCE:g} % lower bound)",
         )
     return BulkScale(active.version, curve, default)

@@ -7,9 +7,10 @@ retriever's order; the caller is told so.
 
 from __future__ import annotations
 
+import json
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -100,13 +101,16 @@ def fit_for_documents(
     union: int = DEFAULT_TFIDF_UNION,
     seed: int = 13,
     hierarchy: ConceptHierarchy | None = None,
+    unseen_documents: Collection[str] = (),
     progress: ProgressCallback = no_progress,
     cancel: CancelToken = NEVER_CANCELLED,
 ) -> RankerModel:
     """A ranker fitted on the linker's candidates for these linked documents (prior leave-one-document-out).
 
     `hierarchy`: the tree the hierarchy features read (default: the KB's own tree numbers); a ranker
-    must be applied with the same one it was fitted with."""
+    must be applied with the same one it was fitted with. `unseen_documents`: ids of the documents the
+    retriever did not train on; the held-out bulk-accept curve is measured on them when they are enough
+    (core.rank.held_out)."""
     started = time.perf_counter()
     progress(0, 3, "retrieving candidates for the linked mentions")
     candidates = linker.suggest(documents)
@@ -121,7 +125,16 @@ def fit_for_documents(
             "the ranker needs linked mentions whose concept is among the candidates and others that are not"
         )
     progress(2, 3, "fitting the ranker")
-    model = fit_ranker(data.rows, data.labels, data.groups, mentions=data.mention_of_row, seed=seed)
+    wanted = set(unseen_documents)
+    unseen = {number for number, document in enumerate(documents) if document.doc_id in wanted}
+    model = fit_ranker(
+        data.rows,
+        data.labels,
+        data.groups,
+        mentions=data.mention_of_row,
+        unseen=np.isin(data.groups, sorted(unseen)) if unseen else None,
+        seed=seed,
+    )
     model.uses_cross_encoder = use_cross_encoder
     model.tfidf_union = union
     model.prior_smoothing = stage.prior.smoothing
@@ -137,6 +150,25 @@ def fit_for_documents(
     }
     progress(3, 3, "ranker fitted")
     return model
+
+
+def retriever_held_out(project: Project) -> set[str]:
+    """Ids of the documents the retriever in force did not train on: `train retriever` holds the dev split
+    (else the last tenth of train) out for early stopping and records how many (`dev_documents`). A
+    retriever that recorded none (one from `retrain`, trained on every training document) gives none; with
+    no trained retriever in force nothing was learnt from the project's strings, and every fold is honest."""
+    from core.jobs.retriever import _early_stopping_documents
+
+    active = project.models.active_model("retriever")
+    if active is None:
+        return set()
+    try:
+        metrics = json.loads(active.metrics_json or "{}")
+    except ValueError:
+        return set()
+    if not isinstance(metrics, dict) or not metrics.get("dev_documents"):
+        return set()
+    return {document.doc_id for document in _early_stopping_documents(project)}
 
 
 def train_ranker_for_project(
@@ -176,6 +208,7 @@ def train_ranker_for_project(
         use_cross_encoder=use_cross_encoder,
         union=union,
         seed=seed,
+        unseen_documents=retriever_held_out(project),
         progress=progress,
         cancel=cancel,
     )
@@ -258,6 +291,7 @@ def retrain_ranker(
         data.train_documents,
         use_cross_encoder=use_cross_encoder,
         seed=seed,
+        unseen_documents=retriever_held_out(project),
         progress=progress,
         cancel=cancel,
     )

@@ -19,7 +19,14 @@ from core.atomic_files import write_text_atomic
 from core.errors import ModelError
 from core.rank.calibration import apply_calibration, check_calibration, fit_calibration
 from core.rank.features import FEATURE_NAMES, FEATURE_SET_VERSION
-from core.rank.held_out import METRICS_KEY, bulk_accept_curve, held_out_top1
+from core.rank.held_out import (
+    MEASURED_ON_ALL,
+    MEASURED_ON_UNSEEN,
+    METRICS_KEY,
+    MIN_MENTIONS,
+    bulk_accept_curve,
+    held_out_top1,
+)
 from core.safe_models import read_json_file
 
 log = logging.getLogger(__name__)
@@ -108,11 +115,14 @@ def fit_ranker(
     groups: np.ndarray,
     *,
     mentions: np.ndarray | None = None,
+    unseen: np.ndarray | None = None,
     seed: int = 13,
     calibration_method: str = CALIBRATION_METHOD,
 ) -> RankerModel:
     """Fit the ranker on candidate rows (labels 0/1, groups = document of each row). With `mentions` (the
-    mention of each row), its metrics keep the held-out bulk-accept curve (core.rank.held_out)."""
+    mention of each row), its metrics keep the held-out bulk-accept curve (core.rank.held_out), measured
+    on the rows `unseen` flags (documents the retriever did not train on) when they hold MIN_MENTIONS
+    mentions or more."""
     if len(rows) == 0 or labels.min() == labels.max():
         raise ModelError("the ranker needs candidates that are right and candidates that are wrong")
     mean = rows.mean(axis=0)
@@ -140,8 +150,8 @@ def fit_ranker(
         calibration = fit_calibration(final.decision_function(standard), labels, calibration_method)
     metrics = {}
     if folds >= 2 and mentions is not None:
-        metrics[METRICS_KEY] = bulk_accept_curve(
-            *held_out_top1(out_of_fold, labels, mentions, fold_of, calibration_method)
+        metrics[METRICS_KEY] = _held_out_curve(
+            out_of_fold, labels, mentions, fold_of, unseen, calibration_method
         )
     return RankerModel(
         features=list(FEATURE_NAMES),
@@ -152,6 +162,23 @@ def fit_ranker(
         calibration=calibration,
         metrics=metrics,
     )
+
+
+def _held_out_curve(
+    out_of_fold: np.ndarray,
+    labels: np.ndarray,
+    mentions: np.ndarray,
+    fold_of: np.ndarray,
+    unseen: np.ndarray | None,
+    method: str,
+) -> dict:
+    """The bulk-accept curve on the documents the retriever did not train on, when they are enough to
+    measure it on (their folds are not flattered by a retriever that learnt their strings), else on all."""
+    if unseen is not None and np.asarray(unseen, dtype=bool).any():
+        probability, right = held_out_top1(out_of_fold, labels, mentions, fold_of, method, kept=unseen)
+        if len(probability) >= MIN_MENTIONS:
+            return bulk_accept_curve(probability, right, MEASURED_ON_UNSEEN)
+    return bulk_accept_curve(*held_out_top1(out_of_fold, labels, mentions, fold_of, method), MEASURED_ON_ALL)
 
 
 def _logistic(seed: int):
