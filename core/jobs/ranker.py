@@ -157,7 +157,7 @@ def retriever_held_out(project: Project) -> set[str]:
     (else the last tenth of train) out for early stopping and records how many (`dev_documents`). A
     retriever that recorded none (one from `retrain`, trained on every training document) gives none; with
     no trained retriever in force nothing was learnt from the project's strings, and every fold is honest."""
-    from core.jobs.retriever import _early_stopping_documents
+    from core.jobs.retriever import early_stopping_documents
 
     active = project.models.active_model("retriever")
     if active is None:
@@ -168,7 +168,7 @@ def retriever_held_out(project: Project) -> set[str]:
         return set()
     if not isinstance(metrics, dict) or not metrics.get("dev_documents"):
         return set()
-    return {document.doc_id for document in _early_stopping_documents(project)}
+    return {document.doc_id for document in early_stopping_documents(project)}
 
 
 def train_ranker_for_project(

@@ -45,7 +45,7 @@ def train_retriever(
     from core.retrieve.train import TrainOptions, train_rescnn
 
     kb = project.kb.knowledge_base()
-    dev = _early_stopping_documents(project) if patience and include_gold else []
+    dev = early_stopping_documents(project) if patience and include_gold else []
     held = {document.doc_id for document in dev}
     gold = gold_pairs(project, exclude=held) if include_gold else []
     pairs = resolvable(gold + curated_pairs(project, exclude=held), kb)
@@ -103,7 +103,7 @@ def load_retriever(project: Project, row, **options):
     return RescnnRetriever.load(Path(row.path), **options)
 
 
-def _early_stopping_documents(project: Project) -> list:
+def early_stopping_documents(project: Project) -> list:
     """Gold-linked documents to stop training on: the dev split, else the last tenth of train."""
     dev = [d for d in project.documents.documents("dev") if any(m.concept_ids for m in d.mentions)]
     if dev:
