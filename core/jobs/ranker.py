@@ -23,7 +23,7 @@ from core.progress import NEVER_CANCELLED, CancelToken, ProgressCallback, no_pro
 from core.project_models import linked_documents, load_linker, nothing_to_learn
 from core.rank.held_out import METRICS_KEY, describe
 from core.rank.hierarchy import ConceptHierarchy
-from core.rank.model import RankerModel, fit_ranker
+from core.rank.model import DEFAULT_SCORER, RankerModel, fit_ranker
 from core.rank.stage import RankingStage, annotation_prior
 
 if TYPE_CHECKING:
@@ -100,13 +100,14 @@ def fit_for_documents(
     union: int = DEFAULT_TFIDF_UNION,
     seed: int = 13,
     hierarchy: ConceptHierarchy | None = None,
+    scorer: str = DEFAULT_SCORER,
     progress: ProgressCallback = no_progress,
     cancel: CancelToken = NEVER_CANCELLED,
 ) -> RankerModel:
     """A ranker fitted on the linker's candidates for these linked documents (prior leave-one-document-out).
 
     `hierarchy`: the tree the hierarchy features read (default: the KB's own tree numbers); a ranker
-    must be applied with the same one it was fitted with."""
+    must be applied with the same one it was fitted with. `scorer`: core.rank.model.SCORERS."""
     started = time.perf_counter()
     progress(0, 3, "retrieving candidates for the linked mentions")
     candidates = linker.suggest(documents)
@@ -121,12 +122,15 @@ def fit_for_documents(
             "the ranker needs linked mentions whose concept is among the candidates and others that are not"
         )
     progress(2, 3, "fitting the ranker")
-    model = fit_ranker(data.rows, data.labels, data.groups, mentions=data.mention_of_row, seed=seed)
+    model = fit_ranker(
+        data.rows, data.labels, data.groups, mentions=data.mention_of_row, seed=seed, scorer=scorer
+    )
     model.uses_cross_encoder = use_cross_encoder
     model.tfidf_union = union
     model.prior_smoothing = stage.prior.smoothing
     model.metrics = {  # after the held-out bulk-accept curve fit_ranker measured
         **model.metrics,
+        "scorer": model.scorer,
         "documents": len(documents),
         "mentions": data.mentions,
         "gold_among_candidates": data.found,
@@ -147,11 +151,13 @@ def train_ranker_for_project(
     use_cross_encoder: bool = False,
     device: str = "auto",
     seed: int = 13,
+    scorer: str = DEFAULT_SCORER,
     promote: bool = True,
     progress: ProgressCallback = no_progress,
     cancel: CancelToken = NEVER_CANCELLED,
 ) -> TrainedVersion:
-    """Train a ranker on every linked mention of the project, register it (and put it in force)."""
+    """Train a ranker on every linked mention of the project, register it (and put it in force). The
+    scorer (`logistic` by default, or `lightgbm` trees) is named in ranker.json and in the version's metrics."""
 
     kb = project.kb.knowledge_base()
     documents = linked_documents(project, kb).train_documents
@@ -176,6 +182,7 @@ def train_ranker_for_project(
         use_cross_encoder=use_cross_encoder,
         union=union,
         seed=seed,
+        scorer=scorer,
         progress=progress,
         cancel=cancel,
     )
@@ -188,8 +195,9 @@ def train_ranker_for_project(
     # The held-out bulk-accept curve (101 points) stays in ranker.json, out of the log and the summary.
     shown = {k: v for k, v in model.metrics.items() if k != METRICS_KEY}
     log.info(
-        "ranker %s trained on %d mentions in %d documents (gold among the candidates for %d), %.1f s",
+        "ranker %s (%s) trained on %d mentions in %d documents (gold among the candidates for %d), %.1f s",
         version,
+        model.scorer,
         shown.get("mentions", 0),
         shown.get("documents", 0),
         shown.get("gold_among_candidates", 0),
