@@ -213,8 +213,9 @@ def test_logistic_stays_the_default_and_a_damaged_or_unknown_scorer_is_refused(s
 
 
 def test_train_ranker_scorer_lightgbm_in_a_real_project_links_with_the_trees(demo, capsys):
-    """`train ranker --scorer lightgbm`: the file and the registry name the scorer, and linking applies it
-    (calibrated probabilities, best first, the suggestion version naming the ranker)."""
+    """`train ranker --scorer lightgbm`: the file and the registry name the scorer, linking applies it
+    (calibrated probabilities, best first, the suggestion version naming the ranker), and `retrain`
+    keeps it."""
     from app.cli import main
     from core.jobs.linking import ProjectLinker
 
@@ -239,3 +240,10 @@ def test_train_ranker_scorer_lightgbm_in_a_real_project_links_with_the_trees(dem
     assert ranked and all(0.0 <= c.reranker_score <= 1.0 for c in ranked)
     assert [c.reranker_score for c in ranked] == sorted((c.reranker_score for c in ranked), reverse=True)
     assert demo.curation.suggestion_version(mention_ids[0]).endswith("ranker v1")
+
+    from core.jobs.retrain import retrain
+
+    report = retrain(demo, kinds=("ranker",), held_out_fraction=0.34, device="cpu", promote="always")
+    assert report.kinds["ranker"].version == "v2"  # retrain keeps the scorer the project chose
+    retrained = demo.models.active_model("ranker")
+    assert json.loads((Path(retrained.path) / RANKER_FILE).read_text(encoding="utf-8"))["scorer"] == "lightgbm"

@@ -266,6 +266,7 @@ def retrain_ranker(
         data.train_documents,
         use_cross_encoder=use_cross_encoder,
         seed=seed,
+        scorer=old_model.scorer if old_model is not None else DEFAULT_SCORER,  # a project's choice stays
         progress=progress,
         cancel=cancel,
     )
