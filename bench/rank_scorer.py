@@ -34,8 +34,8 @@ def feature_rows(data_dir: Path, retriever_dir: Path, cache: Path | None) -> dic
     if cache is not None and all((cache / f"{name}.npz").is_file() for name in names):
         return {name: dict(np.load(cache / f"{name}.npz")) for name in names}
     from bench.ncbi_retrieval import load_ncbi_inputs
+    from bench.quality_cross import measure_rows
     from bench.rank_features import selection_sets
-    from core.jobs.ranker import DEFAULT_TFIDF_UNION, examples
     from core.pipeline import Linker
     from core.rank.stage import RankingStage, annotation_prior
     from core.retrieve.rescnn_retriever import RescnnRetriever
@@ -48,20 +48,13 @@ def feature_rows(data_dir: Path, retriever_dir: Path, cache: Path | None) -> dic
     stage = RankingStage(None, kb, annotation_prior(train))
     out = {}
     for name, documents in {"train": train, **sets}.items():
-        found = examples(
-            stage,
-            linker,
-            documents,
-            linker.retrieve(documents),
-            use_cross_encoder=False,
-            union=DEFAULT_TFIDF_UNION,
-        )
+        measured = measure_rows(stage, linker, documents)
         out[name] = {
-            "rows": found.rows,
-            "labels": found.labels,
-            "groups": found.groups,
-            "mentions": found.mention_of_row,
-            "total": np.asarray(sum(len(d.mentions) for d in documents)),
+            "rows": measured.rows.rows,
+            "labels": measured.rows.labels,
+            "groups": measured.rows.groups,
+            "mentions": measured.rows.mention_of_row,
+            "total": np.asarray(measured.mentions),
         }
         if cache is not None:
             cache.mkdir(parents=True, exist_ok=True)

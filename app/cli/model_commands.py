@@ -394,10 +394,7 @@ def register(commands) -> None:
         help="use the cross-encoder in force as a feature (it then runs before the ranker when linking)",
     )
     train_ranker.add_argument(
-        "--scorer",
-        choices=["logistic", "lightgbm"],
-        default="logistic",
-        help="the ranker's scorer: logistic (default) or gradient-boosted trees (docs/ranker.md, Scorer)",
+        "--scorer", choices=["logistic", "lightgbm"], default="logistic", help="lightgbm: boosted trees"
     )
     train_ranker.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
     train_ranker.set_defaults(handler=cmd_train_ranker)
