@@ -179,6 +179,7 @@ def cmd_train_ranker(args) -> int:
             "ranker",
             candidates=args.candidates,
             use_cross_encoder=args.with_reranker,
+            scorer=args.scorer,
             device=args.device,
             progress=bar,
             cancel=cancel,
@@ -391,6 +392,9 @@ def register(commands) -> None:
         "--with-reranker",
         action="store_true",
         help="use the cross-encoder in force as a feature (it then runs before the ranker when linking)",
+    )
+    train_ranker.add_argument(
+        "--scorer", choices=["logistic", "lightgbm"], default="logistic", help="lightgbm: boosted trees"
     )
     train_ranker.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
     train_ranker.set_defaults(handler=cmd_train_ranker)

@@ -24,7 +24,7 @@ from core.progress import NEVER_CANCELLED, CancelToken, ProgressCallback, no_pro
 from core.project_models import linked_documents, load_linker, nothing_to_learn
 from core.rank.held_out import METRICS_KEY, describe
 from core.rank.hierarchy import ConceptHierarchy
-from core.rank.model import RankerModel, fit_ranker
+from core.rank.model import DEFAULT_SCORER, RankerModel, fit_ranker
 from core.rank.stage import RankingStage, annotation_prior
 
 if TYPE_CHECKING:
@@ -102,6 +102,7 @@ def fit_for_documents(
     seed: int = 13,
     hierarchy: ConceptHierarchy | None = None,
     unseen_documents: Collection[str] = (),
+    scorer: str = DEFAULT_SCORER,
     progress: ProgressCallback = no_progress,
     cancel: CancelToken = NEVER_CANCELLED,
 ) -> RankerModel:
@@ -110,7 +111,7 @@ def fit_for_documents(
     `hierarchy`: the tree the hierarchy features read (default: the KB's own tree numbers); a ranker
     must be applied with the same one it was fitted with. `unseen_documents`: ids of the documents the
     retriever did not train on; the held-out bulk-accept curve is measured on them when they are enough
-    (core.rank.held_out)."""
+    (core.rank.held_out). `scorer`: core.rank.model.SCORERS."""
     started = time.perf_counter()
     progress(0, 3, "retrieving candidates for the linked mentions")
     candidates = linker.suggest(documents)
@@ -134,12 +135,14 @@ def fit_for_documents(
         mentions=data.mention_of_row,
         unseen=np.isin(data.groups, sorted(unseen)) if unseen else None,
         seed=seed,
+        scorer=scorer,
     )
     model.uses_cross_encoder = use_cross_encoder
     model.tfidf_union = union
     model.prior_smoothing = stage.prior.smoothing
     model.metrics = {  # after the held-out bulk-accept curve fit_ranker measured
         **model.metrics,
+        "scorer": model.scorer,
         "documents": len(documents),
         "mentions": data.mentions,
         "gold_among_candidates": data.found,
@@ -179,11 +182,13 @@ def train_ranker_for_project(
     use_cross_encoder: bool = False,
     device: str = "auto",
     seed: int = 13,
+    scorer: str = DEFAULT_SCORER,
     promote: bool = True,
     progress: ProgressCallback = no_progress,
     cancel: CancelToken = NEVER_CANCELLED,
 ) -> TrainedVersion:
-    """Train a ranker on every linked mention of the project, register it (and put it in force)."""
+    """Train a ranker on every linked mention of the project, register it (and put it in force). The
+    scorer (`logistic` by default, or `lightgbm` trees) is named in ranker.json and in the version's metrics."""
 
     kb = project.kb.knowledge_base()
     documents = linked_documents(project, kb).train_documents
@@ -209,6 +214,7 @@ def train_ranker_for_project(
         union=union,
         seed=seed,
         unseen_documents=retriever_held_out(project),
+        scorer=scorer,
         progress=progress,
         cancel=cancel,
     )
@@ -221,8 +227,9 @@ def train_ranker_for_project(
     # The held-out bulk-accept curve (101 points) stays in ranker.json, out of the log and the summary.
     shown = {k: v for k, v in model.metrics.items() if k != METRICS_KEY}
     log.info(
-        "ranker %s trained on %d mentions in %d documents (gold among the candidates for %d), %.1f s",
+        "ranker %s (%s) trained on %d mentions in %d documents (gold among the candidates for %d), %.1f s",
         version,
+        model.scorer,
         shown.get("mentions", 0),
         shown.get("documents", 0),
         shown.get("gold_among_candidates", 0),
@@ -292,6 +299,7 @@ def retrain_ranker(
         use_cross_encoder=use_cross_encoder,
         seed=seed,
         unseen_documents=retriever_held_out(project),
+        scorer=old_model.scorer if old_model is not None else DEFAULT_SCORER,  # a project's choice stays
         progress=progress,
         cancel=cancel,
     )
