@@ -5,6 +5,7 @@ only an option, for the reranker too."""
 from __future__ import annotations
 
 import json
+import logging
 import math
 import os
 import shutil
@@ -51,8 +52,9 @@ def _scripted_dev(accuracies: list[float], snapshots: list[dict]):
     ],
 )
 def test_training_stops_on_dev_patience_and_keeps_the_best_epoch(
-    medic_kb, tmp_path, script, patience, stop, kept
+    medic_kb, tmp_path, caplog, script, patience, stop, kept
 ):
+    caplog.set_level(logging.INFO, logger="core")
     pairs = [(c.names[-1], c.concept_id) for c in list(medic_kb)[:30]]
     batch = 32
     # independent of the code: 30 pairs + every KB name per epoch, in batches of 32
@@ -78,6 +80,9 @@ def test_training_stops_on_dev_patience_and_keeps_the_best_epoch(
     saved = json.loads((tmp_path / "v1" / "metrics.json").read_text())
     if patience:
         assert result.best_epoch == float(kept) and saved["best_epoch"] == float(kept)
+        # the epoch lines name the epoch that is kept (a tie named the earlier one before)
+        said = [r.getMessage() for r in caplog.records if "(best " in r.getMessage()]
+        assert said[-1].split("(best ")[1].startswith(f"{max(script[: epochs + 1]):.2f} at epoch {kept})")
     weights = load_model(tmp_path / "v1").state_dict()
     assert all(torch.equal(weights[k], snapshots[kept][k]) for k in snapshots[kept])
     assert saved["steps"] == result.steps and saved["epochs"] == result.epochs

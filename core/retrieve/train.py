@@ -282,7 +282,7 @@ def train_rescnn(
         accuracy = history[-1].get("acc@1")
         if accuracy is None:
             return False
-        if shown["acc"] is None or accuracy > shown["acc"]:
+        if shown["acc"] is None or accuracy >= shown["acc"]:  # a tie names the later epoch, as is kept
             shown.update(acc=accuracy, epoch=at)
         log.info("%s", describe_epoch(history[-1], shown["acc"], shown["epoch"]))
         if not patience:
