@@ -37,7 +37,7 @@ def project_dir(demo_template: Path, tmp_path: Path, ncbi_dir: Path) -> Path:
 
 def _train(project_dir: Path, tiny_bert: Path, epochs: int) -> None:
     args = ["-p", str(project_dir), "train", "detector", "--base-model", str(tiny_bert)]
-    assert main([*args, "--epochs", str(epochs), "--device", "cpu"]) == 0
+    assert main([*args, "--epochs", str(epochs), "--device", "cpu", "--promote", "always"]) == 0
 
 
 def test_train_evaluate_link_and_roll_back_the_detector(project_dir: Path, tiny_bert: Path, capsys) -> None:
