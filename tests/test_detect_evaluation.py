@@ -209,3 +209,79 @@ def test_evaluate_detect_equals_a_score_of_the_stored_suggestions(
         found = {p[:3] for p in stored}
         of_kind = [g[:3] for g in gold if g[3] == kind]
         assert block["span_recall"] == round(100 * sum(g in found for g in of_kind) / len(of_kind), 2)
+
+
+def test_the_span_model_in_force_leaves_its_gaps_to_the_dictionary(
+    template: Path, shared_data: Path, tmp_path: Path, tiny_bert: Path, capsys
+) -> None:
+    """`link --detect` with a span model stores its spans and, where it found nothing, the spans the
+    project's dictionary finds; evaluate detect's product row is that union, and a row shows the span
+    model alone. Expected sets are computed here from each detector alone."""
+    from core.project_detector import dictionary_for_project, load_span_detector
+
+    documents = _documents(shared_data)[EVALUATED]
+    trained = _copy(template, tmp_path, "trained")
+    args = ["-p", str(trained), "train", "detector", "--base-model", str(tiny_bert), "--device", "cpu"]
+    assert main([*args, "--epochs", "1", "--promote", "always"]) == 0
+    with Project.open(trained) as project:
+        folder = Path(project.models.active_model("detector").path)
+    # a strict threshold leaves the untrained-size model gaps to fill
+    config = json.loads((folder / "detector.json").read_text())
+    (folder / "detector.json").write_text(json.dumps({**config, "threshold": 0.9}))
+
+    raw = _raw_project(trained, tmp_path, documents)
+    capsys.readouterr()
+    assert main(["-p", str(raw), "link", "--detect", "--split", "test"]) == 0
+    assert "the dictionary where it finds none" in " ".join(capsys.readouterr().out.split())
+    stored = {(doc, s, e, kind) for doc, s, e, kind, _ in _stored(raw)}
+
+    with Project.open(raw) as project:
+        kb = project.kb.knowledge_base()
+        texts = [d.with_mentions([]) for d in project.documents.documents("test")]
+        alone = load_span_detector(project, kb=kb, device="cpu").detect(texts)
+        dictionary = dictionary_for_project(project, kb).detector.detect(texts)
+    own = {(d.doc_id, m.start, m.end, m.type) for d, found in zip(texts, alone, strict=True) for m in found}
+    filling = {
+        (d.doc_id, m.start, m.end, m.type)
+        for d, found, spans in zip(texts, dictionary, alone, strict=True)
+        for m in found
+        if not any(m.start < x.end and x.start < m.end for x in spans)
+    }
+    assert filling, "the dictionary filled no gap: nothing to test"
+    assert stored == own | filling
+
+    with_gold = _copy(trained, tmp_path, "gold")
+    with Project.open(with_gold) as project:
+        project.documents.import_documents(documents, split="test")
+    capsys.readouterr()
+    assert main(["-p", str(with_gold), "evaluate", "detect", "--split", "test", "--json"]) == 0
+    rows = {row["name"]: row for row in json.loads(capsys.readouterr().out)["detectors"]}
+    assert rows["span model v1"]["mentions"] == len(own | filling)
+    assert rows["span model v1 alone"]["mentions"] == len(own)
+
+
+def test_a_span_model_that_links_worse_than_the_dictionary_is_kept_as_a_candidate(
+    template: Path, shared_data: Path, tmp_path: Path, tiny_bert: Path, capsys
+) -> None:
+    """`train detector` puts the span model in force only if `link --detect` links the held-out
+    documents at least as well with it as with the dictionary alone; a tiny random-weight model does
+    not, so the dictionary stays the detector and the CLI says why."""
+    trained = _copy(template, tmp_path, "trained")
+    args = ["-p", str(trained), "train", "detector", "--base-model", str(tiny_bert), "--device", "cpu"]
+    capsys.readouterr()
+    assert main([*args, "--epochs", "1"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    with Project.open(trained) as project:
+        assert project.models.active_model("detector") is None
+        (version,) = project.models.model_versions("detector")
+        metrics = json.loads(version.metrics_json)
+    scores = metrics["end_to_end_against_dictionary"]
+    assert scores["dictionary"] > scores["span model"] >= 0, scores
+    assert "kept as a candidate (the dictionary linked its 4 held-out documents better" in out, out
+    assert f"{scores['dictionary']:.2f} against {scores['span model']:.2f}" in out
+
+    documents = _documents(shared_data)[EVALUATED][:3]
+    raw = _raw_project(trained, tmp_path, documents)
+    capsys.readouterr()
+    assert main(["-p", str(raw), "link", "--detect", "--split", "test"]) == 0
+    assert "with the dictionary" in " ".join(capsys.readouterr().out.split())

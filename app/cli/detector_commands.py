@@ -30,6 +30,7 @@ def cmd_train_detector(args) -> int:
             base_model=args.base_model,
             options=options,
             device=args.device,
+            against_dictionary=args.promote == "if-better",
             progress=bar,
             cancel=cancel,
         )
@@ -133,6 +134,13 @@ def register_train(train) -> None:
         help="fine-tune only the top N encoder layers (default: the CPU recipe; 0: all)",
     )
     parser.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
+    parser.add_argument(
+        "--promote",
+        choices=["if-better", "always"],
+        default="if-better",
+        help="if-better (default): in force only if link --detect links the held-out documents at least as "
+        "well end to end with it as with the dictionary alone; always: in force regardless",
+    )
     parser.set_defaults(handler=cmd_train_detector)
 
 

@@ -47,9 +47,20 @@ def cmd_kb_import(args) -> int:
     ):
         concepts = load_kb(path, args.format, progress=bar, cancel=cancel, **options)
         summary = project.kb.import_concepts(
-            concepts, source=str(path), fmt=args.format, progress=bar, cancel=cancel
+            concepts,
+            source=str(path),
+            fmt=args.format,
+            names_only=args.names_only,
+            progress=bar,
+            cancel=cancel,
         )
         namespaces = project.settings.id_namespaces()
+    if args.names_only:
+        stdout.print(
+            f"{path}: {summary.names} names added to {summary.skipped} concepts of the project; "
+            f"{summary.unmatched} concepts of the file match none of the project's ids and were not added"
+        )
+        return 0
     stdout.print(
         f"{path}: {summary.added} concepts added, {summary.skipped} already present (their new names merged), "
         f"{summary.names} names added"
@@ -269,6 +280,12 @@ def register(commands) -> None:
     )
     kb_import.add_argument("--language", action="append", default=None, help="UMLS: languages to keep (ENG)")
     kb_import.add_argument("--sab", action="append", help="UMLS: source vocabularies to keep (all)")
+    kb_import.add_argument(
+        "--names-only",
+        action="store_true",
+        help="add the file's names to the concepts the project already has (matched by id: MEDIC's disease "
+        "synonyms onto MeSH descriptors); add no concept",
+    )
     kb_import.set_defaults(handler=cmd_kb_import)
     kb_export = kb.add_parser("export", help="write the project's knowledge base to a file kb import reads")
     kb_export.add_argument("--out", required=True, help="the file to write")

@@ -105,6 +105,8 @@ class SpanDetector:
         self.sep_id = tokenizer.sep_token_id
         self.pad_id = tokenizer.pad_token_id or 0
         self.mention_type: str | None = None  # set: every detected mention gets this type
+        # a second detector (the project's dictionary) whose mentions fill the span model's gaps
+        self.gap_filler = None
 
     # --- reading text -------------------------------------------------------------------------------
 
@@ -131,10 +133,14 @@ class SpanDetector:
                 reads[chunk.document].append(
                     (chunk.first, first, last, probability, (type_index, concept, score))
                 )
-        return [
+        found = [
             self._mentions(text, merge_window_spans(p, read))
             for text, p, read in zip(texts, pieces, reads, strict=True)
         ]
+        if self.gap_filler is None:
+            return found
+        filling = self.gap_filler.detect(documents)
+        return [fill_gaps(mine, theirs) for mine, theirs in zip(found, filling, strict=True)]
 
     def _mentions(self, text: str, spans: dict[tuple[int, int], tuple[float, tuple]]) -> list[Mention]:
         rows = [(start, end, values[0]) for (start, end), values in spans.items()]
@@ -254,6 +260,14 @@ class SpanDetector:
         concept_id = self.vectors.concept_ids[concept]
         name = self.vectors.kb.concepts[concept_id].preferred_name
         return Candidate(concept_id, name, name, float(score))
+
+
+def fill_gaps(mentions: Sequence[Mention], others: Sequence[Mention]) -> list[Mention]:
+    """`mentions` and those of `others` that overlap none of them, sorted: a second detector adds only
+    where the first found nothing (the first decides every span they dispute)."""
+    kept = list(mentions)
+    kept += [m for m in others if not any(m.span.overlaps(mine.span) for mine in mentions)]
+    return sorted(kept, key=lambda m: (m.start, m.end))
 
 
 def merge_window_spans(

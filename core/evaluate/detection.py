@@ -9,7 +9,8 @@ candidates - the top suggestion is the concept. Rows, each with a per-type break
   suggestion of each mention `link --detect` stores on the same raw text (tests/test_detect_evaluation);
 - "<detector>": the detector's own concepts (the dictionary's id when the name is unique to one concept,
   else the first of its ids; the span model's collective linking);
-- with a span model in force, the dictionary's rows too (what `link --detect` would do without it).
+- with a span model in force, "span model alone" (without the dictionary filling its gaps) and the
+  dictionary's rows too (what `link --detect` would do without it).
 
 Gold: every gold mention span; its KB id is the first id of a composite (methods.md §C.3, the paper's
 protocol) resolved to the KB's primary id. Metrics: core.evaluate.entity_linking (neleval's
@@ -71,7 +72,9 @@ def _dictionary_id(mention: Mention) -> str:
     return ids.split("|")[0] if ids else ""
 
 
-def _linked(linker, documents: Sequence[Document], found: Sequence[Sequence[Mention]]) -> list[list[Mention]]:
+def linked_as_stored(
+    linker, documents: Sequence[Document], found: Sequence[Sequence[Mention]]
+) -> list[list[Mention]]:
     """The detected spans as `link --detect` stores them (unlinked, typed) with the linker's top concept
     (none when it has no candidate), as `link` stores suggestions."""
     stored = [[replace(m, concept_id="") for m in mentions] for mentions in found]
@@ -134,10 +137,11 @@ def evaluate_detectors(
     """{"split", "documents", "gold_mentions", "detector", "detectors": [...]} with percentages (see the
     module docstring); `candidates` and `requested_type` as `link --candidates/--type` take them."""
     from core.errors import CuralinkError
-    from core.project_detector import detector_for_project, dictionary_for_project
+    from core.project_detector import ChosenDetector, detector_for_project, dictionary_for_project
 
     documents = [
-        d.with_mentions([m for m in d.mentions if m.origin in GOLD_ORIGINS]) for d in project.documents.documents(split)
+        d.with_mentions([m for m in d.mentions if m.origin in GOLD_ORIGINS])
+        for d in project.documents.documents(split)
     ]
     documents = [d for d in documents if d.mentions]
     if not documents:
@@ -149,6 +153,9 @@ def evaluate_detectors(
         project, kb, requested_type=requested_type, device=device, leave_out=leave_out
     )
     detectors = [chosen]
+    if getattr(chosen.detector, "gap_filler", None) is not None:
+        span = chosen.detector
+        detectors.append(ChosenDetector(_SpanModelAlone(span), f"span model {span.version} alone"))
     if not isinstance(chosen.detector, _dictionary_class()):
         detectors.append(
             dictionary_for_project(project, kb, requested_type=requested_type, leave_out=leave_out)
@@ -169,7 +176,7 @@ def evaluate_detectors(
         found = _detect(detector.detector, raw, cancel)
         seconds = time.perf_counter() - started
         if linker is not None:
-            linked = _linked(linker, raw, found)
+            linked = linked_as_stored(linker, raw, found)
             label = f"{name} + linker ({linker.retriever_version}{'+' + linker.ranked_version if linker.ranked_version else ''})"
             if position == 0:
                 label = f"link --detect: {label}"
@@ -183,6 +190,23 @@ def evaluate_detectors(
         "detector": chosen.description,
         "detectors": rows,
     }
+
+
+class _SpanModelAlone:
+    """The span model in force without the dictionary filling its gaps: the row that shows what the
+    filling adds."""
+
+    name = "span model"
+
+    def __init__(self, span):
+        self.span = span
+
+    def detect(self, documents: Sequence[Document], *, cancel: CancelToken = NEVER_CANCELLED):
+        filler, self.span.gap_filler = self.span.gap_filler, None
+        try:
+            return self.span.detect(documents, cancel=cancel)
+        finally:
+            self.span.gap_filler = filler
 
 
 def _dictionary_class() -> type:

@@ -4,7 +4,9 @@ loaded by core.detect.in_force).
 Versions follow the other model kinds (core.jobs.versions): trained into a scratch folder under
 models/detector/, moved to models/detector/<version>/ only once complete, registered with the KB and
 training-data fingerprints, promoted or kept as a candidate; `curalink rollback detector` puts the
-previous one back.
+previous one back. A new span model is promoted only if `link --detect` links the held-out documents
+end to end at least as well with it as with the dictionary alone (`end_to_end_against_dictionary`):
+more spans are not better where the KB cannot link them.
 
 Where the spans come from (`project_training_documents`): imported gold (train split; dev for early
 stopping) and curator work: a curator's own spans, and detected spans a curator accepted or corrected.
@@ -41,7 +43,6 @@ if TYPE_CHECKING:
     from core.store.project import Project
 
 log = logging.getLogger(__name__)
-
 
 
 def project_training_documents(project: Project, split: str | None) -> list[Document]:
@@ -242,10 +243,13 @@ def train_detector_for_project(
     options: DetectorTrainingOptions | None = None,
     device: str = "auto",
     promote: bool = True,
+    against_dictionary: bool = True,
     progress: ProgressCallback = no_progress,
     cancel: CancelToken = NEVER_CANCELLED,
 ) -> TrainedVersion:
-    """Train, save, register (and promote) a detector version."""
+    """Train, save, register (and promote) a detector version. With `against_dictionary`, it goes in
+    force only if `link --detect` links the held-out documents at least as well with it as with the
+    dictionary alone (end_to_end_against_dictionary); else it is kept as a candidate, saying why."""
     from core.jobs.versions import draft_version, publish_version
 
     kb = project.kb.knowledge_base()
@@ -261,6 +265,18 @@ def train_detector_for_project(
         progress=progress,
         cancel=cancel,
     )
+    reason = ""
+    if promote and against_dictionary:
+        comparison = end_to_end_against_dictionary(project, kb, fitted, dev_docs, device=device)
+        if comparison is not None:
+            fitted.metrics["end_to_end_against_dictionary"] = comparison
+            if comparison["dictionary"] > comparison["span model"]:
+                promote = False
+                reason = (
+                    f"the dictionary linked its {len(dev_docs)} held-out documents better end to end: "
+                    f"strict F1 {comparison['dictionary']:.2f} against {comparison['span model']:.2f}; "
+                    "`promote detector` puts it in force anyway"
+                )
     with draft_version(project, KIND) as draft:
         version = draft.version
         fitted.save_into(draft.folder)
@@ -274,7 +290,44 @@ def train_detector_for_project(
             cancel=cancel,
         )
     log.info("trained detector %s: %s", version, fitted.metrics["dev"])
-    return TrainedVersion(KIND, version, final, fitted.metrics, promote)
+    return TrainedVersion(KIND, version, final, fitted.metrics, promote, reason)
+
+
+def end_to_end_against_dictionary(
+    project: Project, kb, fitted: FittedDetector, dev_docs, *, device: str = "auto"
+) -> dict | None:
+    """End-to-end strict F1 (percent) on the held-out documents of what `link --detect` would store with
+    the new span model in force (its spans, the dictionary's in its gaps) and without it (the project's
+    dictionary), both linked by the linker in force; None without a retriever or held-out documents.
+
+    The span model finds more spans, but spans the KB cannot link (a chemical's supplementary id outside
+    MeSH's descriptors) cost precision end to end: on BioRED with MeSH the dictionary linked better
+    (README), on NCBI-disease with MEDIC the span model did."""
+    if not dev_docs or project.models.active_model("retriever") is None:
+        return None
+    from core.evaluate.detection import gold_annotations, linked_as_stored, predicted_annotations
+    from core.evaluate.entity_linking import linking_report
+    from core.pipeline import DEFAULT_CANDIDATES
+    from core.project_detector import dictionary_for_project
+    from core.project_models import load_linker
+
+    held_out = {document.doc_id for document in dev_docs}
+    dictionary = dictionary_for_project(project, kb, leave_out=held_out).detector
+    span = fitted.detector(detector_device(device))
+    span.gap_filler = dictionary
+    linker = load_linker(project, kb=kb, device=device, candidates=DEFAULT_CANDIDATES)
+    raw = [document.with_mentions([]) for document in dev_docs]
+    # every span of a held-out document was vouched for (core.jobs.detector.training_splits): all gold
+    gold = gold_annotations(
+        [d.with_mentions([replace(m, origin="gold") for m in d.mentions]) for d in dev_docs], kb
+    )
+    scores = {}
+    for name, detector in (("span model", span), ("dictionary", dictionary)):
+        linked = linked_as_stored(linker, raw, detector.detect(raw))
+        report = linking_report(gold, predicted_annotations(raw, linked, kb))
+        scores[name] = round(100 * report["end_to_end_strict"]["f1"], 2)
+    log.info("end to end on %d held-out documents: %s", len(dev_docs), scores)
+    return scores
 
 
 def load_detector_version(

@@ -170,7 +170,7 @@ def train(
     log.info("training %s via registry (%s)", kind, reason)
     trained = spec.job("train")(project, promote=promoted, progress=progress, cancel=cancel, **options)
     if trained.version:
-        trained.reason = reason
+        trained.reason = trained.reason or reason  # a trainer that measured its own case keeps it
     return trained
 
 

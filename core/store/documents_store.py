@@ -58,6 +58,7 @@ class ImportSummary:
     mentions: int = 0
     names: int = 0
     rekeyed: int = 0
+    unmatched: int = 0  # kb import --names-only: concepts of the file the project has none of
     skipped_ids: list[str] = field(default_factory=list)
     in_file_duplicates: list[str] = field(default_factory=list)
     invalid: int = 0

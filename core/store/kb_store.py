@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 
 from sqlalchemy import delete, func, insert, select
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
@@ -44,6 +45,7 @@ class KnowledgeBaseStore:
         source: str = "",
         fmt: str = "",
         batch_size: int = 5000,
+        names_only: bool = False,
         progress: ProgressCallback = no_progress,
         cancel: CancelToken = NEVER_CANCELLED,
     ) -> ImportSummary:
@@ -52,18 +54,30 @@ class KnowledgeBaseStore:
         Every id of a concept (primary and alternatives) goes to the id table, and concepts are then
         keyed by the project's preferred id namespaces (`summary.rekeyed` counts those re-keyed).
         Progress counts concepts, or, for `load_kb`'s stream, bytes of its file as the stream does.
+
+        `names_only`: a second vocabulary's synonyms for the concepts already stored (MEDIC's disease
+        entry terms onto MeSH descriptors of the same id); a concept is matched by any of its ids that
+        the project's concepts answer to, and one matched nowhere is not added (`summary.unmatched`).
         """
         summary = ImportSummary()
         preference = self._settings.id_namespaces()
         stream = concepts if isinstance(concepts, ConceptStream) else None
         with self._store.session() as session:
             known = set(session.scalars(select(ConceptRow.id)))
+            answers = _answering_ids(session) if names_only else {}
             concept_rows: list[dict] = []
             name_rows: list[dict] = []
             id_rows: list[dict] = []
             for concept in concepts:
                 cancel.raise_if_cancelled()
-                if concept.concept_id in known:
+                if names_only:
+                    target = _stored_concept(concept, known, answers)
+                    if target is None:
+                        summary.unmatched += 1
+                        continue
+                    concept = replace(concept, concept_id=target, alt_ids=())
+                    summary.skipped += 1
+                elif concept.concept_id in known:
                     summary.skipped += 1
                 else:
                     known.add(concept.concept_id)
@@ -72,7 +86,7 @@ class KnowledgeBaseStore:
                 id_rows += [
                     {"id": i, "concept_id": concept.concept_id}
                     for i in dict.fromkeys([concept.concept_id, *concept.alt_ids])
-                ]
+                ]  # names_only: the stored concept's own ids only (alt_ids cleared above)
                 seen: set[str] = set()
                 own = {concept.preferred_name, *concept.synonyms}
                 for name in concept.names:
@@ -83,7 +97,7 @@ class KnowledgeBaseStore:
                                 "concept_id": concept.concept_id,
                                 "name": name,
                                 "normalized": normalize_name(name),
-                                "preferred": name == concept.preferred_name,
+                                "preferred": name == concept.preferred_name and not names_only,
                                 # a generated variant (core.kb.variants) is told from the file's names
                                 "source": "kb" if name in own else VARIANT_SOURCE,
                             }
@@ -356,6 +370,23 @@ def _id_prefix_rows(session: Session, query: str, limit: int) -> list[tuple[str,
             .limit(limit)
         ).all()
     return rows
+
+
+def _answering_ids(session: Session) -> dict[str, set[str]]:
+    """Every id the stored concepts answer to (primary and alternative) -> those concepts."""
+    answers: dict[str, set[str]] = {}
+    for identifier, concept_id in session.execute(select(ConceptIdRow.id, ConceptIdRow.concept_id)):
+        answers.setdefault(identifier, set()).add(concept_id)
+    return answers
+
+
+def _stored_concept(concept: Concept, known: set[str], answers: dict[str, set[str]]) -> str | None:
+    """The one stored concept `concept` is: its own id when stored, else the one concept its ids answer
+    to; None when none does, or when they answer to two (a synonym must not land on a guess)."""
+    if concept.concept_id in known:
+        return concept.concept_id
+    matched = set().union(*(answers.get(i, set()) for i in (concept.concept_id, *concept.alt_ids)))
+    return next(iter(matched)) if len(matched) == 1 else None
 
 
 def _report(
