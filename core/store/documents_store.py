@@ -1,10 +1,9 @@
 """Documents in the store: atomic imports, reading documents back, curator mention edits.
 
-Imports are atomic per file: a bad line, a cancel or a crash rolls the whole file back, so the project
-is exactly as it was before the import began (nothing already stored is lost or half-written).
-Passage infons, relation roles and infons, and a document's BioC collection are stored in the 0002
-columns (`passages.infons_json`, `relations.roles_json`, `relations.infons_json`; the collection in
-`documents.metadata_json` under `_bioc_collection`), so an export gives back what an import read."""
+Imports are atomic per file: a bad line, a cancel or a crash rolls the whole file back (nothing stored is
+lost or half-written). Passage infons, relation roles and infons, and a document's BioC collection (under
+`_bioc_collection`) are kept in the 0002 columns (`passages.infons_json`, `relations.roles_json` /
+`infons_json`, `documents.metadata_json`), so an export gives back what an import read."""
 
 from __future__ import annotations
 
