@@ -75,6 +75,12 @@ def bench_detect(
         raise CuralinkError(f"{project.path}: no documents with linked gold mentions in the {split!r} split")
     span = load_span_detector(project, kb=kb, device="cpu")
     if span is None:
+        candidates = [row.version for row in project.models.model_versions("detector")]
+        if candidates:  # train detector keeps a span model that links worse than the dictionary out of force
+            raise CuralinkError(
+                f"{project.path}: no detector in force; detector {candidates[-1]} is a candidate "
+                f"(`curalink -p {project.path} promote detector {candidates[-1]}` puts it in force)"
+            )
         raise CuralinkError(
             f"{project.path}: no trained detector (run `curalink -p {project.path} train detector`)"
         )

@@ -279,6 +279,11 @@ def test_a_span_model_that_links_worse_than_the_dictionary_is_kept_as_a_candidat
     assert scores["dictionary"] > scores["span model"] >= 0, scores
     assert "kept as a candidate (the dictionary linked its 4 held-out documents better" in out, out
     assert f"{scores['dictionary']:.2f} against {scores['span model']:.2f}" in out
+    # the speed bench names the candidate instead of asking to train a detector that exists
+    assert main(["-p", str(trained), "bench", "detect", "--split", "train", "--documents", "2"]) != 0
+    said = capsys.readouterr()
+    said = " ".join((said.out + said.err).split())
+    assert f"detector {version.version} is a candidate" in said and "promote detector" in said, said
 
     documents = _documents(shared_data)[EVALUATED][:3]
     raw = _raw_project(trained, tmp_path, documents)
