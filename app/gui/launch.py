@@ -137,6 +137,19 @@ def _fatal(exc: BaseException, context: str) -> None:
     box.finished.connect(QApplication.quit)
 
 
+def _require_window_system() -> None:
+    """Refuse, in one line, a start whose X11 window Qt would abort on (a missing system library)."""
+    from app.gui.platform_check import xcb_problem
+    from core.errors import CuralinkError
+
+    platform = os.environ.get("QT_QPA_PLATFORM", "")
+    if (platform and not platform.startswith("xcb")) or (os.environ.get("WAYLAND_DISPLAY") and not platform):
+        return  # another plugin (offscreen, Wayland) will be tried: nothing known to check
+    problem = xcb_problem()
+    if problem is not None:
+        raise CuralinkError(f"the desk cannot open a window: {problem}")
+
+
 def launch_gui(
     project_path: Path | None, *, demo_train_seconds: float | None = None, smoke_seconds: float | None = None
 ) -> int:
@@ -150,6 +163,7 @@ def launch_gui(
     from app.gui.settings import AppSettings, require_writable, settings_folder
 
     require_writable(settings_folder(), "settings")
+    _require_window_system()
     settings = AppSettings()
     target = project_path or settings.last_project
     opening = target is not None and (Path(target) / "curalink.db").is_file()

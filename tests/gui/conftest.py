@@ -74,6 +74,16 @@ def _xvfb() -> str:
     return found
 
 
+def _require_xcb_plugin() -> None:
+    """Skip, naming the missing libraries, where Qt's xcb plugin cannot load (Qt would abort the test's
+    process with "could not load the Qt platform plugin xcb" instead)."""
+    from app.gui.platform_check import xcb_problem
+
+    problem = xcb_problem()
+    if problem is not None:
+        pytest.skip(problem)
+
+
 def _free_display() -> int:
     for number in range(90, 200):
         if not Path(f"/tmp/.X11-unix/X{number}").exists() and not Path(f"/tmp/.X{number}-lock").exists():
@@ -85,6 +95,7 @@ def _free_display() -> int:
 def xserver(tmp_path):
     """A private Xvfb display and the environment that points Qt (and QSettings) at it."""
     xvfb = _xvfb()
+    _require_xcb_plugin()
     display = _free_display()
     server = subprocess.Popen(
         [xvfb, f":{display}", "-screen", "0", "1600x960x24", "-nolisten", "tcp"],
