@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, NamedTuple
 
-from sqlalchemy import select
+from sqlalchemy import case, or_, select
 
-from core.store.schema import DocumentRow, MentionRow
+from core.store.curation import LINKING_ACTIONS
+from core.store.schema import DocumentRow, MentionRow, MentionStateRow
 
 if TYPE_CHECKING:
     from core.store.project import Project
@@ -26,12 +27,26 @@ class AnnotatedMention(NamedTuple):
 
 
 def annotated_mentions(project: Project) -> list[AnnotatedMention]:
-    """Every live, typed mention detection did not make (imported gold, curator-drawn), with its
-    document's id and split."""
+    """Every live, typed mention a person vouched for, with its document's id and split: imported gold,
+    curator-drawn, and detected ones a curator accepted or corrected (their type as the curator left it,
+    their concept the decision's), so the dictionary learns its types from curation too. A detected span
+    nobody linked, or one rejected, is left out."""
+    linked = MentionStateRow.action.in_(LINKING_ACTIONS)
     query = (
-        select(DocumentRow.external_id, DocumentRow.split, MentionRow.text, MentionRow.type, MentionRow.concept_id)
+        select(
+            DocumentRow.external_id,
+            DocumentRow.split,
+            MentionRow.text,
+            MentionRow.type,
+            case((linked, MentionStateRow.concept_id), else_=MentionRow.concept_id),
+        )
         .join(DocumentRow, DocumentRow.id == MentionRow.document_id)
-        .where(MentionRow.origin != "detected", MentionRow.removed.is_(False), MentionRow.type != "")
+        .outerjoin(MentionStateRow, MentionStateRow.mention_id == MentionRow.id)
+        .where(
+            or_(MentionRow.origin != "detected", linked),
+            MentionRow.removed.is_(False),
+            MentionRow.type != "",
+        )
     )
     with project.session() as session:
         return [
