@@ -24,6 +24,7 @@ from core.errors import CuralinkError
 from core.jobs import undo as history
 from core.jobs.curation import _finish
 from core.jobs.undo import OCCURRENCES, Step
+from core.learn.teaching import TEACH, teaches
 from core.store.curation_log import NewDecision
 from core.store.identical_mentions import COPIED_FROM
 from core.store.op_changes import OpChanges
@@ -127,6 +128,11 @@ def annotate_occurrences(
     undo step; `OpChanges.edited` holds the new mentions (to suggest for)."""
     decision = None
     if source is not None:
+        source_text, _ = mention_text(project, source)
+        if normalize_name(source_text) != normalize_name(text):  # its decision is about its own text
+            raise CuralinkError(
+                f"mention {source} says “{source_text}”, not “{text}”: its decision is not copied to another text"
+            )
         facts = project.curation.current_decisions(mention_ids=[source])
         decision = facts.get(source)
         if decision is not None and decision.action == "reject":  # "not these suggestions": nothing to copy
@@ -151,7 +157,7 @@ def annotate_occurrences(
                     decision.action,
                     concept_id=decision.concept_id,
                     curator=curator,
-                    detail={COPIED_FROM: source, "batch": batch},
+                    detail={COPIED_FROM: source, "batch": batch, **_kept_from(decision)},
                 )
                 for m in added
             ]
@@ -170,6 +176,12 @@ def annotate_occurrences(
     documents = frozenset(found.documents)
     changes = decided | OpChanges(mentions=frozenset(added), documents=documents, edited=frozenset(added))
     return _finish(project, changes, label=label, focus=(first, added[0]), history_now=now)
+
+
+def _kept_from(decision) -> dict:
+    """What a copy keeps of the source decision's detail: a decision taken without teaching (core.learn.
+    teaching) gives copies that do not teach either."""
+    return {} if teaches(decision.detail_json) else {TEACH: False}
 
 
 def _where(document: str | None) -> str:

@@ -94,9 +94,11 @@ def learn_decisions(
 
 
 def _queries(project: Project, doc_ids: list[str], wanted: set[int]) -> list[str]:
-    """The normalised whole-mention queries (abbreviations expanded) of the wanted mentions."""
+    """The normalised whole-mention queries (abbreviations expanded) of the wanted mentions, deleted ones
+    too: an undone "annotate every occurrence" deletes the mentions its decisions taught from, and the
+    synonyms they taught must be asked about (and withdrawn) all the same."""
     found: dict[str, None] = {}
-    for document, ids in project.documents.documents_with_mention_ids(ids=doc_ids):
+    for document, ids in project.documents.documents_with_mention_ids(ids=doc_ids, include_removed=True):
         for plan, mention_id in zip(plan_document(document), ids, strict=True):
             if mention_id in wanted and normalize_name(plan.query):
                 found[normalize_name(plan.query)] = None
