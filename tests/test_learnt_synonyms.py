@@ -144,3 +144,23 @@ def test_the_cli_lists_removes_and_undoes_a_learnt_synonym(demo, capsys):
     ]
     assert run("synonyms", "learning", "off", "--json") == {"learning": False}
     assert run("synonyms", "list", "--json") == {"learning": False, "synonyms": []}
+
+
+def test_a_stored_synonym_no_decision_teaches_is_still_listed_with_its_concept_name(demo):
+    """Issue 31 item 3: every learnt synonym shows in the list, whatever taught it. Undone with no linker
+    loaded (the CLI), the synonym stays stored until the next load; it is listed, marked as such."""
+    from core.jobs.learnt import learnt_synonyms
+    from core.learn.synonyms import CURATOR_SOURCE, learn_synonyms
+
+    mention, mention_id = _correctable(demo)
+    wrong = _wrong_concept(demo, mention)
+    curation.decide(demo, mention_id, "correct", concept_id=wrong, curator="ann")
+    learn_synonyms(demo)  # stored, as a desk's live learning or a load stores it
+    assert mention.text in demo.kb.names_from_source(CURATOR_SOURCE)[wrong]
+    curation.undo(demo, "ann")  # no linker: the store keeps the name until the next load
+
+    rows = learnt_synonyms(demo)
+    assert [(r.string, r.concept_id, r.decisions, r.mention_id, r.state) for r in rows] == [
+        (mention.text, wrong, 0, None, "no decision: withdrawn at the next load")
+    ]
+    assert rows[0].concept_name == demo.kb.concept(wrong).preferred_name

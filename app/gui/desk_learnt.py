@@ -96,13 +96,13 @@ class LearntDialog(QDialog):
         self.learning.blockSignals(False)
         self.table.setRowCount(len(self.rows))
         for number, row in enumerate(self.rows):
-            state = "removed" if row.removed else "at the next load" if row.pending else "learnt"
+            state = row.state
             cells = (
                 row.string,
                 f"{row.concept_id} {row.concept_name}",
-                f"{row.action} in {row.document}",
-                row.curator or "(no name)",
-                row.decided_at.strftime("%Y-%m-%d %H:%M"),
+                f"{row.action} in {row.document}" if row.action else "(no decision stands)",
+                row.curator or ("(no name)" if row.action else ""),
+                row.decided_at.strftime("%Y-%m-%d %H:%M") if row.decided_at else "",
                 str(row.decisions),
                 str(row.same_text),
                 state,

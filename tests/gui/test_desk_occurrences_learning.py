@@ -93,6 +93,8 @@ def test_undo_of_every_occurrence_withdraws_the_synonym_it_taught(window, demo_p
     withdrawn = {(e.concept_id, e.name.lower()) for e in learning.args[0][0].withdrawn}
     assert (concept.concept_id, "qz") in withdrawn
     assert _spans(demo_project, "occ-2") == []
-    assert "qz" not in _lower(demo_project.kb.names_from_source(CURATOR_SOURCE).get(concept.concept_id, set()))
+    assert "qz" not in _lower(
+        demo_project.kb.names_from_source(CURATOR_SOURCE).get(concept.concept_id, set())
+    )
     assert "qz" not in _lower(row.string for row in learnt.learnt_synonyms(demo_project))
     assert first in demo_project.curation.current_decisions(mention_ids=[first])  # the earlier step stands
