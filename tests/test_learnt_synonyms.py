@@ -164,3 +164,25 @@ def test_a_stored_synonym_no_decision_teaches_is_still_listed_with_its_concept_n
         (mention.text, wrong, 0, None, "no decision: withdrawn at the next load")
     ]
     assert rows[0].concept_name == demo.kb.concept(wrong).preferred_name
+
+
+def test_deleting_a_decided_mention_withdraws_what_it_taught_and_undo_teaches_it_again(demo):
+    """Issue 31 item 3: undo takes back learning whatever the step; a deleted mention teaches nothing."""
+    from core.jobs.linking import ProjectLinker
+
+    mention, mention_id = _correctable(demo)
+    wrong = _wrong_concept(demo, mention)
+    linker = ProjectLinker.for_project(demo, use_reranker=False, use_ranker=False)
+    changes = curation.decide(demo, mention_id, "correct", concept_id=wrong, curator="ann")
+    linker.learn(demo, sorted(changes.mentions))
+    assert _found(linker, mention.text, wrong)
+
+    deleted = curation.delete_mention(demo, mention_id, curator="ann")
+    assert deleted.relearn == frozenset({mention_id})
+    linker.learn(demo, sorted(deleted.relearn))
+    assert not _found(linker, mention.text, wrong)
+    assert mention.text not in demo.kb.concept(wrong).synonyms
+
+    restored = curation.undo(demo, "ann")
+    linker.learn(demo, sorted(restored.relearn))
+    assert _found(linker, mention.text, wrong)
