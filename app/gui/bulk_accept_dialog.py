@@ -5,7 +5,9 @@ threshold on held-out data (core.jobs.bulk_accept), and starts at the smallest t
 precision reached 98 %. Without a ranker, or a ranker that kept no curve, it starts at 0.90 and says so.
 
 With a ranker in force only suggestions that ranker scored are accepted: a retriever's similarity or an
-earlier model's score is not the probability the threshold and the figures are about."""
+earlier model's score is not the probability the threshold and the figures are about. "The whole queue" is
+the queue as it is shown: the documents its Show, Split and Type filters let through (and, with a type
+chosen, that type's mentions), never a document the curator filtered out (issue 31)."""
 
 from __future__ import annotations
 
@@ -25,9 +27,11 @@ from core.jobs.bulk_accept import (
     PROMISE_CONFIDENCE,
     TARGET_PRECISION,
     BulkScale,
+    QueueScope,
     TopSuggestion,
     curve_point,
     promise_point,
+    queue_top_suggestions,
     read_scale,
     undecided_top_suggestions,
 )
@@ -43,12 +47,20 @@ def _percent(value: float | None) -> str:
 class BulkAcceptDialog(QDialog):
     """Threshold and scope, with what they would accept and what the ranker measured, kept up to date."""
 
-    def __init__(self, parent, project: Project, mention_ids: list[int], scale: BulkScale | None = None):
+    def __init__(
+        self,
+        parent,
+        project: Project,
+        mention_ids: list[int],
+        scale: BulkScale | None = None,
+        queue: QueueScope | None = None,
+    ):
         super().__init__(parent)
         self.setWindowTitle("Bulk accept")
         self.setMinimumWidth(620)
         self.project = project
         self.mention_ids = list(mention_ids)
+        self.queue = queue
         self.scale = scale or read_scale(project)
         self._tops: dict[bool, list[TopSuggestion]] = {}  # per scope: the undecided top suggestions
         self.threshold = QDoubleSpinBox()
@@ -62,7 +74,7 @@ class BulkAcceptDialog(QDialog):
             self.threshold.setSingleStep(0.05)
         self.threshold.setValue(self.scale.default)
         self.scope = QComboBox()
-        self.scope.addItems(["this document", "the whole queue"])
+        self.scope.addItems(["this document", self._queue_text()])
         self.score_label = self._label("bulkScore")
         self.default_label = self._label("bulkDefault")
         self.count_label = self._label("bulkCount")
@@ -96,6 +108,13 @@ class BulkAcceptDialog(QDialog):
         label.setWordWrap(True)
         return label
 
+    def _queue_text(self) -> str:
+        if self.queue is None:
+            return "the whole queue"
+        count = len(self.queue.documents)
+        shown = f"{count} document{'s' if count != 1 else ''}"
+        return f"the whole queue as shown ({shown}{': ' + self.queue.said if self.queue.said else ''})"
+
     @property
     def whole_queue(self) -> bool:
         return self.scope.currentIndex() == 1
@@ -103,8 +122,11 @@ class BulkAcceptDialog(QDialog):
     def tops(self) -> list[TopSuggestion]:
         """The scope's undecided top suggestions (read once per scope while the dialog is open)."""
         if self.whole_queue not in self._tops:
-            ids = None if self.whole_queue else self.mention_ids
-            self._tops[self.whole_queue] = undecided_top_suggestions(self.project, ids)
+            self._tops[self.whole_queue] = (
+                queue_top_suggestions(self.project, self.queue)
+                if self.whole_queue
+                else undecided_top_suggestions(self.project, self.mention_ids)
+            )
         return self._tops[self.whole_queue]
 
     def selected(self) -> list[TopSuggestion]:
@@ -137,7 +159,13 @@ class BulkAcceptDialog(QDialog):
         tops = self.tops()
         eligible = self.scale.eligible(tops)
         chosen = [t for t in eligible if t.score >= threshold]
-        where = "in the whole queue" if self.whole_queue else "in this document"
+        where = (
+            "in this document"
+            if not self.whole_queue
+            else "in the whole queue"
+            if self.queue is None
+            else "in the documents the queue shows"
+        )
         documents = len({t.document for t in chosen})
         self.count_label.setText(
             f"<b>Accepts {len(chosen)} mention{'s' if len(chosen) != 1 else ''}</b>"

@@ -32,14 +32,34 @@ __all__ = [
     "PROMISE_CONFIDENCE",
     "TARGET_PRECISION",
     "BulkScale",
+    "QueueScope",
     "TopSuggestion",
     "curve_point",
     "promise_point",
+    "queue_top_suggestions",
     "read_scale",
     "undecided_top_suggestions",
 ]
 
 KIND = "ranker"
+
+
+@dataclass(frozen=True)
+class QueueScope:
+    """What a desk's queue shows: its documents (external ids) and, when filtered by one, the mention
+    type; `said` names the filters for the dialog ("split test, unreviewed")."""
+
+    documents: tuple[str, ...]
+    mention_type: str | None = None
+    said: str = ""
+
+
+def queue_top_suggestions(project: Project, queue: QueueScope | None) -> list[TopSuggestion]:
+    """The undecided top suggestions "the whole queue" means: of the documents the queue shows (and of
+    its type filter), never of a document the curator filtered out; every document without a scope."""
+    if queue is None:
+        return undecided_top_suggestions(project)
+    return undecided_top_suggestions(project, documents=queue.documents, mention_type=queue.mention_type)
 
 
 @dataclass

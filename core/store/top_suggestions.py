@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from sqlalchemy import select
 
 from core.store.curation_log import MentionKey
-from core.store.schema import MentionRow, SuggestionRow
+from core.store.schema import DocumentRow, MentionRow, SuggestionRow
 
 if TYPE_CHECKING:
     from core.store.project import Project
@@ -35,8 +35,21 @@ class TopSuggestion:
         return self.version.endswith(f"ranker {ranker_version}")
 
 
-def undecided_top_suggestions(project: Project, mention_ids: Sequence[int] | None = None) -> list[TopSuggestion]:
-    """Top suggestions of the undecided mentions among `mention_ids` (None: the whole project), by id."""
+def undecided_top_suggestions(
+    project: Project,
+    mention_ids: Sequence[int] | None = None,
+    *,
+    documents: Sequence[str] | None = None,
+    mention_type: str | None = None,
+) -> list[TopSuggestion]:
+    """Top suggestions of the undecided mentions among `mention_ids` (None: the whole project), by id.
+    `documents` (external ids): only theirs, as a desk's filtered queue shows them (issue 31: "the whole
+    queue" took train documents the queue hid); `mention_type`: only mentions of that type."""
+    if documents is not None:
+        mention_ids = _mentions_of(project, documents, mention_type, mention_ids)
+        mention_type = None
+    if mention_ids is not None and not mention_ids:
+        return []
     query = (
         select(
             SuggestionRow.mention_id,
@@ -54,6 +67,8 @@ def undecided_top_suggestions(project: Project, mention_ids: Sequence[int] | Non
         .where(SuggestionRow.rank == 1, MentionRow.removed.is_(False))
         .order_by(SuggestionRow.mention_id)
     )
+    if mention_type is not None:
+        query = query.where(MentionRow.type == mention_type)
     rows = []
     with project.session() as session:
         if mention_ids is None:
@@ -73,3 +88,25 @@ def undecided_top_suggestions(project: Project, mention_ids: Sequence[int] | Non
         key = (row.start, row.end, row.type)
         found.append(TopSuggestion(row.mention_id, row.document_id, row.concept_id, score, version, key))
     return found
+
+
+def _mentions_of(
+    project: Project, documents: Sequence[str], mention_type: str | None, among: Sequence[int] | None
+) -> list[int]:
+    """The mentions (not deleted) of these documents, of `mention_type` when given, among `among`."""
+    found: list[int] = []
+    ordered = sorted(set(documents))
+    with project.session() as session:
+        for start in range(0, len(ordered), _CHUNK):
+            query = (
+                select(MentionRow.id)
+                .join(DocumentRow, DocumentRow.id == MentionRow.document_id)
+                .where(DocumentRow.external_id.in_(ordered[start : start + _CHUNK]), MentionRow.removed.is_(False))
+            )
+            if mention_type is not None:
+                query = query.where(MentionRow.type == mention_type)
+            found += session.scalars(query).all()
+    if among is not None:
+        wanted = set(among)
+        found = [m for m in found if m in wanted]
+    return sorted(found)
