@@ -148,11 +148,45 @@ class BulkAcceptDialog(QDialog):
             self.default_label.setText(
                 f"Default {scale.default:.2f}, a fixed fallback: {scale.why_fallback}."
             )
+        elif scale.why_raised:
+            self.default_label.setText(
+                f"Default {scale.default:.2f}: the smallest threshold whose held-out precision vouches for "
+                f"{TARGET_PRECISION:g} % and holds on this project's held-out documents ({scale.why_raised})."
+            )
         else:
             self.default_label.setText(
                 f"Default {scale.default:.2f}: the smallest threshold whose precision on held-out data "
                 f"vouches for {TARGET_PRECISION:g} % (its {100 * PROMISE_CONFIDENCE:g} % lower bound)."
             )
+
+    @staticmethod
+    def _measured_on(curve: dict) -> str:
+        """On what the curve was measured and how it counted, said plainly (issue 31)."""
+        said = f"Measured {curve['measured_on']}." if curve.get("measured_on") else ""
+        if not curve.get("counted"):
+            said += (
+                " This curve counted one part of a composite link as right, which curators do not"
+                " (retrain the ranker to measure it as they count)."
+            )
+        return said
+
+    def _checked(self, threshold: float, promised: float | None) -> str:
+        """The promise checked on the project's own held-out documents, when they have gold links."""
+        check = self.scale.check
+        if check is None:
+            return ""
+        accepted, right = check.at(threshold)
+        measured = check.precision(threshold)
+        said = (
+            f"<br>Checked on {check.describe_where()}: at ≥ {threshold:.2f}, {right} of {accepted} right "
+            f"({_percent(measured)}), composites counted as curators count them."
+        )
+        if measured is not None and promised is not None and measured < promised:
+            said += (
+                f" <b>The promise does not hold here</b>: {_percent(measured)} measured against "
+                f"{_percent(promised)} promised; raise the threshold."
+            )
+        return said
 
     def recount(self) -> None:
         threshold = self.threshold.value()
@@ -177,17 +211,20 @@ class BulkAcceptDialog(QDialog):
         point = curve_point(curve, threshold) if curve else None
         if point is not None:
             precision, coverage = point
+            promised = promise_point(curve, threshold)
             self.held_out_label.setText(
                 f"Measured on held-out data ({curve['mentions']:,} mentions, ranker {self.scale.ranker}): "
-                f"at ≥ {threshold:.2f}, precision <b>at least {_percent(promise_point(curve, threshold))}</b> "
+                f"at ≥ {threshold:.2f}, precision <b>at least {_percent(promised)}</b> "
                 f"({100 * PROMISE_CONFIDENCE:g} % lower bound; {_percent(precision)} measured), "
-                f"coverage {_percent(coverage)} of the mentions."
+                f"coverage {_percent(coverage)} of the mentions. {self._measured_on(curve)}"
+                + self._checked(threshold, promised)
             )
         else:
             self.held_out_label.setText(
                 "No held-out precision or coverage to show: "
                 + (self.scale.why_fallback or "the threshold is off the measured curve")
                 + "."
+                + self._checked(threshold, None)
             )
         others = len(tops) - len(eligible)
         self.other_label.setVisible(others > 0)

@@ -110,3 +110,54 @@ def _mentions_of(
         wanted = set(among)
         found = [m for m in found if m in wanted]
     return sorted(found)
+
+
+@dataclass(frozen=True)
+class GoldTop:
+    """A gold-linked mention of a held-out document and its stored top suggestion."""
+
+    mention_id: int
+    document: str  # external id
+    gold: str  # the imported concept id as written ("A|B" for a composite)
+    concept_id: str  # the top suggestion
+    score: float
+    version: str
+
+
+def gold_top_suggestions(project: Project, splits: Sequence[str]) -> list[GoldTop]:
+    """Every mention (not deleted) with an imported gold link in the documents of `splits`, with its stored
+    top suggestion (what bulk accept would take there, decided or not), by mention id."""
+    query = (
+        select(
+            MentionRow.id,
+            DocumentRow.external_id,
+            MentionRow.concept_id,
+            SuggestionRow.concept_id,
+            SuggestionRow.retriever_score,
+            SuggestionRow.reranker_score,
+            SuggestionRow.retriever_version,
+            SuggestionRow.reranker_version,
+        )
+        .join(DocumentRow, DocumentRow.id == MentionRow.document_id)
+        .join(SuggestionRow, SuggestionRow.mention_id == MentionRow.id)
+        .where(
+            SuggestionRow.rank == 1,
+            MentionRow.removed.is_(False),
+            MentionRow.concept_id != "",
+            DocumentRow.split.in_(list(splits)),
+        )
+        .order_by(MentionRow.id)
+    )
+    with project.session() as session:
+        rows = session.execute(query).all()
+    return [
+        GoldTop(
+            mention_id,
+            document,
+            gold,
+            top,
+            reranker if reranker is not None else retriever,
+            "+".join(v for v in (retriever_version, reranker_version) if v),
+        )
+        for mention_id, document, gold, top, retriever, reranker, retriever_version, reranker_version in rows
+    ]

@@ -8,6 +8,8 @@ import sqlite3
 
 from PySide6.QtCore import Qt
 
+from tests.gui.test_bulk_accept_dialog import ranked_project, ranked_window  # noqa: F401
+
 CTRL = Qt.KeyboardModifier.ControlModifier
 ALT = Qt.KeyboardModifier.AltModifier
 
@@ -61,3 +63,41 @@ def test_the_whole_queue_is_the_filtered_queue(window, demo_project, qtbot):
     decided = set(demo_project.curation.current_decisions())
     assert decided == tested
     assert not decided & trained  # nothing on a document the queue hid
+
+
+def _checked_by_hand(project, threshold: float, ranker: str) -> tuple[int, int, int, int]:
+    """(documents, gold mentions scored, accepted, right) on the test split, from the file itself: a top
+    is right when the gold names one concept and the top is it (a composite's part is not)."""
+    with sqlite3.connect(project.path / "curalink.db") as db:
+        rows = db.execute(
+            """SELECT d.external_id, m.concept_id, s.concept_id, COALESCE(s.reranker_score, s.retriever_score)
+               FROM mentions m JOIN documents d ON d.id = m.document_id JOIN suggestions s ON s.mention_id = m.id
+               WHERE s.rank = 1 AND NOT m.removed AND m.concept_id != '' AND d.split = 'test'
+                 AND s.reranker_version LIKE ?""",
+            (f"%ranker {ranker}",),
+        ).fetchall()
+    taken = [(gold, top) for _, gold, top, score in rows if score >= threshold]
+    right = sum(1 for gold, top in taken if gold == top)
+    return len({row[0] for row in rows}), len(rows), len(taken), right
+
+
+def test_the_dialog_checks_the_promise_on_the_project_held_out_documents(
+    ranked_window, ranked_project, qtbot  # noqa: F811 (fixtures imported above)
+):
+    window, project = ranked_window, ranked_project
+    documents = project.documents.document_ids()
+    _split(project, documents[:3])  # after the ranker was trained: the test documents are held out
+    qtbot.keyClick(window, Qt.Key.Key_B, CTRL)
+    dialog = window.menu_dialog
+    qtbot.waitUntil(dialog.threshold.hasFocus)
+    qtbot.keyClick(dialog.threshold, Qt.Key.Key_A, CTRL)
+    qtbot.keyClicks(dialog.threshold, "0.5")
+    count, mentions, accepted, right = _checked_by_hand(project, 0.5, "v1")
+    assert mentions > 0 and accepted > 0
+    text = dialog.held_out_label.text()
+    assert (
+        f"Checked on this project's held-out documents (split test: {count} documents, {mentions} gold-linked "
+        f"mentions the ranker scored): at ≥ 0.50, {right} of {accepted} right"
+    ) in text
+    assert "composites counted as curators count them" in text
+    assert "Measured out-of-fold" in text
