@@ -99,7 +99,7 @@ class LearntDialog(QDialog):
             state = row.state
             cells = (
                 row.string,
-                f"{row.concept_id} {row.concept_name}",
+                f"{row.concept_name} ({row.concept_id})" if row.concept_name else row.concept_id,
                 f"{row.action} in {row.document}" if row.action else "(no decision stands)",
                 row.curator or ("(no name)" if row.action else ""),
                 row.decided_at.strftime("%Y-%m-%d %H:%M") if row.decided_at else "",
@@ -109,6 +109,7 @@ class LearntDialog(QDialog):
             )
             for column, text in enumerate(cells):
                 item = QTableWidgetItem(text)
+                item.setToolTip(text)  # the name leads, so a narrow column cuts the id, not the name
                 if column in (5, 6):
                     item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
                 self.table.setItem(number, column, item)

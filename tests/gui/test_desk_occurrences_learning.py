@@ -83,7 +83,7 @@ def test_undo_of_every_occurrence_withdraws_the_synonym_it_taught(window, demo_p
     listed = open_learnt(window)
     qtbot.waitExposed(listed)
     rows = [[listed.table.item(r, c).text() for c in (0, 1)] for r in range(listed.table.rowCount())]
-    assert ["qz", f"{concept.concept_id} {concept.preferred_name}"] in [[a.lower(), b] for a, b in rows]
+    assert ["qz", f"{concept.preferred_name} ({concept.concept_id})"] in [[a.lower(), b] for a, b in rows]
     listed.reject()
 
     window.activateWindow()
