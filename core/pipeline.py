@@ -48,6 +48,7 @@ class Linker:
         ranker_note: str = "",
         kb: KnowledgeBase | None = None,
         device: str = "auto",
+        respell: bool = True,
     ):
         self.retriever = retriever
         self.router = router
@@ -59,6 +60,7 @@ class Linker:
         self.ranker_note = ranker_note  # why no ranker is applied, for the front ends to show
         self.kb = kb  # the KB the name index was built from (detection tags with the same one)
         self.device = device
+        self.respell = respell  # False: queries as written (`curalink bench spelling` compares the two)
         self._spelling: tuple[int, KbSpelling] | None = None  # (id of the KB it counts, its spelling)
 
     @property
@@ -87,9 +89,9 @@ class Linker:
 
     def spelling(self) -> KbSpelling | None:
         """The KB's spelling of words, counted once per KB (a tenth of a second for MEDIC); None
-        without a KB."""
+        without a KB or with `respell` off."""
         kb = self.kb if self.kb is not None else getattr(self.retriever, "kb", None)
-        if kb is None:
+        if kb is None or not self.respell:
             return None
         if self._spelling is None or self._spelling[0] != id(kb):
             self._spelling = (id(kb), KbSpelling.of(kb))
