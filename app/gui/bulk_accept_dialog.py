@@ -198,7 +198,7 @@ class BulkAcceptDialog(QDialog):
             if not self.whole_queue
             else "in the whole queue"
             if self.queue is None
-            else "in the documents the queue shows"
+            else f"of the {len(self.queue.documents):,} the queue shows"
         )
         documents = len({t.document for t in chosen})
         self.count_label.setText(
@@ -233,3 +233,5 @@ class BulkAcceptDialog(QDialog):
             f"{'have' if others != 1 else 'has'} suggestions ranker {self.scale.ranker} did not score "
             "(retriever only, or an earlier model): never bulk-accepted; link them again first."
         )
+        if self.sizeHint().height() > self.height():  # a longer text is shown whole, not cut off
+            self.resize(self.width(), self.sizeHint().height())

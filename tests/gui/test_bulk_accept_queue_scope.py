@@ -54,9 +54,10 @@ def test_the_whole_queue_is_the_filtered_queue(window, demo_project, qtbot):
     assert dialog.scope.hasFocus()
     qtbot.keyClick(dialog.scope, Qt.Key.Key_Down)  # the whole queue
     assert dialog.whole_queue
-    assert f"Accepts {len(tested)} mentions in 2 documents" in dialog.count_label.text().replace(
-        "<b>", ""
-    ).replace("</b>", "")
+    assert (
+        f"Accepts {len(tested)} mentions in 2 documents of the 2 the queue shows"
+        in dialog.count_label.text().replace("<b>", "").replace("</b>", "")
+    )
     qtbot.keyClick(dialog.scope, Qt.Key.Key_Return)
     qtbot.waitUntil(lambda: len(demo_project.curation.current_decisions()) >= len(tested))
     qtbot.waitUntil(lambda: not window.saving.writer.busy())
@@ -81,9 +82,8 @@ def _checked_by_hand(project, threshold: float, ranker: str) -> tuple[int, int, 
     return len({row[0] for row in rows}), len(rows), len(taken), right
 
 
-def test_the_dialog_checks_the_promise_on_the_project_held_out_documents(
-    ranked_window, ranked_project, qtbot  # noqa: F811 (fixtures imported above)
-):
+def test_the_promise_is_checked_on_held_out_documents(ranked_window, ranked_project, qtbot):  # noqa: F811
+    """The dialog shows the promise checked on the project's test split, counted by hand in SQL."""
     window, project = ranked_window, ranked_project
     documents = project.documents.document_ids()
     _split(project, documents[:3])  # after the ranker was trained: the test documents are held out
