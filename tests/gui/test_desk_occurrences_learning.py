@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt
 
+from core.documents import Document, Passage
 from core.jobs import learnt
 from core.learn.synonyms import CURATOR_SOURCE
 from tests.gui.test_desk_occurrences import CTRL_SHIFT, _open, _spans
@@ -21,6 +22,12 @@ CTRL = Qt.KeyboardModifier.ControlModifier
 def _decided(project, doc_id: str) -> dict:
     ids = [i for _, ids in project.documents.documents_with_mention_ids(ids=[doc_id]) for i in ids]
     return project.curation.current_decisions(mention_ids=ids)
+
+
+def _top(project, mention_id: int) -> tuple[str, str] | None:
+    """The stored top suggestion of a mention: (concept, matched name lower-case)."""
+    found = project.curation.suggestions_for([mention_id]).get(mention_id)
+    return (found[0].concept_id, found[0].matched_name.lower()) if found else None
 
 
 def _lower(names) -> set[str]:
@@ -54,10 +61,17 @@ def test_undo_of_every_occurrence_withdraws_the_synonym_it_taught(window, demo_p
     from app.gui.desk_learnt import open_learnt
 
     first = _open(window, demo_project)
-    loading = window.service.link(["occ-1"])  # loads the models
+    # elsewhere, an undecided "QZ" already a mention: its suggestions show what the linker learnt
+    demo_project.documents.import_documents(
+        [Document("occ-3", (Passage(0, "QZ is here.", "abstract"),))], source="", split=""
+    )
+    elsewhere = demo_project.documents.add_mention("occ-3", 0, 2, type="Disease")
+    window.document.reload_queue()
+    loading = window.service.link(["occ-1", "occ-3"])  # loads the models
     qtbot.waitUntil(loading.done.is_set, timeout=120000)
     concept = next(c for c in demo_project.kb.knowledge_base().concepts.values() if "+" not in c.concept_id)
     assert "qz" not in {n.lower() for n in concept.names}
+    assert _top(demo_project, elsewhere) != (concept.concept_id, "qz")
 
     window.document.open_document("occ-1", mention_id=first)
     with qtbot.waitSignal(window.service.learned, timeout=60000) as learning:
@@ -79,6 +93,7 @@ def test_undo_of_every_occurrence_withdraws_the_synonym_it_taught(window, demo_p
     assert (concept.concept_id, "qz") in {(e.concept_id, e.name.lower()) for e in learning.args[0][0].added}
     assert "qz" in _lower(demo_project.kb.names_from_source(CURATOR_SOURCE)[concept.concept_id])
     assert _spans(demo_project, "occ-2") == [(3, 5), (18, 20)]
+    qtbot.waitUntil(lambda: _top(demo_project, elsewhere) == (concept.concept_id, "qz"), timeout=60000)
 
     listed = open_learnt(window)
     qtbot.waitExposed(listed)
@@ -93,6 +108,7 @@ def test_undo_of_every_occurrence_withdraws_the_synonym_it_taught(window, demo_p
     withdrawn = {(e.concept_id, e.name.lower()) for e in learning.args[0][0].withdrawn}
     assert (concept.concept_id, "qz") in withdrawn
     assert _spans(demo_project, "occ-2") == []
+    qtbot.waitUntil(lambda: _top(demo_project, elsewhere) != (concept.concept_id, "qz"), timeout=60000)
     assert "qz" not in _lower(
         demo_project.kb.names_from_source(CURATOR_SOURCE).get(concept.concept_id, set())
     )
