@@ -11,7 +11,8 @@ figure measures what the desk runs. For one mention, in order:
    syndrome") is still searched whole;
 3. the normalised key (core.text.normalize.normalize_name) that dictionaries, priors and hard
    negatives are keyed by; the query strings themselves are left as written, each retriever applies
-   its own normalisation;
+   its own normalisation (the `Linker` then writes each word in the KB's spelling, `respelled`:
+   "hypoglycaemia" is asked as "hypoglycemia"; training and `evaluate retriever` plan as written);
 4. the mention's type as annotated, for routing to the concepts that may answer it.
 
 A mention's answers are merged by rank (`merge_ranked`): round r adds the whole query's r-th
