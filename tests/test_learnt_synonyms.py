@@ -186,3 +186,23 @@ def test_deleting_a_decided_mention_withdraws_what_it_taught_and_undo_teaches_it
     restored = curation.undo(demo, "ann")
     linker.learn(demo, sorted(restored.relearn))
     assert _found(linker, mention.text, wrong)
+
+
+def test_the_cli_lists_a_synonym_no_decision_teaches(demo, capsys):
+    import json
+
+    from app.cli import main
+    from core.learn.synonyms import learn_synonyms
+
+    mention, mention_id = _correctable(demo)
+    wrong = _wrong_concept(demo, mention)
+    curation.decide(demo, mention_id, "correct", concept_id=wrong, curator="ann")
+    learn_synonyms(demo)
+    curation.undo(demo, "ann")
+    capsys.readouterr()
+    assert main(["-p", str(demo.path), "synonyms", "list", "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)["synonyms"]
+    assert [(s["string"], s["concept"], s["unsupported"], s["decided_at"]) for s in listed] == [
+        (mention.text, wrong, True, None)
+    ]
+    assert main(["-p", str(demo.path), "synonyms", "list"]) == 0  # the table, with no decision to show
