@@ -8,7 +8,10 @@ An occurrence is a case-insensitive match of the string's words, any run of whit
 that neither starts nor ends inside a word (core.text.words: "HD" is not found in "HDL") and whose text
 normalises as the string does (core.text.normalize). A span overlapping a mention already there (deleted
 ones aside) is skipped and counted. Started from a mention, the new mentions take its type and, when it
-has one, its decision (detail `identical_to`, as a copy to identical mentions says).
+has one, its decision (detail `identical_to`, as a copy to identical mentions says), for that mention's
+own text only (another text is refused: its decision says nothing about it), and without teaching when
+the source was decided without teaching. Undone, the step's decisions are reverted and its mentions
+removed; a loaded linker then withdraws what they taught (core.learn.live reads deleted mentions too).
 """
 
 from __future__ import annotations
