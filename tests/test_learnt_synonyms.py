@@ -206,3 +206,34 @@ def test_the_cli_lists_a_synonym_no_decision_teaches(demo, capsys):
         (mention.text, wrong, True, None)
     ]
     assert main(["-p", str(demo.path), "synonyms", "list"]) == 0  # the table, with no decision to show
+
+
+def test_a_span_edit_of_a_decided_mention_teaches_its_new_text_and_undo_the_old(demo):
+    """Issue 31 item 3: a span edit changes the string a decision teaches; the loaded linker withdraws
+    the old one and learns the new one, and Ctrl+Z (undo) does the reverse."""
+    from core.jobs.linking import ProjectLinker
+
+    mention, mention_id = _correctable(demo)
+    wrong = _wrong_concept(demo, mention)
+    document = demo.documents.document(demo.documents.mention_documents([mention_id])[mention_id])
+    start = document.text.index(mention.text)
+    end = start + len(mention.text)
+    wider = end + 1 + len(document.text[end + 1 :].split()[0])  # one more word, as a curator widens it
+    longer = document.text[start:wider]
+    assert document.text[end] == " " and normalize_name(longer) != normalize_name(mention.text)
+    linker = ProjectLinker.for_project(demo, use_reranker=False, use_ranker=False)
+    changes = curation.decide(demo, mention_id, "correct", concept_id=wrong, curator="ann")
+    linker.learn(demo, sorted(changes.mentions))
+    assert _found(linker, mention.text, wrong)
+
+    moved = curation.edit_span(demo, mention_id, start, wider, curator="ann")
+    assert moved.relearn == frozenset({mention_id})
+    learned = linker.learn(demo, sorted(moved.relearn))
+    assert [(e.concept_id, e.name) for e in learned.withdrawn] == [(wrong, mention.text)]
+    assert [(e.concept_id, e.name) for e in learned.added] == [(wrong, longer)]
+    assert not _found(linker, mention.text, wrong) and _found(linker, longer, wrong)
+
+    back = curation.undo(demo, "ann")
+    learned = linker.learn(demo, sorted(back.relearn))
+    assert [(e.concept_id, e.name) for e in learned.withdrawn] == [(wrong, longer)]
+    assert _found(linker, mention.text, wrong) and not _found(linker, longer, wrong)
