@@ -7,7 +7,9 @@ Mention text is prepared by the one query plan (core.retrieve.query_plan) that `
 benchmarks and retraining use too: abbreviations defined in the same document are expanded, and a
 composite mention ("breast and ovarian cancer") is also searched part by part, the parts' candidates
 merged by rank so each named concept surfaces near the top. With a type router
-(core.kb.routing) a mention is only offered concepts its type's route admits.
+(core.kb.routing) a mention is only offered concepts its type's route admits. Every plan's strings are
+written in the KB's own spelling first (core.kb.respell: "hypoglycaemia" is searched and ranked as
+"hypoglycemia"), the spelling the dictionary tagger and KB search already fold to.
 """
 
 from __future__ import annotations
@@ -17,13 +19,14 @@ from collections.abc import Sequence
 
 from core.documents import Candidate, Document
 from core.kb.knowledge_base import KnowledgeBase
+from core.kb.respell import KbSpelling
 from core.kb.routing import TypeRouter
 from core.progress import NEVER_CANCELLED, CancelToken
 from core.rank.base import Ranker
 from core.rank.query import MentionQuery
 from core.rerank.base import Reranker
 from core.retrieve.base import Retriever
-from core.retrieve.query_plan import plan_documents
+from core.retrieve.query_plan import QueryPlan, plan_documents, respelled
 from core.retrieve.routed import retrieve_plans
 
 log = logging.getLogger(__name__)
@@ -45,6 +48,7 @@ class Linker:
         ranker_note: str = "",
         kb: KnowledgeBase | None = None,
         device: str = "auto",
+        respell: bool = True,
     ):
         self.retriever = retriever
         self.router = router
@@ -56,6 +60,8 @@ class Linker:
         self.ranker_note = ranker_note  # why no ranker is applied, for the front ends to show
         self.kb = kb  # the KB the name index was built from (detection tags with the same one)
         self.device = device
+        self.respell = respell  # False: queries as written (`curalink bench spelling` compares the two)
+        self._spelling: tuple[int, KbSpelling] | None = None  # (id of the KB it counts, its spelling)
 
     @property
     def device_description(self) -> str:
@@ -81,6 +87,24 @@ class Linker:
             parts.append(f"ranker {self.ranker.version}")
         return "+".join(p for p in parts if p)
 
+    def spelling(self) -> KbSpelling | None:
+        """The KB's spelling of words, counted once per KB (a tenth of a second for MEDIC); None
+        without a KB or with `respell` off."""
+        kb = self.kb if self.kb is not None else getattr(self.retriever, "kb", None)
+        if kb is None or not self.respell:
+            return None
+        if self._spelling is None or self._spelling[0] != id(kb):
+            self._spelling = (id(kb), KbSpelling.of(kb))
+        return self._spelling[1]
+
+    def plans(self, documents: Sequence[Document]) -> list[list[QueryPlan]]:
+        """The one query plan of every mention, its strings in the KB's spelling."""
+        spelling = self.spelling()
+        planned = plan_documents(documents)
+        if spelling is None:
+            return planned
+        return [[respelled(plan, spelling.respell) for plan in plans] for plans in planned]
+
     def plan(self, documents: Sequence[Document]) -> list[list[MentionQuery]]:
         """Per document, per mention: the one query plan's strings, with the concepts its route admits
         (the ranker adds TF-IDF and prior concepts; a route keeps them to the mention's type)."""
@@ -95,12 +119,12 @@ class Linker:
                 )
                 for plan in plans
             ]
-            for document, plans in zip(documents, plan_documents(documents), strict=True)
+            for document, plans in zip(documents, self.plans(documents), strict=True)
         ]
 
     def retrieve(self, documents: Sequence[Document]) -> list[list[list[Candidate]]]:
         """Per document, per mention: the retriever's candidates (no reranking)."""
-        return retrieve_plans(self.retriever, plan_documents(documents), self.candidates, self.router)
+        return retrieve_plans(self.retriever, self.plans(documents), self.candidates, self.router)
 
     def suggest(self, documents: Sequence[Document]) -> list[list[list[Candidate]]]:
         """Per document, per mention: ranked candidates (reranked / ranked when those are loaded)."""

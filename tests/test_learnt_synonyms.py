@@ -144,3 +144,96 @@ def test_the_cli_lists_removes_and_undoes_a_learnt_synonym(demo, capsys):
     ]
     assert run("synonyms", "learning", "off", "--json") == {"learning": False}
     assert run("synonyms", "list", "--json") == {"learning": False, "synonyms": []}
+
+
+def test_a_stored_synonym_no_decision_teaches_is_still_listed_with_its_concept_name(demo):
+    """Issue 31 item 3: every learnt synonym shows in the list, whatever taught it. Undone with no linker
+    loaded (the CLI), the synonym stays stored until the next load; it is listed, marked as such."""
+    from core.jobs.learnt import learnt_synonyms
+    from core.learn.synonyms import CURATOR_SOURCE, learn_synonyms
+
+    mention, mention_id = _correctable(demo)
+    wrong = _wrong_concept(demo, mention)
+    curation.decide(demo, mention_id, "correct", concept_id=wrong, curator="ann")
+    learn_synonyms(demo)  # stored, as a desk's live learning or a load stores it
+    assert mention.text in demo.kb.names_from_source(CURATOR_SOURCE)[wrong]
+    curation.undo(demo, "ann")  # no linker: the store keeps the name until the next load
+
+    rows = learnt_synonyms(demo)
+    assert [(r.string, r.concept_id, r.decisions, r.mention_id, r.state) for r in rows] == [
+        (mention.text, wrong, 0, None, "no decision: withdrawn at the next load")
+    ]
+    assert rows[0].concept_name == demo.kb.concept(wrong).preferred_name
+
+
+def test_deleting_a_decided_mention_withdraws_what_it_taught_and_undo_teaches_it_again(demo):
+    """Issue 31 item 3: undo takes back learning whatever the step; a deleted mention teaches nothing."""
+    from core.jobs.linking import ProjectLinker
+
+    mention, mention_id = _correctable(demo)
+    wrong = _wrong_concept(demo, mention)
+    linker = ProjectLinker.for_project(demo, use_reranker=False, use_ranker=False)
+    changes = curation.decide(demo, mention_id, "correct", concept_id=wrong, curator="ann")
+    linker.learn(demo, sorted(changes.mentions))
+    assert _found(linker, mention.text, wrong)
+
+    deleted = curation.delete_mention(demo, mention_id, curator="ann")
+    assert deleted.relearn == frozenset({mention_id})
+    linker.learn(demo, sorted(deleted.relearn))
+    assert not _found(linker, mention.text, wrong)
+    assert mention.text not in demo.kb.concept(wrong).synonyms
+
+    restored = curation.undo(demo, "ann")
+    linker.learn(demo, sorted(restored.relearn))
+    assert _found(linker, mention.text, wrong)
+
+
+def test_the_cli_lists_a_synonym_no_decision_teaches(demo, capsys):
+    import json
+
+    from app.cli import main
+    from core.learn.synonyms import learn_synonyms
+
+    mention, mention_id = _correctable(demo)
+    wrong = _wrong_concept(demo, mention)
+    curation.decide(demo, mention_id, "correct", concept_id=wrong, curator="ann")
+    learn_synonyms(demo)
+    curation.undo(demo, "ann")
+    capsys.readouterr()
+    assert main(["-p", str(demo.path), "synonyms", "list", "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)["synonyms"]
+    assert [(s["string"], s["concept"], s["unsupported"], s["decided_at"]) for s in listed] == [
+        (mention.text, wrong, True, None)
+    ]
+    assert main(["-p", str(demo.path), "synonyms", "list"]) == 0  # the table, with no decision to show
+
+
+def test_a_span_edit_of_a_decided_mention_teaches_its_new_text_and_undo_the_old(demo):
+    """Issue 31 item 3: a span edit changes the string a decision teaches; the loaded linker withdraws
+    the old one and learns the new one, and Ctrl+Z (undo) does the reverse."""
+    from core.jobs.linking import ProjectLinker
+
+    mention, mention_id = _correctable(demo)
+    wrong = _wrong_concept(demo, mention)
+    document = demo.documents.document(demo.documents.mention_documents([mention_id])[mention_id])
+    start = document.text.index(mention.text)
+    end = start + len(mention.text)
+    wider = end + 1 + len(document.text[end + 1 :].split()[0])  # one more word, as a curator widens it
+    longer = document.text[start:wider]
+    assert document.text[end] == " " and normalize_name(longer) != normalize_name(mention.text)
+    linker = ProjectLinker.for_project(demo, use_reranker=False, use_ranker=False)
+    changes = curation.decide(demo, mention_id, "correct", concept_id=wrong, curator="ann")
+    linker.learn(demo, sorted(changes.mentions))
+    assert _found(linker, mention.text, wrong)
+
+    moved = curation.edit_span(demo, mention_id, start, wider, curator="ann")
+    assert moved.relearn == frozenset({mention_id})
+    learned = linker.learn(demo, sorted(moved.relearn))
+    assert [(e.concept_id, e.name) for e in learned.withdrawn] == [(wrong, mention.text)]
+    assert [(e.concept_id, e.name) for e in learned.added] == [(wrong, longer)]
+    assert not _found(linker, mention.text, wrong) and _found(linker, longer, wrong)
+
+    back = curation.undo(demo, "ann")
+    learned = linker.learn(demo, sorted(back.relearn))
+    assert [(e.concept_id, e.name) for e in learned.withdrawn] == [(wrong, longer)]
+    assert _found(linker, mention.text, wrong) and not _found(linker, longer, wrong)

@@ -119,3 +119,19 @@ def test_the_cli_previews_annotates_and_undoes_every_occurrence(demo, capsys):
     ]
     assert run("undo", "--curator", "ann", "--json")["label"].startswith("undo annotate “HD”")
     assert [m.start for m in demo.documents.document("occ-1").mentions] == [0]
+
+
+def test_a_decision_is_copied_to_its_own_text_only_and_keeps_not_teaching(demo):
+    """Issue 31 item 3: an edited text does not take the source mention's decision; a source decided
+    without teaching gives copies that do not teach."""
+    import json
+
+    source = _documents(demo)
+    concept = next(iter(demo.kb.knowledge_base().concepts))
+    curation.decide(demo, source, "correct", concept_id=concept, detail={"teach": False})
+    with pytest.raises(CuralinkError, match="not copied to another text"):
+        annotate_occurrences(demo, "patients", document="occ-1", source=source)
+    changes = annotate_occurrences(demo, "HD", source=source)
+    copies = demo.curation.current_decisions(mention_ids=sorted(changes.edited))
+    assert len(copies) == 5 and all(d.concept_id == concept for d in copies.values())
+    assert all(json.loads(d.detail_json)["teach"] is False for d in copies.values())

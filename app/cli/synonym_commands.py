@@ -31,11 +31,12 @@ def cmd_list(args) -> int:
                         "mention": r.mention_id,
                         "document": r.document,
                         "curator": r.curator,
-                        "decided_at": r.decided_at.isoformat(),
+                        "decided_at": r.decided_at.isoformat() if r.decided_at else None,
                         "decisions": r.decisions,
                         "same_text": r.same_text,
                         "removed": r.removed,
                         "pending": r.pending,
+                        "unsupported": r.unsupported,
                     }
                     for r in rows
                 ],
@@ -52,11 +53,11 @@ def cmd_list(args) -> int:
         table.add_row(
             r.string,
             f"{r.concept_id} {r.concept_name}",
-            f"{r.action} {r.mention_id} in {r.document}",
-            r.curator or "(no name)",
+            f"{r.action} {r.mention_id} in {r.document}" if r.action else "(no decision stands)",
+            r.curator or ("(no name)" if r.action else ""),
             str(r.decisions),
             str(r.same_text),
-            "removed" if r.removed else "at the next load" if r.pending else "learnt",
+            r.state,
         )
     stdout.print(table)
     return 0

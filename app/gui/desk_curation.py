@@ -21,7 +21,8 @@ from app.gui.desk_learnt import teaching_detail
 from app.gui.desk_model import DeskModel
 from app.gui.desk_saving import DeskSaving
 from app.gui.kb_search import KbSearchDialog
-from core.jobs.bulk_accept import BulkScale
+from app.gui.queue_model import ALL
+from core.jobs.bulk_accept import BulkScale, QueueScope
 from core.text.words import snap_to_words
 
 # Decisions that act on the suggestions shown: the store refuses them once the mention has changed.
@@ -234,23 +235,39 @@ class Curation:
     # --- bulk accept -----------------------------------------------------------------------------
 
     def bulk_accept(
-        self, threshold: float, *, whole_queue: bool = False, scale: BulkScale | None = None
+        self,
+        threshold: float,
+        *,
+        whole_queue: bool = False,
+        scale: BulkScale | None = None,
+        queue: QueueScope | None = None,
     ) -> int:
         """Accept the top suggestion of every undecided mention whose score reaches `threshold`; with a
-        ranker in force only the suggestions it scored (app.gui.bulk_accept_dialog)."""
+        ranker in force only the suggestions it scored (app.gui.bulk_accept_dialog). The whole queue is
+        what the queue shows (`queue`, read from it now when not given)."""
         if self.saving.waiting_for_writes("bulk accept"):
             return 0
-        count, op = self.model.bulk_accept(threshold, whole_queue=whole_queue, scale=scale)
+        if whole_queue and queue is None:
+            queue = self.queue_scope()
+        count, op = self.model.bulk_accept(threshold, whole_queue=whole_queue, scale=scale, queue=queue)
         if op is not None and self.saving.perform(op.label, op.run) != "saved":
             return 0  # refused (status bar), or waiting in the save bar
         self.host.statusBar().showMessage(f"bulk-accepted {count} suggestion(s) ≥ {threshold:.2f}", 5000)
         return count
 
+    def queue_scope(self) -> QueueScope:
+        """The documents the queue shows now, and its type filter (what "the whole queue" means)."""
+        queue = self.host.queue
+        filters = queue.filters()
+        said = ", ".join(f"{which} {value}" for which, value in filters.items() if value != ALL)
+        kind = filters.get("type", ALL)
+        return QueueScope(tuple(queue.visible_ids()), None if kind == ALL else kind, said)
+
     def bulk_accept_dialog(self) -> BulkAcceptDialog:
-        dialog = BulkAcceptDialog(self.host, self.project, self.model.mention_ids)
+        dialog = BulkAcceptDialog(self.host, self.project, self.model.mention_ids, queue=self.queue_scope())
         dialog.accepted.connect(
             lambda: self.bulk_accept(
-                dialog.threshold.value(), whole_queue=dialog.whole_queue, scale=dialog.scale
+                dialog.threshold.value(), whole_queue=dialog.whole_queue, scale=dialog.scale, queue=dialog.queue
             )
         )
         self.host.menu_dialog = dialog

@@ -96,19 +96,20 @@ class LearntDialog(QDialog):
         self.learning.blockSignals(False)
         self.table.setRowCount(len(self.rows))
         for number, row in enumerate(self.rows):
-            state = "removed" if row.removed else "at the next load" if row.pending else "learnt"
+            state = row.state
             cells = (
                 row.string,
-                f"{row.concept_id} {row.concept_name}",
-                f"{row.action} in {row.document}",
-                row.curator or "(no name)",
-                row.decided_at.strftime("%Y-%m-%d %H:%M"),
+                f"{row.concept_name} ({row.concept_id})" if row.concept_name else row.concept_id,
+                f"{row.action} in {row.document}" if row.action else "(no decision stands)",
+                row.curator or ("(no name)" if row.action else ""),
+                row.decided_at.strftime("%Y-%m-%d %H:%M") if row.decided_at else "",
                 str(row.decisions),
                 str(row.same_text),
                 state,
             )
             for column, text in enumerate(cells):
                 item = QTableWidgetItem(text)
+                item.setToolTip(text)  # the name leads, so a narrow column cuts the id, not the name
                 if column in (5, 6):
                     item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
                 self.table.setItem(number, column, item)

@@ -18,7 +18,13 @@ from typing import TYPE_CHECKING
 
 from core.documents import Candidate, Document, Mention
 from core.jobs import curation
-from core.jobs.bulk_accept import BulkScale, read_scale, undecided_top_suggestions
+from core.jobs.bulk_accept import (
+    BulkScale,
+    QueueScope,
+    queue_top_suggestions,
+    read_scale,
+    undecided_top_suggestions,
+)
 from core.jobs.occurrences import annotate_occurrences
 from core.kb.concept import Concept
 from core.store.curation import COMPOSITE_SEPARATOR, LINKING_ACTIONS
@@ -318,13 +324,22 @@ class DeskModel:
         )
 
     def bulk_accept(
-        self, threshold: float, *, whole_queue: bool = False, scale: BulkScale | None = None
+        self,
+        threshold: float,
+        *,
+        whole_queue: bool = False,
+        scale: BulkScale | None = None,
+        queue: QueueScope | None = None,
     ) -> tuple[int, DeskOp | None]:
-        """The top suggestion of every undecided mention (of the open document, or the whole queue) whose
-        score reaches `threshold`, with a ranker in force only those it scored: how many, and the
-        operation accepting them (None when there are none)."""
+        """The top suggestion of every undecided mention (of the open document, or the whole queue: the
+        documents and type `queue` says it shows, every document without it) whose score reaches
+        `threshold`, with a ranker in force only those it scored: how many, and the operation accepting
+        them (None when there are none)."""
         scale = scale or read_scale(self.project)
-        tops = undecided_top_suggestions(self.project, None if whole_queue else self.mention_ids)
+        if whole_queue:
+            tops = queue_top_suggestions(self.project, queue)
+        else:
+            tops = undecided_top_suggestions(self.project, self.mention_ids)
         accepts = [
             curation.BulkAccept(t.mention_id, t.concept_id, t.version, t.score, t.key)
             for t in scale.eligible(tops)

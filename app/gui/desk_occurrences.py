@@ -6,6 +6,7 @@ documents"); started from a decided mention, the new mentions get its decision. 
 
 from __future__ import annotations
 
+from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -24,21 +25,30 @@ from app.gui.dialogs import lay_out_form_dialog
 from app.gui.workers import LinkService
 from core.errors import CuralinkError
 from core.jobs.occurrences import Occurrences, mention_text, preview_occurrences
+from core.text.normalize import normalize_name
 from core.text.words import snap_to_words
+
+RECOUNT_DELAY_MS = 150  # the count follows typing; a project-wide count per keystroke would stall the window
 
 
 class OccurrencesDialog(QDialog):
-    """The string, scope, type and decision, with the count of occurrences it would annotate."""
+    """The string, scope, type and decision, with the count of occurrences it would annotate. The count
+    and the decision follow the Text field as it is typed: the source mention's decision is offered only
+    while the text is still that mention's (issue 31: an edited "tumors" was created as the source's
+    accepted Retinoblastoma), and OK counts once more, so what is written is what the field says."""
 
     def __init__(self, window, text: str, kind: str, source: int | None, summary: str):
         super().__init__(window)
         self.setWindowTitle("Annotate every occurrence")
         self.project, self.document, self.source = window.project, window.model.doc.doc_id, source
+        self.source_key = normalize_name(text) if source is not None else ""
+        self.summary = summary
         self.text = QLineEdit(text)
         self.scope = QComboBox()
         self.scope.addItems(["this document", "the whole project"])
         self.type = QLineEdit(kind)
         self.link = QCheckBox(f"with the decision {summary}") if summary else None
+        self.wanted_link = True  # the curator's choice while the decision applies
         self.count = QLabel()
         self.count.setObjectName("occurrenceCount")
         form = QFormLayout()
@@ -57,15 +67,61 @@ class OccurrencesDialog(QDialog):
         )
         self.setMinimumWidth(480)
         self.scope.currentIndexChanged.connect(self.recount)
-        self.text.editingFinished.connect(self.recount)
+        self.timer = QTimer(self)
+        self.timer.setSingleShot(True)
+        self.timer.setInterval(RECOUNT_DELAY_MS)
+        self.timer.timeout.connect(self.recount)
+        self.text.textChanged.connect(self._text_changed)
+        if self.link is not None:
+            self.link.toggled.connect(self._link_toggled)
         self.found: Occurrences | None = None
         self.recount()
+
+    @property
+    def decision_applies(self) -> bool:
+        """The source mention's decision is offered for its own text only."""
+        return self.link is not None and normalize_name(self.text.text()) == self.source_key
+
+    @property
+    def linked_source(self) -> int | None:
+        """The mention whose decision the new mentions get, or None."""
+        return self.source if self.decision_applies and self.link.isChecked() else None
+
+    def _link_toggled(self, on: bool) -> None:
+        if self.decision_applies:
+            self.wanted_link = on
+
+    def _text_changed(self) -> None:
+        """The count is stale at once (OK waits for it) and the decision is offered or withdrawn."""
+        self.found = None
+        self.count.setText("counting…")
+        self.buttons.button(QDialogButtonBox.StandardButton.Ok).setEnabled(False)
+        if self.link is not None:
+            applies = self.decision_applies
+            self.link.blockSignals(True)
+            self.link.setChecked(applies and self.wanted_link)
+            self.link.blockSignals(False)
+            self.link.setEnabled(applies)
+            self.link.setText(
+                f"with the decision {self.summary}"
+                if applies
+                else f"no decision: {self.summary} was taken for another text"
+            )
+        self.timer.start()
+
+    def accept(self) -> None:
+        """OK (or Enter in a field): counted again for the text as it is now, then closed."""
+        self.timer.stop()
+        self.recount()
+        if self.found and self.found.spans:
+            super().accept()
 
     @property
     def whole_project(self) -> bool:
         return self.scope.currentIndex() == 1
 
     def recount(self) -> None:
+        self.timer.stop()
         try:
             self.found = preview_occurrences(
                 self.project, self.text.text(), document=None if self.whole_project else self.document
@@ -129,7 +185,7 @@ class AnnotateOccurrences:
             return "refused"
         text, kind = dialog.text.text(), dialog.type.text().strip()
         document = None if dialog.whole_project else dialog.document
-        source = dialog.source if dialog.link is not None and dialog.link.isChecked() else None
+        source = dialog.linked_source
         op = self.model.annotate_occurrences(
             text, document=document, kind=kind, source=source, label=f"annotate “{text}”: {found.describe()}"
         )

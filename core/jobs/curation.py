@@ -217,6 +217,9 @@ def _edited(project: Project, step: Step, *, history_now: History, merged: bool 
             mentions=frozenset({step.mention}),
             documents=frozenset({step.document}),
             edited=frozenset({step.mention}),
+            # a decided mention deleted (or restored) stops (or starts again) teaching its string; one whose
+            # span moved teaches its new text instead of the old
+            relearn=frozenset({step.mention}) if step.kind in (ADD, DELETE, SPAN) else frozenset(),
         )
     return _finish(
         project, changes, label=label or step.label, focus=focus, history_now=history_now, merged=merged

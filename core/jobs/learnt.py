@@ -45,25 +45,41 @@ class LearntSynonym:
     """One synonym the curators taught: the string, its concept, the newest decision teaching it (action,
     mention, document, curator, time), how many decisions teach it, and how many other mentions have the
     same text (those a live decision re-suggests while they are undecided). `removed`: a curator vetoed it;
-    `pending`: taught by a standing decision but not stored yet (the next load, or live learning, adds it)."""
+    `pending`: taught by a standing decision but not stored yet (the next load, or live learning, adds it);
+    `unsupported`: stored, but no standing decision teaches it any more (it was undone while no linker was
+    loaded; the next load withdraws it), so it has no decision, mention or time."""
 
     string: str
     concept_id: str
     concept_name: str
     action: str
-    mention_id: int
+    mention_id: int | None
     document: str
     curator: str
-    decided_at: datetime
+    decided_at: datetime | None
     decisions: int
     same_text: int
     removed: bool = False
     pending: bool = False  # taught, but not in the store yet: a load (or live learning) adds it
+    unsupported: bool = False  # stored with no decision behind it: withdrawn at the next load
+
+    @property
+    def state(self) -> str:
+        """What the list says of it."""
+        if self.removed:
+            return "removed"
+        if self.unsupported:
+            return "no decision: withdrawn at the next load"
+        return "at the next load" if self.pending else "learnt"
 
 
 def learnt_synonyms(project: Project) -> list[LearntSynonym]:
-    """Every curator synonym in the store or vetoed, with the standing decisions behind it (newest first).
-    Nothing while learning from decisions is off (the synonyms are withdrawn at the next load)."""
+    """Every curator synonym in the store or vetoed, with the standing decisions behind it (newest first),
+    whatever taught it: a stored one no standing decision teaches any more comes first, marked
+    `unsupported`. Nothing while learning from decisions is off (the synonyms are withdrawn at the next
+    load)."""
+    if not learning_on(project):
+        return []
     refused = vetoed(project)
     stored = {
         (concept_id, normalize_name(name)): name
@@ -88,11 +104,12 @@ def learnt_synonyms(project: Project) -> list[LearntSynonym]:
     # a learnt synonym is stored as one, or removed, or not yet a name at all (learnt at the next load);
     # a decision linking a string the KB already names teaches nothing
     groups = {k: v for k, v in groups.items() if k in stored or k in refused or k[1] not in known[k[0]]}
-    if not groups:
+    orphans = sorted(key for key in stored if key not in groups and key not in refused)
+    if not groups and not orphans:
         return []
     documents = project.documents.mention_documents([link.mention_id for links in groups.values() for link in links])
     texts = _mention_texts(project)
-    names = project.kb.concept_names([concept_id for concept_id, _ in groups])
+    names = project.kb.concept_names([concept_id for concept_id, _ in [*groups, *orphans]])
     rows = []
     for key, links in groups.items():
         newest = max(links, key=lambda link: link.decision.id)
@@ -113,7 +130,23 @@ def learnt_synonyms(project: Project) -> list[LearntSynonym]:
                 pending=key not in stored and key not in refused,
             )
         )
-    return sorted(rows, key=lambda row: (row.decided_at, row.mention_id), reverse=True)
+    unsupported = [
+        LearntSynonym(
+            string=stored[key],
+            concept_id=key[0],
+            concept_name=names.get(key[0], ""),
+            action="",
+            mention_id=None,
+            document="",
+            curator="",
+            decided_at=None,
+            decisions=0,
+            same_text=sum(1 for t in texts.values() if t == key[1]),
+            unsupported=True,
+        )
+        for key in orphans
+    ]
+    return unsupported + sorted(rows, key=lambda row: (row.decided_at, row.mention_id), reverse=True)
 
 
 def _mention_texts(project: Project) -> dict[int, str]:

@@ -8,7 +8,10 @@ An occurrence is a case-insensitive match of the string's words, any run of whit
 that neither starts nor ends inside a word (core.text.words: "HD" is not found in "HDL") and whose text
 normalises as the string does (core.text.normalize). A span overlapping a mention already there (deleted
 ones aside) is skipped and counted. Started from a mention, the new mentions take its type and, when it
-has one, its decision (detail `identical_to`, as a copy to identical mentions says).
+has one, its decision (detail `identical_to`, as a copy to identical mentions says), for that mention's
+own text only (another text is refused: its decision says nothing about it), and without teaching when
+the source was decided without teaching. Undone, the step's decisions are reverted and its mentions
+removed; a loaded linker then withdraws what they taught (core.learn.live reads deleted mentions too).
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from core.errors import CuralinkError
 from core.jobs import undo as history
 from core.jobs.curation import _finish
 from core.jobs.undo import OCCURRENCES, Step
+from core.learn.teaching import TEACH, teaches
 from core.store.curation_log import NewDecision
 from core.store.identical_mentions import COPIED_FROM
 from core.store.op_changes import OpChanges
@@ -127,6 +131,11 @@ def annotate_occurrences(
     undo step; `OpChanges.edited` holds the new mentions (to suggest for)."""
     decision = None
     if source is not None:
+        source_text, _ = mention_text(project, source)
+        if normalize_name(source_text) != normalize_name(text):  # its decision is about its own text
+            raise CuralinkError(
+                f"mention {source} says “{source_text}”, not “{text}”: its decision is not copied to another text"
+            )
         facts = project.curation.current_decisions(mention_ids=[source])
         decision = facts.get(source)
         if decision is not None and decision.action == "reject":  # "not these suggestions": nothing to copy
@@ -151,7 +160,7 @@ def annotate_occurrences(
                     decision.action,
                     concept_id=decision.concept_id,
                     curator=curator,
-                    detail={COPIED_FROM: source, "batch": batch},
+                    detail={COPIED_FROM: source, "batch": batch, **_kept_from(decision)},
                 )
                 for m in added
             ]
@@ -170,6 +179,12 @@ def annotate_occurrences(
     documents = frozenset(found.documents)
     changes = decided | OpChanges(mentions=frozenset(added), documents=documents, edited=frozenset(added))
     return _finish(project, changes, label=label, focus=(first, added[0]), history_now=now)
+
+
+def _kept_from(decision) -> dict:
+    """What a copy keeps of the source decision's detail: a decision taken without teaching (core.learn.
+    teaching) gives copies that do not teach either."""
+    return {} if teaches(decision.detail_json) else {TEACH: False}
 
 
 def _where(document: str | None) -> str:

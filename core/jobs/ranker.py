@@ -45,6 +45,7 @@ class Examples:
     mentions: int = 0
     found: int = 0  # mentions whose gold concept is among the candidates
     mention_of_row: np.ndarray | None = None  # which mention each row is a candidate of
+    whole: np.ndarray | None = None  # per row: right and the mention's whole link (not a composite's part)
 
 
 def examples(
@@ -58,9 +59,9 @@ def examples(
     cancel: CancelToken = NEVER_CANCELLED,
 ) -> Examples:
     """Feature rows of every candidate of every linked mention, labelled by the mention's concept."""
-    rows, labels, groups, mention_of_row = [], [], [], []
+    rows, labels, groups, mention_of_row, whole = [], [], [], [], []
     mentions = found = 0
-    flat_queries, flat, golds, numbers = [], [], [], []
+    flat_queries, flat, golds, numbers, single = [], [], [], [], []
     for number, (document, queries, per_document) in enumerate(
         zip(documents, linker.plan(documents), candidates, strict=True)
     ):
@@ -71,10 +72,12 @@ def examples(
                 flat.append(listed)
                 golds.append(gold)
                 numbers.append(number)
+                single.append(len({stage.kb.resolve(c) or c for c in mention.concept_ids}) == 1)
     cancel.raise_if_cancelled()
     featured = stage.features(flat_queries, flat, use_cross_encoder=use_cross_encoder, union=union)
-    for (merged, features), gold, number in zip(featured, golds, numbers, strict=True):
+    for (merged, features), gold, number, one in zip(featured, golds, numbers, single, strict=True):
         right = [bool(stage.kb.ids_of(c.concept_id) & gold) for c in merged]
+        whole.extend([r and one for r in right])
         mention_of_row.extend([mentions] * len(merged))
         mentions += 1
         found += any(right)
@@ -89,6 +92,7 @@ def examples(
         mentions,
         found,
         np.asarray(mention_of_row, dtype=int),
+        np.asarray(whole, dtype=bool),
     )
 
 
@@ -134,6 +138,7 @@ def fit_for_documents(
         data.groups,
         mentions=data.mention_of_row,
         unseen=np.isin(data.groups, sorted(unseen)) if unseen else None,
+        whole=data.whole,
         seed=seed,
         scorer=scorer,
     )

@@ -30,6 +30,7 @@ from core.learn.training_data import training_set
 from core.rank.prior import AnnotationPrior
 from core.retrieve.query_plan import plan_document
 from core.store.identical_mentions import undecided_identical
+from core.store.step_reads import past_spans
 from core.text.normalize import normalize_name
 
 if TYPE_CHECKING:
@@ -94,12 +95,21 @@ def learn_decisions(
 
 
 def _queries(project: Project, doc_ids: list[str], wanted: set[int]) -> list[str]:
-    """The normalised whole-mention queries (abbreviations expanded) of the wanted mentions."""
+    """The normalised whole-mention queries (abbreviations expanded) of the wanted mentions, deleted ones
+    too: an undone "annotate every occurrence" deletes the mentions its decisions taught from, and the
+    synonyms they taught must be asked about (and withdrawn) all the same; and the texts of the spans a
+    span edit moved them from or to (a decision on a mention whose span moved taught its old text)."""
     found: dict[str, None] = {}
-    for document, ids in project.documents.documents_with_mention_ids(ids=doc_ids):
+    moved = past_spans(project, sorted(wanted))  # a span edit changed the string a decision teaches
+    for document, ids in project.documents.documents_with_mention_ids(ids=doc_ids, include_removed=True):
         for plan, mention_id in zip(plan_document(document), ids, strict=True):
             if mention_id in wanted and normalize_name(plan.query):
                 found[normalize_name(plan.query)] = None
+        text = document.text
+        for mention_id in ids:
+            for start, end in sorted(moved.get(mention_id, ())):
+                if normalize_name(text[start:end]):
+                    found[normalize_name(text[start:end])] = None
     return list(found)
 
 

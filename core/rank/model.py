@@ -25,6 +25,7 @@ from core.rank import boosted
 from core.rank.calibration import apply_calibration, check_calibration, fit_calibration
 from core.rank.features import FEATURE_NAMES, FEATURE_SET_VERSION
 from core.rank.held_out import (
+    COUNTED_WHOLE,
     MEASURED_ON_ALL,
     MEASURED_ON_UNSEEN,
     METRICS_KEY,
@@ -148,6 +149,7 @@ def fit_ranker(
     *,
     mentions: np.ndarray | None = None,
     unseen: np.ndarray | None = None,
+    whole: np.ndarray | None = None,
     seed: int = 13,
     calibration_method: str = CALIBRATION_METHOD,
     scorer: str = DEFAULT_SCORER,
@@ -156,7 +158,8 @@ def fit_ranker(
     """Fit the ranker on candidate rows (labels 0/1, groups = document of each row). With `mentions` (the
     mention of each row), its metrics keep the held-out bulk-accept curve (core.rank.held_out), measured
     on the rows `unseen` flags (documents the retriever did not train on) when they hold MIN_MENTIONS
-    mentions or more.
+    mentions or more; `whole` (per row: the candidate is the mention's whole link) is what the curve
+    counts as right, as curators count a composite (core.rank.held_out.held_out_top1).
     `boosting`: options of core.rank.boosted.fit_trees (num_leaves, learning_rate) for comparisons."""
     if scorer not in SCORERS:
         raise ValueError(f"unknown ranker scorer {scorer!r}; one of {', '.join(SCORERS)}")
@@ -195,7 +198,7 @@ def fit_ranker(
     metrics = {}
     if folds >= 2 and mentions is not None:
         metrics[METRICS_KEY] = _held_out_curve(
-            out_of_fold, labels, mentions, fold_of, unseen, calibration_method
+            out_of_fold, labels, mentions, fold_of, unseen, calibration_method, whole
         )
     rounds = fitted.pop("rounds", None)
     if rounds is not None:
@@ -217,14 +220,21 @@ def _held_out_curve(
     fold_of: np.ndarray,
     unseen: np.ndarray | None,
     method: str,
+    whole: np.ndarray | None = None,
 ) -> dict:
     """The bulk-accept curve on the documents the retriever did not train on, when they are enough to
-    measure it on (their folds are not flattered by a retriever that learnt their strings), else on all."""
+    measure it on (their folds are not flattered by a retriever that learnt their strings), else on all;
+    with `whole`, a composite's part is not counted right."""
+    counted = COUNTED_WHOLE if whole is not None else ""
     if unseen is not None and np.asarray(unseen, dtype=bool).any():
-        probability, right = held_out_top1(out_of_fold, labels, mentions, fold_of, method, kept=unseen)
+        probability, right = held_out_top1(
+            out_of_fold, labels, mentions, fold_of, method, kept=unseen, whole=whole
+        )
         if len(probability) >= MIN_MENTIONS:
-            return bulk_accept_curve(probability, right, MEASURED_ON_UNSEEN)
-    return bulk_accept_curve(*held_out_top1(out_of_fold, labels, mentions, fold_of, method), MEASURED_ON_ALL)
+            return bulk_accept_curve(probability, right, MEASURED_ON_UNSEEN, counted)
+    return bulk_accept_curve(
+        *held_out_top1(out_of_fold, labels, mentions, fold_of, method, whole=whole), MEASURED_ON_ALL, counted
+    )
 
 
 def _fit_scorer(

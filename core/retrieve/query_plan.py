@@ -11,7 +11,8 @@ figure measures what the desk runs. For one mention, in order:
    syndrome") is still searched whole;
 3. the normalised key (core.text.normalize.normalize_name) that dictionaries, priors and hard
    negatives are keyed by; the query strings themselves are left as written, each retriever applies
-   its own normalisation;
+   its own normalisation (the `Linker` then writes each word in the KB's spelling, `respelled`:
+   "hypoglycaemia" is asked as "hypoglycemia"; training and `evaluate retriever` plan as written);
 4. the mention's type as annotated, for routing to the concepts that may answer it.
 
 A mention's answers are merged by rank (`merge_ranked`): round r adds the whole query's r-th
@@ -27,7 +28,7 @@ first and lost 0.8 points acc@1.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from core.documents import Candidate, Document, Mention
 from core.retrieve.mentions import split_composite
@@ -62,6 +63,16 @@ def plan_mention(mention: Mention, abbreviations: AbbreviationMap | None = None)
     query = (abbreviations.expand(text) if abbreviations is not None else text) or text
     parts = tuple(p for p in split_composite(query) if p != query)
     return QueryPlan(text, query, query != text, parts, normalize_name(query), mention.type)
+
+
+def respelled(plan: QueryPlan, respell: Callable[[str], str]) -> QueryPlan:
+    """The plan with its strings rewritten by `respell` (core.kb.respell: the KB's spelling of each
+    word); whether an abbreviation was expanded stays as planned."""
+    text, query = respell(plan.text), respell(plan.query)
+    if text == plan.text and query == plan.query and not plan.parts:
+        return plan
+    parts = tuple(respell(part) for part in plan.parts)
+    return replace(plan, text=text, query=query, parts=parts, key=normalize_name(query))
 
 
 def plan_document(document: Document) -> list[QueryPlan]:

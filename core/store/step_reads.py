@@ -5,6 +5,7 @@ in force, to revert them)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -94,4 +95,27 @@ def suggestion_versions(project: Project, mention_ids: Sequence[int]) -> dict[in
             )
             for mention_id, retriever, reranker in rows:
                 found[mention_id] = "+".join(v for v in (retriever, reranker) if v)
+    return found
+
+
+def past_spans(project: Project, mention_ids: Sequence[int]) -> dict[int, set[tuple[int, int]]]:
+    """Mention id -> every span its logged span edits (`adjust_span`) moved it from or to: the strings a
+    decision on it may have taught before (core.learn.live asks about them again after a span edit)."""
+    found: dict[int, set[tuple[int, int]]] = {}
+    ordered = sorted(set(mention_ids))
+    with project.session() as session:
+        for start in range(0, len(ordered), _CHUNK):
+            rows = session.execute(
+                select(DecisionRow.mention_id, DecisionRow.detail_json).where(
+                    DecisionRow.action == "adjust_span",
+                    DecisionRow.mention_id.in_(ordered[start : start + _CHUNK]),
+                )
+            )
+            for mention_id, detail_json in rows:
+                detail = json.loads(detail_json or "{}")
+                spans = found.setdefault(mention_id, set())
+                for side in ("old", "new"):
+                    begin, end = detail.get(f"{side}_start"), detail.get(f"{side}_end")
+                    if isinstance(begin, int) and isinstance(end, int):
+                        spans.add((begin, end))
     return found

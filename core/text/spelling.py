@@ -27,11 +27,19 @@ _FOLDS: tuple[tuple[re.Pattern[str], str], ...] = (
 STOP_WORDS = frozenset({"a", "an", "and", "by", "for", "in", "of", "on", "or", "the", "to", "with"})
 
 
+def spelling_fold(word: str) -> str:
+    """One lower-case word with its spelling variants folded (British/American, -ise/-ize, ...), its
+    number left alone: the part of `fold_word` that says two spellings are one word
+    (core.kb.respell brings a query's words to the KB's spelling with it)."""
+    for pattern, replacement in _FOLDS:
+        word = pattern.sub(replacement, word)
+    return word
+
+
 @lru_cache(maxsize=65536)
 def fold_word(word: str) -> str:
     """One normalised word -> its search key: spelling variants folded, a plural or possessive s cut."""
-    for pattern, replacement in _FOLDS:
-        word = pattern.sub(replacement, word)
+    word = spelling_fold(word)
     if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
         word = word[:-1]
     return word

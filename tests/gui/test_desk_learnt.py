@@ -67,7 +67,8 @@ def test_the_learnt_list_removes_a_synonym_as_one_undo_step(window, demo_project
     qtbot.waitExposed(dialog)
     assert dialog.table.rowCount() == 1
     cells = [dialog.table.item(0, c).text() for c in range(dialog.table.columnCount())]
-    assert cells[0] == mention.text and cells[1].startswith(wrong) and cells[3] == "ann"
+    name = demo_project.kb.concept(wrong).preferred_name
+    assert cells[0] == mention.text and cells[1] == f"{name} ({wrong})" and cells[3] == "ann"
     assert cells[-1] == "learnt" and not dialog.remove.isEnabled()
     dialog.table.selectRow(0)
     assert dialog.remove.isEnabled() and not dialog.restore.isEnabled()
