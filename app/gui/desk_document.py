@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gc
 import html
+import logging
 from collections.abc import Callable
 
 from PySide6.QtWidgets import QLabel
@@ -30,6 +31,7 @@ from core.jobs import curation
 from core.store.desk_lookup import document_facets
 from core.store.op_changes import OpChanges
 
+log = logging.getLogger(__name__)
 
 def settle_memory() -> None:
     """Exempt what the desk holds now (every queue row, the loaded modules, Qt's wrappers) from Python's
@@ -75,9 +77,13 @@ class DocumentView:
         settle_memory()
 
     def open_document(self, doc_id: str, *, mention_id: int | None = None) -> None:
+        """Show a document. The log names each one opened: what a session stored can be checked against
+        what the curator had on screen (`curalink bench desk-opened`)."""
         if not self.model.open(doc_id):
             return
+        log.info("desk opened document %s", doc_id)
         self.abstract.set_document(self.model.doc, self._marks())
+        self.queue.hold(doc_id)  # shown, and kept in its place, while it is open
         self.queue.select(doc_id, emit=False)
         entry = self.queue.entry(doc_id)
         self._update_doc_meta(entry)
@@ -161,6 +167,9 @@ class DocumentView:
 
     def select_mention(self, index: int | None) -> None:
         index = self.model.select(index)
+        if self.model.released:  # suggestions held back while the mention left was selected
+            self.abstract.set_marks(self._marks(reread=False))
+            self.model.released = []
         if index is None:
             self.candidates.set_marked([])
             self.abstract.select_mention(None)

@@ -92,7 +92,15 @@ class BackgroundLinking:
             self.model.concepts.setdefault(concept_id, concept)
         if self.model.doc is None or self.model.doc.doc_id not in chunk.doc_ids:
             return
-        updated = self.model.install(chunk.suggestions)
+        held = set(self.model.deferred)
+        updated = self.model.install(chunk.suggestions, keep_selected=True)
+        if set(self.model.deferred) - held:
+            mention = self.model.current_mention()
+            self.host.statusBar().showMessage(
+                f"new suggestions for “{mention.text if mention else ''}” arrived: they show once you "
+                "leave it, so a number key picks what you see",
+                8000,
+            )
         if not updated:
             return
         if self.model.current_mention_id() in updated:
