@@ -198,6 +198,8 @@ class DocumentView:
                 " (uncertain)" if uncertain_span(probability) else ""
             )
         label += "</span>"
+        if mention_id in self.model.deferred:  # kept as read: a number key picks what is on screen
+            label += "<br><i>new suggestions arrived for this mention: they show once you leave it</i>"
         if not ranked and mention_id in self.model.resuggesting:
             label += "<br><i>computing suggestions for the new span…</i>"
         elif not ranked and self.links.background:

@@ -94,13 +94,8 @@ class BackgroundLinking:
             return
         held = set(self.model.deferred)
         updated = self.model.install(chunk.suggestions, keep_selected=True)
-        if set(self.model.deferred) - held:
-            mention = self.model.current_mention()
-            self.host.statusBar().showMessage(
-                f"new suggestions for “{mention.text if mention else ''}” arrived: they show once you "
-                "leave it, so a number key picks what you see",
-                8000,
-            )
+        if set(self.model.deferred) - held and not updated:  # said under the mention (DocumentView)
+            self.host.document.select_mention(self.model.current)
         if not updated:
             return
         if self.model.current_mention_id() in updated:

@@ -10,7 +10,7 @@ from rich.table import Table
 
 from app.cli.output import print_json, print_output, shared_data, stdout
 from app.console import cancellable, progress_bar
-from bench.cli import batch, cross_feature, desk, detect, index, inputs, kb_search, quality
+from bench.cli import batch, cross_feature, desk, desk_opened, detect, index, inputs, kb_search, quality
 from bench.faults import SECTIONS as FAULT_SECTIONS
 from core.errors import CuralinkError
 
@@ -232,6 +232,7 @@ def register(bench) -> None:
     inputs.register_bench(bench)  # bad-inputs, fuzz, pubmed
     kb_search.register_bench(bench)  # kb-search
     desk.register_bench(bench)  # desk speed on the real window (issue 12)
+    desk_opened.register_bench(bench)  # decisions on documents the desk never opened (issue 31)
     batch.register_bench(bench)  # link-batch throughput (issue 15)
     index.register_bench(bench)  # a UMLS-size name index (issue 15, item 4)
     bench_retriever = bench.add_parser(

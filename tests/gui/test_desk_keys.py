@@ -214,3 +214,43 @@ def test_enter_after_applying_to_identical_mentions_keeps_the_correction(window,
     assert (state[source].action, state[source].concept_id) == ("correct", "D003550")
     assert state[copy].concept_id == "D003550"
     assert [r for r in rows(demo_project) if r[0] == source] == [(source, "correct", "D003550")]
+
+
+def test_a_resuggestion_waits_while_its_mention_is_selected(window, demo_project, qtbot):
+    from tests.test_curator_synonyms import _correctable
+    from tests.test_live_learning import _with_copies, _wrong_concept
+
+    mention, _ = _correctable(demo_project)
+    wrong = _wrong_concept(demo_project, mention)
+    first, second = _with_copies(demo_project, mention.text)  # one new document, the text twice
+    window.document.reload_queue()
+    linking = window.service.link(["copies-1"])  # loads the models; both get suggestions
+    qtbot.waitUntil(linking.done.is_set, timeout=120000)
+    press(qtbot, window, Qt.Key.Key_G, CTRL)
+    dialog = window.menu_dialog
+    qtbot.waitUntil(dialog.isActiveWindow)
+    qtbot.keyClicks(dialog.field, "copies-1")
+    qtbot.keyClick(dialog.field, Qt.Key.Key_Return)
+    assert window.model.current_mention_id() == first and window.model.suggestions[second]
+    press(qtbot, window, Qt.Key.Key_F, CTRL)
+    search = window.curation.kb_dialog
+    search.query.setText(wrong)
+    search.run_search()
+    arrived = []  # connected after the desk's own slot: it has run when this one does
+    window.service.chunkLinked.connect(lambda chunk: arrived.append(chunk))
+    with qtbot.waitSignal(window.service.learned, timeout=60000) as learnt:
+        qtbot.keyClick(search.query, Qt.Key.Key_Return)  # the correction teaches "text" -> wrong
+        assert window.model.current_mention_id() == second  # on to the other one, its list on screen
+        shown = [c.concept_id for c in window.candidates.model.candidates]
+    assert learnt.args[0][1] >= 1 and shown and shown[0] != wrong
+    qtbot.waitUntil(lambda: any(second in c.suggestions for c in arrived), timeout=120000)
+    assert demo_project.curation.suggestions(second)[0].concept_id == wrong
+    assert [c.concept_id for c in window.candidates.model.candidates] == shown  # not under the fingers
+    assert "new suggestions arrived" in window.candidates.mention_label.text()
+    press(qtbot, window, Qt.Key.Key_1)  # the top the curator read
+    decision = demo_project.curation.current_decisions()[second]
+    assert (decision.action, decision.concept_id) == ("accept", shown[0])
+    press(qtbot, window, Qt.Key.Key_K)  # having left it, coming back shows the new list
+    press(qtbot, window, Qt.Key.Key_J)
+    assert window.model.current_mention_id() == second
+    assert window.candidates.model.candidates[0].concept_id == wrong
