@@ -259,6 +259,8 @@ class MainWindow(QMainWindow):
         self.help_overlay = KeyHelpOverlay(self)
         self.keys = DeskKeys(self, self)  # the desk's keys wherever the focus is (issue 31)
         self.keys.install(self.queue.view, self.candidates.view, self.concept)
+        # Nothing holds the focus at the start (the concept pane took it, unseen): keys go to the window.
+        self.concept.setFocusPolicy(Qt.FocusPolicy.ClickFocus)
 
         bar = self.statusBar()
         self.device_label = QLabel(MODELS_NOT_LOADED)

@@ -254,3 +254,29 @@ def test_a_resuggestion_waits_while_its_mention_is_selected(window, demo_project
     press(qtbot, window, Qt.Key.Key_J)
     assert window.model.current_mention_id() == second
     assert window.candidates.model.candidates[0].concept_id == wrong
+
+
+def test_the_pane_holding_the_focus_is_framed(window, qtbot):
+    from PySide6.QtGui import QColor
+    from PySide6.QtWidgets import QApplication
+
+    from app.resources import resources_dir
+
+    app = QApplication.instance()
+    before = app.styleSheet()
+    app.setStyleSheet((resources_dir() / "style.qss").read_text(encoding="utf-8"))  # as the desk starts
+    try:
+        view = window.queue.view
+
+        def edge() -> QColor:
+            image = view.grab().toImage()
+            return image.pixelColor(1, image.height() // 2)
+
+        assert window.focusWidget() is None  # nothing holds the focus at the start: keys go to the window
+        unfocused = edge()
+        click_row(qtbot, window, "90000002")
+        assert view.hasFocus()
+        qtbot.waitUntil(lambda: edge() != unfocused)
+        assert edge() == QColor("#2f6fd0")
+    finally:
+        app.setStyleSheet(before)
