@@ -213,7 +213,9 @@ class QueueModel(QAbstractTableModel):
         )
         for entry in entries:
             self.entries[self.rows[entry.doc_id]] = entry
-        moved = self.sort_key != "id" and self._reordered({entry.doc_id for entry in entries})
+        held = self.held.doc_id if self.held is not None else None
+        moving = {entry.doc_id for entry in entries if entry.doc_id != held}  # the open one stays put
+        moved = self.sort_key != "id" and bool(moving) and self._reordered(moving)
         if moved is False and all((e.doc_id in self.shown_rows) == self.accepts(e) for e in entries):
             for entry in entries:
                 row = self.shown_rows.get(entry.doc_id)
