@@ -224,7 +224,9 @@ class DocumentView:
             start = -1 if self.model.current is None and offset > 0 else (self.model.current or 0)
             self.select_mention(max(0, min(start + offset, len(self.model.mention_ids) - 1)))
 
-    def step_document(self, offset: int) -> None:
+    def step_document(self, offset: int) -> bool:
+        """The next (previous) document in the order on screen; False at either end of the queue."""
         target = self.queue.step(offset)
         if target:
             self.open_document(target)
+        return bool(target)

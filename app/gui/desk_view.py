@@ -105,7 +105,8 @@ class DeskView:
             )
         self.abstract.set_zoom(self.settings.abstract_zoom)
         target = state.get("current")
-        if not isinstance(target, str) or self.queue.visible_row(target) is None:
+        # the document left open, even where the filters now hide it: shown while open (QueueModel.hold)
+        if not isinstance(target, str) or self.queue.entry(target) is None:
             target = next(iter(self.queue.visible_from(None, 1)), None)
         if target is not None:
             mention = state.get("mention") if state.get("current") == target else None

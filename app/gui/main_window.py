@@ -352,10 +352,10 @@ class MainWindow(QMainWindow):
             "Previous mention", [K.Key_Backtab, K.Key_K], lambda: self.document.step_mention(-1)
         )
         self.act_next_doc = self.key_action(
-            "Next document", ["Ctrl+Down", K.Key_PageDown], lambda: self.document.step_document(1)
+            "Next document", ["Ctrl+Down", K.Key_PageDown], lambda: self._step_document(1)
         )
         self.act_prev_doc = self.key_action(
-            "Previous document", ["Ctrl+Up", K.Key_PageUp], lambda: self.document.step_document(-1)
+            "Previous document", ["Ctrl+Up", K.Key_PageUp], lambda: self._step_document(-1)
         )
         self.act_undo = self.key_action("Undo", ["Ctrl+Z"], self.saving.undo)
         self.act_redo = self.key_action("Redo", ["Ctrl+Shift+Z", "Ctrl+Y"], self.saving.redo)
@@ -376,6 +376,13 @@ class MainWindow(QMainWindow):
         self.act_find_raw = self.key_action(
             "Find mentions in every document without any", [], self.detect.find_mentions_in_raw
         )
+
+    def _step_document(self, offset: int) -> None:
+        """Ctrl+Down / Ctrl+Up; at either end of the queue the status bar says so (a key never does
+        nothing unseen)."""
+        if not self.document.step_document(offset):
+            where = "last" if offset > 0 else "first"
+            self.statusBar().showMessage(f"this is the {where} document the queue shows", 4000)
 
     @staticmethod
     def _history_text(action: QAction, verb: str, label: str) -> None:

@@ -162,6 +162,10 @@ def test_go_to_a_hidden_document_keeps_show_and_split(window, demo_project, qtbo
     press(qtbot, window, Qt.Key.Key_Down, CTRL)
     assert window.model.doc.doc_id == "90000005"  # the next one the filter shows
     assert "90000004" not in window.queue.visible_ids() and window.queue.filters()["status"] == "unreviewed"
+    press(qtbot, window, Qt.Key.Key_Down, CTRL)
+    press(qtbot, window, Qt.Key.Key_Down, CTRL)  # past the last one: said, nothing else opened
+    assert window.model.doc.doc_id == "90000006"
+    assert "last document the queue shows" in window.statusBar().currentMessage()
 
 
 def test_enter_on_a_decided_mention_moves_on_and_stores_nothing(window, demo_project, qtbot):
