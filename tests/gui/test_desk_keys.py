@@ -32,6 +32,17 @@ def click_row(qtbot, window, doc_id: str) -> None:
     assert window.model.doc.doc_id == doc_id
 
 
+def correct_by_search(qtbot, window, concept_id: str) -> None:
+    """Ctrl+F, the concept's id, Enter: a correction of the selected mention through the KB search."""
+    press(qtbot, window, Qt.Key.Key_F, CTRL)
+    search = window.curation.kb_dialog
+    search.query.setText(concept_id)
+    search.run_search()
+    qtbot.keyClick(search.query, Qt.Key.Key_Return)
+    assert not search.isVisible()
+    qtbot.waitUntil(lambda: window.isActiveWindow())
+
+
 def rows(project) -> list[tuple[int, str, str]]:
     """Every decision row: mention, action, concept."""
     with project.session() as session:
@@ -113,13 +124,7 @@ def test_show_unreviewed_by_uncertainty_never_switches_the_open_document(window,
     assert window.model.doc.doc_id == chosen and window.queue.current_id() == chosen
     assert window.queue.visible_ids() == seen  # neither hidden nor moved while it is open
     corrected = window.model.current_mention_id()
-    press(qtbot, window, Qt.Key.Key_F, CTRL)  # a correction through the KB search
-    search = window.curation.kb_dialog
-    search.query.setText("D003866")
-    search.run_search()
-    qtbot.keyClick(search.query, Qt.Key.Key_Return)
-    assert not search.isVisible()
-    qtbot.waitUntil(lambda: window.isActiveWindow())
+    correct_by_search(qtbot, window, "D003866")  # a correction through the KB search
     assert window.model.doc.doc_id == chosen and window.queue.current_id() == chosen
     press(qtbot, window, Qt.Key.Key_Return)
     press(qtbot, window, Qt.Key.Key_Return)
@@ -171,12 +176,7 @@ def test_go_to_a_hidden_document_keeps_show_and_split(window, demo_project, qtbo
 def test_enter_on_a_decided_mention_moves_on_and_stores_nothing(window, demo_project, qtbot):
     assert window.model.doc.doc_id == "90000001" and window.model.current == 0
     corrected = window.model.current_mention_id()
-    press(qtbot, window, Qt.Key.Key_F, CTRL)
-    search = window.curation.kb_dialog
-    search.query.setText("D002819")
-    search.run_search()
-    qtbot.keyClick(search.query, Qt.Key.Key_Return)
-    qtbot.waitUntil(lambda: window.isActiveWindow())
+    correct_by_search(qtbot, window, "D002819")  # a correction through the KB search
     assert window.model.current == 1
     press(qtbot, window, Qt.Key.Key_K)  # back to the correction
     before = rows(demo_project)
@@ -200,12 +200,7 @@ def test_enter_after_applying_to_identical_mentions_keeps_the_correction(window,
     assert len(same) == 2
     window.document.select_mention(same[0])
     source = window.model.current_mention_id()
-    press(qtbot, window, Qt.Key.Key_F, CTRL)
-    search = window.curation.kb_dialog
-    search.query.setText("D003550")
-    search.run_search()
-    qtbot.keyClick(search.query, Qt.Key.Key_Return)
-    qtbot.waitUntil(lambda: window.isActiveWindow())
+    correct_by_search(qtbot, window, "D003550")  # a correction through the KB search
     window.document.select_mention(same[0])  # back on the correction, to copy it
     press(qtbot, window, Qt.Key.Key_D, CTRL)
     dialog = window.menu_dialog
