@@ -56,6 +56,14 @@ class Curation:
             self.host.statusBar().showMessage("no mention selected", 3000)
             return False
         detail = teaching_detail(self.host, detail)  # Alt+Enter, Curate ▸ Decide without teaching
+        if self.model.repeats_decision(mention_id, action, concept_id, self.model.curator(), detail):
+            self.host.statusBar().showMessage(
+                f"already decided: {self._decided_text(mention_id)}; nothing stored", 5000
+            )
+            following = self.model.next_after(mention_id)
+            if following is not None:
+                self.host.document.select_mention(following)
+            return False
         op = self.model.decide(action, concept_id, detail=detail)
         outcome = self.saving.perform(op.label, op.run)
         if outcome == "refused":
@@ -87,8 +95,43 @@ class Curation:
         )
 
     def accept_top(self) -> bool:
-        """Enter: the marked candidates as one link when some are marked, else the top one."""
-        return self.accept_marked() if self.model.marked else self.accept_rank(1)
+        """Enter: the marked candidates as one link when some are marked, else the top one. On a mention
+        already decided Enter stores nothing: it moves to the next undecided one (a number key, R, N, A
+        or Ctrl+F changes a decision, deliberately)."""
+        if self.model.marked:
+            return self.accept_marked()
+        mention_id = self.model.current_mention_id()
+        if mention_id is not None and mention_id in self.model.decisions:
+            self.skip_decided(mention_id)
+            return False
+        return self.accept_rank(1)
+
+    def _decided_text(self, mention_id: int) -> str:
+        """“HD” accept → D006816 Huntington Disease, as the status bar names a decision in force."""
+        decision = self.model.decisions[mention_id]
+        mention = self.model.doc.mentions[self.model.mention_ids.index(mention_id)]
+        link = f" → {self.model.link_text(decision.concept_id)}" if decision.concept_id else ""
+        return f"“{mention.text}” {decision.action}{link}"
+
+    def skip_decided(self, mention_id: int) -> int | None:
+        """Enter on a decided mention: on to the next undecided one (after it, else before it), said in
+        the status bar; where none is left the selection stays and the status bar says how to go on."""
+        following = self.model.next_undecided(mention_id)
+        decided = self._decided_text(mention_id)
+        if following is None:
+            self.host.statusBar().showMessage(
+                f"{decided} is decided, and so is every mention here: nothing stored. Ctrl+Down opens "
+                "the next document; 1-9, R, N, A or Ctrl+F change this decision",
+                8000,
+            )
+            return None
+        self.host.document.select_mention(following)
+        self.host.statusBar().showMessage(
+            f"{decided} is already decided: nothing stored; Enter moved to the next undecided mention "
+            "(1-9, R, N, A or Ctrl+F change a decision)",
+            8000,
+        )
+        return following
 
     def toggle_mark(self, rank: int) -> bool:
         """Ctrl+n: mark or unmark candidate n for a link naming several concepts."""
@@ -128,9 +171,7 @@ class Curation:
             self.project, self.host, initial=self.model.doc.mentions[self.model.current].text
         )
         self.kb_dialog.accepted.connect(lambda: self._kb_picked(mention_id))
-        self.kb_dialog.finished.connect(
-            lambda _result: self.host.activateWindow()
-        )  # keys go to the desk again
+        self.host.keys_back(self.kb_dialog)  # keys go to the desk again
         self.kb_dialog.open()
         self.kb_dialog.keep_in_view(
             self.abstract.mention_rect(self.model.current)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gc
 import html
+import logging
 from collections.abc import Callable
 
 from PySide6.QtWidgets import QLabel
@@ -30,6 +31,7 @@ from core.jobs import curation
 from core.store.desk_lookup import document_facets
 from core.store.op_changes import OpChanges
 
+log = logging.getLogger(__name__)
 
 def settle_memory() -> None:
     """Exempt what the desk holds now (every queue row, the loaded modules, Qt's wrappers) from Python's
@@ -75,9 +77,13 @@ class DocumentView:
         settle_memory()
 
     def open_document(self, doc_id: str, *, mention_id: int | None = None) -> None:
+        """Show a document. The log names each one opened: what a session stored can be checked against
+        what the curator had on screen (`curalink bench desk-opened`)."""
         if not self.model.open(doc_id):
             return
+        log.info("desk opened document %s", doc_id)
         self.abstract.set_document(self.model.doc, self._marks())
+        self.queue.hold(doc_id)  # shown, and kept in its place, while it is open
         self.queue.select(doc_id, emit=False)
         entry = self.queue.entry(doc_id)
         self._update_doc_meta(entry)
@@ -161,6 +167,9 @@ class DocumentView:
 
     def select_mention(self, index: int | None) -> None:
         index = self.model.select(index)
+        if self.model.released:  # suggestions held back while the mention left was selected
+            self.abstract.set_marks(self._marks(reread=False))
+            self.model.released = []
         if index is None:
             self.candidates.set_marked([])
             self.abstract.select_mention(None)
@@ -189,6 +198,8 @@ class DocumentView:
                 " (uncertain)" if uncertain_span(probability) else ""
             )
         label += "</span>"
+        if mention_id in self.model.deferred:  # kept as read: a number key picks what is on screen
+            label += "<br><i>new suggestions arrived for this mention: they show once you leave it</i>"
         if not ranked and mention_id in self.model.resuggesting:
             label += "<br><i>computing suggestions for the new span…</i>"
         elif not ranked and self.links.background:
@@ -213,7 +224,9 @@ class DocumentView:
             start = -1 if self.model.current is None and offset > 0 else (self.model.current or 0)
             self.select_mention(max(0, min(start + offset, len(self.model.mention_ids) - 1)))
 
-    def step_document(self, offset: int) -> None:
+    def step_document(self, offset: int) -> bool:
+        """The next (previous) document in the order on screen; False at either end of the queue."""
         target = self.queue.step(offset)
         if target:
             self.open_document(target)
+        return bool(target)

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Protocol
 
 from PySide6.QtGui import QAction
-from PySide6.QtWidgets import QStatusBar, QWidget
+from PySide6.QtWidgets import QDialog, QStatusBar, QWidget
 
 from core.store.op_changes import OpChanges
 
@@ -45,6 +45,8 @@ class DeskHost(Protocol):
     def activateWindow(self) -> None: ...
 
     def isVisible(self) -> bool: ...
+
+    def keys_back(self, dialog: QDialog) -> None: ...
 
     def key_action(
         self, text: str, keys: list, slot: Callable[[], object], *, menu=None, tip: str = ""

@@ -112,4 +112,8 @@ class ApplyToIdentical:
         if outcome == "saved":
             written = len(self.saving.last_changes.decision_ids)
             self.host.statusBar().showMessage(f"saved: {label} ({written} written)", 6000)
+        if outcome != "refused":  # off the source mention: Enter there would not re-decide it, but on
+            following = self.model.next_undecided(mention_id)  # to what is left to do
+            if following is not None:
+                self.host.document.select_mention(following)
         return outcome != "refused"

@@ -92,7 +92,10 @@ class BackgroundLinking:
             self.model.concepts.setdefault(concept_id, concept)
         if self.model.doc is None or self.model.doc.doc_id not in chunk.doc_ids:
             return
-        updated = self.model.install(chunk.suggestions)
+        held = set(self.model.deferred)
+        updated = self.model.install(chunk.suggestions, keep_selected=True)
+        if set(self.model.deferred) - held and not updated:  # said under the mention (DocumentView)
+            self.host.document.select_mention(self.model.current)
         if not updated:
             return
         if self.model.current_mention_id() in updated:

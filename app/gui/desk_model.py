@@ -68,6 +68,10 @@ class DeskModel:
         self.suggestions: dict[int, list[Candidate]] = {}
         self.suggested_for: dict[int, MentionKey] = {}  # the span and type the suggestions are for
         self.resuggesting: set[int] = set()  # edited mentions waiting for new suggestions
+        # New suggestions for the selected mention, shown once the curator leaves it: a list replaced
+        # under the curator's eyes made a number key pick another concept than the one read (issue 31).
+        self.deferred: dict[int, SuggestionSet] = {}
+        self.released: list[int] = []  # deferred suggestions `select` just put in force
         self.marked: list[str] = []  # candidates marked for one link to several concepts
         self.marked_mention: int | None = None
         self.searched_marks: set[str] = set()  # marked from the KB search (Ctrl+Enter), not candidates
@@ -87,6 +91,7 @@ class DeskModel:
         self.doc, self.mention_ids = found[0]
         self.suggestions = {m: [] for m in self.mention_ids}
         self.suggested_for = {}
+        self.deferred = {}
         self.install(self.project.curation.suggestion_sets(self.mention_ids))
         self.decisions = self.project.curation.current_decisions(mention_ids=self.mention_ids)
         wanted = {c.concept_id for ranked in self.suggestions.values() for c in ranked}
@@ -96,16 +101,23 @@ class DeskModel:
             self.concepts.update(self.project.kb.concepts(missing))
         return True
 
-    def install(self, found: dict[int, SuggestionSet]) -> list[int]:
+    def install(self, found: dict[int, SuggestionSet], *, keep_selected: bool = False) -> list[int]:
         """Take the suggestions computed for a mention's current span and type, drop any others (a
-        late answer for an edited span); returns the mentions updated."""
+        late answer for an edited span); returns the mentions updated. `keep_selected`: a new list for
+        the selected mention that ranks other concepts waits in `deferred` until the curator leaves it."""
         if self.doc is None:
             return []
         updated = []
+        selected = self.current_mention_id() if keep_selected else None
         for mention, mention_id in zip(self.doc.mentions, self.mention_ids, strict=True):
             entry = found.get(mention_id)
             if entry is None or entry.key != mention_key(mention):
                 continue
+            shown = [c.concept_id for c in self.suggestions.get(mention_id, [])]
+            if mention_id == selected and shown and shown != [c.concept_id for c in entry.candidates]:
+                self.deferred[mention_id] = entry
+                continue
+            self.deferred.pop(mention_id, None)
             self.suggestions[mention_id] = entry.candidates
             self.suggested_for[mention_id] = entry.key
             if entry.candidates:
@@ -139,6 +151,8 @@ class DeskModel:
         index = max(0, min(index, len(self.mention_ids) - 1))
         self.current = index
         mention_id = self.mention_ids[index]
+        waiting = {m: entry for m, entry in self.deferred.items() if m != mention_id}
+        self.released = self.install(waiting) if waiting else []
         if mention_id != self.marked_mention:
             self.marked, self.marked_mention, self.searched_marks = [], mention_id, set()
         ranked = self.suggestions.get(mention_id, [])
@@ -159,6 +173,20 @@ class DeskModel:
             if self.mention_ids[later] not in self.decisions:
                 return later
         return min(index + 1, len(self.mention_ids) - 1)
+
+    def next_undecided(self, mention_id: int) -> int | None:
+        """The first undecided mention after `mention_id`, else before it (None when every one is)."""
+        if mention_id not in self.mention_ids:
+            return None
+        index = self.mention_ids.index(mention_id)
+        order = [*range(index + 1, len(self.mention_ids)), *range(index)]
+        return next((i for i in order if self.mention_ids[i] not in self.decisions), None)
+
+    def repeats_decision(
+        self, mention_id: int, action: str, concept_id: str, curator: str, detail: dict | None
+    ) -> bool:
+        """Whether the decision is the one in force already (the store would not write it again)."""
+        return curation.repeats(self.decisions.get(mention_id), action, concept_id, curator, detail)
 
     def concept(self, concept_id: str) -> Concept | None:
         if concept_id not in self.concepts:

@@ -105,7 +105,8 @@ class DeskView:
             )
         self.abstract.set_zoom(self.settings.abstract_zoom)
         target = state.get("current")
-        if not isinstance(target, str) or self.queue.visible_row(target) is None:
+        # the document left open, even where the filters now hide it: shown while open (QueueModel.hold)
+        if not isinstance(target, str) or self.queue.entry(target) is None:
             target = next(iter(self.queue.visible_from(None, 1)), None)
         if target is not None:
             mention = state.get("mention") if state.get("current") == target else None
@@ -145,13 +146,17 @@ class DeskView:
 
     def go_to_document(self, doc_id: str) -> str | None:
         """Open a document by id; None when done, else why not. A document the filters hide is shown
-        after clearing them (said in the status bar)."""
-        if self.queue.entry(doc_id) is None:
+        while it is open, the filters as they were (said in the status bar): clearing them silently
+        left the curator in another view than the one chosen (issue 31)."""
+        entry = self.queue.entry(doc_id)
+        if entry is None:
             return f"No document with id “{doc_id}” in this project."
-        if self.queue.visible_row(doc_id) is None:
-            self.queue.set_filters()
-            self.host.statusBar().showMessage(f"Filters cleared to show {doc_id}", 6000)
         self.host.document.open_document(doc_id)
+        if not self.queue.model.passes(entry):
+            chosen = ", ".join(f"{k} {v}" for k, v in self.queue.filters().items() if v != "all")
+            self.host.statusBar().showMessage(
+                f"{doc_id} is shown while it is open; the queue's filters ({chosen}) hide it", 8000
+            )
         return None
 
     def open_go_to(self) -> GoToDialog:

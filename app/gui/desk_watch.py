@@ -279,6 +279,8 @@ class ProjectWatch:
             return True
         sets = self.project.curation.suggestion_sets(self.model.mention_ids)
         shown = {m: [_shown(c) for c in ranked] for m, ranked in self.model.suggestions.items() if ranked}
+        # suggestions held back for the selected mention are the desk's already (DeskModel.deferred)
+        shown.update({m: [_shown(c) for c in entry.candidates] for m, entry in self.model.deferred.items()})
         return shown != {m: [_shown(c) for c in entry.candidates] for m, entry in sets.items()}
 
 

@@ -21,6 +21,33 @@ from core.store.desk_lookup import DocumentFacets
 from core.store.project import QueueEntry
 
 
+class QueueTable(QTableView):
+    """The queue's table: a click or an arrow key moves to a row, and opens its document; nothing else
+    does (`asked`). Letters are the desk's keys, never a type-ahead search (a search by title opened
+    documents the curator never chose: issue 31)."""
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.asked = False  # a mouse press or key press of the curator's is under way
+
+    def keyboardSearch(self, search: str) -> None:  # noqa: N802 - Qt's name
+        """No type-ahead: a letter typed here is a desk key (app/gui/desk_keys.py)."""
+
+    def mousePressEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        self.asked = True
+        try:
+            super().mousePressEvent(event)
+        finally:
+            self.asked = False
+
+    def keyPressEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        self.asked = True
+        try:
+            super().keyPressEvent(event)
+        finally:
+            self.asked = False
+
+
 class DocumentQueue(QWidget):
     """Filter and sort on top, the table, and the overall progress below."""
 
@@ -42,7 +69,7 @@ class DocumentQueue(QWidget):
         self.sort_box.addItems(["by id", "by uncertainty"])
         for box in (self.filter_box, self.split_box, self.type_box, self.sort_box):
             box.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # letters are the curator's keys, not a combo's
-        self.view = QTableView()
+        self.view = QueueTable()
         self.view.setModel(self.model)
         self.view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
@@ -96,6 +123,7 @@ class DocumentQueue(QWidget):
         self.sort_box.currentIndexChanged.connect(lambda which: self._sort(SORTS[which]))
         self.view.selectionModel().currentRowChanged.connect(self._row_changed)
         self._quiet = False
+        self._asked = False  # a `select` that opens its document is under way
 
     def _sort(self, key: str) -> None:
         self._settle(lambda: self.model.set_sort(key))
@@ -108,6 +136,7 @@ class DocumentQueue(QWidget):
         shown; when the filter hid it, open the row Qt moved the selection to (or the first), once."""
         previous = self.current_id()
         self._quiet = True
+        self.model.hold(self.held_id())  # the curator asked for this view: the open document as it is now
         change()
         self._quiet = False
         if previous is not None and not self.select(previous, emit=False):
@@ -120,6 +149,17 @@ class DocumentQueue(QWidget):
             self.view.scrollTo(index)
         self._summarise()
         self.viewChanged.emit()
+
+    def held_id(self) -> str | None:
+        return self.model.held.doc_id if self.model.held is not None else None
+
+    def hold(self, doc_id: str | None) -> None:
+        """The document now open (QueueModel.hold): always shown, in the place it has now, until another
+        is opened or the curator changes the order or a filter."""
+        self._quiet = True
+        self.model.hold(doc_id)
+        self._quiet = False
+        self._summarise()
 
     def sort_key(self) -> str:
         return self.model.sort_key
@@ -277,13 +317,13 @@ class DocumentQueue(QWidget):
         if row is None:  # not in the queue, or filtered out
             return False
         index = self.model.index(row, 0)
-        quiet, self._quiet = self._quiet, not emit
+        quiet, self._quiet, self._asked = self._quiet, not emit, emit
         self.view.selectionModel().setCurrentIndex(
             index,
             QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows,
         )
         self.view.scrollTo(index)
-        self._quiet = quiet
+        self._quiet, self._asked = quiet, False
         return True
 
     def step(self, offset: int) -> str | None:
@@ -298,5 +338,8 @@ class DocumentQueue(QWidget):
         return shown[position].doc_id
 
     def _row_changed(self, current: QModelIndex, _previous: QModelIndex) -> None:
-        if not self._quiet and current.isValid():
+        """Open the row the curator moved to; a row Qt made current by itself (the first row when the
+        table gets the focus without one) opens nothing."""
+        asked = self.view.asked or self._asked
+        if not self._quiet and asked and current.isValid():
             self.documentActivated.emit(self.model.shown[current.row()].doc_id)

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QSize, Qt, QTimer
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
+    QDialog,
     QLabel,
     QMainWindow,
     QProgressBar,
@@ -28,6 +29,7 @@ from app.gui.desk_document import DocumentView
 from app.gui.desk_extras import CuratorExtras
 from app.gui.desk_files import ProjectFiles
 from app.gui.desk_identical import ApplyToIdentical
+from app.gui.desk_keys import DeskKeys
 from app.gui.desk_linking import BackgroundLinking
 from app.gui.desk_marks import CurationMarks
 from app.gui.desk_model import DeskModel
@@ -82,7 +84,7 @@ class MainWindow(QMainWindow):
         self.service.failed.connect(lambda exc: show_error(self, exc, context="background linking"))
         self.report_dialog = None  # an import's or export's summary, or its bad items
         self.menu_job: Job | None = None
-        self.menu_dialog = None
+        self._menu_dialog: QWidget | None = None
 
         self.setWindowTitle(f"Curalink — {project.path.name}")
         self._build_widgets()
@@ -98,6 +100,27 @@ class MainWindow(QMainWindow):
             self.device_label.setText(MODELS_LOADING)
             self.service.preload()  # the KB search index is built once it is ready (desk_linking)
         OPEN_WINDOWS.append(self)
+
+    @property
+    def menu_dialog(self) -> QWidget | None:
+        """The dialog a menu or key opened last (kept alive; tests reach it)."""
+        return self._menu_dialog
+
+    @menu_dialog.setter
+    def menu_dialog(self, dialog: QWidget | None) -> None:
+        self._menu_dialog = dialog
+        if isinstance(dialog, QDialog):
+            self.keys_back(dialog)
+
+    def keys_back(self, dialog: QDialog) -> None:
+        """The desk's keys work again, on the desk, as soon as `dialog` closes (app/gui/desk_keys.py)."""
+        self.keys.keys_back(dialog)
+
+    def keyPressEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        """A key no widget used, which Qt did not take as a shortcut (this window not counted active):
+        the desk action it names, or a status line saying it names none."""
+        if not self.keys.dispatch(event):
+            super().keyPressEvent(event)
 
     def _import_reranker_code(self) -> None:
         """Import the reranker's model code now, before the window takes input: done in the worker, the
@@ -234,6 +257,10 @@ class MainWindow(QMainWindow):
         self.saving = DeskSaving(self, self.model, self.settings, self.service, self.undo_stack)
         self.setCentralWidget(self.saving.with_save_bar(self.splitter))
         self.help_overlay = KeyHelpOverlay(self)
+        self.keys = DeskKeys(self, self)  # the desk's keys wherever the focus is (issue 31)
+        self.keys.install(self.queue.view, self.candidates.view, self.concept)
+        # Nothing holds the focus at the start (the concept pane took it, unseen): keys go to the window.
+        self.concept.setFocusPolicy(Qt.FocusPolicy.ClickFocus)
 
         bar = self.statusBar()
         self.device_label = QLabel(MODELS_NOT_LOADED)
@@ -325,10 +352,10 @@ class MainWindow(QMainWindow):
             "Previous mention", [K.Key_Backtab, K.Key_K], lambda: self.document.step_mention(-1)
         )
         self.act_next_doc = self.key_action(
-            "Next document", ["Ctrl+Down", K.Key_PageDown], lambda: self.document.step_document(1)
+            "Next document", ["Ctrl+Down", K.Key_PageDown], lambda: self._step_document(1)
         )
         self.act_prev_doc = self.key_action(
-            "Previous document", ["Ctrl+Up", K.Key_PageUp], lambda: self.document.step_document(-1)
+            "Previous document", ["Ctrl+Up", K.Key_PageUp], lambda: self._step_document(-1)
         )
         self.act_undo = self.key_action("Undo", ["Ctrl+Z"], self.saving.undo)
         self.act_redo = self.key_action("Redo", ["Ctrl+Shift+Z", "Ctrl+Y"], self.saving.redo)
@@ -349,6 +376,13 @@ class MainWindow(QMainWindow):
         self.act_find_raw = self.key_action(
             "Find mentions in every document without any", [], self.detect.find_mentions_in_raw
         )
+
+    def _step_document(self, offset: int) -> None:
+        """Ctrl+Down / Ctrl+Up; at either end of the queue the status bar says so (a key never does
+        nothing unseen)."""
+        if not self.document.step_document(offset):
+            where = "last" if offset > 0 else "first"
+            self.statusBar().showMessage(f"this is the {where} document the queue shows", 4000)
 
     @staticmethod
     def _history_text(action: QAction, verb: str, label: str) -> None:

@@ -6,7 +6,7 @@ import bisect
 
 import numpy as np
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
-from PySide6.QtGui import QColor
+from PySide6.QtGui import QColor, QFont
 
 from app.gui.queue_order import SORTS, natural_id_key, uncertainty_key
 from core.store.desk_lookup import DocumentFacets
@@ -38,7 +38,12 @@ class QueueModel(QAbstractTableModel):
     every row, and a sort made it filter every row again (a sort took 117 ms p95 at 20,000 documents in
     `curalink bench desk`). Here a filter
     is one list comprehension and a change of order or filter one layout change (the selection follows
-    its document)."""
+    its document).
+
+    The open document is `held`: seen by the order and the filters as it was when the curator opened it
+    (or last changed the order or a filter), and always shown. A decision that makes it "done" or no longer
+    "unreviewed" or least uncertain therefore neither hides it nor moves it under the curator's fingers;
+    the next and previous documents are those around it in the order on screen (issue 31)."""
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -57,6 +62,7 @@ class QueueModel(QAbstractTableModel):
         # summing 20,000 rows after every decision was a quarter of a key press's time in a profile.
         self.totals = (0, 0, 0)
         self.shown_totals = (0, 0, 0)  # the same over the rows the filters let through
+        self.held: QueueEntry | None = None  # the open document, as it was when the curator opened it
 
     def filtered(self) -> bool:
         return not self.status == self.split == self.type == ALL
@@ -69,7 +75,13 @@ class QueueModel(QAbstractTableModel):
             sum(e.status == "done" for e in entries),
         )
 
+    def _basis(self, entry: QueueEntry) -> QueueEntry:
+        """What the order sees of a row: the open document as it was when held, any other as it is."""
+        held = self.held
+        return held if held is not None and entry.doc_id == held.doc_id else entry
+
     def _key(self, entry: QueueEntry):
+        entry = self._basis(entry)
         id_key = self._id_keys.get(entry.doc_id)
         if id_key is None:
             id_key = self._id_keys[entry.doc_id] = natural_id_key(entry.doc_id)
@@ -87,19 +99,25 @@ class QueueModel(QAbstractTableModel):
             ranked = sorted(self._id_keys, key=self._id_keys.__getitem__)
             self._id_rank = {doc_id: rank for rank, doc_id in enumerate(ranked)}
         ranks = self._id_rank
+        basis = entries if self.held is None else [self._basis(e) for e in entries]
         id_rank = np.fromiter((ranks[e.doc_id] for e in entries), dtype=np.int64, count=len(entries))
         if self.sort_key == "id":
             order = np.argsort(id_rank, kind="stable")
         else:  # as queue_order.uncertainty_key: shown margin, more unreviewed first, then id
             # Python's round, as the key bisection uses (numpy's can differ in the last place)
-            margin = np.fromiter((round(e.margin, 2) for e in entries), dtype=np.float64, count=len(entries))
+            margin = np.fromiter((round(e.margin, 2) for e in basis), dtype=np.float64, count=len(entries))
             open_mentions = np.fromiter(
-                (e.mentions - e.reviewed for e in entries), dtype=np.int64, count=len(entries)
+                (e.mentions - e.reviewed for e in basis), dtype=np.int64, count=len(entries)
             )
             order = np.lexsort((id_rank, -open_mentions, margin))
         return [entries[i] for i in order.tolist()]
 
     def accepts(self, entry: QueueEntry) -> bool:
+        """Whether the row is shown: the open document always, any other when it `passes` the filters."""
+        held = self.held
+        return (held is not None and entry.doc_id == held.doc_id) or self.passes(entry)
+
+    def passes(self, entry: QueueEntry) -> bool:
         """Status, split and mention type combined."""
         if self.status != ALL and entry.status != self.status:
             return False
@@ -126,6 +144,21 @@ class QueueModel(QAbstractTableModel):
         self.shown_rows = {entry.doc_id: row for row, entry in enumerate(self.shown)}
         self.shown_totals = self._counts(self.shown)
         self.endResetModel()
+
+    def hold(self, doc_id: str | None) -> None:
+        """Hold `doc_id` (the document just opened; None: no document is open) as it is now; the one held
+        before takes its own place in the order and the filters again."""
+        before = self.held.doc_id if self.held is not None else None
+        row = self.rows.get(doc_id) if doc_id is not None else None
+        self.held = self.entries[row] if row is not None else None
+        changed = {d for d in (before, doc_id) if d is not None and d in self.rows}
+        if not changed:
+            return
+        moved = self.sort_key != "id" and self._reordered(changed)
+        entries = [self.entries[self.rows[d]] for d in changed]
+        if moved is False and all((e.doc_id in self.shown_rows) == self.accepts(e) for e in entries):
+            return
+        self._relayout(moved or self.entries)
 
     def set_sort(self, key: str) -> None:
         if key not in SORTS:
@@ -180,7 +213,9 @@ class QueueModel(QAbstractTableModel):
         )
         for entry in entries:
             self.entries[self.rows[entry.doc_id]] = entry
-        moved = self.sort_key != "id" and self._reordered({entry.doc_id for entry in entries})
+        held = self.held.doc_id if self.held is not None else None
+        moving = {entry.doc_id for entry in entries if entry.doc_id != held}  # the open one stays put
+        moved = self.sort_key != "id" and bool(moving) and self._reordered(moving)
         if moved is False and all((e.doc_id in self.shown_rows) == self.accepts(e) for e in entries):
             for entry in entries:
                 row = self.shown_rows.get(entry.doc_id)
@@ -248,12 +283,21 @@ class QueueModel(QAbstractTableModel):
             facets = self.facets.get(entry.doc_id)
             split = f"; split {facets.split or NO_SPLIT}" if facets is not None else ""
             marked = f"\n{DONE_SIGN} marked done by a curator" if entry.marked_done else ""
+            kept = "\nshown while it is open: the filters hide it" if self._kept_for_open(entry) else ""
             return (
                 f"{entry.doc_id}: {entry.title}\n{entry.status}, {entry.reviewed} of {entry.mentions} "
-                f"reviewed{pending}{split}{marked}"
+                f"reviewed{pending}{split}{marked}{kept}"
             )
+        if role == Qt.ItemDataRole.FontRole and self._kept_for_open(entry):
+            font = QFont()
+            font.setItalic(True)
+            return font
         if role == Qt.ItemDataRole.ForegroundRole and column == 2:
             return QColor(_STATUS_COLOURS[entry.status])
         if role == Qt.ItemDataRole.ForegroundRole and column == 0 and entry.marked_done:
             return QColor(_STATUS_COLOURS["done"])
         return None
+
+    def _kept_for_open(self, entry: QueueEntry) -> bool:
+        """The open document's row, shown only because it is open (italic, and said in its tooltip)."""
+        return self.held is not None and entry.doc_id == self.held.doc_id and not self.passes(entry)

@@ -10,7 +10,7 @@ from rich.table import Table
 
 from app.cli.output import print_json, print_output, shared_data, stdout
 from app.console import cancellable, progress_bar
-from bench.cli import batch, cross_feature, desk, detect, index, inputs, kb_search, loop, quality, spelling
+from bench.cli import batch, cross_feature, desk, desk_opened, detect, index, inputs, kb_search, loop, quality, spelling
 from bench.faults import SECTIONS as FAULT_SECTIONS
 from core.errors import CuralinkError
 
@@ -234,6 +234,7 @@ def register(bench) -> None:
     loop.register_bench(bench)  # loop
     spelling.register_bench(bench)  # spelling variants through the linker (issue 31 item 6)
     desk.register_bench(bench)  # desk speed on the real window (issue 12)
+    desk_opened.register_bench(bench)  # decisions on documents the desk never opened (issue 31)
     batch.register_bench(bench)  # link-batch throughput (issue 15)
     index.register_bench(bench)  # a UMLS-size name index (issue 15, item 4)
     bench_retriever = bench.add_parser(

@@ -20,7 +20,7 @@ from core.jobs import undo as history
 from core.jobs.undo import ADD, DECISIONS, DELETE, MARK, OCCURRENCES, SPAN, TYPE, VETO, Step, span_label
 from core.learn.teaching import set_veto
 from core.store import step_reads
-from core.store.curation_log import MentionKey, NewDecision, concept_parts
+from core.store.curation_log import Decision, MentionKey, NewDecision, concept_parts
 from core.store.curation_marks import DONE, FLAG, NOTE
 from core.store.desk_lookup import document_facets
 from core.store.identical_mentions import apply_to_identical as copy_to_identical
@@ -114,6 +114,18 @@ def _record(project: Project, curator: str, write, *, label: str, focus, skip_de
     return _finish(project, changes, label=label, focus=focus, history_now=now)
 
 
+def repeats(standing: Decision | None, action: str, concept_id: str, curator: str, detail: dict | None) -> bool:
+    """Whether a decision is `standing` (the one in force on its mention) again: the same curator, action
+    and link, taught or not alike (Alt+Enter)."""
+    if standing is None or (standing.action, standing.concept_id or "", standing.curator) != (
+        action,
+        concept_id or "",
+        curator,
+    ):
+        return False
+    return json.loads(standing.detail_json or "{}").get("teach", True) == (detail or {}).get("teach", True)
+
+
 def decide(
     project: Project,
     mention_id: int,
@@ -126,12 +138,20 @@ def decide(
     suggested_for: MentionKey | None = None,
 ) -> OpChanges:
     """One decision (a link may name several concepts, `A|B|C`, as one step). Without `model_version`,
-    the version behind the mention's stored suggestions is recorded."""
-    if model_version is None:
-        model_version = project.curation.suggestion_version(mention_id)
+    the version behind the mention's stored suggestions is recorded. The decision the same curator
+    already has in force on the mention is not stored again: a repeated key press is no new evidence (a
+    second row would count twice in training and agreement, and need two Ctrl+Z to take back)."""
     mention = _mention(project, mention_id)
     label = decision_label(project, mention_id, action, concept_id, mention=mention)
     document = mention[0]
+    standing = project.curation.current_decisions(mention_ids=[mention_id]).get(mention_id)
+    if repeats(standing, action, concept_id, curator, detail):
+        changes = OpChanges(mentions=frozenset({mention_id}), documents=frozenset({document}))
+        return _finish(
+            project, changes, label=label, focus=(document, mention_id), history_now=history.view(project, curator)
+        )
+    if model_version is None:
+        model_version = project.curation.suggestion_version(mention_id)
     decision = NewDecision(
         mention_id, action, concept_id, curator, model_version, detail or {}, suggested_for
     )

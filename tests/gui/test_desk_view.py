@@ -157,9 +157,10 @@ def test_go_to_document_by_key(desk, qtbot):
     qtbot.keyClick(dialog.field, Qt.Key.Key_Return)
     assert not dialog.isVisible()
     assert desk.model.doc.doc_id == "10" and desk.queue.current_id() == "10"
-    desk.queue.set_filter("done")  # 7 is hidden now: going there clears the filters
+    desk.queue.set_filter("done")  # 7 is hidden now: it is shown while open, the filters stay (issue 31)
     assert desk.view.go_to_document("7") is None
-    assert desk.model.doc.doc_id == "7" and desk.queue.filters()["status"] == "all"
+    assert desk.model.doc.doc_id == "7" and desk.queue.current_id() == "7"
+    assert desk.queue.filters()["status"] == "done" and "filters (status done) hide it" in desk.statusBar().currentMessage()
 
 
 def test_text_search_lists_documents_and_opens_at_the_first_match(desk, mixed, qtbot):
