@@ -10,7 +10,19 @@ from rich.table import Table
 
 from app.cli.output import print_json, print_output, shared_data, stdout
 from app.console import cancellable, progress_bar
-from bench.cli import batch, cross_feature, desk, desk_opened, detect, index, inputs, kb_search, loop, quality, spelling
+from bench.cli import (
+    batch,
+    cross_feature,
+    desk,
+    desk_opened,
+    detect,
+    index,
+    inputs,
+    kb_search,
+    loop,
+    quality,
+    spelling,
+)
 from bench.faults import SECTIONS as FAULT_SECTIONS
 from core.errors import CuralinkError
 
