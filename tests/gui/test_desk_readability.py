@@ -1,0 +1,30 @@
+"""Issue 31 items 7 and 8 in the real window on the demo project: what a curator reads (not-in-the-KB in
+words, the key help within the window, names elided where rows differ, type colours that can be hidden)
+and the small things a session met (the window's size, the no-teaching indicator, the first Ctrl+F)."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QLabel
+
+
+def _select(window, doc_id: str, text: str) -> int:
+    window.document.open_document(doc_id)
+    index = [i for i, m in enumerate(window.model.doc.mentions) if m.text == text][0]
+    window.document.select_mention(index)
+    return window.model.mention_ids[index]
+
+
+def test_the_identical_mentions_dialog_says_not_in_the_kb_in_words(window, qtbot) -> None:
+    """Ctrl+D after N: the dialog and the saved step read "not in the KB", never the log's "nil" or
+    its "-1"."""
+    source = _select(window, "90000003", "cystic fibrosis")
+    qtbot.keyClick(window, Qt.Key.Key_N)
+    window.document.select_mention(window.model.mention_ids.index(source))
+    qtbot.keyClick(window, Qt.Key.Key_D, Qt.KeyboardModifier.ControlModifier)
+    dialog = window.menu_dialog
+    texts = " ".join(label.text() for label in dialog.findChildren(QLabel))
+    assert "not in the KB “cystic fibrosis”" in texts
+    assert "nil" not in texts and "-1" not in texts
+    dialog.accept()
+    assert window.act_undo.text().startswith("Undo not in the KB “cystic fibrosis” copied to")
