@@ -42,6 +42,7 @@ from app.gui.settings import AppSettings
 from app.gui.states import (
     legend_html,
 )
+from app.gui.window_state import remember_window, restore_panes, restore_window
 from app.gui.workers import MODELS_LOADING, MODELS_NOT_LOADED, Job, LinkService
 from core.errors import CuralinkError
 from core.store.write_faults import StoreWriteError, WriteFault
@@ -86,6 +87,7 @@ class MainWindow(QMainWindow):
 
         self.setWindowTitle(f"Curalink — {project.path.name}")
         self._build_widgets()
+        restore_window(self, self.settings)  # the size and place the desk was last closed at
         self._build_parts()
         self._build_actions()
         self._build_menus()
@@ -423,6 +425,7 @@ class MainWindow(QMainWindow):
             self._sized = True
             width = max(self.width() - 24, 900)
             self.splitter.setSizes([int(width * share) for share in PANE_SHARES])
+            restore_panes(self.splitter, self.settings)  # as the curator last left them, if ever
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
@@ -432,6 +435,7 @@ class MainWindow(QMainWindow):
     def closeEvent(self, event: QCloseEvent) -> None:
         if not self.saving.close_guard(event):
             return
+        remember_window(self, self.splitter, self.settings)
         self.retrain.stop_retrain()
         self.watch.stop_watching()  # a closed desk no longer looks at the project (it may be moved next)
         self.service.shutdown()

@@ -28,3 +28,24 @@ def test_the_identical_mentions_dialog_says_not_in_the_kb_in_words(window, qtbot
     assert "nil" not in texts and "-1" not in texts
     dialog.accept()
     assert window.act_undo.text().startswith("Undo not in the KB “cystic fibrosis” copied to")
+
+
+def test_the_window_size_and_pane_widths_are_kept_across_a_restart(window, demo_project, app_settings, qtbot):
+    from app.gui.main_window import MainWindow
+
+    screen = window.screen().availableGeometry()  # offscreen: 800 × 800; restoreGeometry keeps a window on it
+    size = (screen.width() - 20, screen.height() - 40)
+    window.resize(*size)
+    qtbot.waitUntil(lambda: (window.width(), window.height()) == size)
+    window.splitter.setSizes([500, 300, 400])
+    panes = window.splitter.sizes()
+    window.close()
+    again = MainWindow(demo_project, app_settings, background=False)
+    qtbot.addWidget(again)
+    again.show()
+    qtbot.waitExposed(again)
+    try:
+        assert (again.width(), again.height()) == size != (1500, 880)
+        assert again.splitter.sizes() == panes
+    finally:
+        again.service.shutdown()
