@@ -49,3 +49,24 @@ def test_the_window_size_and_pane_widths_are_kept_across_a_restart(window, demo_
         assert again.splitter.sizes() == panes
     finally:
         again.service.shutdown()
+
+
+def test_deciding_without_teaching_shows_a_lasting_sign(window, qtbot) -> None:
+    """Curate ▸ Decide without teaching: a sign stays in the status bar while it is on, after the status
+    message has been replaced, and goes when it is off."""
+    signs = [
+        label
+        for label in window.statusBar().findChildren(QLabel)
+        if "without teaching" in label.text() and label.isVisible()
+    ]
+    assert not signs
+    window.act_no_teach.trigger()
+    window.statusBar().showMessage("something else")
+    shown = [
+        label
+        for label in window.statusBar().findChildren(QLabel)
+        if "without teaching" in label.text() and label.isVisible()
+    ]
+    assert len(shown) == 1 and window.statusBar().currentMessage() == "something else"
+    window.act_no_teach.trigger()
+    assert not shown[0].isVisible()
