@@ -33,12 +33,20 @@ if TYPE_CHECKING:
     from core.store.project import Project
 
 SEARCH_LIMIT = 50
+INDEX_POLL_MS = 40  # how often a search waiting for the index looks again (the window takes keys meanwhile)
 logger = logging.getLogger(__name__)
+
+
+_BUILDS: dict[int, threading.Thread] = {}  # id(project.kb) -> the thread building its index
 
 
 def warm_search_index(project: Project) -> threading.Thread:
     """Build the forgiving-search index off the UI thread at start, so the first Ctrl+F does not wait
-    for it (about 0.5 s on MEDIC); a search before it is ready waits for the same build, never a second."""
+    for it (about 0.5 s on MEDIC); a search before it is ready waits for the same build, never a second.
+    One build per KB at a time: a second call while one runs returns that one."""
+    running = _BUILDS.get(id(project.kb))
+    if running is not None and running.is_alive():
+        return running
 
     def build() -> None:
         try:
@@ -47,6 +55,7 @@ def warm_search_index(project: Project) -> threading.Thread:
             logger.debug("KB search index not built in the background", exc_info=True)
 
     thread = threading.Thread(target=build, name="kb-search-index", daemon=True)
+    _BUILDS[id(project.kb)] = thread
     thread.start()
     return thread
 
@@ -137,7 +146,7 @@ class KbSearchDialog(QDialog):
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.setInterval(0)
-        self._timer.timeout.connect(self.run_search)
+        self._timer.timeout.connect(self._search_when_ready)
         self.query.textChanged.connect(lambda _text: self._timer.start())
         self.query.installEventFilter(self)
         self.results.doubleClicked.connect(lambda _index: self.pick())
@@ -155,7 +164,21 @@ class KbSearchDialog(QDialog):
         self.resize(target.width() - extra_w, target.height() - extra_h)
         self.move(target.topLeft())
 
+    def _search_when_ready(self) -> None:
+        """The search as the curator types. While the forgiving index is still being built (the first
+        Ctrl+F of a session, before the desk built it when idle), it is built in a thread and the search
+        waits for it without blocking: blocked in the build, the dialog was not even shown, and what the
+        curator typed meanwhile went to the desk under it and was lost ("ion" for "infection")."""
+        if self.query.text().strip() and not self.project.kb.name_index_built():
+            warm_search_index(self.project)
+            self.status.setText("preparing the KB search (once per session)… keep typing")
+            self._timer.start(INDEX_POLL_MS)
+            return
+        self._timer.setInterval(0)
+        self.run_search()
+
     def run_search(self) -> None:
+        """The search for what is typed now (waits for the index where it is still being built)."""
         text = self.query.text()
         started = time.perf_counter()
         hits = self.project.kb.search_names(text, limit=SEARCH_LIMIT) if text.strip() else []
@@ -185,7 +208,7 @@ class KbSearchDialog(QDialog):
     def pick(self, *, add: bool = False) -> None:
         if self._timer.isActive():
             self._timer.stop()
-            self.run_search()
+            self.run_search()  # Enter before the index was ready: this one waits for it
         row = self.results.currentRow()
         if row < 0:
             return

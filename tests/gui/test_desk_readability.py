@@ -70,3 +70,34 @@ def test_deciding_without_teaching_shows_a_lasting_sign(window, qtbot) -> None:
     assert len(shown) == 1 and window.statusBar().currentMessage() == "something else"
     window.act_no_teach.trigger()
     assert not shown[0].isVisible()
+
+
+def test_the_first_kb_search_builds_its_index_off_the_window_thread(window, demo_project, qtbot, monkeypatch):
+    """The first Ctrl+F of a session: the forgiving index is built in a thread while the dialog is shown
+    and takes keys (built in the window's thread, it kept the dialog from showing and the typed letters
+    went to the desk under it: "ion" for "infection"). Every letter typed reaches the query, and the
+    results are for all of it."""
+    import threading
+
+    from core.kb import name_search as name_index_module
+
+    built_in: list[str] = []
+    original = name_index_module.NameIndex.__init__
+
+    def record(self, *args, **kwargs):
+        built_in.append(threading.current_thread().name)
+        original(self, *args, **kwargs)
+
+    monkeypatch.setattr(name_index_module.NameIndex, "__init__", record)
+    assert not demo_project.kb.name_index_built()
+    _select(window, "90000003", "cystic fibrosis")
+    qtbot.keyClick(window, Qt.Key.Key_F, Qt.KeyboardModifier.ControlModifier)
+    dialog = window.curation.kb_dialog
+    assert dialog.isVisible()
+    qtbot.keyClicks(dialog.query, "fibrosis")
+    qtbot.waitUntil(lambda: dialog.results.rowCount() > 0 and not dialog._timer.isActive(), timeout=10000)
+    assert dialog.query.text() == "fibrosis"
+    assert built_in and threading.main_thread().name not in built_in
+    names = [dialog.results.item(row, 1).text().lower() for row in range(dialog.results.rowCount())]
+    assert any("fibrosis" in name for name in names)
+    dialog.reject()
