@@ -429,8 +429,7 @@ class MainWindow(QMainWindow):
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
-        if self.help_overlay.isVisible():
-            self.help_overlay.setGeometry(self.rect())
+        self.help_overlay.fit()  # shown or not: its sheet wraps to the window's width
 
     def closeEvent(self, event: QCloseEvent) -> None:
         if not self.saving.close_guard(event):

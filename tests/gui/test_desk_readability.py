@@ -101,3 +101,26 @@ def test_the_first_kb_search_builds_its_index_off_the_window_thread(window, demo
     names = [dialog.results.item(row, 1).text().lower() for row in range(dialog.results.rowCount())]
     assert any("fibrosis" in name for name in names)
     dialog.reject()
+
+
+def test_the_key_help_fits_the_window_at_1500_and_1600_px(window, qtbot) -> None:
+    """F1 at 1,500 and 1,600 px wide: both columns whole inside the window (the right one ran off its
+    edge, only the keys showing). Laid out as Qt lays out the sheet's rich text at the width it gets."""
+    from PySide6.QtGui import QTextDocument
+
+    for width in (1500, 1600):
+        window.resize(width, 880)
+        qtbot.waitUntil(lambda width=width: window.width() == width)
+        qtbot.keyClick(window, Qt.Key.Key_F1)
+        overlay = window.help_overlay
+        label = overlay.findChild(QLabel, "keyHelp")
+        assert overlay.isVisible() and overlay.width() == width
+        layout = QTextDocument()
+        layout.setDefaultFont(label.font())
+        layout.setHtml(label.text())
+        layout.setTextWidth(label.width())
+        assert label.geometry().right() <= overlay.width() and label.sizeHint().width() <= overlay.width()
+        assert layout.idealWidth() <= label.width()
+        assert layout.size().height() <= overlay.height()
+        qtbot.keyClick(overlay, Qt.Key.Key_Escape)
+        assert not overlay.isVisible()
