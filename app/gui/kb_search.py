@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.gui.concept_pane import ConceptPane
+from app.gui.elide import DistinguishingElide
 
 if TYPE_CHECKING:
     from core.store.project import Project
@@ -118,6 +119,11 @@ class KbSearchDialog(QDialog):
         self.results.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         for column in (1, 2):  # both names share the width the id leaves
             self.results.horizontalHeader().setSectionResizeMode(column, QHeaderView.ResizeMode.Stretch)
+        # Names too long for their column keep the words that tell them from the other results (they
+        # were cut at the end, issue 31); the tooltip has the whole name.
+        self.names_elide = DistinguishingElide(self.results)
+        for column in (1, 2):
+            self.results.setItemDelegateForColumn(column, self.names_elide)
         self.results.currentCellChanged.connect(lambda row, *_rest: self.show_row(row))
         self.concept = ConceptPane(
             names=lambda concept_id: project.kb.concept_names([concept_id]).get(concept_id, "")
@@ -183,10 +189,13 @@ class KbSearchDialog(QDialog):
         started = time.perf_counter()
         hits = self.project.kb.search_names(text, limit=SEARCH_LIMIT) if text.strip() else []
         self.last_latency_ms = (time.perf_counter() - started) * 1000
+        self.names_elide.forget()
         self.results.setRowCount(len(hits))
         for row, (concept_id, matched, preferred) in enumerate(hits):
             for column, value in enumerate((concept_id, preferred, matched if matched != preferred else "")):
-                self.results.setItem(row, column, QTableWidgetItem(value))
+                item = QTableWidgetItem(value)
+                item.setToolTip(value)
+                self.results.setItem(row, column, item)
         if hits:
             self.results.selectRow(0)
         self.show_row(self.results.currentRow())

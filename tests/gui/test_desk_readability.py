@@ -124,3 +124,92 @@ def test_the_key_help_fits_the_window_at_1500_and_1600_px(window, qtbot) -> None
         assert layout.size().height() <= overlay.height()
         qtbot.keyClick(overlay, Qt.Key.Key_Escape)
         assert not overlay.isVisible()
+
+
+def _mesh_like_candidates():
+    """Candidates as a MeSH project shows them: long names that differ in one word, matched synonyms
+    and several tree numbers each."""
+    from core.documents import Candidate
+    from core.kb.concept import Concept
+
+    rows = [
+        ("D000001", "Complement Factor H Deficiency", "CFH Deficiency", ("C15.378.071.141.150.470", "C20.673.050")),
+        ("D000002", "Complement Factor I Deficiency", "CFI Deficiency", ("C15.378.071.141.150.480", "C20.673.060")),
+        ("D000003", "Complement Factor D Deficiency", "Factor D, Complement, Deficiency of", ("C20.673.070",)),
+        ("D000004", "Hereditary Complement Deficiency Diseases", "", ("C20.673.795.500",)),
+    ]
+    candidates = [
+        Candidate(cid, name, synonym or name, 0.9 - 0.1 * n, 0.8 - 0.1 * n)
+        for n, (cid, name, synonym, _trees) in enumerate(rows)
+    ]
+    concepts = {
+        cid: Concept(cid, "MESH", name, (synonym,) if synonym else (), tree_numbers=trees)
+        for cid, name, synonym, trees in rows
+    }
+    return candidates, concepts
+
+
+def _shown(panel, row: int, column: int) -> str:
+    """The text the name column paints: Qt's view item option as the column's delegate fills it."""
+    from PySide6.QtWidgets import QStyleOptionViewItem
+
+    index = panel.model.index(row, column)
+    option = QStyleOptionViewItem()
+    option.initFrom(panel.view)
+    option.rect = panel.view.visualRect(index)
+    option.widget = panel.view
+    panel.view.itemDelegateForColumn(column).initStyleOption(option, index)
+    return option.text
+
+
+def test_names_that_differ_in_one_word_keep_it_and_the_name_column_takes_the_room(qtbot) -> None:
+    """A MeSH-like list in the candidates pane at its width in a 1,500 px window (about 640 px): the
+    preferred-name column is the widest text column, shows whole the names that fit, and where a name
+    is elided the word that tells it from its neighbours ("H", "I", "D") is still painted."""
+    from app.gui.candidate_panel import CandidatePanel
+
+    panel = CandidatePanel()
+    qtbot.addWidget(panel)
+    panel.resize(640, 400)
+    panel.show()
+    qtbot.waitExposed(panel)
+    candidates, concepts = _mesh_like_candidates()
+    panel.show_candidates("<b>CFH deficiency</b>", candidates, concepts, [], "ranker")
+    header = panel.view.horizontalHeader()
+    name_width = header.sectionSize(2)
+    assert not panel.view.isColumnHidden(3) and not panel.view.isColumnHidden(4)
+    assert name_width > header.sectionSize(3) and name_width > header.sectionSize(4)
+    longest = max(panel.view.fontMetrics().horizontalAdvance(c.name) for c in candidates)
+    shown_room = panel.view.viewport().width() - sum(
+        header.sectionSize(c) for c in range(7) if c != 2 and not panel.view.isColumnHidden(c)
+    )
+    assert name_width >= min(longest + 10, int(0.6 * shown_room))
+    for width in (name_width, 150, 110):
+        header.setSectionResizeMode(2, header.ResizeMode.Interactive)  # narrower than the pane gives it
+        header.resizeSection(2, width)
+        painted = [_shown(panel, row, 2) for row in range(3)]
+        assert len(set(painted)) == 3, painted
+        for text, letter in zip(painted, "HID", strict=True):
+            assert f" {letter} " in f" {text} ", (width, painted)
+        for text in painted:
+            assert panel.view.fontMetrics().horizontalAdvance(text) <= width
+
+
+def test_elision_gives_way_on_shared_and_common_words_first() -> None:
+    """Measured in characters: the shared words shorten, then go; the differing word is the last left."""
+    from app.gui.elide import elide_name, shared_words
+
+    names = ["Complement Factor H Deficiency", "Complement Factor I Deficiency", "Complement Component 3 Deficiency"]
+    shared = shared_words(names)
+    assert shared == {"complement", "factor", "deficiency"}
+    assert elide_name(names[0], 40, len, shared) == names[0]
+    assert elide_name(names[0], 22, len, shared) == "Compl. Factor H Defic."
+    assert elide_name(names[0], 10, len, shared) == "C. F. H D."
+    assert elide_name(names[0], 6, len, shared) == "… H …"
+    assert elide_name(names[2], 10, len, shared) == "… C. 3 …"
+    # no neighbours: common words give way, then the longest words shorten, the end is cut last
+    alone = elide_name("Deficiency of the Complement Factor H", 24, len, frozenset())
+    assert len(alone) <= 24 and alone.endswith(" H")
+    assert alone == "Defic. … Compl. Factor H"
+    assert elide_name("Supercalifragilistic", 8, len, frozenset()) == "Super."
+    assert elide_name("Supercalifragilistic", 4, len, frozenset()) == "Sup…"
