@@ -213,3 +213,33 @@ def test_elision_gives_way_on_shared_and_common_words_first() -> None:
     assert alone == "Defic. … Compl. Factor H"
     assert elide_name("Supercalifragilistic", 8, len, frozenset()) == "Super."
     assert elide_name("Supercalifragilistic", 4, len, frozenset()) == "Sup…"
+
+
+def test_the_queue_shows_flagged_or_noted_documents(window, demo_project, qtbot) -> None:
+    """Show = "flagged or noted": the documents with a flag or note on themselves or on a mention, kept
+    up to date as marks are set and undone, without moving the open document."""
+    from app.gui.queue_model import MARKED
+
+    SHIFT = Qt.KeyboardModifier.ShiftModifier
+    window.document.open_document("90000003")
+    qtbot.keyClick(window, Qt.Key.Key_F, SHIFT)  # flag the document
+    assert MARKED in window.queue.choices("status")
+    window.queue.set_filters(status=MARKED)
+    assert window.queue.visible_ids() == ["90000003"]
+    _select(window, "90000004", _first_text(window, "90000004"))
+    qtbot.keyClick(window, Qt.Key.Key_F)  # flag the mention
+    assert window.queue.visible_ids() == ["90000003", "90000004"]
+    qtbot.keyClick(window, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)  # the flag undone
+    qtbot.waitUntil(lambda: window.queue.visible_ids() == ["90000003"])
+    assert window.model.doc.doc_id == "90000004"  # still open, though the filter no longer shows it
+    expected = {
+        doc
+        for doc in demo_project.documents.document_ids()
+        if demo_project.marks.document_marks([doc]).get(doc, {}).keys() & {"flag", "note"}
+    }
+    assert set(window.queue.visible_ids()) == expected == {"90000003"}
+
+
+def _first_text(window, doc_id: str) -> str:
+    window.document.open_document(doc_id)
+    return window.model.doc.mentions[0].text
