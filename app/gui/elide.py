@@ -16,9 +16,7 @@ from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem
 
 ELLIPSIS = "…"
 # Words a name can lose first wherever it stands: they never tell two concepts apart.
-COMMON_WORDS = frozenset(
-    "a an and as at by due for from in into of on or the to with without type".split()
-)
+COMMON_WORDS = frozenset("a an and as at by due for from in into of on or the to with without type".split())
 _WORD = re.compile(r"\S+")
 _STRIP = ",;:()[]"
 
@@ -38,7 +36,7 @@ def shared_words(names: Iterable[str]) -> frozenset[str]:
 
 
 def _shorten(word: str, keep: int) -> str:
-    """"Deficiency," → "Defic.," (keep 5); punctuation around the word stays; short words stay."""
+    """ "Deficiency," → "Defic.," (keep 5); punctuation around the word stays; short words stay."""
     core = word.strip(_STRIP)
     if len(core) <= keep + 1:
         return word
@@ -135,6 +133,10 @@ class DistinguishingElide(QStyledItemDelegate):
             return
         widget = option.widget
         style = widget.style() if widget is not None else None
-        margin = (style.pixelMetric(QStyle.PixelMetric.PM_FocusFrameHMargin, None, widget) + 1) * 2 if style else 6
+        margin = (
+            (style.pixelMetric(QStyle.PixelMetric.PM_FocusFrameHMargin, None, widget) + 1) * 2 if style else 6
+        )
         room = option.rect.width() - margin - 2  # Qt's own text margins, and a pixel to spare each side
-        option.text = elide_name(option.text, room, option.fontMetrics.horizontalAdvance, self._shared_for(index))
+        option.text = elide_name(
+            option.text, room, option.fontMetrics.horizontalAdvance, self._shared_for(index)
+        )

@@ -133,9 +133,24 @@ def _mesh_like_candidates():
     from core.kb.concept import Concept
 
     rows = [
-        ("D000001", "Complement Factor H Deficiency", "CFH Deficiency", ("C15.378.071.141.150.470", "C20.673.050")),
-        ("D000002", "Complement Factor I Deficiency", "CFI Deficiency", ("C15.378.071.141.150.480", "C20.673.060")),
-        ("D000003", "Complement Factor D Deficiency", "Factor D, Complement, Deficiency of", ("C20.673.070",)),
+        (
+            "D000001",
+            "Complement Factor H Deficiency",
+            "CFH Deficiency",
+            ("C15.378.071.141.150.470", "C20.673.050"),
+        ),
+        (
+            "D000002",
+            "Complement Factor I Deficiency",
+            "CFI Deficiency",
+            ("C15.378.071.141.150.480", "C20.673.060"),
+        ),
+        (
+            "D000003",
+            "Complement Factor D Deficiency",
+            "Factor D, Complement, Deficiency of",
+            ("C20.673.070",),
+        ),
         ("D000004", "Hereditary Complement Deficiency Diseases", "", ("C20.673.795.500",)),
     ]
     candidates = [
@@ -199,7 +214,11 @@ def test_elision_gives_way_on_shared_and_common_words_first() -> None:
     """Measured in characters: the shared words shorten, then go; the differing word is the last left."""
     from app.gui.elide import elide_name, shared_words
 
-    names = ["Complement Factor H Deficiency", "Complement Factor I Deficiency", "Complement Component 3 Deficiency"]
+    names = [
+        "Complement Factor H Deficiency",
+        "Complement Factor I Deficiency",
+        "Complement Component 3 Deficiency",
+    ]
     shared = shared_words(names)
     assert shared == {"complement", "factor", "deficiency"}
     assert elide_name(names[0], 40, len, shared) == names[0]
@@ -243,3 +262,67 @@ def test_the_queue_shows_flagged_or_noted_documents(window, demo_project, qtbot)
 def _first_text(window, doc_id: str) -> str:
     window.document.open_document(doc_id)
     return window.model.doc.mentions[0].text
+
+
+def _format_at(window, offset: int):
+    from PySide6.QtGui import QTextCursor
+
+    cursor = QTextCursor(window.abstract.document())
+    cursor.setPosition(offset + 1)  # the format of the character before the cursor: the mention's first
+    return cursor.charFormat()
+
+
+def test_mentions_coloured_by_type_keep_their_state_and_a_type_can_be_hidden(
+    window, demo_project, app_settings, qtbot
+) -> None:
+    """Alt+5 colours mentions by type (each type its own fill, as PubTator does), the state still
+    drawn (an accepted mention bold, a rejected one struck out); a click on a type in the legend hides
+    that type's fills and another shows them again; the choice is kept for the project."""
+    from PySide6.QtGui import QColor, QFont
+
+    from app.gui.main_window import MainWindow
+    from app.gui.type_colours import type_colour, type_slots
+
+    window.document.open_document("90000004")
+    mentions = window.model.doc.mentions
+    types = {m.type for m in mentions}
+    window.document.select_mention(0)
+    qtbot.keyClick(window, Qt.Key.Key_Return)  # accept mention 1
+    window.document.select_mention(1)
+    qtbot.keyClick(window, Qt.Key.Key_R)  # reject mention 2
+    window.document.select_mention(len(mentions) - 1)
+    qtbot.keyClick(window, Qt.Key.Key_5, Qt.KeyboardModifier.AltModifier)
+    assert window.view.by_type and window.abstract.type_slots is not None
+    all_types = {t for d in demo_project.documents.document_ids() for t in _types_of(demo_project, d)}
+    slots = type_slots(all_types)
+    assert len({slots[t] for t in all_types}) == min(len(all_types), 8)  # a colour per type
+    accepted, rejected = _format_at(window, mentions[0].start), _format_at(window, mentions[1].start)
+    assert accepted.background().color() == QColor(type_colour(slots[mentions[0].type], False)[0])
+    assert accepted.fontWeight() == QFont.Weight.Bold and not accepted.fontStrikeOut()
+    assert rejected.fontStrikeOut() and rejected.fontWeight() != QFont.Weight.Bold
+    for name in types:
+        assert f"type:{name}" in window.legend.text()
+
+    hidden = mentions[0].type
+    window.legend.linkActivated.emit(f"type:{hidden}")
+    assert _format_at(window, mentions[0].start).background().style() == Qt.BrushStyle.NoBrush
+    others = [m for m in mentions if m.type != hidden]
+    if others:
+        shown = _format_at(window, others[0].start).background().color()
+        assert shown == QColor(type_colour(slots[others[0].type], False)[0])
+    window.close()
+    again = MainWindow(demo_project, app_settings, background=False)
+    qtbot.addWidget(again)
+    try:
+        assert again.view.by_type and again.view.hidden_types == {hidden}
+        again.legend.linkActivated.emit(f"type:{hidden}")
+        again.document.open_document("90000004")
+        assert _format_at(again, mentions[0].start).background().color() == QColor(
+            type_colour(slots[hidden], False)[0]
+        )
+    finally:
+        again.service.shutdown()
+
+
+def _types_of(project, doc_id: str) -> set[str]:
+    return {m.type for m in project.documents.document(doc_id).mentions}
