@@ -44,6 +44,7 @@ NOT_FROM_RETRIEVER = "—"
 # Columns that take a fixed width from their content sample; the name stretches, text columns elide.
 _SAMPLES = {0: "☐ ✓99", 1: "D0000000", RETRIEVER_COLUMN: "Retriever", FINAL_COLUMN: "Cross-enc. ▼"}
 _TEXT_WIDTHS = {3: 0.6, 4: 0.4}  # synonym and tree / type: their shares of what the name leaves
+USEFUL_WIDTH = 110  # px: below this a synonym or tree column is hidden while the pane is this narrow
 TEXT_MINIMUM = 56  # px: a synonym or tree column narrower than this shows nothing useful
 NAME_SHARE = 0.6  # the preferred name's room at least, of what the fixed columns leave (if it needs it)
 _Index = QModelIndex | QPersistentModelIndex
@@ -219,6 +220,7 @@ class CandidatePanel(QWidget):
         header.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
         header.sectionResized.connect(self._on_section_resized)
         self._resized_by_user: set[int] = set()
+        self._squeezed: set[int] = set()  # text columns hidden for want of room (shown again when it grows)
         self._fitting = False
         self._fit_columns()
         self.heading = QLabel("Candidates")
@@ -262,6 +264,9 @@ class CandidatePanel(QWidget):
                     header.resizeSection(column, width + padding)
                 fixed += header.sectionSize(column) if not self.view.isColumnHidden(column) else 0
             available = max(0, self.view.viewport().width() - fixed)
+            for column in self._squeezed:  # room may have grown: offer them again
+                self.view.setColumnHidden(column, self.model.column_is_empty(column))
+            self._squeezed.clear()
             shown = [c for c in _TEXT_WIDTHS if not self.view.isColumnHidden(c)]
             # narrow, a text column's heading is elided (its tooltip says it): the name comes first
             minimum = {c: min(TEXT_MINIMUM, metrics.horizontalAdvance(COLUMNS[c]) + padding) for c in shown}
@@ -269,6 +274,13 @@ class CandidatePanel(QWidget):
             name_need = max((metrics.horizontalAdvance(n) for n in names), default=0) + padding
             name = min(name_need, max(int(available * NAME_SHARE), available - sum(minimum.values())))
             rest = max(0, available - name)
+            # Too narrow to read, tree / type then the synonym give their room to the name (the concept
+            # pane shows both for the highlighted row): "C…10" told the curator nothing.
+            for column in (4, 3):
+                if column in shown and column not in self._resized_by_user and rest < USEFUL_WIDTH * len(shown):
+                    self.view.setColumnHidden(column, True)
+                    self._squeezed.add(column)
+                    shown.remove(column)
             total_share = sum(_TEXT_WIDTHS[c] for c in shown) or 1.0
             for column in shown:
                 if column in self._resized_by_user:
@@ -278,16 +290,22 @@ class CandidatePanel(QWidget):
         finally:
             self._fitting = False
 
-    def _on_section_resized(self, column: int, _old: int, _new: int) -> None:
-        """A width the curator dragged is kept: fitting to the window leaves that column alone."""
-        if not self._fitting and column != 2:
+    def _on_section_resized(self, column: int, old: int, new: int) -> None:
+        """A width the curator dragged is kept: fitting to the window leaves that column alone. A column
+        hidden or shown (a width from or to 0, which Qt may report later) is not a drag."""
+        if not self._fitting and column != 2 and old and new:
             self._resized_by_user.add(column)
 
     def _hide_empty_columns(self) -> None:
         """MEDIC has no tree numbers, and most rows match the preferred name: an empty column is room lost."""
-        for column in OPTIONAL_COLUMNS:
-            self.view.setColumnHidden(column, self.model.column_is_empty(column))
-        self.view.setColumnHidden(FINAL_COLUMN, self.model.column_is_empty(FINAL_COLUMN))
+        self._squeezed.clear()
+        self._fitting = True  # hiding or showing a column resizes it: that is not the curator's drag
+        try:
+            for column in OPTIONAL_COLUMNS:
+                self.view.setColumnHidden(column, self.model.column_is_empty(column))
+            self.view.setColumnHidden(FINAL_COLUMN, self.model.column_is_empty(FINAL_COLUMN))
+        finally:
+            self._fitting = False
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
