@@ -331,3 +331,29 @@ def test_mentions_coloured_by_type_keep_their_state_and_a_type_can_be_hidden(
 
 def _types_of(project, doc_id: str) -> set[str]:
     return {m.type for m in project.documents.document(doc_id).mentions}
+
+
+def test_after_reopening_a_moved_project_the_models_load_at_once(qtbot, demo_project, app_settings, tmp_path):
+    """"Reopen where it is now…": the linker is loaded from the new place straight away (it waited for a
+    span edit, about 20 s, and identical mentions were not suggested again meanwhile)."""
+    import shutil
+
+    from app.gui.main_window import MainWindow
+
+    window = MainWindow(demo_project, app_settings, background=True)
+    qtbot.addWidget(window)
+    window.show()
+    qtbot.waitExposed(window)
+    try:
+        qtbot.waitUntil(lambda: window.service.models_loaded and not window.service.busy(), timeout=300_000)
+        moved = tmp_path / "elsewhere"
+        old_place = demo_project.path
+        shutil.move(str(old_place), moved)
+        demo_project.engine.dispose()
+        with qtbot.waitSignal(window.service.linkerReady, timeout=300_000):
+            assert window.watch.reopen_project_at(moved)
+            assert window.service.busy()  # loading, asked by nothing but the reopen
+        assert window.service.models_loaded and window.project.path == moved
+    finally:
+        window.close()
+        window.service.shutdown()
