@@ -298,6 +298,7 @@ KEY_HELP = (
     ("Ctrl+Shift+F", "search the documents' text: Enter lists, Enter again opens at the first match"),
     ("Alt+1,  Alt+2,  Alt+3", "next status / split / mention-type filter of the queue (they combine)"),
     ("Alt+4", "sort the queue by id / by uncertainty"),
+    ("Alt+5", "colour mentions by type / by state; a click on a type in the legend hides or shows it"),
     ("Alt+0", "show every document (clear the queue's filters)"),
     ("Ctrl+=  /  Ctrl+-  /  Ctrl+0", "larger / smaller / default text in the abstract"),
     ("Ctrl+N  /  Ctrl+O", "new project / open a project"),
