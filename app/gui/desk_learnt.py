@@ -219,7 +219,7 @@ def install_learnt(window, menu) -> None:
     window.no_teach_label.setStyleSheet("color:#b85c00; font-weight:600")
     window.no_teach_label.setToolTip("Curate ▸ Decide without teaching is on: decisions link but teach nothing")
     window.no_teach_label.hide()
-    window.statusBar().insertPermanentWidget(0, window.no_teach_label)
+    window.statusBar().addPermanentWidget(window.no_teach_label)
     window.act_no_teach.toggled.connect(window.no_teach_label.setVisible)
     window.act_learning = window.key_action("Learn from decisions while curating", [], lambda: None)
     window.act_learning.setCheckable(True)
