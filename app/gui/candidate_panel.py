@@ -8,7 +8,7 @@ probability, or the cross-encoder's score), so a curator can see why a row stand
 
 from __future__ import annotations
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
+from PySide6.QtCore import QAbstractTableModel, QEvent, QModelIndex, QPersistentModelIndex, Qt, Signal
 from PySide6.QtGui import QColor, QFont, QFontMetrics
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QLabel, QTableView, QVBoxLayout, QWidget
 
@@ -223,6 +223,9 @@ class CandidatePanel(QWidget):
         self._squeezed: set[int] = set()  # text columns hidden for want of room (shown again when it grows)
         self._fitting = False
         self._fit_columns()
+        # The viewport narrows when the scroll bar appears after the rows are in: fit again then, or
+        # the name (the stretching column) alone pays for the scroll bar.
+        self.view.viewport().installEventFilter(self)
         self.heading = QLabel("Candidates")
         self.heading.setObjectName("paneTitle")
         self.mention_label = QLabel("Select a mention (Tab / J / K)")
@@ -285,7 +288,8 @@ class CandidatePanel(QWidget):
             for column in shown:
                 if column in self._resized_by_user:
                     continue
-                width = int(rest * _TEXT_WIDTHS[column] / total_share)
+                # never wider than the name: room beyond that is the name's (the stretching column)
+                width = min(int(rest * _TEXT_WIDTHS[column] / total_share), name)
                 header.resizeSection(column, max(minimum[column], width))
         finally:
             self._fitting = False
@@ -310,6 +314,11 @@ class CandidatePanel(QWidget):
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
         self._fit_columns()
+
+    def eventFilter(self, watched, event) -> bool:
+        if event.type() == QEvent.Type.Resize and watched is self.view.viewport() and not self._fitting:
+            self._fit_columns()
+        return super().eventFilter(watched, event)
 
     def show_candidates(
         self,
