@@ -44,7 +44,7 @@ NOT_FROM_RETRIEVER = "—"
 # Columns that take a fixed width from their content sample; the name stretches, text columns elide.
 _SAMPLES = {0: "☐ ✓99", 1: "D0000000", RETRIEVER_COLUMN: "Retriever", FINAL_COLUMN: "Cross-enc. ▼"}
 _TEXT_WIDTHS = {3: 0.6, 4: 0.4}  # synonym and tree / type: their shares of what the name leaves
-USEFUL_WIDTH = 110  # px: below this a synonym or tree column is hidden while the pane is this narrow
+USEFUL_WIDTH = 140  # px: below this a synonym or tree column is hidden while the pane is this narrow
 TEXT_MINIMUM = 56  # px: a synonym or tree column narrower than this shows nothing useful
 NAME_SHARE = 0.6  # the preferred name's room at least, of what the fixed columns leave (if it needs it)
 _Index = QModelIndex | QPersistentModelIndex
