@@ -86,7 +86,7 @@ def test_history_survives_reopening_with_notes_and_done_marks_in_order(project_p
     with Project.open(project_path) as project:  # a restart
         labels = curation.history_of(project, "ann").labels
         assert labels == (
-            f"nil “{rows[0][2]}” in {doc}",
+            f"not in the KB “{rows[0][2]}” in {doc}",
             bulk.label,
             f"note on {doc}",
             f"mark {doc} done",
@@ -172,7 +172,7 @@ def test_an_undo_the_store_refuses_takes_the_step_out(project_path: Path) -> Non
         project.documents.set_mention_removed(second, True)  # deleted meanwhile (another window)
         with pytest.raises(CuralinkError, match="cannot be undone"):
             curation.undo(project, "ann")
-        assert curation.history_of(project, "ann").undo_text.startswith("nil")  # the next step is reachable
+        assert curation.history_of(project, "ann").undo_text.startswith("not in the KB")  # the next step is reachable
         curation.undo(project, "ann")
         assert first not in project.curation.current_decisions()
 
@@ -184,18 +184,18 @@ def test_undo_redo_and_history_from_the_command_line(project_path: Path, capsys)
     path = str(project_path)
     assert cli(["-p", path, "history", "--curator", "ann", "--json"]) == 0
     shown = json.loads(capsys.readouterr().out)
-    assert shown == {"steps": [f"nil “{text}” in {doc}"], "done": 1, "undo": shown["steps"][0], "redo": ""}
+    assert shown == {"steps": [f"not in the KB “{text}” in {doc}"], "done": 1, "undo": shown["steps"][0], "redo": ""}
     assert cli(["-p", path, "undo", "--curator", "ann", "--json"]) == 0
     undone = json.loads(capsys.readouterr().out)
     assert (undone["label"], undone["document"], undone["mention"]) == (
-        f"undo nil “{text}” in {doc}",
+        f"undo not in the KB “{text}” in {doc}",
         doc,
         mention_id,
     )
     with Project.open(project_path) as project:
         assert mention_id not in project.curation.current_decisions()
     assert cli(["-p", path, "redo", "--curator", "ann"]) == 0
-    assert capsys.readouterr().out.strip() == f"redone: nil “{text}” in {doc}"
+    assert capsys.readouterr().out.strip() == f"redone: not in the KB “{text}” in {doc}"
     with Project.open(project_path) as project:
         assert project.curation.current_decisions()[mention_id].action == "nil"
     assert cli(["-p", path, "redo", "--curator", "ann"]) == 0  # nothing left: says so, no error

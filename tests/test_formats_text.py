@@ -65,3 +65,27 @@ def test_errors(tmp_path: Path) -> None:
     empty_folder.mkdir()
     with pytest.raises(InputError, match="no .txt files"):
         list(text.read(empty_folder))
+
+
+def test_a_title_line_over_an_abstract_is_a_title_and_an_abstract(tmp_path: Path) -> None:
+    """'title⏎abstract' (an abstract pasted from PubMed) is a title and an abstract, not one long title
+    (issue 31); a hard-wrapped paragraph, whose first line is as long as any, stays one passage."""
+    title = "Complement factor H deficiency in two siblings"
+    abstract = (
+        "We describe two siblings with recurrent infections and low complement levels. Sequencing found "
+        "a homozygous mutation in CFH, and both improved on plasma therapy."
+    )
+    (tmp_path / "pasted.txt").write_text(f"{title}\r\n{abstract}\n", encoding="utf-8")
+    wrapped = (
+        "Familial Mediterranean fever is an autoinflammatory disease of recurrent\n"
+        "attacks of fever and serositis; colchicine prevents attacks and\n"
+        "amyloidosis.\n"
+    )
+    (tmp_path / "wrapped.txt").write_text(wrapped, encoding="utf-8")
+    pasted, hard_wrapped = text.read(tmp_path)
+    raw = (tmp_path / "pasted.txt").read_bytes().decode("utf-8")
+    assert [(p.kind, p.text) for p in pasted.passages] == [("title", title), ("abstract", abstract)]
+    assert pasted.title == title
+    for passage in pasted.passages:
+        assert raw[passage.offset : passage.end] == passage.text
+    assert [p.text for p in hard_wrapped.passages] == [wrapped.strip()]

@@ -257,3 +257,28 @@ def test_queue_counts_and_margins_match_a_computation_from_the_raw_rows(tmp_path
         e.doc_id: [e.mentions, e.reviewed, e.unsuggested, e.margin] for e in project.desk.queue(doc_ids=some)
     } == {d: got[d] for d in some}
     project.close()
+
+
+def test_span_type_and_mention_edits_do_not_put_the_table_behind_the_log(decided: Path, caplog) -> None:
+    """Edits are logged as decisions but never enter the table: after a span edit, a type change, an added
+    and a deleted mention (what a curator does between decisions), reopening finds the table current
+    (issue 31: a false "current-state table … rebuilt" warning followed every span edit)."""
+    project = Project.open(decided)
+    ids = _all_mention_ids(project)
+    doc_id = next(iter(project.documents.documents_with_mention_ids(None)))[0].doc_id
+    project.documents.set_mention_span(ids[1], *_span_shrunk(project, ids[1]), curator="c")
+    project.documents.set_mention_type(ids[2], "Other", curator="c")
+    added = project.documents.add_mention(doc_id, 0, 3, type="Disease", curator="c")
+    project.documents.set_mention_removed(added, curator="c")
+    project.close()
+    with caplog.at_level(logging.WARNING, logger="core.store.mention_state"):
+        project = Project.open(decided)
+    assert "rebuilt" not in caplog.text
+    assert _state(project) == _expected_after_raw_writes(decided)
+    project.close()
+
+
+def _span_shrunk(project: Project, mention_id: int) -> tuple[int, int]:
+    _doc, _start, _end, text, _origin = project.documents.mention_positions()[mention_id]
+    start, end = _start, _end
+    return (start, end - 1) if len(text) > 1 else (start, end)

@@ -19,7 +19,8 @@ from PySide6.QtGui import QColor, QFont, QTextBlockFormat, QTextCharFormat, QTex
 from PySide6.QtWidgets import QTextEdit, QToolTip
 
 from app.gui.settings import ZOOM_RANGE
-from app.gui.states import STATE_LABELS, fill, strong, uncertain_span
+from app.gui.states import STATE_LABELS, fill, is_dark, muted, strong, uncertain_span
+from app.gui.type_colours import type_colour
 from core.documents import Document
 
 
@@ -92,6 +93,10 @@ class AbstractView(QTextEdit):
         self.setFocusPolicy(Qt.FocusPolicy.NoFocus)
         self.viewport().setMouseTracking(True)
         self.marks: list[MentionMark] = []
+        # Colour by type (a palette slot per type, app/gui/type_colours.py) instead of by state; and the
+        # types drawn plain (hidden). None: colour by state, the desk's default.
+        self.type_slots: dict[str, int] | None = None
+        self.hidden_types: set[str] = set()
         self.titles: list[tuple[int, int]] = []
         self.selected: int | None = None
         font = QFont(self.font())
@@ -125,6 +130,11 @@ class AbstractView(QTextEdit):
         if event.type() == QEvent.Type.FontChange and hasattr(self, "zoom"):
             self.base_size = self.font().pointSizeF()
             self._apply_zoom()
+
+    def set_type_view(self, slots: dict[str, int] | None, hidden: set[str]) -> None:
+        """Colour the mentions by type (`slots`; None: by state) and leave `hidden` types undrawn."""
+        self.type_slots, self.hidden_types = slots, set(hidden)
+        self.repaint_marks()
 
     def repaint_marks(self) -> None:
         """Lay the state colours down again (after a theme switch changed them)."""
@@ -172,7 +182,11 @@ class AbstractView(QTextEdit):
             if start >= end:
                 continue
             fmt = QTextCharFormat()
-            if mark.layer == 0:
+            if self.type_slots is not None:
+                if mark.type in self.hidden_types:
+                    continue  # a hidden type is plain text (still a mention: clicks and keys reach it)
+                self._type_format(fmt, mark)
+            elif mark.layer == 0:
                 fmt.setBackground(fill(mark.state))
             else:
                 # Nested or overlapping: an underline in the state's colour under the outer fill,
@@ -199,6 +213,32 @@ class AbstractView(QTextEdit):
             cursor.mergeCharFormat(fmt)
         cursor.endEditBlock()
 
+    def _type_format(self, fmt: QTextCharFormat, mark: MentionMark) -> None:
+        """The type's fill (an inner mention: its type's colour on the text), the state by weight and
+        lines: accepted bold, corrected bold and underlined, rejected struck out, not in the KB a wavy
+        line, ambiguous a dashed one, no suggestions yet grey (type_colours.STATE_MARKS, the legend)."""
+        fill_colour, strong_colour = type_colour(self.type_slots.get(mark.type, 0), is_dark())
+        if mark.layer == 0:
+            fmt.setBackground(QColor(fill_colour))
+        else:
+            fmt.setForeground(QColor(strong_colour))
+        line = {
+            "corrected": QTextCharFormat.UnderlineStyle.SingleUnderline,
+            "nil": QTextCharFormat.UnderlineStyle.WaveUnderline,
+            "ambiguous": QTextCharFormat.UnderlineStyle.DashUnderline,
+        }.get(mark.state)
+        if line is not None:
+            fmt.setUnderlineStyle(line)
+            fmt.setUnderlineColor(strong(mark.state))
+        if mark.state in ("accepted", "corrected"):
+            fmt.setFontWeight(QFont.Weight.Bold)
+        elif mark.layer:
+            fmt.setFontWeight(QFont.Weight.DemiBold)
+        if mark.state == "rejected":
+            fmt.setFontStrikeOut(True)
+        if mark.state == "unsuggested":
+            fmt.setForeground(QColor(muted()))
+
     def select_mention(self, index: int | None) -> None:
         self.selected = index
         self._paint_selection()
@@ -210,7 +250,10 @@ class AbstractView(QTextEdit):
         mark = self.marks[self.selected]
         selection = QTextEdit.ExtraSelection()
         fmt = QTextCharFormat()
-        fmt.setBackground(strong(mark.state))
+        if self.type_slots is not None:
+            fmt.setBackground(QColor(type_colour(self.type_slots.get(mark.type, 0), is_dark())[1]))
+        else:
+            fmt.setBackground(strong(mark.state))
         fmt.setForeground(QColor("white"))
         fmt.setFontWeight(QFont.Weight.Bold)
         selection.format = fmt

@@ -8,10 +8,11 @@ probability, or the cross-encoder's score), so a curator can see why a row stand
 
 from __future__ import annotations
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
+from PySide6.QtCore import QAbstractTableModel, QEvent, QModelIndex, QPersistentModelIndex, Qt, Signal
 from PySide6.QtGui import QColor, QFont, QFontMetrics
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QLabel, QTableView, QVBoxLayout, QWidget
 
+from app.gui.elide import DistinguishingElide
 from app.gui.states import fill, muted
 from core.documents import Candidate
 from core.kb.concept import Concept
@@ -28,6 +29,7 @@ HEADER_TIPS = {
 FINAL_COLUMN = 6
 RETRIEVER_COLUMN = 5
 OPTIONAL_COLUMNS = (3, 4)  # hidden while no shown candidate has anything in them
+NAME_COLUMNS = (2, 3)  # elided keeping the words that tell the rows apart
 ORDER_SOURCES = {
     # what the final score column holds, by the model that produced the stored order
     "ranker": (
@@ -41,7 +43,10 @@ ORDER_SOURCES = {
 NOT_FROM_RETRIEVER = "—"
 # Columns that take a fixed width from their content sample; the name stretches, text columns elide.
 _SAMPLES = {0: "☐ ✓99", 1: "D0000000", RETRIEVER_COLUMN: "Retriever", FINAL_COLUMN: "Cross-enc. ▼"}
-_TEXT_WIDTHS = {3: 0.30, 4: 0.18}  # shares of the width the fixed columns leave
+_TEXT_WIDTHS = {3: 0.6, 4: 0.4}  # synonym and tree / type: their shares of what the name leaves
+USEFUL_WIDTH = 140  # px: below this a synonym or tree column is hidden while the pane is this narrow
+TEXT_MINIMUM = 56  # px: a synonym or tree column narrower than this shows nothing useful
+NAME_SHARE = 0.6  # the preferred name's room at least, of what the fixed columns leave (if it needs it)
 _Index = QModelIndex | QPersistentModelIndex
 
 
@@ -200,8 +205,12 @@ class CandidatePanel(QWidget):
         self.view.verticalHeader().hide()
         self.view.setAlternatingRowColors(True)
         self.view.setWordWrap(False)
-        # Ids and names differ at their ends ("OMIM:613…", "Lupus Erythemat…"): keep both ends in view.
+        # Ids differ at their ends ("OMIM:613…"): keep both ends in view. Names keep the words that tell
+        # them from the other rows' ("Complement Factor H / I / D Deficiency", app/gui/elide.py).
         self.view.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+        self.names_elide = DistinguishingElide(self.view)
+        for column in NAME_COLUMNS:
+            self.view.setItemDelegateForColumn(column, self.names_elide)
         self.view.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         header = self.view.horizontalHeader()
         header.setMinimumSectionSize(20)
@@ -211,8 +220,12 @@ class CandidatePanel(QWidget):
         header.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
         header.sectionResized.connect(self._on_section_resized)
         self._resized_by_user: set[int] = set()
+        self._squeezed: set[int] = set()  # text columns hidden for want of room (shown again when it grows)
         self._fitting = False
         self._fit_columns()
+        # The viewport narrows when the scroll bar appears after the rows are in: fit again then, or
+        # the name (the stretching column) alone pays for the scroll bar.
+        self.view.viewport().installEventFilter(self)
         self.heading = QLabel("Candidates")
         self.heading.setObjectName("paneTitle")
         self.mention_label = QLabel("Select a mention (Tab / J / K)")
@@ -232,8 +245,11 @@ class CandidatePanel(QWidget):
         )
 
     def _fit_columns(self) -> None:
-        """Numeric and id columns as wide as their longest value; synonym and tree / type a share of
-        what is left, so the preferred name always gets the most room and nothing scrolls sideways."""
+        """Numeric and id columns as wide as their longest value; the preferred name first takes what its
+        longest shown name needs (up to `NAME_SHARE` of the room left, or all of the room the other text
+        columns' headings do not need), and synonym and tree / type share the rest: so the name is read
+        first and nothing scrolls sideways. (Fixed shares of 30 % and 18 % left a MeSH project's names 3-4
+        characters at the default width, issue 31.)"""
         header = self.view.horizontalHeader()
         bold = QFont(self.view.font())
         bold.setBold(True)  # headers and the chosen row are bold
@@ -251,29 +267,58 @@ class CandidatePanel(QWidget):
                     header.resizeSection(column, width + padding)
                 fixed += header.sectionSize(column) if not self.view.isColumnHidden(column) else 0
             available = max(0, self.view.viewport().width() - fixed)
+            for column in self._squeezed:  # room may have grown: offer them again
+                self.view.setColumnHidden(column, self.model.column_is_empty(column))
+            self._squeezed.clear()
             shown = [c for c in _TEXT_WIDTHS if not self.view.isColumnHidden(c)]
+            # narrow, a text column's heading is elided (its tooltip says it): the name comes first
+            minimum = {c: min(TEXT_MINIMUM, metrics.horizontalAdvance(COLUMNS[c]) + padding) for c in shown}
+            names = [self.model.text(row, 2) for row in range(len(self.model.candidates))]
+            name_need = max((metrics.horizontalAdvance(n) for n in names), default=0) + padding
+            name = min(name_need, max(int(available * NAME_SHARE), available - sum(minimum.values())))
+            rest = max(0, available - name)
+            # Too narrow to read, tree / type then the synonym give their room to the name (the concept
+            # pane shows both for the highlighted row): "C…10" told the curator nothing.
+            for column in (4, 3):
+                if column in shown and column not in self._resized_by_user and rest < USEFUL_WIDTH * len(shown):
+                    self.view.setColumnHidden(column, True)
+                    self._squeezed.add(column)
+                    shown.remove(column)
+            total_share = sum(_TEXT_WIDTHS[c] for c in shown) or 1.0
             for column in shown:
                 if column in self._resized_by_user:
                     continue
-                minimum = metrics.horizontalAdvance(COLUMNS[column]) + padding
-                header.resizeSection(column, max(minimum, int(available * _TEXT_WIDTHS[column])))
+                # never wider than the name: room beyond that is the name's (the stretching column)
+                width = min(int(rest * _TEXT_WIDTHS[column] / total_share), name)
+                header.resizeSection(column, max(minimum[column], width))
         finally:
             self._fitting = False
 
-    def _on_section_resized(self, column: int, _old: int, _new: int) -> None:
-        """A width the curator dragged is kept: fitting to the window leaves that column alone."""
-        if not self._fitting and column != 2:
+    def _on_section_resized(self, column: int, old: int, new: int) -> None:
+        """A width the curator dragged is kept: fitting to the window leaves that column alone. A column
+        hidden or shown (a width from or to 0, which Qt may report later) is not a drag."""
+        if not self._fitting and column != 2 and old and new:
             self._resized_by_user.add(column)
 
     def _hide_empty_columns(self) -> None:
         """MEDIC has no tree numbers, and most rows match the preferred name: an empty column is room lost."""
-        for column in OPTIONAL_COLUMNS:
-            self.view.setColumnHidden(column, self.model.column_is_empty(column))
-        self.view.setColumnHidden(FINAL_COLUMN, self.model.column_is_empty(FINAL_COLUMN))
+        self._squeezed.clear()
+        self._fitting = True  # hiding or showing a column resizes it: that is not the curator's drag
+        try:
+            for column in OPTIONAL_COLUMNS:
+                self.view.setColumnHidden(column, self.model.column_is_empty(column))
+            self.view.setColumnHidden(FINAL_COLUMN, self.model.column_is_empty(FINAL_COLUMN))
+        finally:
+            self._fitting = False
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
         self._fit_columns()
+
+    def eventFilter(self, watched, event) -> bool:
+        if event.type() == QEvent.Type.Resize and watched is self.view.viewport() and not self._fitting:
+            self._fit_columns()
+        return super().eventFilter(watched, event)
 
     def show_candidates(
         self,
@@ -287,6 +332,7 @@ class CandidatePanel(QWidget):
         """`linked`: the concepts the mention is linked to now; `marked`: those ticked for one link;
         `source`: the model whose score orders the list (see `order_source`)."""
         self.mention_label.setText(mention_html)
+        self.names_elide.forget()
         self.model.set_candidates(candidates, concepts, linked, source, marked)
         self._hide_empty_columns()
         self._fit_columns()

@@ -74,6 +74,7 @@ class DocumentView:
 
     def reload_queue(self) -> None:
         self.queue.set_entries(self.project.desk.queue(), document_facets(self.project))
+        self.queue.set_marked(self.project.marks.noted_or_flagged())  # the "flagged or noted" filter
         settle_memory()
 
     def open_document(self, doc_id: str, *, mention_id: int | None = None) -> None:
@@ -155,6 +156,9 @@ class DocumentView:
         self.undo_stack.set(changes.history)
         if changes.queue and not self.queue.update_entries(list(changes.queue), changes.facets):
             self.reload_queue()
+        if changes.marks:  # a note or flag set or cleared: the "flagged or noted" filter follows
+            documents = set(changes.marks)
+            self.queue.set_marked(self.project.marks.noted_or_flagged(list(documents)), documents)
         redraw = self.model.apply(changes, navigate=navigate, follow=follow)
         if redraw.open is not None:
             self.open_document(redraw.open[0], mention_id=redraw.open[1])

@@ -19,6 +19,7 @@ from app.gui.desk_host import DeskHost
 from app.gui.desk_model import DeskModel
 from app.gui.desk_saving import DeskSaving
 from app.gui.dialogs import lay_out_form_dialog
+from core.store.curation import action_words, shown_link
 from core.store.identical_mentions import IdenticalMentions, find_identical
 
 if TYPE_CHECKING:
@@ -86,8 +87,10 @@ class ApplyToIdentical:
             )
             return None
         mention = self.model.doc.mentions[self.model.current]
-        summary = f"{decision.action} “{mention.text}”" + (
-            f" → {self.model.link_text(decision.concept_id)}" if decision.concept_id else ""
+        summary = f"{action_words(decision.action)} “{mention.text}”" + (
+            f" → {self.model.link_text(decision.concept_id)}"
+            if shown_link(decision.action, decision.concept_id)
+            else ""
         )
         dialog = IdenticalDialog(
             self.host, self.project, mention_id, self.model.doc.doc_id, summary, mention.type

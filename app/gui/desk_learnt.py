@@ -214,6 +214,14 @@ def install_learnt(window, menu) -> None:
             6000,
         )
     )
+    # A lasting sign in the status bar while it is on (a 6-second message was all there was, issue 31).
+    window.no_teach_label = QLabel("⊘ deciding without teaching")
+    window.no_teach_label.setObjectName("noTeach")
+    window.no_teach_label.setStyleSheet("color:#b85c00; font-weight:600")
+    window.no_teach_label.setToolTip("Curate ▸ Decide without teaching is on: decisions link but teach nothing")
+    window.no_teach_label.hide()
+    window.statusBar().addPermanentWidget(window.no_teach_label)
+    window.act_no_teach.toggled.connect(window.no_teach_label.setVisible)
     window.act_learning = window.key_action("Learn from decisions while curating", [], lambda: None)
     window.act_learning.setCheckable(True)
     window.act_learning.setChecked(learnt.learning_on(window.project))

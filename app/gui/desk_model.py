@@ -27,7 +27,7 @@ from core.jobs.bulk_accept import (
 )
 from core.jobs.occurrences import annotate_occurrences
 from core.kb.concept import Concept
-from core.store.curation import COMPOSITE_SEPARATOR, LINKING_ACTIONS
+from core.store.curation import COMPOSITE_SEPARATOR, LINKING_ACTIONS, action_words, shown_link
 from core.store.curation_log import MentionKey, SuggestionSet, concept_parts, mention_key
 from core.store.op_changes import OpChanges
 
@@ -264,7 +264,9 @@ class DeskModel:
         suggested_for = None
         if action in ON_SUGGESTIONS and self.suggestions.get(mention_id):
             suggested_for = self.suggested_for.get(mention_id)
-        text = f"{action} “{mention.text}”" + (f" → {concept_id}" if concept_id else "")
+        text = f"{action_words(action)} “{mention.text}”" + (
+            f" → {concept_id}" if shown_link(action, concept_id) else ""
+        )
         if detail and detail.get("teach") is False:
             text += " (not taught)"
         if action == "reject" and mention.origin == "detected":

@@ -10,8 +10,10 @@ shared project keep their own place, and moving between documents never writes t
 
 from __future__ import annotations
 
+import html
 import logging
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel
 from sqlalchemy.exc import SQLAlchemyError
 
@@ -23,7 +25,8 @@ from app.gui.document_queue import DocumentQueue
 from app.gui.navigation_dialogs import GoToDialog, TextSearchDialog
 from app.gui.queue_order import SORTS
 from app.gui.settings import AppSettings
-from app.gui.states import legend_html
+from app.gui.states import is_dark, legend_html, muted
+from app.gui.type_colours import UNTYPED, type_legend_html, type_slots
 from core.errors import CuralinkError
 from core.store.desk_lookup import TextHit, project_identity, search_text
 
@@ -50,6 +53,11 @@ class DeskView:
         self.queue, self.abstract, self.legend, self.candidates = queue, abstract, legend, candidates
         self.view_key: str | None = None
         self.view_restored = False
+        self.by_type = False  # mentions coloured by type (state by weight and lines), else by state
+        self.hidden_types: set[str] = set()
+        legend.setTextInteractionFlags(Qt.TextInteractionFlag.LinksAccessibleByMouse)
+        legend.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # a click on a type chip leaves the keys to the desk
+        legend.linkActivated.connect(self._legend_link)
 
     def build_menu(self, menu) -> None:
         self.act_goto = self.host.key_action("Go to document…", ["Ctrl+G"], self.open_go_to)
@@ -80,6 +88,66 @@ class DeskView:
         menu.addActions([*self.act_cycle.values(), self.act_clear_filters])
         menu.addSeparator()
         menu.addActions([self.act_zoom_in, self.act_zoom_out, self.act_zoom_reset])
+        menu.addSeparator()
+        self.act_by_type = self.host.key_action(
+            "Colour mentions by type", ["Alt+5"], lambda: self.colour_by_type(not self.by_type)
+        )
+        self.act_by_type.setCheckable(True)
+        menu.addAction(self.act_by_type)
+        self.types_menu = menu.addMenu("Show mention types")
+        self.types_menu.aboutToShow.connect(self._fill_types_menu)
+
+    # --- type colours, hidden types -----------------------------------------------------------------
+
+    def project_types(self) -> set[str]:
+        """The mention types in the project, as the queue's type filter knows them."""
+        return {t for facets in self.queue.model.facets.values() for t in facets.types}
+
+    def colour_by_type(self, on: bool) -> None:
+        """Colour mentions by type (PubTator's way; the state then shows by weight and lines) or by state."""
+        self.by_type = bool(on)
+        self.act_by_type.setChecked(self.by_type)
+        self.apply_type_view()
+        self.remember_view()
+        self.host.statusBar().showMessage(
+            "mentions coloured by type: click a type in the legend to hide or show it (Alt+5: by state)"
+            if self.by_type
+            else "mentions coloured by state (Alt+5: by type)",
+            5000,
+        )
+
+    def toggle_type(self, name: str) -> None:
+        """Hide a mention type (drawn plain, still reachable by keys) or show it again."""
+        self.hidden_types ^= {name}
+        if not self.by_type:
+            self.by_type = True  # hiding is a type view's: switch to it
+            self.act_by_type.setChecked(True)
+        self.apply_type_view()
+        self.remember_view()
+
+    def apply_type_view(self) -> None:
+        types = self.project_types()
+        slots = type_slots(types | self.hidden_types)
+        self.abstract.set_type_view(slots if self.by_type else None, self.hidden_types)
+        if self.by_type:
+            self.legend.setText(type_legend_html(slots, types, self.hidden_types, is_dark()))
+        else:
+            self.legend.setText(
+                legend_html()
+                + f" &nbsp; <span style='color:{muted()}'>Alt+5:&nbsp;colour&nbsp;by&nbsp;type</span>"
+            )
+
+    def _legend_link(self, link: str) -> None:
+        if link.startswith("type:"):
+            self.toggle_type(html.unescape(link[len("type:") :]))
+
+    def _fill_types_menu(self) -> None:
+        self.types_menu.clear()
+        for name in sorted(self.project_types() | self.hidden_types):
+            action = self.types_menu.addAction(name or UNTYPED)
+            action.setCheckable(True)
+            action.setChecked(name not in self.hidden_types)
+            action.triggered.connect(lambda _checked=False, name=name: self.toggle_type(name))
 
     # --- remembered view ---------------------------------------------------------------------------
 
@@ -104,6 +172,13 @@ class DeskView:
                 **{k: str(v) for k, v in filters.items() if k in ("status", "split", "type")}
             )
         self.abstract.set_zoom(self.settings.abstract_zoom)
+        types = state.get("types")
+        if isinstance(types, dict):
+            self.by_type = types.get("by_type") is True
+            hidden = types.get("hidden")
+            self.hidden_types = {str(t) for t in hidden} if isinstance(hidden, list) else set()
+        self.act_by_type.setChecked(self.by_type)
+        self.apply_type_view()
         target = state.get("current")
         # the document left open, even where the filters now hide it: shown while open (QueueModel.hold)
         if not isinstance(target, str) or self.queue.entry(target) is None:
@@ -124,7 +199,12 @@ class DeskView:
         if not self.view_restored:
             return
         current = self.queue.current_id() or (self.model.doc.doc_id if self.model.doc is not None else None)
-        state = {"sort": self.queue.sort_key(), "filters": self.queue.filters(), "current": current}
+        state = {
+            "sort": self.queue.sort_key(),
+            "filters": self.queue.filters(),
+            "current": current,
+            "types": {"by_type": self.by_type, "hidden": sorted(self.hidden_types)},
+        }
         if self.model.doc is not None and self.model.doc.doc_id == current:
             state["mention"] = self.model.current_mention_id()
         self.settings.set_view_state(self._view_key(), state)
@@ -189,7 +269,7 @@ class DeskView:
 
     def theme_changed(self) -> None:
         """Redraw what was painted with the previous theme's colours."""
-        self.legend.setText(legend_html())
+        self.apply_type_view()  # the legend and the abstract's colours, in the new theme's
         self.abstract.repaint_marks()
         if self.model.doc is not None:
             self.host.document.select_mention(self.model.current)

@@ -30,7 +30,7 @@ from app.gui.desk_model import DeskModel
 from app.gui.desk_writer import DeskWriter
 from app.gui.document_queue import DocumentQueue
 from app.gui.settings import AppSettings
-from app.gui.workers import Job, LinkService, run_in_thread
+from app.gui.workers import MODELS_LOADING, Job, LinkService, run_in_thread
 from core.errors import CuralinkError
 from core.store.change_marks import ChangeMarks
 from core.store.desk_lookup import document_facets
@@ -213,6 +213,10 @@ class ProjectWatch:
         self.settings.last_project = self.project.path
         self.host.setWindowTitle(f"Curalink — {self.project.path.name}")
         self.service.reset()  # its process opened the old place: a new one starts from the new place
+        if self.host.background:  # and loads now: waiting for a job to ask left the desk without models
+            # (no identical mention suggested again) until a span edit, about 20 s later (issue 31)
+            self.links.device_label.setText(MODELS_LOADING)
+            self.service.preload()
         self.host.statusBar().showMessage(f"reopened the project at {self.project.path}", 6000)
         self.seen_marks = self.project.changes.marks()
         self.watch_timer.start()

@@ -298,6 +298,7 @@ KEY_HELP = (
     ("Ctrl+Shift+F", "search the documents' text: Enter lists, Enter again opens at the first match"),
     ("Alt+1,  Alt+2,  Alt+3", "next status / split / mention-type filter of the queue (they combine)"),
     ("Alt+4", "sort the queue by id / by uncertainty"),
+    ("Alt+5", "colour mentions by type / by state; a click on a type in the legend hides or shows it"),
     ("Alt+0", "show every document (clear the queue's filters)"),
     ("Ctrl+=  /  Ctrl+-  /  Ctrl+0", "larger / smaller / default text in the abstract"),
     ("Ctrl+N  /  Ctrl+O", "new project / open a project"),
@@ -315,32 +316,44 @@ class KeyHelpOverlay(QWidget):
         super().__init__(parent)
         self.setAttribute(Qt.WidgetAttribute.WA_StyledBackground, False)
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
-        # Two columns of keys: one column ran past the bottom of the window at its default height.
+        # Two columns of keys: one column ran past the bottom of the window at its default height. The
+        # descriptions wrap inside their cells (fixed shares of the sheet's width): unwrapped, the right
+        # column ran past the window's edge at 1,500-1,600 px and only its keys showed (issue 31).
         half = (len(KEY_HELP) + 1) // 2
-        cell = "<td style='padding:3px 12px 3px 0'><b>{}</b></td><td style='padding:3px 36px 3px 0'>{}</td>"
+        cell = (
+            "<td width='11%' style='padding:2px 10px 2px 0'><b>{}</b></td>"
+            "<td width='39%' style='padding:2px 24px 2px 0'>{}</td>"
+        )
         rows = "".join(
             "<tr>"
             + "".join(cell.format(key, what) for key, what in KEY_HELP[i : i + half * 2 : half])
             + "</tr>"
             for i in range(half)
         )
-        label = QLabel(
-            f"<h2 style='margin-bottom:8px'>Keyboard</h2><table>{rows}</table>"
+        self.label = QLabel(
+            f"<h2 style='margin-bottom:8px'>Keyboard</h2><table width='100%'>{rows}</table>"
             "<p style='color:#bbb'>Every decision is saved the moment you make it.</p>"
         )
-        label.setObjectName("keyHelp")
-        label.setTextFormat(Qt.TextFormat.RichText)
+        self.label.setObjectName("keyHelp")
+        self.label.setTextFormat(Qt.TextFormat.RichText)
+        self.label.setWordWrap(True)
         layout = QVBoxLayout(self)
         layout.addStretch(1)
-        layout.addWidget(label, 0, Qt.AlignmentFlag.AlignHCenter)
+        layout.addWidget(self.label, 0, Qt.AlignmentFlag.AlignHCenter)
         layout.addStretch(1)
         self.hide()
+
+    def fit(self) -> None:
+        """Cover the window; the sheet as wide as the window allows (up to a readable 1,700 px)."""
+        self.setGeometry(self.parentWidget().rect())
+        margins = self.layout().contentsMargins()
+        self.label.setFixedWidth(max(300, min(1700, self.width() - margins.left() - margins.right() - 40)))
 
     def toggle(self) -> None:
         if self.isVisible():
             self.hide()
             return
-        self.setGeometry(self.parentWidget().rect())
+        self.fit()
         self.show()
         self.raise_()
         self.setFocus()

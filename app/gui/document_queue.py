@@ -263,6 +263,17 @@ class DocumentQueue(QWidget):
             self._summarise()
         return updated
 
+    def set_marked(self, marked: set[str], documents: set[str] | None = None) -> None:
+        """Which documents carry a note or flag (all, or what changed among `documents`). The current
+        row stays selected where it is still shown; the open document never changes by itself."""
+        current = self.current_id()
+        self._quiet = True
+        self.model.set_marked(marked, documents)
+        if current:
+            self.select(current, emit=False)
+        self._quiet = False
+        self._summarise()
+
     def take_changed(self) -> set[str]:
         """The documents whose rows were updated since the last call (a background re-read of the whole
         queue started before them must not undo them)."""

@@ -28,17 +28,26 @@ from PySide6.QtWidgets import (
 )
 
 from app.gui.concept_pane import ConceptPane
+from app.gui.elide import DistinguishingElide
 
 if TYPE_CHECKING:
     from core.store.project import Project
 
 SEARCH_LIMIT = 50
+INDEX_POLL_MS = 40  # how often a search waiting for the index looks again (the window takes keys meanwhile)
 logger = logging.getLogger(__name__)
+
+
+_BUILDS: dict[int, threading.Thread] = {}  # id(project.kb) -> the thread building its index
 
 
 def warm_search_index(project: Project) -> threading.Thread:
     """Build the forgiving-search index off the UI thread at start, so the first Ctrl+F does not wait
-    for it (about 0.5 s on MEDIC); a search before it is ready waits for the same build, never a second."""
+    for it (about 0.5 s on MEDIC); a search before it is ready waits for the same build, never a second.
+    One build per KB at a time: a second call while one runs returns that one."""
+    running = _BUILDS.get(id(project.kb))
+    if running is not None and running.is_alive():
+        return running
 
     def build() -> None:
         try:
@@ -47,6 +56,7 @@ def warm_search_index(project: Project) -> threading.Thread:
             logger.debug("KB search index not built in the background", exc_info=True)
 
     thread = threading.Thread(target=build, name="kb-search-index", daemon=True)
+    _BUILDS[id(project.kb)] = thread
     thread.start()
     return thread
 
@@ -109,6 +119,11 @@ class KbSearchDialog(QDialog):
         self.results.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         for column in (1, 2):  # both names share the width the id leaves
             self.results.horizontalHeader().setSectionResizeMode(column, QHeaderView.ResizeMode.Stretch)
+        # Names too long for their column keep the words that tell them from the other results (they
+        # were cut at the end, issue 31); the tooltip has the whole name.
+        self.names_elide = DistinguishingElide(self.results)
+        for column in (1, 2):
+            self.results.setItemDelegateForColumn(column, self.names_elide)
         self.results.currentCellChanged.connect(lambda row, *_rest: self.show_row(row))
         self.concept = ConceptPane(
             names=lambda concept_id: project.kb.concept_names([concept_id]).get(concept_id, "")
@@ -137,7 +152,7 @@ class KbSearchDialog(QDialog):
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.setInterval(0)
-        self._timer.timeout.connect(self.run_search)
+        self._timer.timeout.connect(self._search_when_ready)
         self.query.textChanged.connect(lambda _text: self._timer.start())
         self.query.installEventFilter(self)
         self.results.doubleClicked.connect(lambda _index: self.pick())
@@ -155,15 +170,32 @@ class KbSearchDialog(QDialog):
         self.resize(target.width() - extra_w, target.height() - extra_h)
         self.move(target.topLeft())
 
+    def _search_when_ready(self) -> None:
+        """The search as the curator types. While the forgiving index is still being built (the first
+        Ctrl+F of a session, before the desk built it when idle), it is built in a thread and the search
+        waits for it without blocking: blocked in the build, the dialog was not even shown, and what the
+        curator typed meanwhile went to the desk under it and was lost ("ion" for "infection")."""
+        if self.query.text().strip() and not self.project.kb.name_index_built():
+            warm_search_index(self.project)
+            self.status.setText("preparing the KB search (once per session)… keep typing")
+            self._timer.start(INDEX_POLL_MS)
+            return
+        self._timer.setInterval(0)
+        self.run_search()
+
     def run_search(self) -> None:
+        """The search for what is typed now (waits for the index where it is still being built)."""
         text = self.query.text()
         started = time.perf_counter()
         hits = self.project.kb.search_names(text, limit=SEARCH_LIMIT) if text.strip() else []
         self.last_latency_ms = (time.perf_counter() - started) * 1000
+        self.names_elide.forget()
         self.results.setRowCount(len(hits))
         for row, (concept_id, matched, preferred) in enumerate(hits):
             for column, value in enumerate((concept_id, preferred, matched if matched != preferred else "")):
-                self.results.setItem(row, column, QTableWidgetItem(value))
+                item = QTableWidgetItem(value)
+                item.setToolTip(value)
+                self.results.setItem(row, column, item)
         if hits:
             self.results.selectRow(0)
         self.show_row(self.results.currentRow())
@@ -185,7 +217,7 @@ class KbSearchDialog(QDialog):
     def pick(self, *, add: bool = False) -> None:
         if self._timer.isActive():
             self._timer.stop()
-            self.run_search()
+            self.run_search()  # Enter before the index was ready: this one waits for it
         row = self.results.currentRow()
         if row < 0:
             return

@@ -44,6 +44,7 @@ from app.gui.settings import AppSettings
 from app.gui.states import (
     legend_html,
 )
+from app.gui.window_state import remember_window, restore_panes, restore_window
 from app.gui.workers import MODELS_LOADING, MODELS_NOT_LOADED, Job, LinkService
 from core.errors import CuralinkError
 from core.store.write_faults import StoreWriteError, WriteFault
@@ -88,6 +89,7 @@ class MainWindow(QMainWindow):
 
         self.setWindowTitle(f"Curalink — {project.path.name}")
         self._build_widgets()
+        restore_window(self, self.settings)  # the size and place the desk was last closed at
         self._build_parts()
         self._build_actions()
         self._build_menus()
@@ -457,15 +459,16 @@ class MainWindow(QMainWindow):
             self._sized = True
             width = max(self.width() - 24, 900)
             self.splitter.setSizes([int(width * share) for share in PANE_SHARES])
+            restore_panes(self.splitter, self.settings)  # as the curator last left them, if ever
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
-        if self.help_overlay.isVisible():
-            self.help_overlay.setGeometry(self.rect())
+        self.help_overlay.fit()  # shown or not: its sheet wraps to the window's width
 
     def closeEvent(self, event: QCloseEvent) -> None:
         if not self.saving.close_guard(event):
             return
+        remember_window(self, self.splitter, self.settings)
         self.retrain.stop_retrain()
         self.watch.stop_watching()  # a closed desk no longer looks at the project (it may be moved next)
         self.service.shutdown()

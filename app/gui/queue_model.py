@@ -13,7 +13,8 @@ from core.store.desk_lookup import DocumentFacets
 from core.store.project import QueueEntry
 
 ALL = "all"
-FILTERS = (ALL, "unreviewed", "in progress", "done")
+MARKED = "flagged or noted"  # documents with a flag or a note, on themselves or on a mention
+FILTERS = (ALL, "unreviewed", "in progress", "done", MARKED)
 NO_SPLIT = "none"
 NO_TYPE = "(untyped)"
 _COLUMNS = ("Document", "Title", "Rev.", "Margin")
@@ -52,6 +53,7 @@ class QueueModel(QAbstractTableModel):
         self.shown: list[QueueEntry] = []
         self.shown_rows: dict[str, int] = {}  # doc id -> table row
         self.facets: dict[str, DocumentFacets] = {}
+        self.marked: set[str] = set()  # documents with a note or a flag (the MARKED filter)
         self.sort_key = "id"
         self.status = ALL
         self.split = ALL
@@ -119,7 +121,10 @@ class QueueModel(QAbstractTableModel):
 
     def passes(self, entry: QueueEntry) -> bool:
         """Status, split and mention type combined."""
-        if self.status != ALL and entry.status != self.status:
+        if self.status == MARKED:
+            if entry.doc_id not in self.marked:
+                return False
+        elif self.status != ALL and entry.status != self.status:
             return False
         if self.split == ALL and self.type == ALL:
             return True
@@ -165,6 +170,16 @@ class QueueModel(QAbstractTableModel):
             raise ValueError(f"unknown queue order {key!r}; use one of {SORTS}")
         self.sort_key = key
         self._relayout(self._ordered(self.entries))
+
+    def set_marked(self, marked: set[str], documents: set[str] | None = None) -> None:
+        """The documents with a note or flag (all of them, or what changed among `documents`); shown
+        again through the filters when the MARKED filter is on."""
+        if documents is None:
+            self.marked = set(marked)
+        else:
+            self.marked = (self.marked - documents) | (set(marked) & documents)
+        if self.status == MARKED:
+            self._relayout(self.entries)
 
     def set_filters(self, *, status: str | None = None, split: str | None = None, type: str | None = None):
         self.status = self.status if status is None else status

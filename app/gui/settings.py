@@ -8,7 +8,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from PySide6.QtCore import QObject, QSettings, QStandardPaths, Signal
+from PySide6.QtCore import QByteArray, QObject, QSettings, QStandardPaths, Signal
 
 from core.errors import CuralinkError
 
@@ -188,6 +188,18 @@ class AppSettings:
 
     def set_view_state(self, project_key: str, state: dict) -> None:
         self._settings.setValue(f"desk_view/{project_key}", json.dumps(state))
+
+    def window_state(self) -> tuple[bytes, bytes]:
+        """The desk window's geometry and its panes' splitter state as last closed (b"" when never)."""
+        return tuple(self._bytes(f"window/{key}") for key in ("geometry", "panes"))  # type: ignore[return-value]
+
+    def set_window_state(self, geometry: bytes, panes: bytes) -> None:
+        self._settings.setValue("window/geometry", QByteArray(geometry))
+        self._settings.setValue("window/panes", QByteArray(panes))
+
+    def _bytes(self, key: str) -> bytes:
+        value = self._settings.value(key, b"")
+        return bytes(value.data()) if isinstance(value, QByteArray) else value if isinstance(value, bytes) else b""
 
     def sync(self) -> None:
         self._settings.sync()

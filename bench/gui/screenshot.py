@@ -34,10 +34,17 @@ def main(argv: list[str] | None = None) -> int:
         metavar="DOC",
         help="grab the bulk-accept dialog (Ctrl+B), on this document (default: the one the desk opens)",
     )
+    parser.add_argument("--width", type=int, help="resize the window to this many pixels wide first")
+    parser.add_argument("--by-type", action="store_true", help="colour the mentions by type (Alt+5)")
+    parser.add_argument("--help-overlay", action="store_true", help="grab with the key help (F1) shown")
     args = parser.parse_args(argv)
     app = application()
     window = open_project_window(args.project)
     window.background = False
+    if args.width:
+        window.resize(args.width, window.height())
+    if args.by_type and not window.view.by_type:
+        window.view.colour_by_type(True)
     status = {"code": 1}
     if args.find_mentions:
         window.document.open_document(args.find_mentions)
@@ -69,6 +76,10 @@ def main(argv: list[str] | None = None) -> int:
             QTimer.singleShot(500, grab)  # until the bar shows the retrain well under way
             return
         target = window
+        if args.help_overlay and not window.help_overlay.isVisible():
+            window.help_overlay.toggle()
+            QTimer.singleShot(300, grab)
+            return
         if args.bulk_accept is not None:
             if window.menu_dialog is None or not window.menu_dialog.isVisible():
                 window.curation.bulk_accept_dialog()

@@ -3,7 +3,9 @@
 A file is one document (doc_id = file stem); a folder is every `*.txt` in it, sorted by name.
 Blank-line-separated paragraphs become passages (kind "paragraph") at their character offsets
 in the file, so `Document.text` is the file with line breaks and blank lines as spaces and
-offsets a detector finds point into the original. Single line breaks stay inside a passage.
+offsets a detector finds point into the original. Single line breaks stay inside a passage, except
+that a first paragraph whose first line is a short heading over longer lines ("title⏎abstract", the way
+abstracts are pasted) is read as a title passage and an abstract passage, not as one long title.
 Line endings are read as written (a Windows `\\r` becomes part of a gap, never of a passage end).
 A single file may be gzipped (`abstract.txt.gz`; doc_id `abstract`). With a `FormatReport`, a file
 that cannot be read (not UTF-8, empty) is recorded and skipped, and the writer counts what plain
@@ -28,6 +30,9 @@ from core.limits import check_id
 logger = logging.getLogger(__name__)
 
 PARAGRAPH = "paragraph"
+TITLE, ABSTRACT = "title", "abstract"
+TITLE_MAX_CHARS = 400  # a first line longer than this is text, not a heading
+TITLE_SHARE = 0.75  # a heading is shorter than this share of the longest line below it
 _BLANK_LINES = re.compile(r"\r?\n[ \t\r\f\v]*\r?\n")
 
 
@@ -52,7 +57,7 @@ def read(path: Path | str, report: FormatReport | None = None) -> Iterator[Docum
 def read_document(path: Path) -> Document:
     doc_id = check_id(stem(path), "document id (the file name)", source=path)
     text = read_text(path)
-    passages = tuple(paragraphs(text))
+    passages = tuple(titled(paragraphs(text)))
     if not passages:
         raise InputError(path, "the file holds only whitespace: no text to read")
     return Document(doc_id=doc_id, passages=passages)
@@ -70,6 +75,32 @@ def paragraphs(text: str) -> Iterator[Passage]:
             yield Passage(offset, stripped, PARAGRAPH)
         if match:
             start = match.end()
+
+
+def titled(passages: Iterable[Passage]) -> Iterator[Passage]:
+    """The first passage split into a title and an abstract when its first line is a heading: shorter
+    than `TITLE_SHARE` of the longest line after it. A hard-wrapped paragraph (lines of about one width,
+    the first as long as any) stays whole."""
+    for index, passage in enumerate(passages):
+        if index == 0 and (split := _heading(passage.text)) is not None:
+            head, rest_offset = split
+            rest = passage.text[rest_offset:]
+            yield Passage(passage.offset, head, TITLE)
+            yield Passage(passage.offset + rest_offset + (len(rest) - len(rest.lstrip())), rest.strip(), ABSTRACT)
+            continue
+        yield passage
+
+
+def _heading(text: str) -> tuple[str, int] | None:
+    """(the heading, where the text after it starts) when `text` opens with a heading line, else None."""
+    first, newline, rest = text.partition("\n")
+    head = first.rstrip()
+    if not newline or not head or not rest.strip() or len(head) > TITLE_MAX_CHARS:
+        return None
+    longest = max(len(line.strip()) for line in rest.splitlines())
+    if len(head) >= TITLE_SHARE * longest:
+        return None
+    return head, len(first) + 1
 
 
 def write(docs: Iterable[Document], path: Path | str, report: FormatReport | None = None) -> int:

@@ -20,6 +20,7 @@ from core.jobs import undo as history
 from core.jobs.undo import ADD, DECISIONS, DELETE, MARK, OCCURRENCES, SPAN, TYPE, VETO, Step, span_label
 from core.learn.teaching import set_veto
 from core.store import step_reads
+from core.store.curation import action_words, shown_link
 from core.store.curation_log import Decision, MentionKey, NewDecision, concept_parts
 from core.store.curation_marks import DONE, FLAG, NOTE
 from core.store.desk_lookup import document_facets
@@ -88,8 +89,8 @@ def decision_label(project: Project, mention_id: int, action: str, concept_id: s
     document, text, origin, *_ = mention or _mention(project, mention_id)
     if action == "reject" and origin == "detected":
         return f"reject “{text}” (not a mention) in {document}"
-    link = f" → {_link_text(project, concept_id)}" if concept_id else ""
-    return f"{action} “{text}”{link} in {document}"
+    link = f" → {_link_text(project, concept_id)}" if shown_link(action, concept_id) else ""
+    return f"{action_words(action)} “{text}”{link} in {document}"
 
 
 # --- decisions ------------------------------------------------------------------------------------------
@@ -203,7 +204,7 @@ def apply_to_identical(project: Project, source: int, targets: Sequence[int], *,
     documents = set(project.documents.mention_documents(list(targets)).values())
     document, text, *_ = _mention(project, source)
     label = (
-        f"{decision.action} “{text}” copied to {len([t for t in targets if t != source])} identical "
+        f"{action_words(decision.action)} “{text}” copied to {len([t for t in targets if t != source])} identical "
         f"mention(s) in {len(documents)} document(s)"
     )
     return _record(

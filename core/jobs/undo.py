@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 from sqlalchemy import delete
 from sqlalchemy.orm import Session
 
+from core.store.curation import action_words, shown_link
 from core.store.op_changes import History
 from core.store.schema import SettingRow
 from core.store.settings_store import write_setting
@@ -117,10 +118,11 @@ def _seed(project: Project, session: Session, curator: str, *, persist: bool) ->
         mention_id, action, concept_id, _detail, text = first
         where = documents.get(mention_id, "")
         if len(restored.decisions) == 1:
-            label = f"{action} “{text}”" + (f" → {concept_id}" if concept_id else "") + f" in {where}"
+            link = f" → {concept_id}" if shown_link(action, concept_id) else ""
+            label = f"{action_words(action)} “{text}”{link} in {where}"
         else:
             count = len(set(documents.values()))
-            label = f"{action} {len(restored.decisions)} mentions (“{text}”, …) in {count} document(s)"
+            label = f"{action_words(action)} {len(restored.decisions)} mentions (“{text}”, …) in {count} document(s)"
         data = {"decisions": sorted(restored.decision_ids), "skip_decided": True}
         step = Step(DECISIONS, label, where, mention_id, data)
         if persist:

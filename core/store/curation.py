@@ -24,6 +24,19 @@ UNLINKING_ACTIONS = ("reject", "ambiguous")
 # Mention edits are logged beside the link decisions for provenance; they never change a mention's link.
 EDIT_ACTIONS = ("adjust_span", "change_type", "add_mention", "delete_mention")
 NOT_IN_KB = "-1"
+# What a person reads for an action (menus, dialogs, status lines); the log, the exports' `decision`
+# infon and the code keep the action's own token ("nil", the entity-linking term).
+ACTION_WORDS = {"nil": "not in the KB"}
+
+
+def action_words(action: str) -> str:
+    """An action as a curator reads it: "nil" is "not in the KB"; other actions are words already."""
+    return ACTION_WORDS.get(action, action)
+
+
+def shown_link(action: str, concept_id: str) -> str:
+    """The concept part of a label, "" where the action names none (not in the KB's stored "-1")."""
+    return "" if action == "nil" or concept_id == NOT_IN_KB else concept_id
 # One decision may link a mention to several concepts ("colorectal, endometrial, and ovarian cancers"):
 # stored as "A|B|C" (KB ids never contain "|"); every writer renders it by its format's convention.
 COMPOSITE_SEPARATOR = "|"

@@ -146,6 +146,23 @@ class CurationMarks:
             found.setdefault(names[document_id], {})[kind] = _mark(row)
         return found
 
+    def noted_or_flagged(self, doc_ids: Sequence[str] | None = None) -> set[str]:
+        """Documents (external ids) with a note or a flag in force on themselves or on a live mention of
+        theirs: the queue's "flagged or noted" filter. One read of the mark rows (they are few)."""
+        query = (
+            select(CurationMarkRow, DocumentRow.external_id)
+            .join(DocumentRow, DocumentRow.id == CurationMarkRow.document_id)
+            .outerjoin(MentionRow, MentionRow.id == CurationMarkRow.mention_id)
+            .where(CurationMarkRow.kind.in_((NOTE, FLAG)), MentionRow.removed.is_not(True))
+            .order_by(CurationMarkRow.id)
+        )
+        if doc_ids is not None:
+            query = query.where(DocumentRow.external_id.in_(list(doc_ids)))
+        with self._store.session() as session:
+            pairs = session.execute(query).all()
+        names = {row.document_id: external for row, external in pairs}
+        return {names[row.document_id] for row in _in_force(row for row, _ in pairs).values()}
+
     def mark_history(self, *, document: str | None = None, mention_id: int | None = None) -> list[Mark]:
         """Every mark ever set on the mention (or the document itself), oldest first, clears included."""
         query = select(CurationMarkRow).order_by(CurationMarkRow.id)

@@ -290,6 +290,11 @@ class KnowledgeBaseStore:
             _add_new(results, self._name_rows([hit.row for hit in hits]), limit)
         return results
 
+    def name_index_built(self) -> bool:
+        """Whether a forgiving search would find its index built, without waiting for it (the desk builds
+        it in a thread and keeps its window taking keys meanwhile)."""
+        return getattr(self, "_name_index", None) is not None
+
     def name_index(self, *, rebuild: bool = False) -> NameIndex:
         """The forgiving-search index of every stored name, built on first use (about 0.5 s for MEDIC)
         and again once names were added here (a generation this store bumps) or by another program

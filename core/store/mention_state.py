@@ -13,7 +13,7 @@ import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from sqlalchemy import delete, func, insert, inspect, select
+from sqlalchemy import delete, insert, inspect, select
 from sqlalchemy.orm import Session
 
 from core.store.curation import EDIT_ACTIONS, replay
@@ -60,7 +60,11 @@ def _state_rows(current: dict[int, DecisionRow]) -> list[dict]:
 
 
 def _newest_decision(session: Session) -> int:
-    return session.scalar(select(func.max(DecisionRow.id))) or 0
+    """The newest decision the table reflects or should: span, type and mention edits are logged as
+    decisions too but never enter the table, so they must not put it "behind the log" (an edit after the
+    last decision made every later open rebuild the table and warn)."""
+    newest = select(DecisionRow.id).where(DecisionRow.action.not_in(EDIT_ACTIONS))
+    return session.scalar(newest.order_by(DecisionRow.id.desc()).limit(1)) or 0
 
 
 def apply_decisions(session: Session, written: Sequence[DecisionRow]) -> StateChange:

@@ -107,7 +107,7 @@ def test_a_restart_after_a_withdrawal_reuses_the_index_and_keys_act_while_models
         assert second.device_label.text() == MODELS_LOADING
         second.document.open_document(doc_id, mention_id=decided_id)
         _view_matches_store(second, demo_project, doc_id)
-        assert "nil" in second.undo_stack.undoText()  # the restored history's last step
+        assert "not in the KB" in second.undo_stack.undoText()  # the restored history's last step
 
         qtbot.keyClick(second, Qt.Key.Key_Z, CTRL)
         qtbot.waitUntil(lambda: decided_id not in second.model.decisions, timeout=CEILING_MS)
