@@ -154,34 +154,53 @@ def _as_flag(figures: Select) -> Select:
     return select(*kept, func.coalesce(done, "") != "")
 
 
+_STORED = (  # the covering index ix_documents_queue answers the documents' side without their texts
+    "SELECT d.id, d.external_id, d.title, q.mentions, q.reviewed, q.unsuggested, q.margin, q.marked_done "
+    "FROM documents d JOIN queue_summary q ON q.document_id = d.id "
+    "WHERE d.id NOT IN (SELECT document_id FROM queue_stale) ORDER BY d.id"
+)
+_INCOMPLETE = (  # documents the table does not answer for: stale, or (made by hand) without a row
+    "SELECT EXISTS (SELECT 1 FROM queue_stale) "
+    "OR (SELECT count(*) FROM documents) != (SELECT count(*) FROM queue_summary)"
+)
+
+
 def summary_rows(session: Session, doc_ids: list[str] | None = None) -> list[tuple]:
-    """(document id, external id, title, mentions, reviewed, unsuggested, margin, marked done) for every
-    document (or those with these external ids), from the table where it is current and aggregated here
-    where it is not (stale, or no row yet)."""
-    stale = select(QueueStaleRow.document_id)
+    """(document id, external id, title, mentions, reviewed, unsuggested, margin, marked done: a truth
+    value, not always a bool) for every
+    document (or those with these external ids), in document order: from the table where it is current,
+    aggregated here where it is not (stale, or no row). The whole queue is read with the driver's own
+    cursor: SQLAlchemy's row processing doubled the read of 20,000 rows."""
     head = (DocumentRow.id, DocumentRow.external_id, DocumentRow.title)
-    stored = (
-        select(
-            *head,
-            QueueSummaryRow.mentions,
-            QueueSummaryRow.reviewed,
-            QueueSummaryRow.unsuggested,
-            QueueSummaryRow.margin,
-            QueueSummaryRow.marked_done,
+    live = aggregate(*head)
+    if doc_ids is None:
+        cursor = session.connection().connection.dbapi_connection
+        rows = cursor.execute(_STORED).fetchall()  # "marked done" as SQLite's 0 or 1
+        if not cursor.execute(_INCOMPLETE).fetchone()[0]:
+            return rows
+    else:
+        stored = (
+            select(
+                *head,
+                QueueSummaryRow.mentions,
+                QueueSummaryRow.reviewed,
+                QueueSummaryRow.unsuggested,
+                QueueSummaryRow.margin,
+                QueueSummaryRow.marked_done,
+            )
+            .join(QueueSummaryRow, QueueSummaryRow.document_id == DocumentRow.id)
+            .where(
+                DocumentRow.id.not_in(select(QueueStaleRow.document_id)), DocumentRow.external_id.in_(doc_ids)
+            )
         )
-        .join(QueueSummaryRow, QueueSummaryRow.document_id == DocumentRow.id)
-        .where(DocumentRow.id.not_in(stale))
-    )
-    live = aggregate(*head).where(
+        rows = [tuple(row) for row in session.execute(stored)]
+        live = live.where(DocumentRow.external_id.in_(doc_ids))
+    live = live.where(
         or_(
-            DocumentRow.id.in_(stale),
+            DocumentRow.id.in_(select(QueueStaleRow.document_id)),
             ~exists().where(QueueSummaryRow.document_id == DocumentRow.id),
         )
     )
-    if doc_ids is not None:
-        stored = stored.where(DocumentRow.external_id.in_(doc_ids))
-        live = live.where(DocumentRow.external_id.in_(doc_ids))
-    rows = [tuple(row) for row in session.execute(stored)]
-    rows += [(*row[:-1], bool(row[-1])) for row in session.execute(live)]
+    rows += [tuple(row) for row in session.execute(live)]
     rows.sort(key=lambda row: row[0])
     return rows

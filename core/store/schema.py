@@ -32,6 +32,8 @@ class Base(DeclarativeBase):
 
 class DocumentRow(Base):
     __tablename__ = "documents"
+    # the queue reads id, external id and title of every document: a covering index spares it the texts
+    __table_args__ = (Index("ix_documents_queue", "id", "external_id", "title"),)
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     external_id: Mapped[str] = mapped_column(String, unique=True, index=True)

@@ -7,7 +7,8 @@ Create Date: 2026-12-04 08:00:00
 The desk's queue aggregated every mention with its current state and first two suggestions on each read
 (343-362 ms at 20,000 documents, issue 31). `queue_summary` keeps those figures per document; triggers
 on the tables they come from note the document in `queue_stale`, and each writing transaction recomputes
-the stale rows before it commits (core.store.queue_summary). Filled here for existing projects with
+the stale rows before it commits (core.store.queue_summary). An index covering documents' id, external
+id and title lets the queue read them without the abstracts' pages. Filled here for existing projects with
 plain SQL, self-contained (the trigger SQL is a frozen copy of core.store.queue_summary.TRIGGERS) so
 later code changes cannot alter what this step does. A later migration that rebuilds one of these
 tables (alembic's batch mode copies and renames it) drops its triggers and must make them again.
@@ -73,6 +74,8 @@ def upgrade() -> None:
         sa.Column("document_id", sa.Integer(), autoincrement=False, nullable=False),
         sa.PrimaryKeyConstraint("document_id"),
     )
+    with op.batch_alter_table("documents") as batch_op:  # the queue's documents side, without the texts
+        batch_op.create_index("ix_documents_queue", ["id", "external_id", "title"], unique=False)
     connection = op.get_bind()
     connection.execute(sa.text(FILL))
     for sql in TRIGGERS:
@@ -84,3 +87,5 @@ def downgrade() -> None:
         op.execute(sa.text("DROP TRIGGER IF EXISTS " + sql.split()[2]))
     op.drop_table("queue_stale")
     op.drop_table("queue_summary")
+    with op.batch_alter_table("documents") as batch_op:
+        batch_op.drop_index("ix_documents_queue")
