@@ -14,18 +14,8 @@ holds its own frozen copy, and `tests/test_queue_summary.py` checks the two matc
 
 from __future__ import annotations
 
-from sqlalchemy import Select, case, delete, exists, func, insert, or_, select, text
-from sqlalchemy.orm import Session, aliased
-
-from core.store.schema import (
-    CurationMarkRow,
-    DocumentRow,
-    MentionRow,
-    MentionStateRow,
-    QueueStaleRow,
-    QueueSummaryRow,
-    SuggestionRow,
-)
+from sqlalchemy import text
+from sqlalchemy.orm import Session
 
 DONE = "done"  # core.store.curation_marks.DONE (that module's import of the store access would loop)
 
@@ -86,121 +76,82 @@ def create_state_triggers(session: Session) -> None:
             session.execute(text(sql))
 
 
-def aggregate(*head) -> Select:
-    """Per document: `head` columns, then live mentions, decided ones (the current-state table), mentions
-    without suggestions, the smallest top-two score margin among undecided ones (absolute, as
-    core.learn.ordering.margin: a composite's second row may score higher; reranker score when present;
-    None when none is uncertain) and the newest "done" mark's value (as core.store.curation_marks keeps
-    them in force). Python-side aggregation of 200,000 mentions took seconds."""
-    first, second = aliased(SuggestionRow), aliased(SuggestionRow)
-    marked_done = (
-        select(CurationMarkRow.value)
-        .where(
-            CurationMarkRow.document_id == DocumentRow.id,
-            CurationMarkRow.mention_id.is_(None),
-            CurationMarkRow.kind == DONE,
-        )
-        .order_by(CurationMarkRow.id.desc())
-        .limit(1)
-        .scalar_subquery()
-    )
-    score = lambda row: func.coalesce(row.reranker_score, row.retriever_score)  # noqa: E731
-    margin = case(
-        (MentionStateRow.mention_id.is_not(None), None),
-        (first.id.is_(None), None),
-        (second.id.is_(None), 1.0),
-        else_=func.abs(score(first) - score(second)),
-    )
-    return (
-        select(
-            *head,
-            func.count(MentionRow.id),
-            func.count(MentionStateRow.mention_id),
-            func.count(MentionRow.id) - func.count(first.id),
-            func.min(margin),
-            marked_done,
-        )
-        .select_from(DocumentRow)
-        .outerjoin(MentionRow, (MentionRow.document_id == DocumentRow.id) & MentionRow.removed.is_(False))
-        .outerjoin(MentionStateRow, MentionStateRow.mention_id == MentionRow.id)
-        .outerjoin(first, (first.mention_id == MentionRow.id) & (first.rank == 1))
-        .outerjoin(second, (second.mention_id == MentionRow.id) & (second.rank == 2))
-        .group_by(DocumentRow.id)
-    )
-
-
-def fold_stale(session: Session) -> int:
-    """Recompute the rows of the documents marked stale, in the caller's transaction (before its commit);
-    returns how many were stale. Only a transaction that wrote pays for the check (a read-only one must
-    not take SQLite's write lock)."""
-    if not session.in_transaction() or not session.connection().connection.dbapi_connection.in_transaction:
-        return 0
-    stale = select(QueueStaleRow.document_id)
-    count = session.scalar(select(func.count()).select_from(QueueStaleRow))
-    if not count:
-        return 0
-    session.execute(delete(QueueSummaryRow).where(QueueSummaryRow.document_id.in_(stale)))
-    columns = ("document_id", "mentions", "reviewed", "unsuggested", "margin", "marked_done")
-    figures = aggregate(DocumentRow.id).where(DocumentRow.id.in_(stale))
-    session.execute(insert(QueueSummaryRow).from_select(columns, _as_flag(figures)))
-    session.execute(delete(QueueStaleRow))
-    return count
-
-
-def _as_flag(figures: Select) -> Select:
-    """The aggregate with its "done" value turned into the stored flag (a non-empty value is in force)."""
-    inner = figures.subquery()
-    *kept, done = inner.columns
-    return select(*kept, func.coalesce(done, "") != "")
-
-
+# Per document (`{where}` picks which): `{head}` (its id first), live mentions, decided ones (the
+# current-state table), mentions without suggestions, the smallest top-two score margin among undecided
+# ones (absolute, as core.learn.ordering.margin: a composite's second row may score higher; reranker
+# score when present; NULL when none is uncertain) and whether the newest "done" mark is set (as
+# core.store.curation_marks keeps them in force). Plain SQL run with the driver's cursor: building the
+# statement with SQLAlchemy at each decision cost more than running it.
+_FIGURES = (
+    "SELECT {head}, count(m.id), count(s.mention_id), count(m.id) - count(f.id), "
+    "min(CASE WHEN s.mention_id IS NOT NULL THEN NULL WHEN f.id IS NULL THEN NULL "
+    "WHEN n.id IS NULL THEN 1.0 ELSE abs(coalesce(f.reranker_score, f.retriever_score) "
+    "- coalesce(n.reranker_score, n.retriever_score)) END), "
+    "coalesce((SELECT c.value FROM curation_marks c WHERE c.document_id = d.id AND c.mention_id IS NULL "
+    f"AND c.kind = '{DONE}' ORDER BY c.id DESC LIMIT 1), '') != '' "
+    "FROM documents d "
+    "LEFT JOIN mentions m ON m.document_id = d.id AND m.removed = 0 "
+    "LEFT JOIN mention_state s ON s.mention_id = m.id "
+    "LEFT JOIN suggestions f ON f.mention_id = m.id AND f.rank = 1 "
+    "LEFT JOIN suggestions n ON n.mention_id = m.id AND n.rank = 2 "
+    "WHERE {where} GROUP BY d.id"
+)
+_STALE_IDS = "SELECT document_id FROM queue_stale"
+_READ = "d.id, d.external_id, d.title"
+_FOLD = (
+    f"DELETE FROM queue_summary WHERE document_id IN ({_STALE_IDS})",
+    "INSERT INTO queue_summary (document_id, mentions, reviewed, unsuggested, margin, marked_done) "
+    + _FIGURES.format(head="d.id", where=f"d.id IN ({_STALE_IDS})"),
+    "DELETE FROM queue_stale",
+)
 _STORED = (  # the covering index ix_documents_queue answers the documents' side without their texts
     "SELECT d.id, d.external_id, d.title, q.mentions, q.reviewed, q.unsuggested, q.margin, q.marked_done "
     "FROM documents d JOIN queue_summary q ON q.document_id = d.id "
-    "WHERE d.id NOT IN (SELECT document_id FROM queue_stale) ORDER BY d.id"
+    f"WHERE d.id NOT IN ({_STALE_IDS}){{also}} ORDER BY d.id"
+)
+_NOT_STORED = (
+    f"(d.id IN ({_STALE_IDS}) OR NOT EXISTS (SELECT 1 FROM queue_summary q WHERE q.document_id = d.id))"
 )
 _INCOMPLETE = (  # documents the table does not answer for: stale, or (made by hand) without a row
-    "SELECT EXISTS (SELECT 1 FROM queue_stale) "
+    f"SELECT EXISTS ({_STALE_IDS}) "
     "OR (SELECT count(*) FROM documents) != (SELECT count(*) FROM queue_summary)"
 )
 
 
+def _cursor(session: Session):
+    """The driver's connection under the session's own (same transaction)."""
+    return session.connection().connection.dbapi_connection
+
+
+def fold_stale(session: Session) -> bool:
+    """Recompute the rows of the documents marked stale, in the caller's transaction (before its commit);
+    True when some were. Only a transaction that wrote pays for the check (a read-only one must not take
+    SQLite's write lock)."""
+    if not session.in_transaction():
+        return False
+    cursor = _cursor(session)
+    if not cursor.in_transaction or not cursor.execute(f"SELECT EXISTS ({_STALE_IDS})").fetchone()[0]:
+        return False
+    for statement in _FOLD:
+        cursor.execute(statement)
+    return True
+
+
 def summary_rows(session: Session, doc_ids: list[str] | None = None) -> list[tuple]:
-    """(document id, external id, title, mentions, reviewed, unsuggested, margin, marked done: a truth
-    value, not always a bool) for every
-    document (or those with these external ids), in document order: from the table where it is current,
-    aggregated here where it is not (stale, or no row). The whole queue is read with the driver's own
-    cursor: SQLAlchemy's row processing doubled the read of 20,000 rows."""
-    head = (DocumentRow.id, DocumentRow.external_id, DocumentRow.title)
-    live = aggregate(*head)
+    """(document id, external id, title, mentions, reviewed, unsuggested, margin, marked done as 0 or
+    1) for every document (or those with these external ids), in document order: from the table where it
+    is current, aggregated here where it is not (stale, or no row)."""
+    cursor = _cursor(session)
     if doc_ids is None:
-        cursor = session.connection().connection.dbapi_connection
-        rows = cursor.execute(_STORED).fetchall()  # "marked done" as SQLite's 0 or 1
+        rows = cursor.execute(_STORED.format(also="")).fetchall()
         if not cursor.execute(_INCOMPLETE).fetchone()[0]:
             return rows
+        rows += cursor.execute(_FIGURES.format(head=_READ, where=_NOT_STORED)).fetchall()
     else:
-        stored = (
-            select(
-                *head,
-                QueueSummaryRow.mentions,
-                QueueSummaryRow.reviewed,
-                QueueSummaryRow.unsuggested,
-                QueueSummaryRow.margin,
-                QueueSummaryRow.marked_done,
-            )
-            .join(QueueSummaryRow, QueueSummaryRow.document_id == DocumentRow.id)
-            .where(
-                DocumentRow.id.not_in(select(QueueStaleRow.document_id)), DocumentRow.external_id.in_(doc_ids)
-            )
-        )
-        rows = [tuple(row) for row in session.execute(stored)]
-        live = live.where(DocumentRow.external_id.in_(doc_ids))
-    live = live.where(
-        or_(
-            DocumentRow.id.in_(select(QueueStaleRow.document_id)),
-            ~exists().where(QueueSummaryRow.document_id == DocumentRow.id),
-        )
-    )
-    rows += [tuple(row) for row in session.execute(live)]
+        marks = ", ".join("?" * len(doc_ids))
+        rows = cursor.execute(_STORED.format(also=f" AND d.external_id IN ({marks})"), doc_ids).fetchall()
+        rows += cursor.execute(
+            _FIGURES.format(head=_READ, where=f"d.external_id IN ({marks}) AND {_NOT_STORED}"), doc_ids
+        ).fetchall()
     rows.sort(key=lambda row: row[0])
     return rows
