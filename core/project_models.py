@@ -64,10 +64,7 @@ def load_linker(
     retriever = RescnnRetriever.load(Path(active.path), index_dir=index_dir or project.index_dir)
     retriever.index(kb, progress=progress, cancel=cancel)
     if not read_only:
-        curated = _standing_synonyms(project, kb)  # read once for both steps
-        if not synonyms_pruned:
-            _withdraw_curator_synonyms(project, kb, retriever, curated)
-        _learn_curator_synonyms(project, kb, retriever, curated)
+        _sync_curator_synonyms(project, kb, retriever, synonyms_pruned)
     reranker = None
     reranker_version = ""
     ranked = project.models.active_model("reranker") if use_reranker else None
@@ -123,6 +120,58 @@ def load_ranking_stage(project: Project, kb: KnowledgeBase) -> tuple[RankingStag
     return RankingStage(model, kb, prior), ""
 
 
+SYNONYMS_MARK = "curation.synonyms_through_decision"  # settings key: what the last load learnt from
+
+
+def _synonym_basis(project: Project) -> list:
+    """What, besides decisions, decides which curator synonyms stand: learning on or off, the vetoes, KB
+    and corpus imports, mentions removed without a decision. A load learns incrementally only when it is
+    unchanged since the last one."""
+    from core.learn.teaching import VETO_CHANGES_KEY, learning_on
+
+    vetoes = project.settings.setting(VETO_CHANGES_KEY, 0)
+    return [learning_on(project), vetoes, *project.changes.wide_changes()]
+
+
+def _sync_curator_synonyms(project: Project, kb: KnowledgeBase, retriever, synonyms_pruned: bool) -> None:
+    """Bring the KB and the index up to the standing decisions' curator synonyms. The first load (or one
+    after a change of `_synonym_basis`) reads every standing decision: on 20,000 documents with 50,000
+    decisions that planned thousands of abstracts, seconds before the restarted desk's first suggestions
+    (issue 31). Each load then notes the newest decision it learnt from, and the next one learns only
+    from the mentions decided since (core.learn.live, as the desk learns one decision)."""
+    from core.learn.live import learn_decisions
+
+    try:
+        basis = _synonym_basis(project)
+        mark = project.settings.setting(SYNONYMS_MARK, None)
+        since = mark.get("decision") if isinstance(mark, dict) and mark.get("basis") == basis else None
+        newest, changed = project.changes.decided_since(since if isinstance(since, int) else 0)
+    except CuralinkError as exc:
+        log.warning("curator decisions not read this time: %s", exc)
+        return
+    if not isinstance(since, int) or since > newest:
+        curated = _standing_synonyms(project, kb)  # read once for both steps
+        if not synonyms_pruned:
+            _withdraw_curator_synonyms(project, kb, retriever, curated)
+        if not _learn_curator_synonyms(project, kb, retriever, curated) or curated is None:
+            return
+    elif changed:
+        try:
+            learnt = learn_decisions(project, changed, kb=kb, retriever=retriever, identical=False)
+        except CuralinkError as exc:
+            log.warning("curator synonyms of %d decided mentions not learnt this time: %s", len(changed), exc)
+            return
+        log.info(
+            "learnt from the decisions on %d mentions since the last load: %s",
+            len(changed),
+            learnt.describe() or "no change",
+        )
+    try:
+        project.settings.set_setting(SYNONYMS_MARK, {"decision": newest, "basis": basis})
+    except CuralinkError as exc:  # a read-only copy: the next load reads every decision again
+        log.warning("could not note the decisions learnt from: %s", exc)
+
+
 def _standing_synonyms(project: Project, kb: KnowledgeBase) -> dict[str, list[str]] | None:
     """Every standing decision's curator synonyms (concept id -> names), or None when they cannot be read
     now (each step then reads what it needs itself)."""
@@ -156,14 +205,16 @@ def _withdraw_curator_synonyms(project: Project, kb: KnowledgeBase, retriever, c
         )
 
 
-def _learn_curator_synonyms(project: Project, kb: KnowledgeBase, retriever, curated=None) -> None:
+def _learn_curator_synonyms(project: Project, kb: KnowledgeBase, retriever, curated=None) -> bool:
     """Accepted corrections since the index was saved join it (encoded and appended, no rebuild).
 
     A store that cannot take the names (read-only copy, locked) costs only these synonyms: the decisions
-    themselves are stored, and the next load tries again."""
+    themselves are stored, and the next load tries again. False when they could not be stored."""
     from core.learn.synonyms import learn_synonyms
 
     try:
         learn_synonyms(project, kb=kb, retriever=retriever, curated=curated)
     except CuralinkError as exc:
         log.warning("curator synonyms not added to the name index this time: %s", exc)
+        return False
+    return True

@@ -151,7 +151,7 @@ def test_migration_0004_adds_marks_to_a_project_made_at_0003(tmp_path: Path) -> 
 
     reopened = Project.open(tmp_path / "p")
     with sqlite3.connect(db) as connection:
-        assert connection.execute("SELECT version_num FROM alembic_version").fetchone()[0] == "0004"
+        assert connection.execute("SELECT version_num FROM alembic_version").fetchone()[0] >= "0004"  # head
     assert reopened.curation.current_decisions()[asthma].action == "nil"
     reopened.marks.set_mark("note", "after the upgrade", mention_id=asthma, curator="ann")
     assert reopened.marks.mention_marks()[asthma]["note"].value == "after the upgrade"

@@ -132,8 +132,8 @@ class BackgroundLinking:
             f"retriever {self.retriever_version or 'not trained'} · ranker {self.ranker_version or 'not trained'}"
             f" · cross-encoder {self.reranker_version or 'not trained'}"
         )
-        stats = self.project.desk.stats()
-        self.kb_label.setText(f"KB {stats['concepts']:,} concepts / {stats['names']:,} names")
+        concepts, names = self.project.desk.kb_size()
+        self.kb_label.setText(f"KB {concepts:,} concepts / {names:,} names")
 
     def track(self, job: Job, title: str) -> None:
         """Show a background job in the status bar with its own cancel button."""

@@ -182,7 +182,7 @@ def _rows(name: str, result: dict) -> list[tuple]:
     for stage in result["store"]:
         count = stage["decisions"]
         was = ISSUE_QUEUE_MS.get(count)
-        rows.append((f"store queue() @ {count:,} dec.", stage["queue"], "p50", None,
+        rows.append((f"store queue() @ {count:,} dec.", stage["queue"], "p50", b.STORE_QUEUE_TARGET_MS,
                      f"issue: {was} ms" if was is not None else ""))  # fmt: skip
         was = ISSUE_DECISION_REFRESH_MS.get(count)
         rows.append((f"store decision+refresh @ {count:,}", stage["decision_refresh"], "p95", None,

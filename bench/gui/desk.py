@@ -26,7 +26,8 @@ from PySide6.QtTest import QTest  # noqa: E402
 from bench.desk_store import summary  # noqa: E402
 from bench.gui.responsiveness import make_window, stall_while, stall_while_linking  # noqa: E402
 
-KEY_TARGET_MS = 50.0
+KEY_TARGET_MS = 16.0  # issue 31: one frame at 60 Hz from the key to the decision stored and shown
+STORE_QUEUE_TARGET_MS = 50.0  # issue 31: `Project.desk.queue()` over every document, p50
 OPEN_TARGET_MS = 100.0
 QUEUE_TARGET_MS = 100.0
 STALL_TARGET_MS = 100.0

@@ -71,9 +71,12 @@ def learn_decisions(
     kb: KnowledgeBase,
     retriever=None,
     stage=None,
+    identical: bool = True,
 ) -> LearnedNow:
     """Bring `kb`, `retriever`'s name index and `stage`'s prior (a core.rank.stage.RankingStage, or
-    None) up to the decisions now in force on `mention_ids`. `kb` must be the KB the retriever indexed."""
+    None) up to the decisions now in force on `mention_ids`. `kb` must be the KB the retriever indexed.
+    `identical=False` (a load catching up, with nothing suggested yet) skips the search for undecided
+    mentions with the same text."""
     learned = LearnedNow()
     ids = sorted(set(mention_ids))
     if not ids:
@@ -88,7 +91,7 @@ def learn_decisions(
         stage.forms.forget({e.concept_id for e in learned.added + learned.withdrawn})
     # found here, where the linker runs (the desk's linking process), not in the window's process: on a
     # large project the scan is seconds of Python that would hold the window's interpreter
-    learned.identical = undecided_identical(project, ids)
+    learned.identical = undecided_identical(project, ids) if identical else []
     if learned.names_changed:
         log.info("decisions on %d mentions: %s", len(ids), learned.describe())
     return learned

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
 LEARNING_KEY = "learn.from_decisions"  # bool, default True
 VETOED_KEY = "learn.vetoed"  # [[concept id, normalised string], ...]
+VETO_CHANGES_KEY = "learn.veto_changes"  # how many times a veto was set or lifted (core.project_models)
 TEACH = "teach"  # decision detail: False = decide without teaching
 
 
@@ -55,8 +56,11 @@ def set_veto(project: Project, concept_id: str, string: str, on: bool) -> None:
     pairs = vetoed(project)
     key = veto_key(concept_id, string)
     pairs = pairs | {key} if on else pairs - {key}
+    changes = project.settings.setting(VETO_CHANGES_KEY, 0)
     with project.transaction() as session:
         write_setting(session, VETOED_KEY, sorted([c, s] for c, s in pairs))
+        # a veto set and lifted leaves the list as it was, but not the names it removed meanwhile
+        write_setting(session, VETO_CHANGES_KEY, (changes if isinstance(changes, int) else 0) + 1)
 
 
 def teaches(detail_json: str | None) -> bool:

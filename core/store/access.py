@@ -17,6 +17,7 @@ from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
 from core.errors import ProjectError
+from core.store.queue_summary import fold_stale
 from core.store.write_faults import StoreWriteError, WriteFault, write_fault
 
 DB_NAME = "curalink.db"
@@ -73,6 +74,8 @@ class StoreAccess:
         session = self._sessions()
         try:
             yield session
+            session.flush()
+            fold_stale(session)  # the queue's figures of the documents this transaction changed
             session.commit()
         except OperationalError as exc:
             session.rollback()

@@ -18,6 +18,7 @@ from core.store.schema import (
     ConceptRow,
     DecisionRow,
     DocumentRow,
+    ImportRunRow,
     MentionRow,
     ModelVersionRow,
     SuggestionRow,
@@ -96,3 +97,25 @@ class ChangeWatch:
             if after.mention > before.mention:
                 found.update(session.scalars(touched.where(MentionRow.id > before.mention)))
         return found
+
+    def decided_since(self, decision_id: int) -> tuple[int, list[int]]:
+        """(the newest decision id, the mentions with a decision written after `decision_id`): what a
+        linker loading again must learn from, when it learnt everything up to `decision_id` before."""
+        with self._store.session() as session:
+            newest = session.scalar(select(func.max(DecisionRow.id))) or 0
+            mentions = session.scalars(
+                select(DecisionRow.mention_id).where(DecisionRow.id > decision_id).distinct()
+            ).all()
+        return newest, sorted(mentions)
+
+    def wide_changes(self) -> tuple[int, int]:
+        """(the newest import run, mentions flagged removed): changes to the KB and the mentions that log
+        no decision (an import may replace names; a mention may be removed without a curator)."""
+        with self._store.session() as session:
+            return (
+                session.scalar(select(func.max(ImportRunRow.id))) or 0,
+                session.scalar(
+                    select(func.count()).select_from(MentionRow).where(MentionRow.removed.is_(True))
+                )
+                or 0,
+            )

@@ -17,6 +17,7 @@ from sqlalchemy import delete, insert, inspect, select
 from sqlalchemy.orm import Session
 
 from core.store.curation import EDIT_ACTIONS, replay
+from core.store.queue_summary import STATE_TRIGGERS, create_state_triggers
 from core.store.schema import DecisionRow, MentionStateRow, SettingRow
 from core.store.settings_store import write_setting
 
@@ -36,9 +37,16 @@ class StateChange:
 
 
 def rebuilt_objects() -> frozenset[tuple[str, str]]:
-    """(type, name) of the schema objects `ensure_current` makes again when they are missing."""
+    """(type, name) of the schema objects `ensure_current` makes again when they are missing (the queue
+    summary's triggers on the table go with it)."""
     table = MentionStateRow.__table__
-    return frozenset({("table", table.name), *(("index", str(index.name)) for index in table.indexes)})
+    return frozenset(
+        {
+            ("table", table.name),
+            *(("index", str(index.name)) for index in table.indexes),
+            *(("trigger", name) for name in STATE_TRIGGERS),
+        }
+    )
 
 
 def _chunks(ids: Iterable[int]) -> list[list[int]]:
@@ -162,6 +170,7 @@ def ensure_current(session: Session, db_path) -> bool:
         return False
     if problem.endswith("missing"):
         MentionStateRow.__table__.create(session.connection())
+        create_state_triggers(session)
     decided = rebuild(session)
     log.warning("%s: %s; rebuilt it from the decision log (%d decided mentions)", db_path, problem, decided)
     return True

@@ -32,6 +32,8 @@ class Base(DeclarativeBase):
 
 class DocumentRow(Base):
     __tablename__ = "documents"
+    # the queue reads id, external id and title of every document: a covering index spares it the texts
+    __table_args__ = (Index("ix_documents_queue", "id", "external_id", "title"),)
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     external_id: Mapped[str] = mapped_column(String, unique=True, index=True)
@@ -218,6 +220,31 @@ class CurationMarkRow(Base):
     value: Mapped[str] = mapped_column(Text, default="")
     curator: Mapped[str] = mapped_column(String, default="")
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class QueueSummaryRow(Base):
+    """The queue's figures of one document, recomputed when a write makes them stale (core.store.queue_summary):
+    the queue of 20,000 documents is one read instead of an aggregate over every mention."""
+
+    __tablename__ = "queue_summary"
+
+    document_id: Mapped[int] = mapped_column(
+        ForeignKey("documents.id", ondelete="CASCADE"), primary_key=True, autoincrement=False
+    )
+    mentions: Mapped[int] = mapped_column(Integer)
+    reviewed: Mapped[int] = mapped_column(Integer)
+    unsuggested: Mapped[int] = mapped_column(Integer)
+    margin: Mapped[float | None] = mapped_column(Float, nullable=True)  # None: nothing undecided is uncertain
+    marked_done: Mapped[bool] = mapped_column(Boolean)
+
+
+class QueueStaleRow(Base):
+    """A document whose `queue_summary` row is out of date: written by SQLite triggers, emptied by the
+    commit of the transaction that wrote (no foreign key: a deleted document's mentions still mark it)."""
+
+    __tablename__ = "queue_stale"
+
+    document_id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
 
 
 class ImportRunRow(Base):
