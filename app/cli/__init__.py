@@ -17,6 +17,7 @@ from rich.text import Text  # noqa: E402
 from app.cli import batch_commands, curation_commands, model_commands, project_commands  # noqa: E402
 from app.console import configure_logging, escape_controls, stderr  # noqa: E402
 from core.errors import Cancelled, CuralinkError  # noqa: E402
+from core.limits import LIMITS, limit, parse_limit_value, set_limit  # noqa: E402
 
 log = logging.getLogger("curalink")
 
@@ -34,6 +35,15 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="SECONDS",
         help="open the desk, print its start-up times as JSON once it is usable, quit (fail after SECONDS)",
     )
+    parser.add_argument(
+        "--limit",
+        action="append",
+        default=[],
+        type=_limit_option,
+        metavar="NAME=N",
+        help="raise or lower an input bound (repeatable): "
+        + ", ".join(f"{name} (default {limit(name):,})" for name in LIMITS),
+    )
     commands = parser.add_subparsers(dest="command")
     for module in (project_commands, curation_commands, model_commands, batch_commands):
         module.register(commands)
@@ -47,6 +57,17 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _limit_option(text: str) -> tuple[str, int]:
+    """`NAME=N` of core.limits.LIMITS, checked by the parser (one line when wrong)."""
+    name, _, value = text.partition("=")
+    if name not in LIMITS:
+        raise argparse.ArgumentTypeError(f"{name!r} is not a limit; limits: {', '.join(LIMITS)}")
+    try:
+        return name, parse_limit_value(name, value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: give NAME=N with N a positive whole number") from None
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args, unknown = parser.parse_known_args(argv)
@@ -55,6 +76,8 @@ def main(argv: list[str] | None = None) -> int:
     elif unknown:
         parser.error(f"unrecognized arguments: {' '.join(unknown)}")
     configure_logging(args.log_level)
+    for name, value in args.limit:
+        set_limit(name, value)
     handler = getattr(args, "handler", None)
     if handler is None:
         if args.command is not None or importlib.util.find_spec("app.gui.launch") is None:

@@ -46,7 +46,7 @@ from core.formats.pubtator_runs import HEADER, Action, RunInfo, plan_runs
 from core.formats.pubtator_write import BLOCK, TITLE_ONLY, write
 from core.formats.report import FormatReport, skip_or_raise
 from core.formats.sniff import looks_like_hint
-from core.limits import CUT_LAST_LINE, MAX_CONCEPT_ID_LENGTH, check_id, check_optional_id
+from core.limits import CUT_LAST_LINE, MAX_CONCEPT_ID_LENGTH, check_id, check_optional_id, limit, over_limit
 
 logger = logging.getLogger(__name__)
 
@@ -256,6 +256,11 @@ def _content(block: _Block | None, line: str, path: Path, line_no: int, report: 
             block.relations.append(Relation(type=fields[1], arguments=tuple(fields[2:])))
             return
         if kind == "annotation":
+            if len(block.annotations) >= limit("mentions-per-document"):
+                block.broken, block.annotations = True, []  # the rest of the block is read past, not held
+                what = f"document {block.pmid} (from line {block.line}): its mention lines"
+                skip_or_raise(report, InputError(path, over_limit("mentions-per-document", what), line=line_no))
+                return
             block.annotations.append((line_no, fields))
             return
         problem = kind
