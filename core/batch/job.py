@@ -86,7 +86,8 @@ def run_batch(
     if address and engine != "ray":
         raise CuralinkError("--address names a Ray cluster: add --engine ray")
     out_dir = Path(out_dir).resolve()
-    tasks = plan_shards(inputs, fmt, out_format)
+    skipped: list[str] = []
+    tasks = plan_shards(inputs, fmt, out_format, skipped)
     if not detect:
         bare = [t for t in tasks if t.format in WITHOUT_MENTIONS]
         if bare:
@@ -100,7 +101,7 @@ def run_batch(
         require_ray()
         if address:
             check_reachable(address)
-    summary = BatchSummary(out_dir, engine, workers, shards=len(tasks))
+    summary = BatchSummary(out_dir, engine, workers, shards=len(tasks), notes=skipped)
     started = time.perf_counter()
     with folder_lock(out_dir):
         remove_stale_temporaries(out_dir, max_age=0)  # ours, from a killed run: the lock says none is live

@@ -24,10 +24,12 @@ from lxml import etree
 
 from core.documents import Document
 from core.errors import CuralinkError, InputError
+from core.formats.files import file_kind
 from core.formats.pubmed_xml import FORMAT, read
 from core.formats.report import MAX_LISTED, FormatReport
 from core.formats.xml_guard import PARSER_OPTIONS
 from core.jobs.eutils import EutilsClient
+from core.limits import read_bounded
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressCallback, no_progress
 
 if TYPE_CHECKING:
@@ -102,7 +104,10 @@ def read_pmid_file(path: Path | str) -> PmidList:
     """The PMIDs of a text file (see `parse_pmids`); a missing or binary file is an InputError."""
     path = Path(path)
     try:
-        text = path.read_bytes().decode("utf-8-sig")
+        if path.exists() and not path.is_dir() and not path.is_file():
+            raise InputError(path, f"{file_kind(path)}, not a file of PMIDs: give a regular file")
+        with path.open("rb") as handle:
+            text = read_bounded(handle, path).decode("utf-8-sig")
     except FileNotFoundError:
         raise InputError(path, "file not found") from None
     except IsADirectoryError:
