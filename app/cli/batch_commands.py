@@ -12,6 +12,8 @@ from core.jobs.batch import DEFAULT_CANDIDATES
 
 EXIT_CANCELLED = 130
 EXIT_ERROR = 2  # as app.cli's: some input was refused
+_SHOWN_SHARDS = 20  # rejected shards listed (100,000 missing files are not 200,000 lines)
+_SHOWN_PROBLEMS = 10
 
 
 def cmd_link_batch(args) -> int:
@@ -25,6 +27,22 @@ def cmd_link_batch(args) -> int:
         )
     if args.type is not None and not args.detect:
         raise CuralinkError("--type applies to detection: add --detect")
+    run = {
+        "inputs": args.inputs,
+        "fmt": args.format,
+        "out_format": args.out_format,
+        "detect": args.detect,
+        "mention_type": args.type,
+        "candidates": args.candidates,
+    }
+    if args.resume:
+        from core.batch.plan import recorded_run
+
+        if args.inputs:
+            raise CuralinkError("--resume links the inputs the folder records: give no INPUT with it")
+        run = recorded_run(args.out)
+    elif not args.inputs:
+        raise CuralinkError("link-batch: give the input shards (files or folders), or --resume --out DIR")
     with cancellable() as cancel, progress_bar("link-batch", quiet=args.json) as bar:
         shards = {"done": 0, "total": None}
 
@@ -36,17 +54,13 @@ def cmd_link_batch(args) -> int:
             bar(shards["done"], shards["total"], message)
 
         summary = run_batch(
-            args.inputs,
+            run.pop("inputs"),
             args.out,
             project,
             engine=args.engine,
             workers=args.workers,
             address=args.address,
-            fmt=args.format,
-            out_format=args.out_format,
-            detect=args.detect,
-            mention_type=args.type,
-            candidates=args.candidates,
+            **run,
             device=args.device,
             overwrite=args.overwrite,
             progress=overall,
@@ -111,9 +125,13 @@ def cmd_import_linked(args) -> int:
         f"{len(summary.rejected)} shard(s) not imported ({summary.problem_count} problem(s)); "
         "nothing of them was stored:"
     )
-    for problems in summary.rejected.values():
-        for problem in problems:
+    for problems in list(summary.rejected.values())[:_SHOWN_SHARDS]:
+        for problem in problems[:_SHOWN_PROBLEMS]:
             stdout.print(f"  {escape_controls(problem)}", markup=False, highlight=False)
+        if len(problems) > _SHOWN_PROBLEMS:
+            stdout.print(f"  ... and {len(problems) - _SHOWN_PROBLEMS} more problem(s) in this shard")
+    if len(summary.rejected) > _SHOWN_SHARDS:
+        stdout.print(f"  ... and {len(summary.rejected) - _SHOWN_SHARDS} more shard(s) not imported")
     return EXIT_ERROR
 
 
@@ -121,7 +139,12 @@ def register(commands) -> None:
     link = commands.add_parser(
         "link-batch", help="link whole collections of shards into linked shards + a manifest (local or Ray)"
     )
-    link.add_argument("inputs", nargs="+", metavar="INPUT", help="input shards (files, or folders of them)")
+    link.add_argument("inputs", nargs="*", metavar="INPUT", help="input shards (files, or folders of them)")
+    link.add_argument(
+        "--resume",
+        action="store_true",
+        help="finish the batch of --out with the inputs and settings its manifest records",
+    )
     link.add_argument("--out", required=True, help="output folder: linked shards and manifest.json")
     link.add_argument(
         "--model-from",

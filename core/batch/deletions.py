@@ -22,14 +22,13 @@ import os
 
 from core.atomic_files import atomic_path
 from core.batch.manifest import Manifest
+from core.batch.manifest_schema import PENDING
 from core.batch.plan import file_sha256
 from core.formats import read_corpus, write_corpus
 from core.progress import CancelToken
 
 log = logging.getLogger(__name__)
 
-PENDING = "rewrite"
-"""Entry key of a DeleteCitation rewrite saved but maybe not yet renamed into place."""
 
 
 def apply_deletions(manifest: Manifest, cancel: CancelToken) -> int:
@@ -62,9 +61,9 @@ def apply_deletions(manifest: Manifest, cancel: CancelToken) -> int:
                 "mentions": sum(len(d.mentions) for d in keep),
                 "output_sha256": file_sha256(temporary),
             }
-            manifest.save()  # before the rename: a kill after it is settled from the file's hash
+            manifest.record(name)  # before the rename: a kill after it is settled from the file's hash
         _settle(entry, renamed=True)
-        manifest.save()
+        manifest.record(name)
         removed_now += len(gone)
         log.info(
             "%s: removed %d citation(s) a later input deletes: %s", path, len(gone), ", ".join(gone[:10])

@@ -95,3 +95,26 @@ def plan_shards(
 def file_sha256(path: str | Path) -> str:
     """The input's hash as the manifest records it (the name index's file digest, reused)."""
     return file_digest(Path(path))
+
+
+def recorded_run(out_dir: str | Path) -> dict[str, Any]:
+    """What `link-batch --resume --out DIR` links: the inputs the folder's manifest records, in their
+    order, with its format, output format, detection and candidates (the same command, recovered)."""
+    from core.batch.manifest import MANIFEST, Manifest
+
+    manifest = Manifest.load(out_dir)
+    if manifest is None or not manifest.shards:
+        raise InputError(out_dir, f"nothing to resume: no {MANIFEST} with recorded shards")
+    entries = sorted(manifest.shards.values(), key=lambda e: e.get("position", 0))
+    inputs = [e["input"] for e in entries if isinstance(e.get("input"), str)]
+    formats = {e.get("format") for e in entries}
+    out_formats = {e["out_format"] for e in entries if e.get("out_format") in OUTPUT_FORMATS}
+    mention_type = manifest.identity.get("mention_type")
+    return {
+        "inputs": inputs,
+        "fmt": formats.pop() if len(formats) == 1 else None,
+        "out_format": out_formats.pop() if len(out_formats) == 1 else "jsonl",
+        "detect": mention_type is not None,
+        "mention_type": mention_type,
+        "candidates": manifest.identity.get("candidates"),
+    }
