@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import asdict
 
+from app.cli.arguments import MAX_CANDIDATES, input_path, output_folder, whole
 from app.cli.output import open_project, print_json, stdout
 from app.console import cancellable, escape_controls, progress_bar
 from core.errors import CuralinkError
@@ -139,26 +140,27 @@ def register(commands) -> None:
     link = commands.add_parser(
         "link-batch", help="link whole collections of shards into linked shards + a manifest (local or Ray)"
     )
-    link.add_argument("inputs", nargs="*", metavar="INPUT", help="input shards (files, or folders of them)")
+    link.add_argument("inputs", nargs="*", metavar="INPUT", type=input_path(), help="input shards (files, or folders of them)")
     link.add_argument(
         "--resume",
         action="store_true",
         help="finish the batch of --out with the inputs and settings its manifest records",
     )
-    link.add_argument("--out", required=True, help="output folder: linked shards and manifest.json")
+    link.add_argument("--out", required=True, type=output_folder(), help="output folder: linked shards and manifest.json")
     link.add_argument(
         "--model-from",
         metavar="PROJECT",
+        type=input_path("folder"),
         help="project whose KB and models in force are used, read-only (default: -p DIR)",
     )
     link.add_argument("--engine", choices=["local", "ray"], default="local")
-    link.add_argument("--workers", type=int, default=1, help="worker processes (local) or actors (ray)")
+    link.add_argument("--workers", type=whole(1, 256), default=1, help="worker processes (local) or actors (ray)")
     link.add_argument("--address", help="Ray cluster address (host:port or ray://host:port); --engine ray")
     link.add_argument("--format", help="input format (default: guessed per file)")
     link.add_argument("--out-format", default="jsonl", choices=["jsonl", "bioc-json", "bioc-xml"])
     link.add_argument("--detect", action="store_true", help="tag mentions first (dictionary of the KB)")
     link.add_argument("--type", help="mention type of detected mentions (default: from the project)")
-    link.add_argument("--candidates", type=int, default=DEFAULT_CANDIDATES, help="top-k kept per mention")
+    link.add_argument("--candidates", type=whole(1, MAX_CANDIDATES), default=DEFAULT_CANDIDATES, help="top-k kept per mention")
     link.add_argument("--device", default="auto", help="reranker device: auto, cpu or cuda")
     link.add_argument(
         "--overwrite", action="store_true", help="replace a folder made with other models, KB or files"
@@ -169,6 +171,6 @@ def register(commands) -> None:
     imported = commands.add_parser(
         "import-linked", help="a link-batch folder into the project as suggestions"
     )
-    imported.add_argument("out_dir", metavar="OUT_DIR")
+    imported.add_argument("out_dir", metavar="OUT_DIR", type=input_path("folder"))
     imported.add_argument("--split", default="", help="split of the documents added (default none)")
     imported.set_defaults(handler=cmd_import_linked)
