@@ -202,12 +202,20 @@ def _blocks(path: Path, report: FormatReport | None) -> Iterator[_Block]:
         _content(block, line, path, line_no, report)
 
 
+NUL_IN_TEXT = (
+    "a NUL byte (U+0000) in the text: not text a document can hold (no XML export could write it); "
+    "remove it from the file"
+)
+
+
 def _header(
     block: _Block, raw: bytes, title: bool, path: Path, line_no: int, report: FormatReport | None, cut: bool
 ) -> bool:
     try:
         body = decode_line(raw, path, line_no).split("|", 2)[2]
         check_id(block.pmid, "PMID", source=path, line=line_no)
+        if "\x00" in body:
+            raise InputError(path, NUL_IN_TEXT, line=line_no)
         if cut:
             raise InputError(path, CUT_LAST_LINE, line=line_no)
     except InputError as error:
@@ -233,6 +241,8 @@ def _late_abstract(
         problem = f"abstract line for {pmid} inside the block of {block.pmid}"
     elif block.abstract is not None or block.annotations or block.relations:
         problem = f"a second or late abstract line for {pmid}"
+    elif "\x00" in line:
+        problem = NUL_IN_TEXT
     else:
         block.abstract = line.split("|", 2)[2]
         return

@@ -40,7 +40,7 @@ log = logging.getLogger(__name__)
 BATCH_SIZE = 200  # PMIDs per efetch request
 SOURCE = "PubMed efetch"
 _SEPARATORS = re.compile(r"[\s,;]+")
-_PMID = re.compile(r"\d{1,9}")  # PMIDs are positive integers, 8 digits today
+_PMID = re.compile(r"[0-9]{1,9}")  # ASCII digits only (\d takes "١٢٣"); 8 digits today
 
 
 class InvalidPmids(InputError):
