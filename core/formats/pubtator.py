@@ -243,6 +243,7 @@ def _late_abstract(
         problem = f"a second or late abstract line for {pmid}"
     elif "\x00" in line:
         problem = NUL_IN_TEXT
+        block.broken = True  # the document is not whole without its abstract
     else:
         block.abstract = line.split("|", 2)[2]
         return
