@@ -63,7 +63,7 @@ MAX_XML_BYTES = 64 * 1024 * 1024  # a large PMC article is a few MB, a PubMed ci
 MAX_TEXT_BYTES = 256 * 1024 * 1024  # whole-file reads; the largest real BioC JSON sample is a few MB
 MAX_JSON_NODES = 5_000_000  # values of one parsed-whole JSON file: at most a few hundred MB of Python
 MAX_MENTIONS_PER_DOCUMENT = 200_000  # a PMC full text in PubTator3 has a few thousand
-MAX_MANIFEST_BYTES = 256 * 1024 * 1024  # a link-batch manifest: about 1 KB a shard
+MAX_MANIFEST_BYTES = 64 * 1024 * 1024  # a link-batch manifest: about 1 KB a shard, so 60,000 shards
 MAX_ANSWER_BYTES = 256 * 1024 * 1024  # one E-utilities answer: 200 citations are a few MB
 MAX_HEADER_BYTES = 100 * 1024 * 1024  # a safetensors header (the safetensors library's own bound)
 _SKIP_CHUNK = 1 << 16
@@ -80,7 +80,7 @@ LIMITS: dict[str, tuple[str, str]] = {
         "MAX_TEXT_BYTES",
         "bytes of a file read whole (BioC JSON, plain text, brat .txt), decompressed",
     ),
-    "json-nodes": ("MAX_JSON_NODES", "JSON values of a file parsed whole (BioC JSON, a safetensors header)"),
+    "json-nodes": ("MAX_JSON_NODES", "JSON values of a file parsed whole (BioC JSON, a link-batch manifest, a safetensors header)"),
     "xml-tags": ("MAX_XML_TAGS", "XML tags of one citation, article, document or record, or between two"),
     "xml-bytes": ("MAX_XML_BYTES", "XML bytes of one citation, article, document or record, or between two"),
     "mentions-per-document": ("MAX_MENTIONS_PER_DOCUMENT", "annotation lines of one PubTator document"),

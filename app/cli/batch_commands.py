@@ -37,7 +37,7 @@ def cmd_link_batch(args) -> int:
         "candidates": args.candidates,
     }
     if args.resume:
-        from core.batch.plan import recorded_run
+        from core.jobs.batch import recorded_run
 
         if args.inputs:
             raise CuralinkError("--resume links the inputs the folder records: give no INPUT with it")

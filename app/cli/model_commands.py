@@ -372,9 +372,7 @@ def register(commands) -> None:
     train_reranker.add_argument(
         "--base-model", type=input_path("folder"), help="a local BERT-family folder (default: packaged all-MiniLM-L6-v2)"
     )
-    train_reranker.add_argument(
-        "--max-epochs", type=whole(1), default=16, help="at most this many epochs (default 16)"
-    )
+    train_reranker.add_argument("--max-epochs", type=whole(1), default=16, help="at most this many epochs (default 16)")
     train_reranker.add_argument(
         "--patience", type=whole(0), default=3, help="stop after this many dev checks without a gain (default 3)"
     )

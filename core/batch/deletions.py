@@ -35,15 +35,17 @@ def apply_deletions(manifest: Manifest, cancel: CancelToken) -> int:
     """Remove citations deleted by later shards from the earlier linked shards; returns how many
     documents were removed now."""
     settle_rewrites(manifest)
-    done = list(manifest.done().items())
+    done = list(manifest.done().items())  # in input order: each shard's later ones follow it
+    after: list[frozenset[str]] = []  # PMIDs deleted by the shards after each one, built back to front once
+    deleted: frozenset[str] = frozenset()
+    for _, entry in reversed(done):
+        after.append(deleted)
+        if entry.get("deleted"):
+            deleted = deleted | frozenset(entry["deleted"])
+    after.reverse()
     removed_now = 0
     for index, (name, entry) in enumerate(done):
-        later = {
-            pmid
-            for _, other in done[index + 1 :]
-            if other.get("position", 0) > entry.get("position", 0)
-            for pmid in other.get("deleted", ())
-        }
+        later = after[index]
         if not later or cancel.cancelled or entry.get("documents") == 0:
             continue  # an emptied shard has nothing left to delete (and an empty file reads as no corpus)
         path = manifest.shard_file(name)

@@ -45,7 +45,7 @@ from core.atomic_files import TEMP_PREFIX, _fsync_folder, write_text_atomic
 from core.batch.linked import OUTPUT_FORMATS
 from core.batch.manifest_schema import FORMAT, entry_problems, manifest_problems
 from core.errors import CuralinkError, InputError
-from core.limits import limit, over_limit, read_bounded
+from core.limits import json_nodes_problem, limit, over_limit, read_bounded
 
 MANIFEST = "manifest.json"
 JOURNAL = "manifest.journal"
@@ -188,7 +188,9 @@ def _read_json(path: Path, budget: int) -> Any:
         if size > budget:
             raise InputError(path, over_limit("manifest-bytes", f"a manifest of {size:,} bytes", budget))
         with path.open("rb") as handle:
-            return json.loads(read_bounded(handle, path, "manifest-bytes", "the manifest").decode("utf-8"))
+            text = read_bounded(handle, path, "manifest-bytes", "the manifest")
+        json_nodes_problem(text, path)  # parsed whole: bounded before json builds every value
+        return json.loads(text.decode("utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError, MemoryError) as error:
         raise InputError(
             path, f"not a readable link-batch manifest ({type(error).__name__}: {error})"
