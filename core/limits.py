@@ -139,14 +139,15 @@ def read_bounded(
     stream: BinaryIO, source: Path | str | None, name: str = "text-bytes", what: str = "the file"
 ) -> bytes:
     """All of `stream`, read in 1 MB pieces and refused (an InputError naming `source` and the limit)
-    as soon as it passes `limit(name)` bytes: never more than the bound is held."""
+    as soon as it passes `limit(name)` bytes: never more than the bound is held (and never twice: the
+    buffer itself is returned, a bytearray, which decodes and searches as bytes do)."""
     bound = limit(name)
     data = bytearray()
     while chunk := stream.read(min(_READ_CHUNK, bound + 1 - len(data))):
         data += chunk
         if len(data) > bound:
             raise InputError(source, over_limit(name, f"{what} (decompressed)", bound))
-    return bytes(data)
+    return data  # type: ignore[return-value]
 
 
 def json_nodes_problem(data: bytes | str, source: Path | str | None) -> None:

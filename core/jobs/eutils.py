@@ -144,7 +144,7 @@ class EutilsClient:
             )
             try:
                 with self._opener.open(request, timeout=self.timeout) as response:
-                    return read_bounded(response, url, "answer-bytes", "the answer")
+                    return bytes(read_bounded(response, url, "answer-bytes", "the answer"))
             except urllib.error.HTTPError as error:
                 detail = _error_text(error)
                 if not _transient(error.code, detail) or attempt == self.retries:

@@ -29,7 +29,7 @@ from core.formats.pubmed_xml import FORMAT, read
 from core.formats.report import MAX_LISTED, FormatReport
 from core.formats.xml_guard import PARSER_OPTIONS
 from core.jobs.eutils import EutilsClient
-from core.limits import read_bounded
+from core.limits import limit, over_limit, read_bounded
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressCallback, no_progress
 
 if TYPE_CHECKING:
@@ -222,6 +222,9 @@ def _read_all(files: Iterable[Path], report: FormatReport) -> Iterator[Document]
 def _returned_pmids(answer: bytes, source: str) -> list[str]:
     """The PMIDs of the citations in one efetch answer; an answer that is not PubMed XML is an error
     quoting the server (efetch says what was wrong in an `<ERROR>` element)."""
+    tags = answer.count(b"<")
+    if tags > limit("xml-tags"):  # parsed whole: lxml builds every element (200 citations: ~100,000 tags)
+        raise CuralinkError(f"{source}: " + over_limit("xml-tags", f"an answer of {tags:,} XML tags"))
     try:
         root = etree.fromstring(answer, etree.XMLParser(**PARSER_OPTIONS))
     except etree.XMLSyntaxError as error:
