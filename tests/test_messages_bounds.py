@@ -68,3 +68,40 @@ def test_history_shows_a_long_label_cut(capsys) -> None:
     assert len(line) < SHOWN_LABEL + 80 and line.startswith(label[:SHOWN_LABEL]) and "120,0" in line
     assert shown("short") == "short"
     assert main(["history", "--help"]) == 0
+
+
+def test_an_endless_eutils_answer_stops_at_its_limit(monkeypatch) -> None:
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Endless(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802 - http.server's name
+            self.send_response(200)
+            self.end_headers()
+            try:
+                while True:
+                    self.wfile.write(b"<PubmedArticleSet>" + b" " * 65536)
+            except OSError:
+                pass
+
+        def log_message(self, *args) -> None:
+            pass
+
+    monkeypatch.setenv("CURALINK_LIMIT_ANSWER_BYTES", str(1 << 20))
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Endless)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        client = EutilsClient(f"http://127.0.0.1:{server.server_port}/", retries=0)
+        with pytest.raises(InputError, match="passes the limit answer-bytes=1,048,576") as refused:
+            client.efetch(["1"])
+        assert "\n" not in str(refused.value)
+    finally:
+        server.shutdown()
+
+
+def test_an_answer_of_too_many_tags_is_refused_before_lxml_builds_it(monkeypatch) -> None:
+    from core.jobs.fetch_pubmed import _returned_pmids
+
+    monkeypatch.setenv("CURALINK_LIMIT_XML_TAGS", "1000")
+    with pytest.raises(CuralinkError, match="xml-tags=1,000"):
+        _returned_pmids(b"<PubmedArticleSet>" + b"<a/>" * 5000 + b"</PubmedArticleSet>", "batch 1")
