@@ -274,7 +274,8 @@ def _manifest_for(out_dir: Path, previous: Manifest | None, identity: dict, over
         log.info(
             "%s: --overwrite: %d earlier shard(s) removed, linking afresh", out_dir, len(previous.shards)
         )
-        manifest = Manifest(out_dir, identity, runs=previous.runs)
+        # the generation goes on: journal lines of the old folder never count for the new manifest
+        manifest = Manifest(out_dir, identity, runs=previous.runs, generation=previous.generation)
         manifest.save()
         return manifest
     previous.identity = identity  # same models and KB; the project may have moved
