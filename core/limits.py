@@ -154,7 +154,7 @@ def json_nodes_problem(data: bytes | str, source: Path | str | None) -> None:
     """Refuse JSON text with more values than the json-nodes limit before it is parsed (an upper bound:
     every '{', '[' and ',' counts, those inside strings too)."""
     bound = limit("json-nodes")
-    marks = (b"{", b"[", b",") if isinstance(data, bytes) else ("{", "[", ",")
+    marks = (b"{", b"[", b",") if isinstance(data, bytes | bytearray) else ("{", "[", ",")
     nodes = sum(data.count(mark) for mark in marks)  # type: ignore[arg-type]
     if nodes > bound:
         raise InputError(source, over_limit("json-nodes", f"about {nodes:,} JSON values", bound))

@@ -10,7 +10,7 @@ text-bytes limit; a PubTator `.gz` of 250,000 mentions for one document; an OBO 
 100 MB of empty lists; `fetch-pubmed --file /dev/zero`; an endless E-utilities answer; `--eutils-url
 file:///etc/`; FIFOs as inputs; `--candidates 0` and `-5`; `--out` naming a file or a path under one;
 manifests with `position: "x"`, `deleted: 5`, `deleted: "10192393"`, a rewrite without `removed`,
-`documents: 0` on a real shard, 100,000 done entries whose files are missing; a link-batch input folder
+`documents: 0` on a real shard, 50,000 done entries whose files are missing; a link-batch input folder
 holding a link to /etc/passwd; a BioC JSON bomb among good shards (recorded, resumed); a NUL byte in
 PubTator text; full-width digits as PMIDs.
 """
@@ -203,8 +203,8 @@ def _manifest_probes(setup: BatchSetup, work: Path) -> list[dict]:
             rewrite={"documents": 1, "mentions": 1, "output_sha256": "0" * 64}
         ),
         "documents: 0 on a real shard": lambda d: d["shards"][first].update(documents=0),
-        "100,000 done entries, files missing": lambda d: d["shards"].update(
-            {f"gone{n:06d}.linked.jsonl": {**d["shards"][first], "position": n + 10} for n in range(100_000)}
+        "50,000 done entries, files missing": lambda d: d["shards"].update(
+            {f"gone{n:06d}.linked.jsonl": {**d["shards"][first], "position": n + 10} for n in range(50_000)}
         ),
     }
     rows = []
@@ -292,7 +292,10 @@ def bounds_trials(
             break
         progress(len(rows), None, f"bounds: {probe}")
         args = argv if argv[0] == "--header" else ["-p", desk, *argv]
-        rows.append(_judge(probe, _run(work, *args, endless="endless" in probe), names))
+        row = _judge(probe, _run(work, *args, endless="endless" in probe), names)
+        if "PMIDs" in probe:  # a list of bad items: one line a PMID, under one error line
+            row["one_line"] = row["message"].startswith("error:") and "2 items are not PMIDs" in row["message"]
+        rows.append(row)
     if not cancel.cancelled:
         rows += _manifest_probes(setup, work)
     if not cancel.cancelled:
