@@ -103,7 +103,12 @@ def limit(name: str) -> int:
             return parse_limit_value(name, given)
         except ValueError:
             raise InputError(None, f"{_variable(name)}={given!r}: not a positive whole number") from None
-    return int(globals()[constant])
+    return default_limit(name)
+
+
+def default_limit(name: str) -> int:
+    """The bound `name` has when no option or environment variable sets it."""
+    return int(globals()[LIMITS[name][0]])
 
 
 def parse_limit_value(name: str, value: str) -> int:

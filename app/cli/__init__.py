@@ -18,7 +18,7 @@ from app.cli import batch_commands, curation_commands, model_commands, project_c
 from app.cli.arguments import Checked, OneLineParser, number  # noqa: E402
 from app.console import configure_logging, escape_controls, stderr  # noqa: E402
 from core.errors import Cancelled, CuralinkError  # noqa: E402
-from core.limits import LIMITS, limit, parse_limit_value, set_limit  # noqa: E402
+from core.limits import LIMITS, default_limit, parse_limit_value, set_limit  # noqa: E402
 
 log = logging.getLogger("curalink")
 
@@ -43,7 +43,7 @@ def build_parser() -> argparse.ArgumentParser:
         type=Checked("limit", _limit_option),
         metavar="NAME=N",
         help="raise or lower an input bound (repeatable): "
-        + ", ".join(f"{name} (default {limit(name):,})" for name in LIMITS),
+        + ", ".join(f"{name} (default {default_limit(name):,})" for name in LIMITS),
     )
     commands = parser.add_subparsers(dest="command")
     for module in (project_commands, curation_commands, model_commands, batch_commands):
