@@ -176,3 +176,18 @@ def test_the_issue_examples_are_one_line(places, capsys) -> None:
         code = main(argv)
         err = capsys.readouterr().err.strip()
         assert code == 2 and "\n" not in err and words in err, err
+
+
+def test_no_subcommand_option_overwrites_a_global_one() -> None:
+    """A subcommand's option with a global option's dest replaces it in the namespace (`kb search
+    --limit` once replaced the global --limit list, and every command then failed to apply it)."""
+    top = build_parser()
+    shared = {a.dest for a in _valued(top)} - {"help"}
+    clashes = [
+        f"{' '.join(prefix)} {a.option_strings}"
+        for prefix, parser in _commands(top)
+        if prefix
+        for a in _valued(parser)
+        if a.dest in shared
+    ]
+    assert not clashes, clashes

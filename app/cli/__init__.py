@@ -39,6 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--limit",
         action="append",
+        dest="limits",  # `kb search --limit` is another option of the same name
         default=[],
         type=Checked("limit", _limit_option),
         metavar="NAME=N",
@@ -80,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as exited:
         return exited.code if isinstance(exited.code, int) else EXIT_ERROR
     configure_logging(args.log_level)
-    for name, value in args.limit:
+    for name, value in args.limits:
         set_limit(name, value)
     handler = getattr(args, "handler", None)
     if handler is None:
