@@ -25,12 +25,25 @@ A tiny file must not allocate gigabytes, and an id that no export can write must
   of one citation, article or document and of the stretch between two (`MAX_XML_TAGS`,
   `MAX_XML_BYTES`): a 2 MB gzip file can hold 512 million empty elements, and lxml builds every
   element it is given (about 125 bytes each).
+- whole files: the formats a reader parses whole (a BioC JSON collection, a plain-text or brat `.txt`
+  document, a safetensors header, an E-utilities answer, a link-batch manifest) are read through
+  `read_bounded`, which stops at `limit(...)` bytes of the *decompressed* stream: a 2 MB gzip file can
+  hold 2 GB. A BioC JSON collection is also refused before parsing when it has more JSON values than
+  `MAX_JSON_NODES` (counted from its '{', '[' and ',' bytes): json builds every value whole, and a
+  `{}` is 64 bytes of Python from 3 bytes of file.
+- mentions: a PubTator document (one run of blocks) holds at most `MAX_MENTIONS_PER_DOCUMENT`
+  annotation lines (a 221 KB gzip file can hold 2 million for one PMID).
+
+The bounds real data could reach are options (`LIMITS`): `curalink --limit NAME=VALUE ...` or the
+environment variable `CURALINK_LIMIT_<NAME>` (NAME upper-cased, '-' as '_'), read at each file, so a
+link-batch worker process inherits what its driver was given. Every refusal names the option.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import os
 import re
 import unicodedata
 from collections.abc import Iterator
@@ -47,7 +60,111 @@ MAX_JSON_DEPTH = 64
 MAX_LINE_BYTES = 16 * 1024 * 1024
 MAX_XML_TAGS = 2_000_000  # '<' of start and end tags: at most ~250 MB of lxml nodes
 MAX_XML_BYTES = 64 * 1024 * 1024  # a large PMC article is a few MB, a PubMed citation a few KB
+MAX_TEXT_BYTES = 256 * 1024 * 1024  # whole-file reads; the largest real BioC JSON sample is a few MB
+MAX_JSON_NODES = 5_000_000  # values of one parsed-whole JSON file: at most a few hundred MB of Python
+MAX_MENTIONS_PER_DOCUMENT = 200_000  # a PMC full text in PubTator3 has a few thousand
+MAX_MANIFEST_BYTES = 64 * 1024 * 1024  # a link-batch manifest: about 1 KB a shard, so 60,000 shards
+MAX_ANSWER_BYTES = 256 * 1024 * 1024  # one E-utilities answer: 200 citations are a few MB
+MAX_HEADER_BYTES = 100 * 1024 * 1024  # a safetensors header (the safetensors library's own bound)
 _SKIP_CHUNK = 1 << 16
+_READ_CHUNK = 1 << 20
+
+
+# name -> (the module constant holding its default, what it bounds): the options of `--limit`
+LIMITS: dict[str, tuple[str, str]] = {
+    "line-bytes": (
+        "MAX_LINE_BYTES",
+        "bytes of one line of a line-based file (PubTator, brat .ann, JSONL, MEDIC, CTD, TSV, RRF, OBO)",
+    ),
+    "text-bytes": (
+        "MAX_TEXT_BYTES",
+        "bytes of a file read whole (BioC JSON, plain text, brat .txt), decompressed",
+    ),
+    "json-nodes": ("MAX_JSON_NODES", "JSON values of a file parsed whole (BioC JSON, a link-batch manifest, a safetensors header)"),
+    "xml-tags": ("MAX_XML_TAGS", "XML tags of one citation, article, document or record, or between two"),
+    "xml-bytes": ("MAX_XML_BYTES", "XML bytes of one citation, article, document or record, or between two"),
+    "mentions-per-document": ("MAX_MENTIONS_PER_DOCUMENT", "annotation lines of one PubTator document"),
+    "manifest-bytes": ("MAX_MANIFEST_BYTES", "bytes of a link-batch manifest"),
+    "answer-bytes": ("MAX_ANSWER_BYTES", "bytes of one NCBI E-utilities answer"),
+    "header-bytes": ("MAX_HEADER_BYTES", "bytes of a safetensors file's header"),
+}
+
+
+def _variable(name: str) -> str:
+    return "CURALINK_LIMIT_" + name.upper().replace("-", "_")
+
+
+def limit(name: str) -> int:
+    """The bound `name` of `LIMITS` in force: its environment variable when set, else its default."""
+    constant, _ = LIMITS[name]
+    given = os.environ.get(_variable(name))
+    if given:
+        try:
+            return parse_limit_value(name, given)
+        except ValueError:
+            raise InputError(None, f"{_variable(name)}={given!r}: not a positive whole number") from None
+    return default_limit(name)
+
+
+def default_limit(name: str) -> int:
+    """The bound `name` has when no option or environment variable sets it."""
+    return int(globals()[LIMITS[name][0]])
+
+
+def parse_limit_value(name: str, value: str) -> int:
+    """A positive integer; 'k', 'M' and 'G' suffixes (1,000 powers for counts, 1,024 for bytes)."""
+    text = value.strip().replace("_", "").replace(",", "")
+    scale = 1
+    if text[-1:].lower() in ("k", "m", "g"):
+        power = "kmg".index(text[-1].lower()) + 1
+        scale = (1024 if name.endswith("bytes") else 1000) ** power
+        text = text[:-1]
+    if not text.isascii() or not text.isdigit() or int(text) <= 0:
+        raise ValueError(value)
+    return int(text) * scale
+
+
+def set_limit(name: str, value: int) -> None:
+    """Put a bound in force for this process and the worker processes it starts."""
+    if name not in LIMITS:
+        raise KeyError(name)
+    os.environ[_variable(name)] = str(value)
+
+
+def over_limit(name: str, what: str, bound: int | None = None) -> str:
+    """The words of a refusal: what passed which bound, and how to raise it."""
+    bound = limit(name) if bound is None else bound
+    return (
+        f"{what} passes the limit {name}={bound:,}, refused (no real file comes close: a damaged or "
+        "hostile file?)" + raise_hint(name)
+    )
+
+
+def read_bounded(
+    stream: BinaryIO, source: Path | str | None, name: str = "text-bytes", what: str = "the file"
+) -> bytes:
+    """All of `stream`, read in 1 MB pieces and refused (an InputError naming `source` and the limit)
+    as soon as it passes `limit(name)` bytes: never more than the bound is held (and never twice: the
+    buffer itself is returned, a bytearray, which decodes and searches as bytes do)."""
+    bound = limit(name)
+    data = bytearray()
+    while chunk := stream.read(min(_READ_CHUNK, bound + 1 - len(data))):
+        data += chunk
+        if len(data) > bound:
+            raise InputError(source, over_limit(name, f"{what} (decompressed)", bound))
+    return data  # type: ignore[return-value]
+
+
+def json_nodes_problem(data: bytes | str, source: Path | str | None) -> None:
+    """Refuse JSON text with more values than the json-nodes limit before it is parsed (an upper bound:
+    every '{', '[' and ',' counts, those inside strings too)."""
+    bound = limit("json-nodes")
+    marks = (b"{", b"[", b",") if isinstance(data, bytes | bytearray) else ("{", "[", ",")
+    nodes = sum(data.count(mark) for mark in marks)  # type: ignore[arg-type]
+    if nodes > bound:
+        raise InputError(source, over_limit("json-nodes", f"about {nodes:,} JSON values", bound))
+
+
 # A line-based file (PubTator, brat .ann, MEDIC, CTD, TSV, RRF) whose last line has no line break may
 # have been cut short (an interrupted download or copy), and a cut line often still parses: `D006331`
 # cut to `D006`, 28 of 50 MEDIC concepts. Every real file of these formats ends with a line break.
@@ -95,21 +212,25 @@ CR_ONLY = (
 )
 
 
-def too_long_line(limit: int | None = None) -> str:
-    """The problem of a line over `limit` bytes (default `MAX_LINE_BYTES`), worded for a curator."""
+def too_long_line(bound: int | None = None) -> str:
+    """The problem of a line over `bound` bytes (default the line-bytes limit), worded for a curator."""
     return (
-        f"the line is longer than {limit or MAX_LINE_BYTES:,} bytes, refused (no real line of these formats comes close: "
-        "a damaged or hostile file?)"
+        f"the line is longer than {bound or limit('line-bytes'):,} bytes, refused (no real line of these formats "
+        "comes close: a damaged or hostile file?)" + raise_hint("line-bytes")
     )
 
 
-def bounded_lines(stream: BinaryIO, limit: int | None = None) -> Iterator[bytes | None]:
+def raise_hint(name: str) -> str:
+    return f"; if it is real, raise the limit with --limit {name}=N"
+
+
+def bounded_lines(stream: BinaryIO, bound: int | None = None) -> Iterator[bytes | None]:
     """Each line's bytes with its line break, as iterating `stream` gives them, but None for a line of
-    more than `limit` bytes (default `MAX_LINE_BYTES`, its break not counted), which is read past in
+    more than `bound` bytes (default the line-bytes limit, its break not counted), which is read past in
     64 KB pieces and never held."""
-    limit = limit or MAX_LINE_BYTES
-    while raw := stream.readline(limit + 1):
-        if len(raw) <= limit or raw.endswith(b"\n"):
+    bound = bound or limit("line-bytes")
+    while raw := stream.readline(bound + 1):
+        if len(raw) <= bound or raw.endswith(b"\n"):
             yield raw
             continue
         yield None  # before reading past it: a reader that stops here does not read the rest

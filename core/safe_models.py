@@ -14,7 +14,8 @@ import json
 import struct
 from pathlib import Path
 
-from core.errors import ModelError
+from core.errors import InputError, ModelError
+from core.limits import json_nodes_problem, limit, over_limit
 from core.locations import find_project_root, inside_project
 
 CONFIG_FILE = "config.json"
@@ -26,7 +27,6 @@ _CODE_KEYS = ("auto_map", "custom_pipelines")
 _JSON_FILES = (CONFIG_FILE, "tokenizer_config.json", "special_tokens_map.json", "processor_config.json")
 _PICKLES = ("pytorch_model.bin", "pytorch_model.bin.index.json", "model.ckpt", "model.pt", "model.pth")
 _MAX_JSON_BYTES = 16 * 1024 * 1024
-_MAX_HEADER_BYTES = 100 * 1024 * 1024  # the safetensors library's own limit
 _PICKLE_MAGIC = (b"\x80\x02", b"\x80\x03", b"\x80\x04", b"\x80\x05", b"PK\x03\x04")
 
 
@@ -106,12 +106,19 @@ def safetensors_header(path: Path) -> dict:
             if len(head) < 8:
                 raise ModelError(f"{path}: not a safetensors file ({size} bytes, truncated)")
             (length,) = struct.unpack("<Q", head)
-            if length > min(_MAX_HEADER_BYTES, size - 8):
+            if length > size - 8:
                 raise ModelError(
                     f"{path}: not a safetensors file (header of {length} bytes in a file of {size}; "
                     "truncated or another format)"
                 )
-            header = json.loads(handle.read(length).decode("utf-8"))
+            if length > limit("header-bytes"):
+                raise ModelError(f"{path}: " + over_limit("header-bytes", f"a header of {length:,} bytes"))
+            text = handle.read(length)
+            try:
+                json_nodes_problem(text, path)  # json.loads builds every value: 3 bytes make a 56-byte list
+            except InputError as error:
+                raise ModelError(f"{path}: not loaded: {error.problem}") from None
+            header = json.loads(text.decode("utf-8"))
     except OSError as exc:
         raise ModelError(f"{path}: cannot read the weights ({exc.strerror or exc})") from exc
     except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:

@@ -98,6 +98,7 @@ def test_every_section_is_registered_and_rendered() -> None:
         "batch-kills",
         "bombs",
         "hostile-db",
+        "bounds",
     }
     rows = {"rows": [], "seconds": 0.0, "trials": 0}
     result = {
@@ -105,6 +106,8 @@ def test_every_section_is_registered_and_rendered() -> None:
         "machine": "test",
         "batch_manifests": {**rows, "runs": 0, "outside_touched": 0, "refused": 0, "tracebacks": 0},
         "hostile_db": {**rows, "opens": 0, "refused": 0, "rewritten": 0, "decisions_stored": 0},
+        "bounds": {**rows, "probes": 0, "as_expected": 0, "tracebacks": 0, "peak_mb": 0.0, "over_target": 0},
     }
     text = render_markdown(result)
     assert "### Crafted link-batch folders" in text and "### Hostile project databases" in text
+    assert "### Issue 33 probes" in text

@@ -12,8 +12,9 @@ from core.documents import Document, Mention, Passage, Relation, document_from_t
 from core.formats import jsonl, pubtator
 
 # One PubTator line each: no line breaks in titles and abstracts (the writer would turn them into
-# spaces). Tabs, pipes, Unicode line separators and non-BMP characters are all fair game.
-LINE_TEXT = st.text(st.characters(blacklist_characters="\n\r", blacklist_categories=("Cs",)), max_size=60)
+# spaces), and no NUL (the reader refuses it: no XML export could write it, issue 33). Tabs, pipes,
+# Unicode line separators and non-BMP characters are all fair game.
+LINE_TEXT = st.text(st.characters(blacklist_characters="\n\r\x00", blacklist_categories=("Cs",)), max_size=60)
 FIELD = st.text(st.characters(blacklist_characters="\t\n\r", blacklist_categories=("Cs",)), max_size=12)
 PMID = st.from_regex(r"[0-9A-Za-z_.-]{1,12}", fullmatch=True)
 CONCEPT_ID = st.sampled_from(

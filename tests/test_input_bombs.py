@@ -199,7 +199,8 @@ def test_a_million_and_one_empty_elements_between_citations_are_refused(tmp_path
         list(read_corpus(path, "pubmed-xml"))
     assert str(raised.value) == (
         f"{path}, line 4: the stretch between two citations holds more than 2,000,000 tags, refused: "
-        "no real file comes close (a damaged or hostile file?)"
+        "no real file comes close (a damaged or hostile file?); if it is real, raise the limit with "
+        "--limit xml-tags=N"
     )
 
 

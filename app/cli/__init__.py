@@ -15,8 +15,10 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 from rich.text import Text  # noqa: E402
 
 from app.cli import batch_commands, curation_commands, model_commands, project_commands  # noqa: E402
+from app.cli.arguments import Checked, OneLineParser, number  # noqa: E402
 from app.console import configure_logging, escape_controls, stderr  # noqa: E402
 from core.errors import Cancelled, CuralinkError  # noqa: E402
+from core.limits import LIMITS, default_limit, parse_limit_value, set_limit  # noqa: E402
 
 log = logging.getLogger("curalink")
 
@@ -25,14 +27,24 @@ EXIT_CANCELLED = 130
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="curalink", description="Biomedical entity linking assistant.")
+    parser = OneLineParser(prog="curalink", description="Biomedical entity linking assistant.")
     parser.add_argument("-p", "--project", help="project folder")
     parser.add_argument("--log-level", default="INFO", help="DEBUG, INFO, WARNING or ERROR")
     parser.add_argument(
         "--smoke",
-        type=float,
+        type=number(0, above=True),
         metavar="SECONDS",
         help="open the desk, print its start-up times as JSON once it is usable, quit (fail after SECONDS)",
+    )
+    parser.add_argument(
+        "--limit",
+        action="append",
+        dest="limits",  # `kb search --limit` is another option of the same name
+        default=[],
+        type=Checked("limit", _limit_option),
+        metavar="NAME=N",
+        help="raise or lower an input bound (repeatable): "
+        + ", ".join(f"{name} (default {default_limit(name):,})" for name in LIMITS),
     )
     commands = parser.add_subparsers(dest="command")
     for module in (project_commands, curation_commands, model_commands, batch_commands):
@@ -47,14 +59,30 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _limit_option(text: str) -> tuple[str, int]:
+    """`NAME=N` of core.limits.LIMITS, checked by the parser (one line when wrong)."""
+    name, _, value = text.partition("=")
+    if name not in LIMITS:
+        raise argparse.ArgumentTypeError(f"{name!r} is not a limit; limits: {', '.join(LIMITS)}")
+    try:
+        return name, parse_limit_value(name, value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: give NAME=N with N a positive whole number") from None
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args, unknown = parser.parse_known_args(argv)
-    if args.command == "bench":  # the harness parses its own options
-        args.bench_args = unknown + args.bench_args
-    elif unknown:
-        parser.error(f"unrecognized arguments: {' '.join(unknown)}")
+    try:  # a bad argument is one line from the parser (app.cli.arguments), returned as the exit status
+        args, unknown = parser.parse_known_args(argv)
+        if args.command == "bench":  # the harness parses its own options
+            args.bench_args = unknown + args.bench_args
+        elif unknown:
+            parser.error(f"unrecognized arguments: {' '.join(unknown)}")
+    except SystemExit as exited:
+        return exited.code if isinstance(exited.code, int) else EXIT_ERROR
     configure_logging(args.log_level)
+    for name, value in args.limits:
+        set_limit(name, value)
     handler = getattr(args, "handler", None)
     if handler is None:
         if args.command is not None or importlib.util.find_spec("app.gui.launch") is None:
@@ -71,6 +99,10 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_CANCELLED
     except CuralinkError as exc:
         stderr.print(Text("error: ", style="red") + Text(escape_controls(str(exc))))
+        return EXIT_ERROR
+    except OSError as exc:  # a path the parser could not judge (/proc, a full disk): one line, no traceback
+        where = f"{exc.filename}: " if exc.filename else ""
+        stderr.print(Text("error: ", style="red") + Text(escape_controls(f"{where}{exc.strerror or exc}")))
         return EXIT_ERROR
 
 

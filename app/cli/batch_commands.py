@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import asdict
 
+from app.cli.arguments import MAX_CANDIDATES, input_path, output_folder, whole
 from app.cli.output import open_project, print_json, stdout
 from app.console import cancellable, escape_controls, progress_bar
 from core.errors import CuralinkError
@@ -12,6 +13,8 @@ from core.jobs.batch import DEFAULT_CANDIDATES
 
 EXIT_CANCELLED = 130
 EXIT_ERROR = 2  # as app.cli's: some input was refused
+_SHOWN_SHARDS = 20  # rejected shards listed (100,000 missing files are not 200,000 lines)
+_SHOWN_PROBLEMS = 10
 
 
 def cmd_link_batch(args) -> int:
@@ -25,6 +28,22 @@ def cmd_link_batch(args) -> int:
         )
     if args.type is not None and not args.detect:
         raise CuralinkError("--type applies to detection: add --detect")
+    run = {
+        "inputs": args.inputs,
+        "fmt": args.format,
+        "out_format": args.out_format,
+        "detect": args.detect,
+        "mention_type": args.type,
+        "candidates": args.candidates,
+    }
+    if args.resume:
+        from core.jobs.batch import recorded_run
+
+        if args.inputs:
+            raise CuralinkError("--resume links the inputs the folder records: give no INPUT with it")
+        run = recorded_run(args.out)
+    elif not args.inputs:
+        raise CuralinkError("link-batch: give the input shards (files or folders), or --resume --out DIR")
     with cancellable() as cancel, progress_bar("link-batch", quiet=args.json) as bar:
         shards = {"done": 0, "total": None}
 
@@ -36,17 +55,13 @@ def cmd_link_batch(args) -> int:
             bar(shards["done"], shards["total"], message)
 
         summary = run_batch(
-            args.inputs,
+            run.pop("inputs"),
             args.out,
             project,
             engine=args.engine,
             workers=args.workers,
             address=args.address,
-            fmt=args.format,
-            out_format=args.out_format,
-            detect=args.detect,
-            mention_type=args.type,
-            candidates=args.candidates,
+            **run,
             device=args.device,
             overwrite=args.overwrite,
             progress=overall,
@@ -111,9 +126,13 @@ def cmd_import_linked(args) -> int:
         f"{len(summary.rejected)} shard(s) not imported ({summary.problem_count} problem(s)); "
         "nothing of them was stored:"
     )
-    for problems in summary.rejected.values():
-        for problem in problems:
+    for problems in list(summary.rejected.values())[:_SHOWN_SHARDS]:
+        for problem in problems[:_SHOWN_PROBLEMS]:
             stdout.print(f"  {escape_controls(problem)}", markup=False, highlight=False)
+        if len(problems) > _SHOWN_PROBLEMS:
+            stdout.print(f"  ... and {len(problems) - _SHOWN_PROBLEMS} more problem(s) in this shard")
+    if len(summary.rejected) > _SHOWN_SHARDS:
+        stdout.print(f"  ... and {len(summary.rejected) - _SHOWN_SHARDS} more shard(s) not imported")
     return EXIT_ERROR
 
 
@@ -121,21 +140,27 @@ def register(commands) -> None:
     link = commands.add_parser(
         "link-batch", help="link whole collections of shards into linked shards + a manifest (local or Ray)"
     )
-    link.add_argument("inputs", nargs="+", metavar="INPUT", help="input shards (files, or folders of them)")
-    link.add_argument("--out", required=True, help="output folder: linked shards and manifest.json")
+    link.add_argument("inputs", nargs="*", metavar="INPUT", type=input_path(), help="input shards (files, or folders of them)")
+    link.add_argument(
+        "--resume",
+        action="store_true",
+        help="finish the batch of --out with the inputs and settings its manifest records",
+    )
+    link.add_argument("--out", required=True, type=output_folder(), help="output folder: linked shards and manifest.json")
     link.add_argument(
         "--model-from",
         metavar="PROJECT",
+        type=input_path("folder"),
         help="project whose KB and models in force are used, read-only (default: -p DIR)",
     )
     link.add_argument("--engine", choices=["local", "ray"], default="local")
-    link.add_argument("--workers", type=int, default=1, help="worker processes (local) or actors (ray)")
+    link.add_argument("--workers", type=whole(1, 256), default=1, help="worker processes (local) or actors (ray)")
     link.add_argument("--address", help="Ray cluster address (host:port or ray://host:port); --engine ray")
     link.add_argument("--format", help="input format (default: guessed per file)")
     link.add_argument("--out-format", default="jsonl", choices=["jsonl", "bioc-json", "bioc-xml"])
     link.add_argument("--detect", action="store_true", help="tag mentions first (dictionary of the KB)")
     link.add_argument("--type", help="mention type of detected mentions (default: from the project)")
-    link.add_argument("--candidates", type=int, default=DEFAULT_CANDIDATES, help="top-k kept per mention")
+    link.add_argument("--candidates", type=whole(1, MAX_CANDIDATES), default=DEFAULT_CANDIDATES, help="top-k kept per mention")
     link.add_argument("--device", default="auto", help="reranker device: auto, cpu or cuda")
     link.add_argument(
         "--overwrite", action="store_true", help="replace a folder made with other models, KB or files"
@@ -146,6 +171,6 @@ def register(commands) -> None:
     imported = commands.add_parser(
         "import-linked", help="a link-batch folder into the project as suggestions"
     )
-    imported.add_argument("out_dir", metavar="OUT_DIR")
+    imported.add_argument("out_dir", metavar="OUT_DIR", type=input_path("folder"))
     imported.add_argument("--split", default="", help="split of the documents added (default none)")
     imported.set_defaults(handler=cmd_import_linked)

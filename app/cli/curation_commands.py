@@ -5,6 +5,17 @@ from __future__ import annotations
 
 from app.cli.output import open_project, print_json, stdout
 
+SHOWN_LABEL = 160
+"""Characters of a step's label shown on its line: a stored label of 120 KB (a long mention text) took
+the terminal's word wrapping a minute; --json gives every label whole."""
+
+
+def shown(label: str) -> str:
+    """The label, cut to `SHOWN_LABEL` characters with what was left out counted."""
+    if len(label) <= SHOWN_LABEL:
+        return label
+    return f"{label[:SHOWN_LABEL]}… ({len(label):,} characters; --json shows it whole)"
+
 
 def _history_payload(history) -> dict:
     return {
@@ -33,7 +44,7 @@ def cmd_step(args) -> int:
         )
     elif changes.label:
         done = {"undo": "undone", "redo": "redone"}[args.command]
-        stdout.print(f"{done}: {changes.label[len(args.command) + 1 :]}")
+        stdout.print(f"{done}: {shown(changes.label[len(args.command) + 1 :])}", markup=False, highlight=False)
     else:
         stdout.print(f"nothing to {args.command} for curator {args.curator or '(no name)'}")
     return 0
@@ -49,7 +60,7 @@ def cmd_history(args) -> int:
         return 0
     for number, label in enumerate(history.labels, start=1):
         mark = "  " if number <= history.done else "↷ "  # undone steps, which redo does again
-        stdout.print(f"{mark}{number:>3}  {label}")
+        stdout.print(f"{mark}{number:>3}  {shown(label)}", markup=False, highlight=False)
     if not history.labels:
         stdout.print(f"no history for curator {args.curator or '(no name)'}")
     return 0

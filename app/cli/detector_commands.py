@@ -7,6 +7,7 @@ import time
 
 from rich.table import Table
 
+from app.cli.arguments import MAX_CANDIDATES, input_path, whole
 from app.cli.output import open_project, print_json, stdout
 from app.console import cancellable, progress_bar
 
@@ -118,18 +119,18 @@ def register_train(train) -> None:
         "detector", help="train the span model (collective dual encoder) on gold and curator-checked spans"
     )
     parser.add_argument(
-        "--base-model", help="a local BERT-family folder (default: packaged all-MiniLM-L6-v2)"
+        "--base-model", type=input_path("folder"), help="a local BERT-family folder (default: packaged all-MiniLM-L6-v2)"
     )
-    parser.add_argument("--epochs", type=int, default=None, help="at most this many epochs (default 4)")
+    parser.add_argument("--epochs", type=whole(1), default=None, help="at most this many epochs (default 4)")
     parser.add_argument(
         "--patience",
-        type=int,
+        type=whole(0),
         default=None,
         help="stop after this many epochs without a dev gain (default 2)",
     )
     parser.add_argument(
         "--trainable-layers",
-        type=int,
+        type=whole(0),
         default=None,
         help="fine-tune only the top N encoder layers (default: the CPU recipe; 0: all)",
     )
@@ -152,7 +153,7 @@ def register_evaluate(evaluate) -> None:
     )
     parser.add_argument("--split", choices=["train", "dev", "test"], default="test")
     parser.add_argument("--device", choices=["auto", "cpu", "cuda"], default="cpu")
-    parser.add_argument("--candidates", type=int, default=16, help="as link --candidates (default 16)")
+    parser.add_argument("--candidates", type=whole(1, MAX_CANDIDATES), default=16, help="as link --candidates (default 16)")
     parser.add_argument("--type", help="as link --detect --type: tag only this mention type")
     parser.add_argument("--json", action="store_true")
     parser.set_defaults(handler=cmd_evaluate_detect)

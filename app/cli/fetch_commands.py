@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 
+from app.cli.arguments import input_path, whole
 from app.cli.output import open_project, stdout
 from app.console import cancellable, progress_bar
 from core.errors import CuralinkError, InputError
@@ -77,7 +78,7 @@ def register_fetch(corpus) -> None:
     )
     fetch.add_argument("pmids", nargs="*", metavar="PMID")
     fetch.add_argument(
-        "--file", action="append", help="a text file of PMIDs (spaces, commas or lines; # comments)"
+        "--file", action="append", type=input_path("file"), help="a text file of PMIDs (spaces, commas or lines; # comments)"
     )
     fetch.add_argument("--split", choices=["train", "dev", "test"])
     fetch.add_argument(
@@ -91,6 +92,6 @@ def register_fetch(corpus) -> None:
         "--api-key", help=f"NCBI API key (default: ${API_KEY_VARIABLE}, else the one saved in the desk)"
     )
     fetch.add_argument("--email", help="your e-mail, sent with each request as NCBI asks")
-    fetch.add_argument("--batch-size", type=int, default=BATCH_SIZE, help="PMIDs per request")
+    fetch.add_argument("--batch-size", type=whole(1, 10_000), default=BATCH_SIZE, help="PMIDs per request")
     fetch.add_argument("--eutils-url", default=DEFAULT_BASE_URL, help="E-utilities base URL (a mirror)")
     fetch.set_defaults(handler=cmd_fetch_pubmed)

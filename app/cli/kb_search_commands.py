@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from rich.table import Table
 
+from app.cli.arguments import whole
 from app.cli.output import open_project, print_json, stdout
 from core.kb.links import link_outs
 
@@ -47,7 +48,7 @@ def register_search(kb) -> None:
         help="find concepts by name, synonym or any id (spelling variants, word order and typos forgiven)",
     )
     search.add_argument("query")
-    search.add_argument("--limit", type=int, default=20)
+    search.add_argument("--limit", type=whole(1, 10_000), default=20)
     search.add_argument("--details", action="store_true", help="also describe the top hit")
     search.add_argument("--json", action="store_true")
     search.set_defaults(handler=cmd_kb_search)

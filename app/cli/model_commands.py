@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from rich.table import Table
 
 from app.cli import detector_commands
+from app.cli.arguments import MAX_CANDIDATES, input_path, number, whole
 from app.cli.output import open_project, print_json, print_output, stdout
 from app.console import cancellable, progress_bar, stderr
 from core.errors import CuralinkError
@@ -340,26 +341,26 @@ def register(commands) -> None:
         "retriever", help="train a ResCNN retriever (KB synonyms + gold + curator links)"
     )
     train_retriever.add_argument(
-        "--base-model", help="a local BERT-family folder (default: packaged all-MiniLM-L6-v2)"
+        "--base-model", type=input_path("folder"), help="a local BERT-family folder (default: packaged all-MiniLM-L6-v2)"
     )
     train_retriever.add_argument(
         "--epochs",
-        type=int,
+        type=whole(1),
         default=DEFAULT_EPOCHS,
         help=f"at most this many epochs (default {DEFAULT_EPOCHS})",
     )
     train_retriever.add_argument(
         "--patience",
-        type=int,
+        type=whole(0),
         default=DEFAULT_PATIENCE,
         help=f"stop after this many epochs without a dev acc@1 gain, keeping the best (default "
         f"{DEFAULT_PATIENCE}; dev: the dev split, else a tenth of train; 0: no early stopping, train on all)",
     )
     train_retriever.add_argument(
-        "--max-seconds", type=float, default=None, help="optional time limit (default: none)"
+        "--max-seconds", type=number(0, above=True), default=None, help="optional time limit (default: none)"
     )
     train_retriever.add_argument("--pooling", choices=["max", "mean", "attention"], default="max")
-    train_retriever.add_argument("--seed", type=int, default=13)
+    train_retriever.add_argument("--seed", type=whole(), default=13)
     train_retriever.set_defaults(handler=cmd_train_retriever)
 
     train_reranker = train.add_parser(
@@ -369,25 +370,23 @@ def register(commands) -> None:
         "--packing", choices=["pair", "mention", "sentence", "document", "compact"], default="compact"
     )
     train_reranker.add_argument(
-        "--base-model", help="a local BERT-family folder (default: packaged all-MiniLM-L6-v2)"
+        "--base-model", type=input_path("folder"), help="a local BERT-family folder (default: packaged all-MiniLM-L6-v2)"
+    )
+    train_reranker.add_argument("--max-epochs", type=whole(1), default=16, help="at most this many epochs (default 16)")
+    train_reranker.add_argument(
+        "--patience", type=whole(0), default=3, help="stop after this many dev checks without a gain (default 3)"
     )
     train_reranker.add_argument(
-        "--max-epochs", type=int, default=16, help="at most this many epochs (default 16)"
+        "--max-seconds", type=number(0, above=True), default=None, help="optional time limit (default: none)"
     )
-    train_reranker.add_argument(
-        "--patience", type=int, default=3, help="stop after this many dev checks without a gain (default 3)"
-    )
-    train_reranker.add_argument(
-        "--max-seconds", type=float, default=None, help="optional time limit (default: none)"
-    )
-    train_reranker.add_argument("--candidates", type=int, default=16)
+    train_reranker.add_argument("--candidates", type=whole(1, MAX_CANDIDATES), default=16)
     train_reranker.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
     train_reranker.set_defaults(handler=cmd_train_reranker)
 
     train_ranker = train.add_parser(
         "ranker", help="fit the learned ranker on gold and curator decisions (seconds, CPU)"
     )
-    train_ranker.add_argument("--candidates", type=int, default=20, help="retriever candidates per mention")
+    train_ranker.add_argument("--candidates", type=whole(1, MAX_CANDIDATES), default=20, help="retriever candidates per mention")
     train_ranker.add_argument(
         "--with-reranker",
         action="store_true",
@@ -403,7 +402,7 @@ def register(commands) -> None:
     link = commands.add_parser("link", help="suggest concepts for every mention")
     link.add_argument("--split", choices=["train", "dev", "test"], help="only the documents of this split")
     link.add_argument("--documents", nargs="+", metavar="ID", help="only these documents")
-    link.add_argument("--documents-file", metavar="FILE", help="only the documents listed, one id a line")
+    link.add_argument("--documents-file", metavar="FILE", type=input_path("file"), help="only the documents listed, one id a line")
     link.add_argument(
         "--detect",
         action="store_true",
@@ -423,7 +422,7 @@ def register(commands) -> None:
         "for MEDIC)",
     )
     link.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
-    link.add_argument("--candidates", type=int, default=16)
+    link.add_argument("--candidates", type=whole(1, MAX_CANDIDATES), default=16)
     link.set_defaults(handler=cmd_link)
 
     evaluate = commands.add_parser("evaluate", help="measure a model on a split").add_subparsers(
@@ -448,7 +447,7 @@ def register(commands) -> None:
     evaluate_reranker.add_argument(
         "--packing", choices=["pair", "mention", "sentence", "document", "compact"]
     )
-    evaluate_reranker.add_argument("--candidates", type=int, default=16)
+    evaluate_reranker.add_argument("--candidates", type=whole(1, MAX_CANDIDATES), default=16)
     evaluate_reranker.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
     evaluate_reranker.add_argument("--json", action="store_true")
     evaluate_reranker.set_defaults(handler=cmd_evaluate_reranker)
@@ -457,7 +456,7 @@ def register(commands) -> None:
         "ranker", help="acc@1/5, recall@20 without and with the ranker; calibration of its probabilities"
     )
     evaluate_ranker.add_argument("--split", choices=["train", "dev", "test"], default="test")
-    evaluate_ranker.add_argument("--candidates", type=int, default=20)
+    evaluate_ranker.add_argument("--candidates", type=whole(1, MAX_CANDIDATES), default=20)
     evaluate_ranker.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
     evaluate_ranker.add_argument("--json", action="store_true")
     evaluate_ranker.set_defaults(handler=cmd_evaluate_ranker)
@@ -471,12 +470,12 @@ def register(commands) -> None:
     )
     retrain.add_argument(
         "--max-seconds",
-        type=float,
+        type=number(0, above=True),
         default=None,
         help="optional time limit per model (default: none; --epochs bounds training)",
     )
     retrain.add_argument(
-        "--epochs", type=int, default=4, help="epochs of fine-tuning from the version in force (default 4)"
+        "--epochs", type=whole(1), default=4, help="epochs of fine-tuning from the version in force (default 4)"
     )
     retrain.add_argument("--promote", choices=["if-not-worse", "always", "never"], default="if-not-worse")
     retrain.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")

@@ -9,6 +9,7 @@ from pathlib import Path
 from rich.table import Table
 
 from app.cli import fetch_commands, kb_search_commands
+from app.cli.arguments import day, input_path, number, output_folder, output_path
 from app.cli.output import open_project, print_json, stdout
 from app.console import cancellable, progress_bar
 from core.errors import CuralinkError
@@ -269,12 +270,12 @@ def cmd_demo(args) -> int:
 def register(commands) -> None:
     """Add this module's commands to the `curalink` parser."""
     init = commands.add_parser("init", help="create a project folder")
-    init.add_argument("dir")
+    init.add_argument("dir", type=output_folder())
     init.set_defaults(handler=cmd_init)
 
     kb = commands.add_parser("kb", help="knowledge bases").add_subparsers(dest="kb_command", required=True)
     kb_import = kb.add_parser("import", help="import a vocabulary")
-    kb_import.add_argument("file")
+    kb_import.add_argument("file", type=input_path())
     kb_import.add_argument(
         "--format", required=True, choices=["mesh-xml", "umls-rrf", "ctd", "medic", "obo", "tsv"]
     )
@@ -288,7 +289,7 @@ def register(commands) -> None:
     )
     kb_import.set_defaults(handler=cmd_kb_import)
     kb_export = kb.add_parser("export", help="write the project's knowledge base to a file kb import reads")
-    kb_export.add_argument("--out", required=True, help="the file to write")
+    kb_export.add_argument("--out", required=True, type=output_path(), help="the file to write")
     kb_export.add_argument("--format", choices=["tsv", "obo", "medic"], default="tsv")
     kb_export.add_argument(
         "--with-curator-synonyms",
@@ -318,7 +319,7 @@ def register(commands) -> None:
         dest="corpus_command", required=True
     )
     corpus_import = corpus.add_parser("import", help="import documents")
-    corpus_import.add_argument("file")
+    corpus_import.add_argument("file", type=input_path())
     corpus_import.add_argument("--format", required=True, metavar="{" + ",".join(CORPUS_FORMATS) + "}")
     corpus_import.add_argument("--split", choices=["train", "dev", "test"])
     corpus_import.add_argument(
@@ -345,7 +346,7 @@ def register(commands) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     export.add_argument("--format", required=True, metavar="{" + ",".join(EXPORT_FORMATS) + "}")
-    export.add_argument("--out", required=True)
+    export.add_argument("--out", required=True, type=output_path())
     export.add_argument(
         "--accepted-only",
         action="store_true",
@@ -362,12 +363,12 @@ def register(commands) -> None:
     stats = commands.add_parser("stats", help="what the project holds")
     stats.add_argument("--json", action="store_true")
     stats.add_argument("--today", action="store_true", help="today's curation: decisions, rate, top-1 share")
-    stats.add_argument("--day", help="that day's curation (YYYY-MM-DD, local time)")
+    stats.add_argument("--day", type=day(), help="that day's curation (YYYY-MM-DD, local time)")
     stats.add_argument("--curator", help="with --today / --day: one curator's decisions only")
     stats.set_defaults(handler=cmd_stats)
 
     demo = commands.add_parser("demo", help="build the bundled demo project, link it, print a summary")
-    demo.add_argument("--out", help="where to build it (default: the user data folder)")
+    demo.add_argument("--out", type=output_folder(), help="where to build it (default: the user data folder)")
     demo.add_argument("--fresh", action="store_true", help="rebuild even if it exists")
-    demo.add_argument("--train-seconds", type=float, default=60.0, help="retriever training budget")
+    demo.add_argument("--train-seconds", type=number(0, above=True), default=60.0, help="retriever training budget")
     demo.set_defaults(handler=cmd_demo)

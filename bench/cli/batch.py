@@ -73,3 +73,45 @@ def register_bench(bench) -> None:
     batch.add_argument("--work", default="bench-out/batch", help="work folder (shards, project, outputs)")
     batch.add_argument("--json", action="store_true")
     batch.set_defaults(handler=cmd_bench_batch)
+
+
+def cmd_bench_batch_manifest(args) -> int:
+    from bench.batch_manifest import bench_batch_manifest
+
+    with cancellable() as cancel, progress_bar("manifest benchmark", quiet=args.json) as bar:
+        result = bench_batch_manifest(
+            Path(args.work),
+            files=args.files,
+            kind=args.kind,
+            project=Path(args.project_dir or args.project) if (args.project_dir or args.project) else None,
+            progress=bar,
+            cancel=cancel,
+        )
+    if args.json:
+        print_json(result)
+        return 0
+    stdout.print(
+        f"link-batch over {result['files']:,} {result['kind']} input files in {result['wall_s']} s: "
+        f"recording a shard took {result['record_ms_first_100']} ms (median, shards 1-100) and "
+        f"{result['record_ms_last_100']} ms (the last 100), {result['record_ratio_last_to_first']}x; "
+        f"a shard all told {result['shard_ms_first_100']} ms and {result['shard_ms_last_100']} ms"
+    )
+    stdout.print(f"target: {result['target']}: {'met' if result['met'] else 'NOT met'}")
+    return 0
+
+
+def register_bench_manifest(bench) -> None:
+    """`curalink bench batch-manifest` (issue 33)."""
+    scale = bench.add_parser(
+        "batch-manifest", help="link-batch manifest cost per shard at 100 and at 10,000 shards, one run"
+    )
+    scale.add_argument("--files", type=int, default=10_000, help="input files, one shard each")
+    scale.add_argument(
+        "--kind", choices=["empty", "tiny"], default="empty", help="empty or one-abstract files"
+    )
+    scale.add_argument(
+        "--project", dest="project_dir", metavar="DIR", help="a project to link with (default: demo)"
+    )
+    scale.add_argument("--work", default="bench-out/batch-manifest", help="work folder")
+    scale.add_argument("--json", action="store_true")
+    scale.set_defaults(handler=cmd_bench_batch_manifest)

@@ -248,6 +248,7 @@ def register(bench) -> None:
     desk.register_bench(bench)  # desk speed on the real window (issue 12)
     desk_opened.register_bench(bench)  # decisions on documents the desk never opened (issue 31)
     batch.register_bench(bench)  # link-batch throughput (issue 15)
+    batch.register_bench_manifest(bench)  # manifest cost per shard at 100 and 10,000 shards (issue 33)
     index.register_bench(bench)  # a UMLS-size name index (issue 15, item 4)
     bench_retriever = bench.add_parser(
         "retriever", help="ResCNN vs bi-encoder vs TF-IDF speed, index choice, 1M scale"

@@ -10,6 +10,8 @@ Sections, each on copies of one demo-size base project (bench/faults/workload.py
   batch-manifests, batch-tampered, batch-deletions, batch-kills, bombs, hostile-db (issue 24): hostile
               link-batch folders, DeleteCitation sequences killed mid-rewrite, driver kills, input bombs
               and hostile databases, on the demo project alone (bench/faults/batch_setup.py)
+  bounds      issue 33's probes: bombs past every reader's limit, special files, bad arguments, hostile
+              manifest fields, a poison shard (bench/faults/bounds_probes.py)
 
 Every operation runs in its own process through the code the `curalink` command and the desk run.
 """
@@ -30,6 +32,7 @@ BATCH_SECTIONS = {  # section -> (module, function): each runs `trials` rounds o
     "batch-kills": ("bench.faults.batch_runs", "kill_trials"),
     "bombs": ("bench.faults.bombs_db", "bomb_trials"),
     "hostile-db": ("bench.faults.bombs_db", "hostile_db_trials"),
+    "bounds": ("bench.faults.bounds_probes", "bounds_trials"),
 }
 SECTIONS = WORKLOAD_SECTIONS + tuple(BATCH_SECTIONS)
 

@@ -36,6 +36,7 @@ from bench.faults.batch_setup import (
     first_error_line,
     stored_documents,
 )
+from core.errors import InputError
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressCallback, no_progress
 
 ORPHAN_WAIT_S = 30.0
@@ -84,9 +85,9 @@ def _sequence(rng: random.Random, folder: Path) -> tuple[list[Path], list[str]]:
 
 def _records(folder: Path) -> dict[str, dict]:
     """doc id -> its linked JSON record, over every shard the manifest lists as done."""
-    manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+    manifest = _shards(folder)
     records = {}
-    for name, entry in manifest["shards"].items():
+    for name, entry in manifest.items():
         if entry.get("status") != "done":
             continue
         for line in (folder / name).read_text(encoding="utf-8").splitlines():
@@ -143,8 +144,7 @@ def deletion_trials(
         desk_mismatches = sorted(
             i for i in desk_docs.keys() | scratch_docs.keys() if desk_docs.get(i) != scratch_docs.get(i)
         )
-        manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
-        emptied = sum(e.get("documents") == 0 for e in manifest["shards"].values())
+        emptied = sum(e.get("documents") == 0 for e in _shards(out).values())
         rows.append(
             {
                 "trial": trial,
@@ -276,8 +276,7 @@ def _unlisted(out: Path, file_sha256) -> tuple[list[str], dict]:
     """Shard files in the folder the manifest does not list as done with their hash, and those listed.
     (The driver renames a shard into place just before it saves the manifest that lists it: a kill in
     that window leaves one such file, which the next run links again.)"""
-    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
-    listed = {n: e for n, e in manifest["shards"].items() if e.get("status") == "done"}
+    listed = {n: e for n, e in _shards(out).items() if e.get("status") == "done"}
     present = [p for p in out.glob("*.linked.*") if not p.name.startswith(".")]
     unlisted = [
         p.name
@@ -289,7 +288,15 @@ def _unlisted(out: Path, file_sha256) -> tuple[list[str], dict]:
 
 def _done_count(out: Path) -> int:
     try:
-        shards = json.loads((out / "manifest.json").read_text(encoding="utf-8"))["shards"]
-    except (OSError, ValueError, KeyError):
+        shards = _shards(out)
+    except (OSError, ValueError, KeyError, InputError):
         return 0
     return sum(e.get("status") == "done" for e in shards.values())
+
+
+def _shards(out: Path) -> dict[str, dict]:
+    """The folder's shard entries as the manifest and its journal give them (core.batch.manifest)."""
+    from core.batch.manifest import Manifest
+
+    manifest = Manifest.load(out)
+    return manifest.shards if manifest is not None else {}

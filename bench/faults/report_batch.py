@@ -163,6 +163,28 @@ def hostile_db_section(h: dict) -> list[str]:
     ]
 
 
+def bounds_section(b: dict) -> list[str]:
+    rows = [
+        [
+            r["probe"],
+            r["returncode"],
+            r["peak_mb"],
+            "as expected" if r["refused"] and r["one_line"] else "**no**",
+            "**yes**" if r["traceback"] else "no",
+            r["message"],
+        ]
+        for r in b["rows"]
+    ]
+    return [
+        "### Issue 33 probes (each the `curalink` command in a child; peak RSS: its VmHWM)",
+        "",
+        *_table(["probe", "exit", "peak MB", "outcome", "traceback", "message"], rows),
+        f"{b['probes']} probes: as expected {b['as_expected']}, tracebacks {b['tracebacks']}, highest peak "
+        f"{b['peak_mb']} MB, over 1,500 MB (or no peak: aborted) {b['over_target']} ({b['seconds']} s).",
+        "",
+    ]
+
+
 SECTIONS = (
     ("batch_manifests", manifests_section),
     ("batch_tampered", tampered_section),
@@ -170,4 +192,5 @@ SECTIONS = (
     ("batch_kills", kills_section),
     ("bombs", bombs_section),
     ("hostile_db", hostile_db_section),
+    ("bounds", bounds_section),
 )

@@ -22,29 +22,30 @@ import os
 
 from core.atomic_files import atomic_path
 from core.batch.manifest import Manifest
+from core.batch.manifest_schema import PENDING
 from core.batch.plan import file_sha256
 from core.formats import read_corpus, write_corpus
 from core.progress import CancelToken
 
 log = logging.getLogger(__name__)
 
-PENDING = "rewrite"
-"""Entry key of a DeleteCitation rewrite saved but maybe not yet renamed into place."""
 
 
 def apply_deletions(manifest: Manifest, cancel: CancelToken) -> int:
     """Remove citations deleted by later shards from the earlier linked shards; returns how many
     documents were removed now."""
     settle_rewrites(manifest)
-    done = list(manifest.done().items())
+    done = list(manifest.done().items())  # in input order: each shard's later ones follow it
+    after: list[frozenset[str]] = []  # PMIDs deleted by the shards after each one, built back to front once
+    deleted: frozenset[str] = frozenset()
+    for _, entry in reversed(done):
+        after.append(deleted)
+        if entry.get("deleted"):
+            deleted = deleted | frozenset(entry["deleted"])
+    after.reverse()
     removed_now = 0
     for index, (name, entry) in enumerate(done):
-        later = {
-            pmid
-            for _, other in done[index + 1 :]
-            if other.get("position", 0) > entry.get("position", 0)
-            for pmid in other.get("deleted", ())
-        }
+        later = after[index]
         if not later or cancel.cancelled or entry.get("documents") == 0:
             continue  # an emptied shard has nothing left to delete (and an empty file reads as no corpus)
         path = manifest.shard_file(name)
@@ -62,9 +63,9 @@ def apply_deletions(manifest: Manifest, cancel: CancelToken) -> int:
                 "mentions": sum(len(d.mentions) for d in keep),
                 "output_sha256": file_sha256(temporary),
             }
-            manifest.save()  # before the rename: a kill after it is settled from the file's hash
+            manifest.record(name)  # before the rename: a kill after it is settled from the file's hash
         _settle(entry, renamed=True)
-        manifest.save()
+        manifest.record(name)
         removed_now += len(gone)
         log.info(
             "%s: removed %d citation(s) a later input deletes: %s", path, len(gone), ", ".join(gone[:10])

@@ -37,6 +37,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+_LOGGED = 20  # rejected shards logged one by one
 _LOOKUP = 500  # documents looked up per query (SQLite's bound-parameter limit)
 
 
@@ -67,6 +68,12 @@ def import_linked(
     manifest = Manifest.load(out_dir)
     if manifest is None:
         raise InputError(out_dir, f"not a link-batch output folder (no {MANIFEST})")
+    if manifest.deletions_unfinished():
+        raise CuralinkError(
+            f"{out_dir}: its PubMed DeleteCitation pass did not finish (the link-batch run was stopped or "
+            "cancelled), so earlier shards may still hold citations a later input deletes; nothing was "
+            f"imported. Finish it first: curalink -p PROJECT link-batch --resume --out {out_dir}"
+        )
     settle_rewrites(manifest, save=False)  # a kill mid-DeleteCitation: the file's hash says which
     kb = project.kb.knowledge_base()
     ours = kb_identity(project, kb)
@@ -98,7 +105,8 @@ def import_linked(
         except ShardRejected as rejected:
             summary.rejected[name] = rejected.problems
             summary.problem_count += rejected.count
-            log.warning("%s: not imported (%d problem(s)): %s", path, rejected.count, rejected.problems[0])
+            if len(summary.rejected) <= _LOGGED:  # 100,000 missing shards are one count, not 100,000 lines
+                log.warning("%s: not imported (%d problem(s)): %s", path, rejected.count, rejected.problems[0])
             progress(number, len(done), f"{name}: not imported")
             continue
         if not documents:  # every citation deleted by a later update file

@@ -18,6 +18,7 @@ from core.batch.linked import OUTPUT_FORMATS
 from core.batch.manifest import shard_name_problem
 from core.errors import CuralinkError, InputError
 from core.formats import FORMATS
+from core.formats.files import folder_files, require_regular
 from core.formats.sniff import guess_format
 from core.retrieve.index_file import file_digest
 
@@ -43,15 +44,19 @@ class ShardTask:
         return cls(**data)
 
 
-def input_files(inputs: Sequence[str | Path]) -> list[Path]:
-    """Every input file: files as given, folders by their (non-hidden) files in name order."""
+def input_files(inputs: Sequence[str | Path], notes: list[str] | None = None) -> list[Path]:
+    """Every input file: files as given, folders by their (non-hidden) regular files in name order;
+    links, FIFOs and devices in a folder are skipped with a note in `notes` (core.formats.files)."""
     files: list[Path] = []
     for given in inputs:
         path = Path(given)
         if path.is_dir():
-            files += sorted(p for p in path.iterdir() if p.is_file() and not p.name.startswith("."))
+            files += folder_files(path, notes=notes)
         elif path.is_file():
+            require_regular(path)
             files.append(path)
+        elif path.exists():
+            require_regular(path)  # a FIFO, device or socket named on the command line
         else:
             raise InputError(path, "input file or folder not found")
     if not files:
@@ -59,7 +64,9 @@ def input_files(inputs: Sequence[str | Path]) -> list[Path]:
     return files
 
 
-def plan_shards(inputs: Sequence[str | Path], fmt: str | None, out_format: str) -> list[ShardTask]:
+def plan_shards(
+    inputs: Sequence[str | Path], fmt: str | None, out_format: str, notes: list[str] | None = None
+) -> list[ShardTask]:
     if out_format not in OUTPUT_FORMATS:
         raise CuralinkError(
             f"--out-format {out_format}: linked shards are written as {', '.join(OUTPUT_FORMATS)} "
@@ -69,7 +76,7 @@ def plan_shards(inputs: Sequence[str | Path], fmt: str | None, out_format: str) 
         raise CuralinkError(f"--format {fmt}: unknown corpus format; known formats: {', '.join(FORMATS)}")
     tasks: list[ShardTask] = []
     by_name: dict[str, Path] = {}
-    for position, path in enumerate(input_files(inputs)):
+    for position, path in enumerate(input_files(inputs, notes)):
         base = path.name[:-3] if path.name.lower().endswith(".gz") else path.name
         name = base + OUTPUT_FORMATS[out_format]
         problem = shard_name_problem(name)
@@ -88,3 +95,26 @@ def plan_shards(inputs: Sequence[str | Path], fmt: str | None, out_format: str) 
 def file_sha256(path: str | Path) -> str:
     """The input's hash as the manifest records it (the name index's file digest, reused)."""
     return file_digest(Path(path))
+
+
+def recorded_run(out_dir: str | Path) -> dict[str, Any]:
+    """What `link-batch --resume --out DIR` links: the inputs the folder's manifest records, in their
+    order, with its format, output format, detection and candidates (the same command, recovered)."""
+    from core.batch.manifest import MANIFEST, Manifest
+
+    manifest = Manifest.load(out_dir)
+    if manifest is None or not manifest.shards:
+        raise InputError(out_dir, f"nothing to resume: no {MANIFEST} with recorded shards")
+    entries = sorted(manifest.shards.values(), key=lambda e: e.get("position", 0))
+    inputs = [e["input"] for e in entries if isinstance(e.get("input"), str)]
+    formats = {e.get("format") for e in entries}
+    out_formats = {e["out_format"] for e in entries if e.get("out_format") in OUTPUT_FORMATS}
+    mention_type = manifest.identity.get("mention_type")
+    return {
+        "inputs": inputs,
+        "fmt": formats.pop() if len(formats) == 1 else None,
+        "out_format": out_formats.pop() if len(out_formats) == 1 else "jsonl",
+        "detect": mention_type is not None,
+        "mention_type": mention_type,
+        "candidates": manifest.identity.get("candidates"),
+    }

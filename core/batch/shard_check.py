@@ -21,6 +21,7 @@ from core.errors import InputError
 from core.formats import read_corpus
 from core.kb.knowledge_base import KnowledgeBase
 
+_EMPTY_COLLECTION = ("the BioC collection holds no <document>", "the BioC JSON holds no documents")
 MAX_PROBLEMS = 200
 """Problems listed per shard (all are counted)."""
 
@@ -54,12 +55,22 @@ def checked_shard(
                 f"{str(recorded)[:16]}…): changed since; link it again"
             ]
         )
-    if entry.get("documents") == 0:
-        return []  # emptied by a later DeleteCitation: nothing to read
+    recorded_documents = entry.get("documents")
+    if recorded_documents == 0 and path.stat().st_size == 0:
+        return []  # emptied by a later DeleteCitation: an empty file, nothing to read
     try:
         documents = list(read_corpus(path, entry.get("out_format")))
     except InputError as error:
+        if recorded_documents == 0 and error.problem in _EMPTY_COLLECTION:
+            return []  # an emptied BioC shard: a collection without documents
         raise ShardRejected([str(error)]) from None
+    if len(documents) != recorded_documents:  # the count steers import; it must be the file's
+        raise ShardRejected(
+            [
+                f"{path}: holds {len(documents)} document(s) but {manifest.folder / 'manifest.json'} records "
+                f"{recorded_documents!r}: the manifest was changed; link the shard again"
+            ]
+        )
     lines = _document_lines(path) if entry.get("out_format") == "jsonl" else None
     problems: list[str] = []
     for number, document in enumerate(documents):

@@ -51,6 +51,27 @@ class _Malformed(Exception):
     """Raised inside the output's atomic block so the temporary file is dropped."""
 
 
+class _ReaderFailed(Exception):
+    """The reader of one shard failed in a way no InputError foresaw (out of memory, too deep, a library's
+    own error): that shard is malformed, with the reason, and the batch goes on (issue 33)."""
+
+    def __init__(self, path: str, error: BaseException):
+        what = "ran out of memory reading it" if isinstance(error, MemoryError) else "its reader failed"
+        self.problem = f"{path}: {what} ({type(error).__name__}: {str(error)[:200] or 'no message'})"
+        super().__init__(self.problem)
+
+
+def _reading(documents: Iterator[Document], path: str) -> Iterator[Document]:
+    """The reader's documents; what it raises other than an InputError becomes `_ReaderFailed`, so only
+    the reader's failures (not the models') mark a shard malformed."""
+    try:
+        yield from documents
+    except (InputError, GeneratorExit):
+        raise
+    except (MemoryError, RecursionError, Exception) as error:  # noqa: BLE001 - recorded, not hidden
+        raise _ReaderFailed(path, error) from error
+
+
 class ShardLinker:
     """Loaded once per worker process or Ray actor; `link(task)` for each shard it is given."""
 
@@ -94,7 +115,7 @@ class ShardLinker:
         self.linker.retriever.cache.clear()
         target = Path(out_dir) / task.name
         try:
-            documents = read_corpus(task.input, task.format, report=report)
+            documents = _reading(read_corpus(task.input, task.format, report=report), task.input)
             with staged_output(target) as staged:
                 write_corpus(self._linked(documents, counts, task, progress), staged, task.out_format)
                 if report.problem_count:
@@ -104,6 +125,8 @@ class ShardLinker:
             entry["problem_count"] = report.problem_count
         except InputError as error:  # the file as a whole: empty, wrong format, not text, unreadable
             entry.update(status="malformed", problems=[str(error)], problem_count=1)
+        except _ReaderFailed as failed:  # a poison shard: recorded, the batch goes on
+            entry.update(status="malformed", problems=[failed.problem], problem_count=1)
         else:
             entry.update(status="done", staged=staged.name, output_sha256=file_sha256(staged), **counts)
         if entry["status"] == "malformed":

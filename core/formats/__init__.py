@@ -18,7 +18,7 @@ from pathlib import Path
 from core.documents import Document
 from core.errors import InputError
 from core.formats import bioc_json, bioc_xml, brat, jats, jsonl, pubmed_xml, pubtator, text
-from core.formats.files import require_text
+from core.formats.files import require_regular, require_text
 from core.formats.report import FormatReport, InvalidItemsError, write_problem_report
 from core.formats.sniff import guess_format
 
@@ -99,6 +99,7 @@ def read_corpus(
     """Documents from `path`; `fmt` None guesses the format. With `report`, bad items are skipped and
     recorded there; without, the first problem raises."""
     path = Path(path)
+    require_regular(path)  # before any byte is read: a FIFO or a device blocks or never ends
     if not path.exists():
         raise InputError(path, "file or folder not found")
     if fmt is None:

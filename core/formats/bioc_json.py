@@ -8,7 +8,8 @@ decoder insists on but many producers leave out (`infons`, `relations`, `annotat
 BioC does not define (PubTator3's `_id`, `pmid`, `journal`, `authors`, `relations_display`, ...)
 are kept in `metadata["bioc_json_fields"]` and written back; the collection's source, date, key,
 version and infons go to each document's `collection`. A collection is one JSON value, so it is
-parsed whole (the stdlib has no streaming parser); documents are still converted and yielded one
+parsed whole (the stdlib has no streaming parser), within the text-bytes and json-nodes limits
+(core.limits); documents are still converted and yielded one
 at a time. Write: one collection object, streamed one document per line (which of the layouts
 above a file came in is not kept). The mapping to our data classes is core.formats.bioc_model and
 core.formats.bioc_write. With a `FormatReport`, a document that cannot be read is recorded and
@@ -33,7 +34,7 @@ from core.formats.bioc_write import check_collection, collection_header, json_fi
 from core.formats.files import atomic_text_writer, read_text
 from core.formats.report import FormatReport, skip_or_raise
 from core.formats.sniff import looks_like_hint
-from core.limits import LayoutBudget, parse_json
+from core.limits import LayoutBudget, json_nodes_problem, parse_json
 
 logger = logging.getLogger(__name__)
 
@@ -48,6 +49,7 @@ def read(path: Path | str, report: FormatReport | None = None) -> Iterator[Docum
     text = read_text(path)
     if not text.strip():
         raise InputError(path, "the file holds only whitespace: no documents to read")
+    json_nodes_problem(text, path)  # parsed whole: bounded before json builds every value
     documents = 0
     collection: Infons = {}
     layout = LayoutBudget()

@@ -39,7 +39,7 @@ from core.documents import Document, Mention, Passage, Relation
 from core.errors import InputError
 from core.formats.annotations import build_mention, parse_fragments
 from core.formats.brat_write import BRAT_KIND, EQUIV, EVENT, TRIGGER, write
-from core.formats.files import iter_lines_lenient, read_text
+from core.formats.files import folder_files, iter_lines_lenient, read_text
 from core.formats.report import FormatReport, skip_or_raise
 from core.limits import MAX_CONCEPT_ID_LENGTH, check_id, check_optional_id
 
@@ -85,7 +85,7 @@ def read(path: Path | str, report: FormatReport | None = None) -> Iterator[Docum
 
 def _text_files(path: Path) -> list[Path]:
     if path.is_dir():
-        texts = sorted(path.glob("*.txt"))
+        texts = folder_files(path, "*.txt")  # links, FIFOs and devices skipped with a note
         orphans = sorted(a for a in path.glob("*.ann") if not a.with_suffix(".txt").is_file())
         if orphans:
             raise InputError(orphans[0], "brat annotation file without its .txt text file")

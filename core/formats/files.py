@@ -10,7 +10,10 @@ and an interrupted export must not leave a half-written file where a good one us
 from __future__ import annotations
 
 import gzip
+import logging
+import os
 import re
+import stat
 import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -19,7 +22,17 @@ from typing import BinaryIO, TextIO
 
 from core.atomic_files import TEMP_PREFIX, atomic_path
 from core.errors import InputError
-from core.limits import CR_ONLY, CUT_LAST_LINE, bounded_lines, cr_only_lines, not_text, too_long_line
+from core.limits import (
+    CR_ONLY,
+    CUT_LAST_LINE,
+    bounded_lines,
+    cr_only_lines,
+    not_text,
+    read_bounded,
+    too_long_line,
+)
+
+log = logging.getLogger(__name__)
 
 _BOM = b"\xef\xbb\xbf"
 GZIP_MAGIC = b"\x1f\x8b"
@@ -48,8 +61,56 @@ def document_file(folder: Path, doc_id: str, suffix: str) -> Path:
     return folder / f"{doc_id}{suffix}"
 
 
+def file_kind(path: Path) -> str:
+    """What a path is, in words, without following a symbolic link: "a symbolic link to X", "a FIFO
+    (named pipe)", "a device", "a socket", "a folder", "a file", or "missing"."""
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return "missing"
+    if stat.S_ISLNK(mode):
+        return f"a symbolic link to {os.path.realpath(path)}"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "a folder" if stat.S_ISDIR(mode) else "a file"
+
+
+def folder_files(folder: Path, pattern: str = "*", notes: list[str] | None = None) -> list[Path]:
+    """The regular files of `folder` matching `pattern`, sorted by name: the one rule of every reader
+    that lists a folder. Symbolic links, FIFOs, devices and sockets are skipped with a note (logged, and
+    added to `notes`): a link could reach a file outside the folder (/etc/passwd), and reading a FIFO or
+    a device blocks or never ends. Hidden files (a leading '.') are left out."""
+    files = []
+    for path in sorted(folder.glob(pattern)):
+        if path.name.startswith("."):
+            continue
+        kind = file_kind(path)
+        if kind == "a file":
+            files.append(path)
+        elif kind != "a folder":
+            note = f"{path}: {kind}, not a regular file; skipped"
+            log.warning(note)
+            if notes is not None:
+                notes.append(note)
+    return files
+
+
+def require_regular(path: Path) -> None:
+    """Refuse a FIFO, device or socket named as an input (it blocks, or never ends); a symbolic link
+    given by name is followed to what it names, which must be a regular file or a folder."""
+    target = Path(os.path.realpath(path)) if path.is_symlink() else path
+    kind = file_kind(target)
+    if kind in ("a FIFO (named pipe)", "a device", "a socket"):
+        raise InputError(path, f"{kind}, not a regular file: give a file or a folder of files")
+
+
 def require_nonempty(path: Path) -> None:
-    """Raise a clear error for a missing, unreadable or zero-byte file."""
+    """Raise a clear error for a missing, unreadable, special or zero-byte file."""
+    require_regular(path)
     if not path.exists():
         raise InputError(path, "file not found")
     if path.is_dir():
@@ -165,10 +226,11 @@ def iter_lines_lenient(
 
 
 def read_text(path: Path) -> str:
-    """The whole file as text, newlines untouched (brat offsets count every character)."""
+    """The whole file as text, newlines untouched (brat offsets count every character); at most the
+    text-bytes limit once decompressed (core.limits.read_bounded)."""
     require_text(path)
     with open_bytes(path) as handle:
-        data = handle.read()
+        data = read_bounded(handle, path)
     if data.startswith(_BOM):
         data = data[len(_BOM) :]
     try:

@@ -26,7 +26,7 @@ from lxml import etree
 
 from core.documents import Document, Infons
 from core.errors import InputError
-from core.formats.files import open_bytes, require_nonempty, stem
+from core.formats.files import folder_files, open_bytes, require_nonempty, stem
 from core.formats.report import FormatReport, skip_or_raise
 from core.formats.xml_guard import bounded_items
 from core.formats.xml_text import check_root, flat_text, lay_out, syntax_error
@@ -63,9 +63,7 @@ def read(path: Path | str, report: FormatReport | None = None) -> Iterator[Docum
     if not path.is_dir():
         yield from _read_file(path, report)
         return
-    files = sorted(
-        p for p in path.iterdir() if p.is_file() and p.name.lower().endswith((".nxml", ".nxml.gz"))
-    )
+    files = [p for p in folder_files(path) if p.name.lower().endswith((".nxml", ".nxml.gz"))]
     if not files:
         raise InputError(path, "no .nxml files in the folder")
     for file in files:

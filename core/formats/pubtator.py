@@ -46,7 +46,7 @@ from core.formats.pubtator_runs import HEADER, Action, RunInfo, plan_runs
 from core.formats.pubtator_write import BLOCK, TITLE_ONLY, write
 from core.formats.report import FormatReport, skip_or_raise
 from core.formats.sniff import looks_like_hint
-from core.limits import CUT_LAST_LINE, MAX_CONCEPT_ID_LENGTH, check_id, check_optional_id
+from core.limits import CUT_LAST_LINE, MAX_CONCEPT_ID_LENGTH, check_id, check_optional_id, limit, over_limit
 
 logger = logging.getLogger(__name__)
 
@@ -202,12 +202,20 @@ def _blocks(path: Path, report: FormatReport | None) -> Iterator[_Block]:
         _content(block, line, path, line_no, report)
 
 
+NUL_IN_TEXT = (
+    "a NUL byte (U+0000) in the text: not text a document can hold (no XML export could write it); "
+    "remove it from the file"
+)
+
+
 def _header(
     block: _Block, raw: bytes, title: bool, path: Path, line_no: int, report: FormatReport | None, cut: bool
 ) -> bool:
     try:
         body = decode_line(raw, path, line_no).split("|", 2)[2]
         check_id(block.pmid, "PMID", source=path, line=line_no)
+        if "\x00" in body:
+            raise InputError(path, NUL_IN_TEXT, line=line_no)
         if cut:
             raise InputError(path, CUT_LAST_LINE, line=line_no)
     except InputError as error:
@@ -233,6 +241,9 @@ def _late_abstract(
         problem = f"abstract line for {pmid} inside the block of {block.pmid}"
     elif block.abstract is not None or block.annotations or block.relations:
         problem = f"a second or late abstract line for {pmid}"
+    elif "\x00" in line:
+        problem = NUL_IN_TEXT
+        block.broken = True  # the document is not whole without its abstract
     else:
         block.abstract = line.split("|", 2)[2]
         return
@@ -256,6 +267,11 @@ def _content(block: _Block | None, line: str, path: Path, line_no: int, report: 
             block.relations.append(Relation(type=fields[1], arguments=tuple(fields[2:])))
             return
         if kind == "annotation":
+            if len(block.annotations) >= limit("mentions-per-document"):
+                block.broken, block.annotations = True, []  # the rest of the block is read past, not held
+                what = f"document {block.pmid} (from line {block.line}): its mention lines"
+                skip_or_raise(report, InputError(path, over_limit("mentions-per-document", what), line=line_no))
+                return
             block.annotations.append((line_no, fields))
             return
         problem = kind

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from core.documents import Document, Passage
 from core.errors import InputError
-from core.formats.files import atomic_text_writer, document_file, read_text, stem
+from core.formats.files import atomic_text_writer, document_file, folder_files, read_text, stem
 from core.formats.report import FormatReport, lost, skip_or_raise
 from core.limits import check_id
 
@@ -40,7 +40,7 @@ def read(path: Path | str, report: FormatReport | None = None) -> Iterator[Docum
     """One document per file."""
     path = Path(path)
     if path.is_dir():
-        files = sorted(p for p in path.glob("*.txt") if p.is_file())
+        files = folder_files(path, "*.txt")
         if not files:
             raise InputError(path, "no .txt files in the folder")
     else:

@@ -40,7 +40,7 @@ PARSER_OPTIONS = {
 }
 
 
-class _Meter:
+class Meter:
     """The file-like object lxml reads: counts bytes, tags and lines, and refuses a stretch (an item,
     or the gap between two) that passes the bounds."""
 
@@ -49,7 +49,7 @@ class _Meter:
         self.path = path
         self.what = what
         # read at each file, not at import: tests lower them
-        self.max_tags, self.max_bytes = limits.MAX_XML_TAGS, limits.MAX_XML_BYTES
+        self.max_tags, self.max_bytes = limits.limit("xml-tags"), limits.limit("xml-bytes")
         self.lines = 0  # line breaks read so far
         self.tags = 0  # '<' in the current stretch
         self.bytes = 0  # bytes in the current stretch
@@ -59,9 +59,9 @@ class _Meter:
         chunk = self.stream.read(size)
         tags, length = chunk.count(b"<"), len(chunk)
         if self.tags + tags > self.max_tags:
-            self._refuse(chunk, _nth(chunk, b"<", self.max_tags - self.tags + 1), f"{self.max_tags:,} tags")
+            self._refuse(chunk, _nth(chunk, b"<", self.max_tags - self.tags + 1), "xml-tags", self.max_tags)
         if self.bytes + length > self.max_bytes:
-            self._refuse(chunk, self.max_bytes - self.bytes, f"{self.max_bytes:,} bytes")
+            self._refuse(chunk, self.max_bytes - self.bytes, "xml-bytes", self.max_bytes)
         self.tags += tags
         self.bytes += length
         self.lines += chunk.count(b"\n")
@@ -72,16 +72,18 @@ class _Meter:
         self.item_line = item_line
         self.tags = self.bytes = 0
 
-    def _refuse(self, chunk: bytes, position: int, bound: str) -> None:
+    def _refuse(self, chunk: bytes, position: int, name: str, bound: int) -> None:
         line = self.lines + chunk.count(b"\n", 0, max(0, position)) + 1
         where = (
             f"one {self.what} (from line {self.item_line})"
             if self.item_line is not None
             else f"the stretch between two {self.what}s"
         )
+        unit = "tags" if name == "xml-tags" else "bytes"
         raise InputError(
             self.path,
-            f"{where} holds more than {bound}, refused: no real file comes close (a damaged or hostile file?)",
+            f"{where} holds more than {bound:,} {unit}, refused: no real file comes close (a damaged or "
+            f"hostile file?){limits.raise_hint(name)}",
             line=line,
         )
 
@@ -97,7 +99,7 @@ def bounded_items(stream: BinaryIO, path: Path, items: frozenset[str], what: str
     """Each item as it ends: the outermost element whose tag is in `items`. An item is cleared, with
     what came before it, when the caller asks for the next one. `what` names items in errors
     ("citation", "article"). lxml's XMLSyntaxError passes through for the caller to word."""
-    meter = _Meter(stream, path, what)
+    meter = Meter(stream, path, what)
     events = etree.iterparse(meter, events=("start", "end"), tag=items, **PARSER_OPTIONS)
     open_items = 0
     for event, element in events:
@@ -127,7 +129,7 @@ def root_element(path: Path) -> tuple[str | None, int | None]:
     before it and any encoding lxml knows (UTF-16 included); (None, line) when the file ends or breaks
     before a root element."""
     with open_bytes(path) as stream:
-        meter = _Meter(stream, path, "root element")
+        meter = Meter(stream, path, "root element")
         meter.max_tags = 1 << 62  # a chunk of a file's elements comes with its root: bound only its bytes
         try:
             for _, element in etree.iterparse(meter, events=("start",), **PARSER_OPTIONS):

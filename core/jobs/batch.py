@@ -12,14 +12,16 @@ from core.pipeline import DEFAULT_CANDIDATES
 if TYPE_CHECKING:  # what __getattr__ hands out (and the room map's edge from jobs to batch)
     from core.batch import BatchSummary, run_batch
     from core.batch.import_linked import import_linked
+    from core.batch.plan import recorded_run
 
 _FROM = {
     "run_batch": "core.batch",
     "BatchSummary": "core.batch",
     "import_linked": "core.batch.import_linked",
+    "recorded_run": "core.batch.plan",
 }
 
-__all__ = ["DEFAULT_CANDIDATES", "BatchSummary", "import_linked", "run_batch"]
+__all__ = ["DEFAULT_CANDIDATES", "BatchSummary", "import_linked", "recorded_run", "run_batch"]
 
 
 def __getattr__(name: str):

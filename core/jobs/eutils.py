@@ -22,6 +22,7 @@ import urllib.request
 from collections.abc import Callable, Sequence
 
 from core.errors import CuralinkError
+from core.limits import read_bounded
 from core.progress import NEVER_CANCELLED, CancelToken
 
 log = logging.getLogger(__name__)
@@ -97,6 +98,12 @@ class EutilsClient:
         timeout: float = 60.0,
         rate: float | None = None,
     ):
+        parts = urllib.parse.urlsplit(base_url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise CuralinkError(
+                f"{base_url}: not an E-utilities address (give an http:// or https:// URL with a host, "
+                f"such as {DEFAULT_BASE_URL})"
+            )
         self.base_url = base_url.rstrip("/") + "/"
         self.api_key = api_key.strip()
         self.email = email.strip()
@@ -137,7 +144,7 @@ class EutilsClient:
             )
             try:
                 with self._opener.open(request, timeout=self.timeout) as response:
-                    return response.read()
+                    return bytes(read_bounded(response, url, "answer-bytes", "the answer"))
             except urllib.error.HTTPError as error:
                 detail = _error_text(error)
                 if not _transient(error.code, detail) or attempt == self.retries:

@@ -24,10 +24,12 @@ from lxml import etree
 
 from core.documents import Document
 from core.errors import CuralinkError, InputError
+from core.formats.files import file_kind
 from core.formats.pubmed_xml import FORMAT, read
 from core.formats.report import MAX_LISTED, FormatReport
 from core.formats.xml_guard import PARSER_OPTIONS
 from core.jobs.eutils import EutilsClient
+from core.limits import limit, over_limit, read_bounded
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressCallback, no_progress
 
 if TYPE_CHECKING:
@@ -38,7 +40,7 @@ log = logging.getLogger(__name__)
 BATCH_SIZE = 200  # PMIDs per efetch request
 SOURCE = "PubMed efetch"
 _SEPARATORS = re.compile(r"[\s,;]+")
-_PMID = re.compile(r"\d{1,9}")  # PMIDs are positive integers, 8 digits today
+_PMID = re.compile(r"[0-9]{1,9}")  # ASCII digits only (\d takes "١٢٣"); 8 digits today
 
 
 class InvalidPmids(InputError):
@@ -102,7 +104,10 @@ def read_pmid_file(path: Path | str) -> PmidList:
     """The PMIDs of a text file (see `parse_pmids`); a missing or binary file is an InputError."""
     path = Path(path)
     try:
-        text = path.read_bytes().decode("utf-8-sig")
+        if path.exists() and not path.is_dir() and not path.is_file():
+            raise InputError(path, f"{file_kind(path)}, not a file of PMIDs: give a regular file")
+        with path.open("rb") as handle:
+            text = read_bounded(handle, path).decode("utf-8-sig")
     except FileNotFoundError:
         raise InputError(path, "file not found") from None
     except IsADirectoryError:
@@ -217,6 +222,9 @@ def _read_all(files: Iterable[Path], report: FormatReport) -> Iterator[Document]
 def _returned_pmids(answer: bytes, source: str) -> list[str]:
     """The PMIDs of the citations in one efetch answer; an answer that is not PubMed XML is an error
     quoting the server (efetch says what was wrong in an `<ERROR>` element)."""
+    tags = answer.count(b"<")
+    if tags > limit("xml-tags"):  # parsed whole: lxml builds every element (200 citations: ~100,000 tags)
+        raise CuralinkError(f"{source}: " + over_limit("xml-tags", f"an answer of {tags:,} XML tags"))
     try:
         root = etree.fromstring(answer, etree.XMLParser(**PARSER_OPTIONS))
     except etree.XMLSyntaxError as error:

@@ -186,6 +186,11 @@ def _veto_step(project: Project, concept_id: str, string: str, curator: str, *, 
         state = "already removed" if on else "not removed"
         raise CuralinkError(f"the learnt synonym {string!r} of {primary} is {state}")
     mentions = _teaching(project, primary, key[1])
+    if on and not mentions:  # nothing learnt it: "removed" with an undo step would say what did not happen
+        raise CuralinkError(
+            f"{string!r} is not a learnt synonym of {primary}: no curator decision teaches it, so there is "
+            "nothing to remove (curalink synonyms list shows what was learnt)"
+        )
     verb = "remove" if on else "restore"
     label = f"{verb} learnt synonym “{string}” → {primary}"
     documents = project.documents.mention_documents(mentions[:1]) if mentions else {}

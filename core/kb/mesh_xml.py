@@ -19,6 +19,7 @@ from pathlib import Path
 from lxml import etree
 
 from core.errors import InputError
+from core.formats.xml_guard import Meter
 from core.kb.concept import Concept
 from core.kb.source_file import open_binary, require_file
 from core.limits import check_id
@@ -60,9 +61,8 @@ def read_mesh_xml(
     cancel.raise_if_cancelled()
     with open_binary(path) as (stream, position):
         progress(0, position.size, message)
-        events = etree.iterparse(
-            stream, events=("end",), tag=record_tag, remove_comments=True, **_PARSER_OPTIONS
-        )
+        meter = Meter(stream, path, record_tag)  # bounds the tags and bytes of a record, or between two
+        events = etree.iterparse(meter, events=("end",), tag=record_tag, remove_comments=True, **_PARSER_OPTIONS)
         try:
             for _, element in events:
                 count += 1
@@ -75,6 +75,7 @@ def read_mesh_xml(
                 element.clear(keep_tail=True)
                 while element.getprevious() is not None:
                     del element.getparent()[0]
+                meter.stretch(None)
                 if count % BATCH_RECORDS == 0:
                     cancel.raise_if_cancelled()
                     progress(position.done(), position.size, message)

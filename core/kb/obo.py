@@ -16,10 +16,13 @@ imported ontology's terms are not read, and each such line is warned about (and 
 
 from __future__ import annotations
 
+import io
 import logging
 import re
 from collections.abc import Callable, Collection, Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import BinaryIO
 
 import fastobo
 
@@ -27,7 +30,7 @@ from core.errors import InputError
 from core.kb.concept import Concept
 from core.kb.identifiers import canonical_id
 from core.kb.source_file import first_undecodable_line, open_binary, require_file
-from core.limits import CUT_LAST_LINE, check_id, not_text
+from core.limits import CUT_LAST_LINE, check_id, limit, not_text, too_long_line
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressFn, no_progress
 
 logger = logging.getLogger(__name__)
@@ -53,7 +56,7 @@ def read_obo(
     frames = count = obsolete = unnamed = 0
     last = ""
     cancel.raise_if_cancelled()
-    with open_binary(path) as (stream, position):
+    with open_binary(path) as (raw_stream, position), _guard_errors(stream := LineGuard(raw_stream, path)):
         progress(0, position.size, message)
         try:
             reader = fastobo.iter(stream, ordered=True, threads=1)
@@ -98,6 +101,65 @@ def read_obo(
     if count == 0:
         logger.warning("%s: no live [Term] frames among %d frames", path, frames)
     logger.info("%s: %d terms kept, %d obsolete dropped, %d without a name", path, count, obsolete, unnamed)
+
+
+class LineGuard(io.RawIOBase):
+    """The stream fastobo reads, refusing a line over the line-bytes limit before the parser sees it:
+    fastobo holds a line whole, and a 2 GB `name:` line aborts the process ("memory allocation of
+    4283957248 bytes failed"), which no Python handler can catch. The refusal is kept in `error`,
+    since fastobo reports a failed read only as a TypeError."""
+
+    def __init__(self, stream: BinaryIO, path: Path):
+        super().__init__()
+        self.stream, self.path = stream, path
+        self.bound = limit("line-bytes")
+        self.line = 1  # the line being read
+        self.run = 0  # its bytes so far
+        self.error: InputError | None = None
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, size: int = -1) -> bytes:
+        chunk = self.stream.read(size)
+        if len(chunk) <= self.bound:  # fastobo reads 8 KB: only the line it continues can be too long
+            first = chunk.find(b"\n")
+            if first < 0:
+                self.run += len(chunk)
+            elif self.run + first <= self.bound:
+                self.line += chunk.count(b"\n")
+                self.run = len(chunk) - chunk.rfind(b"\n") - 1
+            else:
+                self.run += first
+        else:
+            self._walk(chunk)
+        if self.run > self.bound:
+            self.error = InputError(self.path, too_long_line(self.bound), line=self.line)
+            raise self.error
+        return chunk
+
+    def _walk(self, chunk: bytes) -> None:
+        """Count a chunk longer than the bound line by line, stopping at a line over it."""
+        start = 0
+        while (end := chunk.find(b"\n", start)) >= 0 and self.run + end - start <= self.bound:
+            self.line, self.run, start = self.line + 1, 0, end + 1
+        self.run += (len(chunk) if end < 0 else end) - start
+
+    def readinto(self, buffer) -> int:  # type: ignore[override]
+        chunk = self.read(len(buffer))
+        buffer[: len(chunk)] = chunk
+        return len(chunk)
+
+
+@contextmanager
+def _guard_errors(guard: LineGuard) -> Iterator[None]:
+    """A failure caused by the guard's refusal is that refusal, whatever fastobo made of it."""
+    try:
+        yield
+    except BaseException:
+        if guard.error is not None:
+            raise guard.error from None
+        raise
 
 
 def _check_text(path: Path) -> None:

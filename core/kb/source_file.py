@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from core.errors import InputError
+from core.formats.files import require_regular
 from core.limits import CR_ONLY, CUT_LAST_LINE, bounded_lines, cr_only_lines, not_text, too_long_line
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressFn, no_progress
 
@@ -27,6 +28,7 @@ BATCH_LINES = 10_000
 def require_file(path: str | Path) -> Path:
     """The path as a Path, or InputError when it is missing, a folder or zero bytes long."""
     path = Path(path)
+    require_regular(path)  # a FIFO or a device: reading it blocks or never ends
     if not path.exists():
         raise InputError(path, "no such file")
     if path.is_dir():
