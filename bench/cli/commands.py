@@ -10,7 +10,7 @@ from rich.table import Table
 
 from app.cli.output import print_json, print_output, shared_data, stdout
 from app.console import cancellable, progress_bar
-from bench.cli import batch, cross_feature, desk, detect, index, inputs, kb_search, quality
+from bench.cli import batch, cross_feature, desk, detect, index, inputs, kb_search, missed_spans, quality
 from bench.faults import SECTIONS as FAULT_SECTIONS
 from core.errors import CuralinkError
 
@@ -224,6 +224,7 @@ def cmd_bench_faults(args) -> int:
 def register(bench) -> None:
     """Add every benchmark to the `curalink bench` parser's subcommands."""
     detect.register_bench(bench)
+    missed_spans.register_bench(bench)  # missed spans by cause (issue 30, item 6)
     bench_import = bench.add_parser("import", help="corpus and KB import speed")
     bench_import.add_argument("--data", help="shared data folder (default ../shared/data)")
     bench_import.add_argument("--umls-rows", type=int, default=1_000_000)
