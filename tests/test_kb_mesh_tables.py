@@ -234,3 +234,21 @@ def test_kb_import_says_how_records_were_typed(mesh_files: dict[str, Path], tmp_
         )
         == 2
     )
+
+
+def test_annotation_types_take_the_most_used_type_and_split_composite_ids() -> None:
+    from core.kb.mesh_typing import annotation_semantic_types
+
+    rows = [
+        ("Disease", "C536528,C562509"),  # BioRED writes a composite mention's ids with commas
+        ("Chemical", "MESH:D000001"),
+        ("Chemical", "D000001"),
+        ("Disease", "D000001"),
+        ("Variant", "rs123"),  # no route names Variant
+        ("Gene", "-"),
+    ]
+    assert annotation_semantic_types(rows) == {
+        "C536528": DISEASE_OR_SYNDROME,
+        "C562509": DISEASE_OR_SYNDROME,
+        "D000001": CHEMICAL,
+    }

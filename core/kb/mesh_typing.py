@@ -21,6 +21,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+from core.documents import split_concept_ids
 from core.errors import InputError
 from core.kb.identifiers import canonical_id
 from core.kb.routing import route_semantic_type, route_table
@@ -95,10 +96,8 @@ def annotation_semantic_types(
         spec = table.get(mention_type.strip().lower())
         if spec is None:
             continue
-        for part in raw.replace("+", "|").split("|"):
-            concept_id = canonical_id(part)
-            if concept_id and concept_id != "-1":
-                counts.setdefault(concept_id, Counter())[spec] += 1
+        for part in split_concept_ids(raw):
+            counts.setdefault(canonical_id(part), Counter())[spec] += 1
     typed: dict[str, str] = {}
     for concept_id, by_route in counts.items():
         semantic_type = route_semantic_type(by_route.most_common(1)[0][0])
