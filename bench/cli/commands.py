@@ -10,7 +10,18 @@ from rich.table import Table
 
 from app.cli.output import print_json, print_output, shared_data, stdout
 from app.console import cancellable, progress_bar
-from bench.cli import batch, cross_feature, desk, detect, index, inputs, kb_search, missed_spans, quality
+from bench.cli import (
+    batch,
+    cross_feature,
+    desk,
+    detect,
+    index,
+    inputs,
+    kb_search,
+    link_memory,
+    missed_spans,
+    quality,
+)
 from bench.faults import SECTIONS as FAULT_SECTIONS
 from core.errors import CuralinkError
 
@@ -225,6 +236,7 @@ def register(bench) -> None:
     """Add every benchmark to the `curalink bench` parser's subcommands."""
     detect.register_bench(bench)
     missed_spans.register_bench(bench)  # missed spans by cause (issue 30, item 6)
+    link_memory.register_bench(bench)  # peak memory of link --detect (issue 30)
     bench_import = bench.add_parser("import", help="corpus and KB import speed")
     bench_import.add_argument("--data", help="shared data folder (default ../shared/data)")
     bench_import.add_argument("--umls-rows", type=int, default=1_000_000)
