@@ -16,6 +16,7 @@ SAMPLES = {
     "medic": "medic_sample.txt",
     "obo": "mondo_sample.obo",
     "tsv": "mesh_terms_sample.tsv",
+    "mesh-tsv": "mesh_descriptor_terms_sample.tsv",
 }
 
 
@@ -25,7 +26,7 @@ def kb_fixtures(fixtures_dir: Path) -> Path:
 
 
 def test_the_registry_covers_every_format() -> None:
-    assert KB_FORMATS == ("mesh-xml", "umls-rrf", "ctd", "medic", "obo", "tsv")
+    assert KB_FORMATS == ("mesh-xml", "umls-rrf", "ctd", "medic", "obo", "tsv", "mesh-tsv")
     assert set(SAMPLES) == set(KB_FORMATS)
 
 

@@ -72,15 +72,17 @@ def cmd_link(args) -> int:
         ids = None if listed is None else list(listed)
         kb = project.kb.knowledge_base()
         # Everything that can refuse the run (ids, type, models) is checked before detection stores anything.
+        # The linker first: a name index rebuilt after a KB import then does not share the process with
+        # the dictionary tagger (with the MeSH 2024 recipe each is hundreds of MB; issue 30's 1.5 GB).
+        with progress_bar("loading models") as bar:
+            linker = ProjectLinker.for_project(
+                project, kb=kb, device=args.device, candidates=args.candidates, progress=bar, cancel=cancel
+            )
         chosen = (
             detector_for_project(project, kb, requested_type=args.type, device=args.device)
             if args.detect
             else None
         )
-        with progress_bar("loading models") as bar:
-            linker = ProjectLinker.for_project(
-                project, kb=kb, device=args.device, candidates=args.candidates, progress=bar, cancel=cancel
-            )
         if linker.linker.ranker_note:
             stdout.print(linker.linker.ranker_note)
         if chosen is not None:

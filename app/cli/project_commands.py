@@ -41,11 +41,21 @@ def cmd_kb_import(args) -> int:
         options = {"languages": set(args.language or ["ENG"]), "sources": set(args.sab) if args.sab else None}
     elif args.format == "obo":
         options = {"on_warning": warnings.append}
+    elif args.format == "mesh-tsv":
+        options = {"tree_numbers": args.tree_numbers, "actions": args.actions, "on_summary": warnings.append}
+    elif args.tree_numbers or args.actions or args.types_from:
+        raise CuralinkError("--tree-numbers, --actions and --types-from apply to --format mesh-tsv only")
     with (
         open_project(args) as project,
         cancellable() as cancel,
         progress_bar(f"importing {path.name}") as bar,
     ):
+        if args.format == "mesh-tsv":
+            from core.store.annotated_types import annotated_semantic_types
+
+            options["annotated_types"] = annotated_semantic_types(
+                project, args.types_from or ("train", "dev")
+            )
         concepts = load_kb(path, args.format, progress=bar, cancel=cancel, **options)
         summary = project.kb.import_concepts(
             concepts,
@@ -73,7 +83,7 @@ def cmd_kb_import(args) -> int:
         )
     )
     for warning in warnings:
-        stdout.print(f"  not kept: {warning}", markup=False)
+        stdout.print(f"  {'types' if args.format == 'mesh-tsv' else 'not kept'}: {warning}", markup=False)
     return 0
 
 
@@ -277,7 +287,24 @@ def register(commands) -> None:
     kb_import = kb.add_parser("import", help="import a vocabulary")
     kb_import.add_argument("file", type=input_path())
     kb_import.add_argument(
-        "--format", required=True, choices=["mesh-xml", "umls-rrf", "ctd", "medic", "obo", "tsv"]
+        "--format", required=True, choices=["mesh-xml", "mesh-tsv", "umls-rrf", "ctd", "medic", "obo", "tsv"]
+    )
+    kb_import.add_argument(
+        "--tree-numbers",
+        metavar="FILE",
+        help="mesh-tsv: a MeSH tree-number table (mesh_id, mesh_name, mesh_tree_number) that types descriptors",
+    )
+    kb_import.add_argument(
+        "--actions",
+        metavar="FILE",
+        help="mesh-tsv: MeSH pharmacological actions (DescriptorUI ... PharmActionName); a record with one is a chemical",
+    )
+    kb_import.add_argument(
+        "--types-from",
+        nargs="+",
+        choices=["train", "dev"],
+        help="mesh-tsv: the splits whose annotations type records nothing else types (default: train dev; "
+        "leave out a split you evaluate on)",
     )
     kb_import.add_argument("--language", action="append", default=None, help="UMLS: languages to keep (ENG)")
     kb_import.add_argument("--sab", action="append", help="UMLS: source vocabularies to keep (all)")

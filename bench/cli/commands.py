@@ -19,7 +19,9 @@ from bench.cli import (
     index,
     inputs,
     kb_search,
+    link_memory,
     loop,
+    missed_spans,
     quality,
     spelling,
 )
@@ -236,6 +238,8 @@ def cmd_bench_faults(args) -> int:
 def register(bench) -> None:
     """Add every benchmark to the `curalink bench` parser's subcommands."""
     detect.register_bench(bench)
+    missed_spans.register_bench(bench)  # missed spans by cause (issue 30, item 6)
+    link_memory.register_bench(bench)  # peak memory of link --detect (issue 30)
     bench_import = bench.add_parser("import", help="corpus and KB import speed")
     bench_import.add_argument("--data", help="shared data folder (default ../shared/data)")
     bench_import.add_argument("--umls-rows", type=int, default=1_000_000)

@@ -16,6 +16,7 @@ from core.kb.concept import Concept
 from core.kb.concept_stream import ConceptStream
 from core.kb.ctd import read_ctd
 from core.kb.medic import read_medic
+from core.kb.mesh_tables import read_mesh_tables
 from core.kb.mesh_xml import read_mesh_xml
 from core.kb.obo import read_obo
 from core.kb.sniff import sniff_kb_format
@@ -25,10 +26,11 @@ from core.kb.umls_rrf import read_umls_rrf
 from core.kb.variants import concepts_with_variants
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressFn, no_progress
 
-KB_FORMATS: tuple[str, ...] = ("mesh-xml", "umls-rrf", "ctd", "medic", "obo", "tsv")
+KB_FORMATS: tuple[str, ...] = ("mesh-xml", "umls-rrf", "ctd", "medic", "obo", "tsv", "mesh-tsv")
 
 LOADERS: dict[str, Callable[..., Iterator[Concept]]] = {
     "mesh-xml": read_mesh_xml,
+    "mesh-tsv": read_mesh_tables,
     "umls-rrf": read_umls_rrf,
     "ctd": read_ctd,
     "medic": read_medic,

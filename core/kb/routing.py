@@ -147,6 +147,32 @@ def parse_route(spec: str, *, mention_type: str = "") -> Route:
     return Route(tuple(dict.fromkeys(trees)), frozenset(types), frozenset(vocabularies), ",".join(parts))
 
 
+# the semantic type that stands for each group where a concept must be given one (core.kb.mesh_typing)
+GROUP_REPRESENTATIVE: dict[str, str] = {
+    "DISO": "T047",  # Disease or Syndrome
+    "CHEM": "T103",  # Chemical
+    "GENE": "T028",  # Gene or Genome
+    "ANAT": "T023",  # Body Part, Organ, or Organ Component
+    "LIVB": "T001",  # Organism
+    "PHYS": "T039",  # Physiologic Function
+    "PROC": "T061",  # Therapeutic or Preventive Procedure
+    "DEVI": "T074",  # Medical Device
+}
+
+
+def route_semantic_type(spec: str) -> str | None:
+    """A semantic type the route admits (its first `sty:`, or its first group's representative), to
+    type a concept that has none of its own; None for a route of trees and vocabularies only."""
+    parse_route(spec)
+    for part in spec.split(","):
+        kind, _, value = part.strip().partition(":")
+        if kind.lower() == "sty":
+            return value.strip()
+        if kind.lower() == "group":
+            return GROUP_REPRESENTATIVE.get(value.strip().upper())
+    return None
+
+
 def route_table(stored: object) -> dict[str, str]:
     """The table in force: DEFAULT_ROUTES with the project's own routes (setting `type_routes`) over them."""
     table = dict(DEFAULT_ROUTES)

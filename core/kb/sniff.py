@@ -11,6 +11,7 @@ import re
 from pathlib import Path
 
 from core.errors import InputError
+from core.kb.mesh_tables import table_kind
 from core.kb.source_file import head_text
 
 _SPACE = re.compile(r"\s")
@@ -40,6 +41,8 @@ def sniff_kb_format(path: str | Path) -> str | None:
     if _CTD_HEADER.search(text):
         return "ctd"
     lines = text.splitlines()
+    if lines and table_kind(lines[0]) is not None:
+        return "mesh-tsv"  # MeSH descriptor terms, supplementary names (or its action table: the reader says)
     if len(text) >= 65_536 and len(lines) > 1:
         lines = lines[:-1]  # the last line may be cut
     data = [line for line in lines if line.strip() and not line.startswith("#")][:_SAMPLE_LINES]

@@ -6,7 +6,7 @@ Five kinds, chosen by size (`NameIndex.kind_for`); measured with
 strings, fetching 256 names as retrieval does, quiet 2-core machine) and with `curalink bench index`
 on synthetic MRCONSO names (README, "A UMLS-size name index"):
 - exact `IndexFlatIP` below `HNSW_THRESHOLD` names (3,690 queries/s at 73k);
-- HNSW (M=32, efConstruction 80, efSearch 128) up to `COMPRESSED_THRESHOLD`: 8.9 s to build, 5,210
+- HNSW (M=32, efConstruction 80, efSearch 128) below `COMPRESSED_THRESHOLD` (200,000): 8.9 s to build, 5,210
   queries/s, 98.65 % of the exact top-64 names and 99.75 % of the exact top-1 kept (efSearch 64:
   8,541 q/s, 97.1 %; efSearch 256: 3,032 q/s, 99.45 %); no training, takes `add` directly; but it
   keeps every float (1 KB a name at 256 dimensions) plus its graph, 1.2 GB at a million names;
@@ -53,8 +53,11 @@ log = logging.getLogger(__name__)
 KINDS = ("flat", "hnsw", "ivf", "ivf-sq8", "ivf-sq6", "ivf-pq")
 IVF_KINDS = ("ivf", "ivf-sq8", "ivf-sq6", "ivf-pq")
 HNSW_THRESHOLD = 50_000
-COMPRESSED_THRESHOLD = 1_000_000
-"""Above this many names the compressed kind: HNSW's floats and graph pass ~1.2 GB here."""
+COMPRESSED_THRESHOLD = 200_000
+"""From this many names the compressed kind: HNSW keeps every float plus its graph (~1.2 GB at a million
+names). At the MeSH 2024 recipe's 305,000 names that was the largest part of `link --detect`'s memory,
+which must stay under 1.5 GB with the KB and the dictionary tagger loaded beside it (issue 30);
+IVF-SQ8 holds a quarter of the floats and is built chunk by chunk."""
 COMPRESSED_KIND = "ivf-sq8"
 LAPTOP_THRESHOLD = 10_000_000
 """From here the smaller codes of `LAPTOP_KIND`: IVF-SQ8 and the mapped rows pass ~3 GiB at 10 M names and

@@ -7,6 +7,7 @@ Plain functions over `Project.session()`, like core/store/desk_lookup.py.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import TYPE_CHECKING, NamedTuple
 
 from sqlalchemy import case, or_, select
@@ -53,3 +54,13 @@ def annotated_mentions(project: Project) -> list[AnnotatedMention]:
             AnnotatedMention(doc_id, split or "", text, mention_type, concept_id or "")
             for doc_id, split, text, mention_type, concept_id in session.execute(query)
         ]
+
+
+def annotated_semantic_types(project: Project, splits: Collection[str] = ("train", "dev")) -> dict[str, str]:
+    """Concept id -> the semantic type its annotated mentions of `splits` give it (mesh-tsv import of
+    records without tree numbers: core.kb.mesh_typing); an evaluated split's gold must not be among them."""
+    from core.kb.mesh_typing import annotation_semantic_types
+    from core.kb.routing import SETTING_KEY
+
+    rows = [(m.type, m.concept_id) for m in annotated_mentions(project) if m.split in splits and m.concept_id]
+    return annotation_semantic_types(rows, project.settings.setting(SETTING_KEY))
