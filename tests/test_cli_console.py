@@ -86,7 +86,7 @@ def test_training_reports_its_total_before_the_first_step_and_dev_accuracy_as_te
     first_step = next(i for i, (done, _, _) in enumerate(calls) if done >= 1)
     assert first_step > 0 and all(t == total for _, t, _ in calls[: first_step + 1])  # never "0/?"
     before = [message for _, _, message in calls[:first_step]]
-    assert "retriever: dev accuracy before training" in before
+    assert "dev check before training" in before
     said = [r.getMessage() for r in caplog.records]
     assert "retriever before training: dev acc@1 40.00, acc@5 70.00" in said
     assert any(

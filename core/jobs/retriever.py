@@ -16,9 +16,14 @@ log = logging.getLogger(__name__)
 
 KB_NAMES_PER_EPOCH = 6000
 DEFAULT_EPOCHS = 10
-DEFAULT_PATIENCE = 2
-"""`train retriever` stops after DEFAULT_EPOCHS, or sooner once dev acc@1 has not risen for this many
-epochs in a row: bounded by the data, not by the machine's load (`max_seconds` stays an option)."""
+DEFAULT_PATIENCE = 3
+"""`train retriever` stops after DEFAULT_EPOCHS, or sooner once the held-out STOPPING_CRITERION has not
+risen for this many epochs in a row: bounded by the data, not by the machine's load (`max_seconds` stays
+an option). Patience 2 on acc@1 stopped NCBI-disease + MEDIC at epoch 6 of 10 with test recall@20 down
+(docs/benchmarks/retriever-stopping.md)."""
+STOPPING_CRITERION = ("recall@20", "acc@1")
+"""What early stopping watches on the held-out documents: recall@20 first, because the ranker can only
+choose among the 20 candidates it is given (core.jobs.ranker's default); acc@1 breaks a tie."""
 
 
 def train_retriever(
@@ -37,8 +42,8 @@ def train_retriever(
 ) -> TrainedVersion:
     """Train a ResCNN retriever on the project's KB synonyms, gold train/dev mentions and curator links.
 
-    With `patience` (> 0) and gold documents to hold out, early stopping watches dev acc@1 after every
-    epoch: the dev split, or without one the last tenth of the train documents (as the reranker does);
+    With `patience` (> 0) and gold documents to hold out, early stopping watches STOPPING_CRITERION
+    after every epoch: the dev split, or without one the last tenth of the train documents (as the reranker does);
     those documents are then not trained on. `patience=0`: every epoch, on every document."""
     from core.jobs.compare import dev_evaluator
     from core.retrieve.rescnn import RescnnConfig
@@ -71,6 +76,7 @@ def train_retriever(
             version=draft.version,  # not the scratch folder's name
             epoch_eval=dev_evaluator(dev, kb) if dev else None,
             patience=patience if dev else None,
+            criterion=STOPPING_CRITERION,
         )
         metrics = {
             **result.metrics,
