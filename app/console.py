@@ -18,10 +18,12 @@ from rich.progress import (
     MofNCompleteColumn,
     Progress,
     SpinnerColumn,
+    TaskProgressColumn,
     TextColumn,
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
+from rich.table import Column
 from rich.text import Text
 
 from core.errors import ProjectError
@@ -152,22 +154,44 @@ def cancellable() -> Iterator[CancelToken]:
         signal.signal(signal.SIGINT, previous)
 
 
-@contextmanager
-def progress_bar(description: str, *, quiet: bool = False):
-    """A rich progress bar as a core progress callback (indeterminate when total is None)."""
-    if quiet:
-        yield lambda done, total, message="": None
-        return
-    columns = [
+NARROW_TERMINAL = 100
+"""Below this many columns the bar drops the step count and the elapsed time, so what is done stays whole."""
+
+
+def progress_columns(width: int) -> list:
+    """The bar's columns for a terminal `width` wide. The description takes what the others leave and is cut
+    at its end; the others keep their full width (rich shrank every column alike, so at 80 columns the
+    counts and times read "7…", "0:0…")."""
+    described = TextColumn(
+        "{task.description}", markup=False, table_column=Column(ratio=1, overflow="ellipsis", no_wrap=True)
+    )
+    if width < NARROW_TERMINAL:
+        return [
+            SpinnerColumn(),
+            described,
+            BarColumn(bar_width=10),
+            TaskProgressColumn(),
+            TextColumn("left"),
+            TimeRemainingColumn(),
+        ]
+    return [
         SpinnerColumn(),
-        TextColumn("{task.description}", markup=False),
+        described,
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
         TextColumn("left"),
         TimeRemainingColumn(),  # "-:--:--" until the total and a first step are known
     ]
-    with Progress(*columns, console=stderr, transient=True) as bar:
+
+
+@contextmanager
+def progress_bar(description: str, *, quiet: bool = False):
+    """A rich progress bar as a core progress callback (indeterminate when total is None)."""
+    if quiet:
+        yield lambda done, total, message="": None
+        return
+    with Progress(*progress_columns(stderr.width), console=stderr, transient=True) as bar:
         task = bar.add_task(description, total=None)
 
         def update(done: int, total: int | None, message: str = "") -> None:

@@ -86,7 +86,7 @@ def test_training_reports_its_total_before_the_first_step_and_dev_accuracy_as_te
     first_step = next(i for i, (done, _, _) in enumerate(calls) if done >= 1)
     assert first_step > 0 and all(t == total for _, t, _ in calls[: first_step + 1])  # never "0/?"
     before = [message for _, _, message in calls[:first_step]]
-    assert "retriever: dev accuracy before training" in before
+    assert "dev check before training" in before
     said = [r.getMessage() for r in caplog.records]
     assert "retriever before training: dev acc@1 40.00, acc@5 70.00" in said
     assert any(
@@ -96,3 +96,80 @@ def test_training_reports_its_total_before_the_first_step_and_dev_accuracy_as_te
         m.startswith("retriever epoch 2: dev acc@1 50.00 (best 55.00 at epoch 1), acc@5 85.00") for m in said
     )
     assert not [m for m in said if "{'acc@1'" in m or "'acc@5':" in m], "dev accuracy printed as a dictionary"
+
+
+def _last_frame(shown: str, needle: str) -> str:
+    """The last drawn line of a live bar that contains `needle`, without terminal control sequences."""
+    import re
+
+    lines = [re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", line) for line in re.split(r"[\r\n]", shown)]
+    return [line for line in lines if needle in line][-1]
+
+
+def test_the_training_bar_is_readable_at_80_columns(monkeypatch) -> None:
+    """Issue 31 item 8: at 80 columns every column was cut ("╸━━ 7… 0… left 0:0…")."""
+    from rich.console import Console
+
+    import app.console as console
+
+    out = io.StringIO()
+    monkeypatch.setattr(
+        console, "stderr", Console(file=out, force_terminal=True, width=80, color_system=None)
+    )
+    with console.progress_bar("training the retriever") as update:
+        update(0, 350, "preparing")
+        update(105, 350, "epoch 3/10, loss 0.412")
+    line = _last_frame(out.getvalue(), "epoch 3/10")
+    assert "training the retriever epoch 3/10, loss 0.412" in line  # the whole message
+    assert " 30% " in line and "left " in line  # 105 of 350 steps, and the estimate's place
+    assert "…" not in line and len(line.rstrip()) <= 80
+
+
+def test_the_dev_check_on_the_bar_names_the_epoch_the_log_names(tmp_path, caplog) -> None:
+    """Issue 31 item 8: with a time cap the bar said "epoch 1/2: dev accuracy" while the log's line for the
+    same check said "epoch 0.6". Both now name the epoch as a fraction of the steps of one epoch."""
+    import re
+    import time
+
+    from core.retrieve.rescnn import RescnnConfig
+    from core.retrieve.train import TrainOptions, train_rescnn
+
+    said: list[str] = []
+
+    class Said(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            said.append(record.getMessage())
+
+    def progress(done: int, total: int | None, message: str = "") -> None:
+        said.append(message)
+        if done == 3 and "loss" in message:
+            time.sleep(1.2)  # past the 1 s cap: the next step is not taken
+
+    handler = Said()
+    logging.getLogger("core.retrieve.train").addHandler(handler)
+    caplog.set_level(logging.INFO, logger="core")
+    try:
+        result = train_rescnn(
+            _tiny_kb(),
+            [("cardiac disease", "C0")],
+            RescnnConfig(hidden=32, filters=16, depth=1),
+            tmp_path / "v1",
+            epochs=2,
+            options=TrainOptions(batch_size=8, device="cpu"),
+            epoch_eval=lambda _model: {"acc@1": 50.0, "acc@5": 75.0},
+            progress=progress,
+            max_seconds=1.0,
+        )
+    finally:
+        logging.getLogger("core.retrieve.train").removeHandler(handler)
+    # independent of the code: 1 pair + 32 KB names in batches of 8 is 5 steps an epoch; 3 were taken
+    assert result.steps == 3 and result.stopped_by == "max_seconds"
+    checks = [i for i, m in enumerate(said) if m.startswith("dev check after epoch")]
+    assert len(checks) == 1
+    shown = re.match(r"dev check after epoch ([\d.]+)/2$", said[checks[0]])
+    logged = next(
+        re.match(r"retriever epoch ([\d.]+):", m)
+        for m in said[checks[0] :]
+        if m.startswith("retriever epoch")
+    )
+    assert shown and logged and shown.group(1) == logged.group(1) == "0.6"

@@ -355,8 +355,9 @@ def register(commands) -> None:
         "--patience",
         type=whole(0),
         default=DEFAULT_PATIENCE,
-        help=f"stop after this many epochs without a dev acc@1 gain, keeping the best (default "
-        f"{DEFAULT_PATIENCE}; dev: the dev split, else a tenth of train; 0: no early stopping, train on all)",
+        help=f"stop after this many epochs without a held-out recall@20 gain (acc@1 breaks a tie), keeping "
+        f"the best (default {DEFAULT_PATIENCE}; held out: the dev split, else a tenth of train; 0: no early "
+        "stopping, train on all)",
     )
     train_retriever.add_argument(
         "--max-seconds", type=number(0, above=True), default=None, help="optional time limit (default: none)"

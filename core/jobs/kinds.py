@@ -145,8 +145,9 @@ def promotion_decision(kind: str, new: dict, old: dict, rule: str = "if-not-wors
 
 
 TRAIN_RULES = ("always", "never")
-"""What `train` may be told: a plain training run has no held-out comparison with the version in force
-(`retrain` judges one), so "if-not-worse" is for `retrain` only."""
+"""What `train` may be told: "if-not-worse" is `retrain`'s. A trainer that can measure the version in force
+on its own held-out documents still keeps a worse new version as a candidate and says why (`train
+retriever` compares held-out acc@1 with `promotion_decision`; `train detector` compares with the dictionary)."""
 
 
 def train(

@@ -16,9 +16,14 @@ log = logging.getLogger(__name__)
 
 KB_NAMES_PER_EPOCH = 6000
 DEFAULT_EPOCHS = 10
-DEFAULT_PATIENCE = 2
-"""`train retriever` stops after DEFAULT_EPOCHS, or sooner once dev acc@1 has not risen for this many
-epochs in a row: bounded by the data, not by the machine's load (`max_seconds` stays an option)."""
+DEFAULT_PATIENCE = 3
+"""`train retriever` stops after DEFAULT_EPOCHS, or sooner once the held-out STOPPING_CRITERION has not
+risen for this many epochs in a row: bounded by the data, not by the machine's load (`max_seconds` stays
+an option). Patience 2 on acc@1 stopped NCBI-disease + MEDIC at epoch 6 of 10 with test recall@20 down
+(docs/benchmarks/retriever-stopping.md)."""
+STOPPING_CRITERION = ("recall@20", "acc@1")
+"""What early stopping watches on the held-out documents: recall@20 first, because the ranker can only
+choose among the 20 candidates it is given (core.jobs.ranker's default); acc@1 breaks a tie."""
 
 
 def train_retriever(
@@ -37,8 +42,8 @@ def train_retriever(
 ) -> TrainedVersion:
     """Train a ResCNN retriever on the project's KB synonyms, gold train/dev mentions and curator links.
 
-    With `patience` (> 0) and gold documents to hold out, early stopping watches dev acc@1 after every
-    epoch: the dev split, or without one the last tenth of the train documents (as the reranker does);
+    With `patience` (> 0) and gold documents to hold out, early stopping watches STOPPING_CRITERION
+    after every epoch: the dev split, or without one the last tenth of the train documents (as the reranker does);
     those documents are then not trained on. `patience=0`: every epoch, on every document."""
     from core.jobs.compare import dev_evaluator
     from core.retrieve.rescnn import RescnnConfig
@@ -71,13 +76,20 @@ def train_retriever(
             version=draft.version,  # not the scratch folder's name
             epoch_eval=dev_evaluator(dev, kb) if dev else None,
             patience=patience if dev else None,
+            criterion=STOPPING_CRITERION,
         )
         metrics = {
             **result.metrics,
             "train_pairs": len(pairs),
             "train_seconds": round(result.seconds, 2),
             "dev_documents": len(dev),
+            **({"dev_fingerprint": held_out_fingerprint(held)} if held else {}),
         }
+        reason = ""
+        if promote and dev:
+            promote, reason = _against_version_in_force(
+                project, draft.version, result, dev_evaluator(dev, kb), held, metrics
+            )
         final = publish_version(
             project,
             draft,
@@ -89,7 +101,61 @@ def train_retriever(
         )
     prune_project_indexes(project, kb.fingerprint())
     log.info("trained retriever %s on %d pairs in %.1f s", draft.version, len(pairs), result.seconds)
-    return TrainedVersion("retriever", draft.version, final, metrics, promote)
+    return TrainedVersion("retriever", draft.version, final, metrics, promote, reason)
+
+
+def held_out_fingerprint(doc_ids: set[str]) -> str:
+    """Names the documents a version held out, so a later version knows whether it measures on the same."""
+    return fingerprint((doc_id, "") for doc_id in doc_ids)
+
+
+def _against_version_in_force(
+    project: Project, version: str, result, evaluate, held: set[str], metrics: dict
+) -> tuple[bool, str]:
+    """Whether the version just trained goes in force: its held-out figures against those of the version in
+    force, both measured now by the same `evaluate` on the same documents and KB, under the one promotion
+    rule ("if-not-worse"). A time cap or an unlucky run so never replaces a better version. Without a
+    version in force, or one that may have trained on these documents, there is no fair comparison: the
+    new version goes in force, as `train` asks, and the reason says so."""
+    import json
+
+    from core.jobs.kinds import promotion_decision
+    from core.retrieve.rescnn import load_model
+
+    active = project.models.active_model("retriever")
+    if active is None:
+        return True, ""
+    try:
+        recorded = json.loads(active.metrics_json or "{}")
+    except ValueError:
+        recorded = {}
+    if not isinstance(recorded, dict):
+        recorded = {}
+    same = recorded.get("dev_fingerprint", "") == held_out_fingerprint(held) or (
+        "dev_fingerprint" not in recorded
+        and recorded.get("dev_documents") == len(held)  # before fingerprints
+    )
+    if not same:
+        return (
+            True,
+            f"no fair comparison: the version in force {active.version} did not hold out these documents",
+        )
+    kept = [point for point in result.history if point.get("epoch") == result.best_epoch]
+    new = kept[-1] if kept else evaluate(load_model(result.folder))
+    old = evaluate(load_model(active.path))
+    promoted, reason = promotion_decision("retriever", new, old, "if-not-worse")
+    metrics["against_version_in_force"] = {
+        "version": active.version,
+        "new": {k: new[k] for k in ("acc@1", "recall@20") if k in new},
+        "old": {k: old[k] for k in ("acc@1", "recall@20") if k in old},
+    }
+    log.info("retriever against %s in force on %d held-out documents: %s", active.version, len(held), reason)
+    if not promoted:
+        reason += (
+            f" ({active.version}) on the same {len(held)} held-out documents; "
+            f"`promote retriever {version}` puts it in force anyway"
+        )
+    return promoted, reason
 
 
 def load_retriever(project: Project, row, **options):

@@ -207,6 +207,7 @@ def train_rescnn(
     epoch_eval: Callable[[ResCNN], dict] | None = None,
     version: str = "",
     patience: int | None = None,
+    criterion: Sequence[str] = ("acc@1",),
 ) -> TrainResult:
     """Train and save one model version into `out_dir` (the version folder, e.g. models/retriever/v3).
 
@@ -215,8 +216,9 @@ def train_rescnn(
     the planned steps, so an early stop is a truncated schedule). `dev(model) -> metrics` is called once
     at the end; `epoch_eval(model) -> metrics` before training and after every epoch, into `history`.
     With `epoch_eval` and `patience`, training also stops once `patience` epochs in a row did not raise
-    its acc@1 above the best so far, and the best epoch's weights are the ones saved, the latest of equals
-    (early stopping on dev: the run is bounded by epochs and the data, not by the machine's load).
+    its `criterion` above the best so far, and the best epoch's weights are the ones saved, the latest of
+    equals (early stopping on dev: the run is bounded by epochs and the data, not by the machine's load).
+    `criterion` names `epoch_eval`'s keys, compared in order (a later key breaks a tie of the earlier).
     """
     from pytorch_metric_learning import losses, miners
 
@@ -242,7 +244,7 @@ def train_rescnn(
         raise InputError("training pairs", "no usable training strings (no pairs resolve to KB concepts)")
     steps_per_epoch = math.ceil(per_epoch / options.batch_size)
     total_steps = steps_per_epoch * epochs
-    progress(0, total_steps, "retriever: preparing")  # the bar has its total from here on
+    progress(0, total_steps, "preparing")  # the bar has its total from here on
     params = [p for p in model.parameters() if p.requires_grad]
     optimizer = torch.optim.Adam(params, lr=options.lr)
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: max(0.0, 1.0 - step / total_steps))
@@ -264,8 +266,8 @@ def train_rescnn(
         finally:
             model.to(device).train()
 
-    best: dict = {"acc": None, "epoch": None, "state": None, "bad": 0}
-    shown: dict = {"acc": None, "epoch": None}  # the best dev acc@1 so far, for the log line
+    best: dict = {"score": None, "epoch": None, "state": None, "bad": 0}
+    shown: dict = {"score": None, "epoch": None}  # the best dev figure so far, for the log line
 
     epoch_loss = {"sum": 0.0, "steps": 0}  # the mean training loss of the epoch just run
 
@@ -279,23 +281,23 @@ def train_rescnn(
                 history.append({"epoch": at, **loss})
             return False
         history.append({"epoch": at, **on_cpu(lambda: epoch_eval(model)), **loss})
-        accuracy = history[-1].get("acc@1")
-        if accuracy is None:
+        if any(history[-1].get(key) is None for key in criterion):
             return False
-        if shown["acc"] is None or accuracy >= shown["acc"]:  # a tie names the later epoch, as is kept
-            shown.update(acc=accuracy, epoch=at)
-        log.info("%s", describe_epoch(history[-1], shown["acc"], shown["epoch"]))
+        score = tuple(history[-1][key] for key in criterion)
+        if shown["score"] is None or score >= shown["score"]:  # a tie names the later epoch, as is kept
+            shown.update(score=score, epoch=at)
+        log.info("%s", describe_epoch(history[-1], shown["score"][0], shown["epoch"], criterion[0]))
         if not patience:
             return False
-        improved = best["acc"] is None or accuracy > best["acc"]
-        if improved or accuracy == best["acc"]:  # a tie keeps the later, longer-trained weights
+        improved = best["score"] is None or score > best["score"]
+        if improved or score == best["score"]:  # a tie keeps the later, longer-trained weights
             state = {k: v.detach().to("cpu", copy=True) for k, v in model.state_dict().items()}
-            best.update(acc=accuracy, epoch=at, state=state)
+            best.update(score=score, epoch=at, state=state)
         best["bad"] = 0 if improved else best["bad"] + 1  # only a gain resets the patience
         return best["bad"] >= patience
 
     if epoch_eval is not None:  # a minute on NCBI-disease: the bar says what it waits for, not "0/?"
-        progress(0, total_steps, "retriever: dev accuracy before training")
+        progress(0, total_steps, "dev check before training")
     evaluate_epoch(0.0)
     model.to(device)
     previous_threads = torch.get_num_threads()
@@ -305,7 +307,7 @@ def train_rescnn(
     try:
         for epoch in range(epochs):
             if options.hard_negative_every and epoch % options.hard_negative_every == 0:
-                progress(step, total_steps, f"retriever epoch {epoch + 1}/{epochs}: mining hard negatives")
+                progress(step, total_steps, f"epoch {epoch + 1}/{epochs}, mining hard negatives")
                 batcher.hard = on_cpu(
                     lambda: _mine_hard_negatives(
                         model, tokenizer, kb, annotated, options.hard_negative_top_k, options.threads
@@ -341,10 +343,11 @@ def train_rescnn(
                 loss_value = float(loss.detach())
                 epoch_loss["sum"] += loss_value
                 epoch_loss["steps"] += 1
-                progress(step, total_steps, f"retriever epoch {epoch + 1}/{epochs} loss {loss_value:.4f}")
+                progress(step, total_steps, f"epoch {epoch + 1}/{epochs}, loss {loss_value:.3f}")
+            at = round(step / steps_per_epoch, 3)  # what the epoch's log line names (a time cap: a fraction)
             if epoch_eval is not None:
-                progress(step, total_steps, f"retriever epoch {epoch + 1}/{epochs}: dev accuracy")
-            if evaluate_epoch(round(step / steps_per_epoch, 3)) and not stopped_early:
+                progress(step, total_steps, f"dev check after epoch {at:g}/{epochs}")
+            if evaluate_epoch(at) and not stopped_early:
                 stopped_early, stopped_by = True, "patience"
                 log.info("no dev gain in %d epochs: stopped after %d steps", patience, step)
                 break
@@ -366,7 +369,11 @@ def train_rescnn(
         "final_loss": loss_value,
         "stopped_early": stopped_early,
         "stopped_by": stopped_by,
-        **({"patience": patience, "best_epoch": best["epoch"]} if best["epoch"] is not None else {}),
+        **(
+            {"patience": patience, "stopping_criterion": list(criterion), "best_epoch": best["epoch"]}
+            if best["epoch"] is not None
+            else {}
+        ),
         "training_strings_per_epoch": per_epoch,
         "annotated_pairs": len(annotated),
         "seed": seed,
@@ -401,16 +408,18 @@ def train_rescnn(
     )
 
 
-def describe_epoch(point: dict, best_acc: float | None, best_epoch: float | None) -> str:
-    """One line for an epoch's dev check: "retriever epoch 2: dev acc@1 87.31 (best 87.31 at epoch 2),
-    acc@5 93.02, loss 0.4213" (the figures `history` keeps, read as a sentence, not a dictionary)."""
+def describe_epoch(point: dict, best: float | None, best_epoch: float | None, key: str = "acc@1") -> str:
+    """One line for an epoch's dev check: "retriever epoch 2: dev recall@20 95.81 (best 95.81 at epoch 2),
+    acc@1 87.31, acc@5 93.02, loss 0.4213" (the figures `history` keeps, read as a sentence, not a
+    dictionary); `key` is the figure early stopping watches, named first with its best so far."""
     epoch = point.get("epoch", 0.0)
     when = "before training" if epoch == 0 else f"epoch {epoch:g}"
-    parts = [f"retriever {when}: dev acc@1 {point['acc@1']:.2f}"]
-    if best_acc is not None and best_epoch is not None and epoch:
-        parts[0] += f" (best {best_acc:.2f} at epoch {best_epoch:g})"
-    if "acc@5" in point:
-        parts.append(f"acc@5 {point['acc@5']:.2f}")
+    parts = [f"retriever {when}: dev {key} {point[key]:.2f}"]
+    if best is not None and best_epoch is not None and epoch:
+        parts[0] += f" (best {best:.2f} at epoch {best_epoch:g})"
+    for other in ("acc@1", "acc@5", "recall@20"):
+        if other != key and other in point:
+            parts.append(f"{other} {point[other]:.2f}")
     if "loss" in point:
         parts.append(f"loss {point['loss']:.4f}")
     return ", ".join(parts)
