@@ -220,7 +220,7 @@ def test_train_tagger_saves_a_crfsuite_file_and_loads_it_back(
         assert (folder / "tagger.crfsuite").read_bytes()[:4] == b"lCRF"  # crfsuite's own format, no pickle
         assert not list(folder.glob("*.pkl")) and not list(folder.glob("*.pickle"))
         tagger = load(project, "tagger", "v1")
-        train_docs = project.documents.documents("train")
+        train_docs = list(project.documents.documents("train"))
     # read back from its file, it tags its own training abstracts as annotated (a CRF fits them)
     gold = _gold(train_docs, {"Chemical", "Disease"})
     found = _spans(

@@ -171,6 +171,14 @@ def _abbreviation_features(
 
 
 NEIGHBOUR_PREFIXES = ("w=", "s=", "d=", "x3=", "ab=")
+_OFFSETS = (-2, -1, 1, 2)
+
+
+@lru_cache(maxsize=200_000)
+def _neighbour_word_features(word: str) -> tuple[tuple[str, ...], ...]:
+    """A word's features as each neighbour (offset -2, -1, 1, 2) sees them, formatted once per word."""
+    shared = [f for f in _word_features(word) if f.startswith(NEIGHBOUR_PREFIXES)]
+    return tuple(tuple(f"{offset}:{f}" for f in shared) for offset in _OFFSETS)
 
 
 def sequence_features(text: str, dictionary) -> tuple[list[Token], list[list[str]], Reading]:
@@ -179,23 +187,26 @@ def sequence_features(text: str, dictionary) -> tuple[list[Token], list[list[str
     reading = read_text(text, dictionary)
     lexicon = _lexicon_features(tokens, reading)
     abbreviations = _abbreviation_features(text, tokens, lexicon, reading.definitions)
-    own = [
-        [*_word_features(t.text), *lex, *ab]
-        for t, lex, ab in zip(tokens, lexicon, abbreviations, strict=True)
+    words = [_neighbour_word_features(t.text) for t in tokens]
+    extra = [
+        [f for f in (*lex, *ab) if f.startswith(NEIGHBOUR_PREFIXES)]
+        for lex, ab in zip(lexicon, abbreviations, strict=True)
     ]
-    shared = [[f for f in features if f.startswith(NEIGHBOUR_PREFIXES)] for features in own]
     count = len(tokens)
     rows: list[list[str]] = []
-    for i in range(count):
-        row = ["bias", *own[i]]
-        for offset in (-2, -1, 1, 2):
+    for i, token in enumerate(tokens):
+        row = ["bias", *_word_features(token.text), *lexicon[i], *abbreviations[i]]
+        for k, offset in enumerate(_OFFSETS):
             j = i + offset
             if 0 <= j < count:
-                row.extend([f"{offset}:{f}" for f in shared[j]])
+                row.extend(words[j][k])
+                if extra[j]:
+                    row.extend([f"{offset}:{f}" for f in extra[j]])
                 # spacing: "breast and ovarian cancer" vs "5-HT", where a hyphen or bracket joins words
-                if offset in (-1, 1):
-                    left, right = (tokens[j], tokens[i]) if offset == -1 else (tokens[i], tokens[j])
-                    row.append(f"{offset}:gap={'0' if left.end == right.start else '1'}")
+                if offset == -1:
+                    row.append(f"-1:gap={'0' if tokens[j].end == token.start else '1'}")
+                elif offset == 1:
+                    row.append(f"1:gap={'0' if token.end == tokens[j].start else '1'}")
             elif offset in (-1, 1):
                 row.append("BOS" if offset == -1 else "EOS")
         rows.append(row)
