@@ -173,11 +173,16 @@ def retrain_tagger(
 ):
     """The tagger's step in `retrain`: a fresh CRF on the spans that stand now (a CRF has no warm start;
     `epochs`, `base_model`, `seed` do not apply), judged and published under `promote` (a rule)."""
-    from core.jobs.kinds import promotion_decision
     from core.jobs.retrain_report import KindReport
 
     active = project.models.active_model(KIND)
-    trained = train_tagger_for_project(project, promote=promote != "never", cancel=cancel, device=device)
+    trained = train_tagger_for_project(
+        project,
+        promote=promote != "never",
+        rule="always" if promote == "always" else "if-not-worse",
+        cancel=cancel,
+        device=device,
+    )
     report = KindReport(KIND, trained.version, active.version if active else "", str(trained.path))
     scores = trained.metrics.get("held_out_scores", {})
     if scores:
@@ -185,9 +190,6 @@ def retrain_tagger(
         baseline = scores.get("span model", scores["dictionary"])["all"]
         report.new, report.old = {"score": best}, {"score": baseline}
     report.promoted, report.reason = trained.promoted, trained.reason
-    if promote == "always" and not trained.promoted:
-        project.models.promote_model(KIND, trained.version)
-        report.promoted, report.reason = promotion_decision(KIND, report.new, report.old, "always")
     report.seconds = trained.metrics.get("wall_seconds", 0.0)
     return report
 
