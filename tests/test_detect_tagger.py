@@ -303,3 +303,21 @@ def test_the_promotion_rule_chooses_the_detector_per_type_on_held_out_documents(
         assert (project.models.active_model("tagger") is not None) is in_force
         chosen = detector_for_project(project, kb, leave_out=held)
         assert chosen.description.startswith("tagger v1" if in_force else "dictionary"), chosen.description
+        # the bench puts the same candidates side by side, and its in-force row is the plan's
+        from bench.detectors import bench_detectors
+
+        result = bench_detectors(project, split="dev", device="cpu")
+        rows = {row["name"]: row for row in result["detectors"]}
+        assert set(rows) >= {"dictionary", "tagger v1", "tagger ∪ dictionary v1"}
+        in_force = next(row for name, row in rows.items() if name.startswith("in force: "))
+        for kind in kinds:
+            gold_count = sum(1 for d in dev for m in d.mentions if m.type == kind)
+            assert in_force["types"][kind]["gold"] == gold_count
+            assert result["errors"]["dictionary"][kind]["gold"] == gold_count
+            # one detector in force: its own figures; several: each type's mentions from its own detector,
+            # an overlap across types resolved for the first
+            slack = 0.01 if len(set(plan.values())) == 1 else 2.0
+            assert in_force["types"][kind]["end_to_end_strict"]["f1"] == pytest.approx(
+                f1[plan[kind], kind], abs=slack
+            )
+        assert all(row["abstracts_per_s"] for row in result["detectors"])
