@@ -1,4 +1,5 @@
-"""Which detector tags raw text in a project: the span model in force, else the dictionary tagger.
+"""Which detector tags raw text in a project: the tagger in force with its per-type plan, else the span
+model in force, else the dictionary tagger.
 
 The dictionary tags every type the project's routes admit in one pass, each name carrying its route's
 type (core.detect.typed_names); `--type` narrows it to one, and a KB whose concepts cannot be told apart
@@ -54,6 +55,10 @@ def detector_for_project(
 ) -> ChosenDetector:
     """The detector `link --detect` uses; refuses (CuralinkError) before anything is stored.
     `leave_out`: documents whose annotations the dictionary does not learn from (an evaluation's split)."""
+    if requested_type is None:
+        tagged = tagger_in_force(project, kb, device=device, leave_out=leave_out)
+        if tagged is not None:
+            return tagged
     span = load_span_detector(project, kb=kb, device=device)
     if span is not None:
         if requested_type is not None:
@@ -68,6 +73,48 @@ def detector_for_project(
             span, f"span model {span.version} ({types}; the dictionary where it finds none)"
         )
     return dictionary_for_project(project, kb, requested_type=requested_type, leave_out=leave_out)
+
+
+def tagger_in_force(
+    project: Project, kb, *, device: str = "auto", leave_out: Collection[str] = ()
+) -> ChosenDetector | None:
+    """The tagger in force with the plan it was promoted with (per type: the tagger, the tagger with
+    the dictionary in its gaps, the span model or the dictionary; core.jobs.detector_choice); None
+    when no tagger is in force. Types the plan does not name keep the dictionary."""
+    from core.detect.per_type import (
+        DICTIONARY,
+        SPAN_MODEL,
+        TAGGER,
+        TAGGER_AND_DICTIONARY,
+        PerTypeDetector,
+    )
+    from core.detect.tagger import CrfTagger, load_settings
+
+    row = project.models.active_model("tagger")
+    if row is None:
+        return None
+    plan = dict(load_settings(row.path).metrics.get("plan") or {})
+    dictionary = dictionary_for_project(project, kb, leave_out=leave_out).detector
+    detectors: dict[str, object] = {DICTIONARY: dictionary}
+    if TAGGER in plan.values():
+        detectors[TAGGER] = CrfTagger(row.path, dictionary, version=row.version)
+    if TAGGER_AND_DICTIONARY in plan.values():
+        detectors[TAGGER_AND_DICTIONARY] = CrfTagger(
+            row.path, dictionary, version=row.version, gap_filler=dictionary
+        )
+    if SPAN_MODEL in plan.values():
+        span = load_span_detector(project, kb=kb, device=device)
+        if span is None:  # rolled back since: the dictionary stands in
+            plan = {kind: DICTIONARY if name == SPAN_MODEL else name for kind, name in plan.items()}
+        else:
+            span.gap_filler = dictionary
+            detectors[SPAN_MODEL] = span
+    for kind in dictionary.types:
+        plan.setdefault(kind, DICTIONARY)
+    described = ", ".join(f"{kind}: {name}" for kind, name in sorted(plan.items()))
+    names = set(plan.values())
+    detector = detectors[names.pop()] if len(names) == 1 else PerTypeDetector(detectors, plan)
+    return ChosenDetector(detector, f"tagger {row.version} ({described})")
 
 
 def load_span_detector(

@@ -43,7 +43,7 @@ def _ranking(right: int) -> list[list[list[Candidate]]]:
 
 
 def test_every_kind_is_registered_with_its_jobs():
-    assert set(KINDS) == {"retriever", "reranker", "ranker", "detector"}
+    assert set(KINDS) == {"retriever", "reranker", "ranker", "detector", "tagger"}
     assert LINKING_KINDS == ("retriever", "reranker", "ranker")
     for kind in KINDS.values():
         for which in ("train", "evaluate", "load"):
@@ -53,7 +53,7 @@ def test_every_kind_is_registered_with_its_jobs():
 def _figures(kind: str, right: int) -> dict:
     """Held-out figures as each kind measures them: ranked lists for the linking kinds, span counts
     turned into F1 for the detector (its score is the mean of span F1 and end-to-end F1)."""
-    if kind != "detector":
+    if kind not in ("detector", "tagger"):
         return ranked_metrics(DOCUMENTS, _ranking(right), KB, 2)
     gold_spans = len(GOLD)
     f1 = 100 * 2 * right / (right + gold_spans)  # `right` spans found, all of them correct
@@ -83,7 +83,7 @@ def test_an_unknown_rule_or_kind_is_refused():
     with pytest.raises(CuralinkError, match="promotion rule"):
         promotion_decision("retriever", {"acc@1": 1.0}, {}, "when-i-say-so")
     with pytest.raises(CuralinkError, match="model kind"):
-        model_kind("tagger")
+        model_kind("lexicon")
 
 
 @pytest.mark.parametrize("kind", sorted(KINDS))

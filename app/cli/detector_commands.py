@@ -1,5 +1,6 @@
-"""Span-model commands: `train detector`, `evaluate detect` (registered by the modules that own `train`
-and `evaluate`; `bench detect` is in bench/cli/detect.py)."""
+"""Detector commands: `train detector` (the span model), `train tagger` (the CRF tagger), `evaluate
+detect` (registered by the modules that own `train` and `evaluate`; `bench detect` is in
+bench/cli/detect.py)."""
 
 from __future__ import annotations
 
@@ -42,6 +43,36 @@ def cmd_train_detector(args) -> int:
         f"({metrics['device']}); stopped by {metrics['stopped_by']} (best dev epoch {metrics['best_epoch']} "
         f"kept: {metrics['dev']}); {metrics['train_seconds']:.0f} s training, "
         f"{time.perf_counter() - started:.0f} s wall"
+    )
+    return 0
+
+
+def cmd_train_tagger(args) -> int:
+    from core.jobs.kinds import train
+
+    started = time.perf_counter()
+    with open_project(args) as project, cancellable() as cancel, progress_bar("training the tagger") as bar:
+        trained = train(
+            project,
+            "tagger",
+            promote="never" if args.promote == "never" else "always",
+            c1=args.c1,
+            c2=args.c2,
+            max_iterations=args.iterations,
+            folds=args.folds,
+            device=args.device,
+            rule="always" if args.promote == "always" else "if-not-worse",
+            progress=bar,
+            cancel=cancel,
+        )
+    metrics = trained.metrics
+    stdout.print(f"tagger {trained.version} saved in {trained.path} and {trained.verdict}")
+    for name, scores in metrics.get("held_out_scores", {}).items():
+        by_type = ", ".join(f"{kind} {score:.2f}" for kind, score in scores.items() if kind != "all")
+        stdout.print(f"  held out, {name}: {scores['all']:.2f} ({by_type})")
+    stdout.print(
+        f"{metrics['sequences']} documents, {metrics['tokens']} tokens, {metrics['iterations']} iterations; "
+        f"{metrics['train_seconds']:.0f} s training, {time.perf_counter() - started:.0f} s wall"
     )
     return 0
 
@@ -143,6 +174,27 @@ def register_train(train) -> None:
         "well end to end with it as with the dictionary alone; always: in force regardless",
     )
     parser.set_defaults(handler=cmd_train_detector)
+
+    tagger = train.add_parser(
+        "tagger",
+        help="train the CRF tagger on gold and curator-checked spans, with the project's dictionary as "
+        "features; the held-out documents decide, per type, whether it goes in force",
+    )
+    tagger.add_argument("--c1", type=float, default=0.05, help="L1 penalty (default 0.05)")
+    tagger.add_argument("--c2", type=float, default=0.01, help="L2 penalty (default 0.01)")
+    tagger.add_argument("--iterations", type=int, default=150, help="at most this many L-BFGS iterations")
+    tagger.add_argument(
+        "--folds", type=int, default=4, help="dictionaries that leave out each fold's annotations (default 4)"
+    )
+    tagger.add_argument("--device", choices=["auto", "cpu", "cuda"], default="cpu", help="for the linker")
+    tagger.add_argument(
+        "--promote",
+        choices=["if-better", "always", "never"],
+        default="if-better",
+        help="if-better (default): in force for the types where link --detect links the held-out documents "
+        "at least as well end to end with it as with the detector in force; always; never",
+    )
+    tagger.set_defaults(handler=cmd_train_tagger)
 
 
 def register_evaluate(evaluate) -> None:

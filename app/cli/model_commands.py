@@ -487,11 +487,11 @@ def register(commands) -> None:
     retrain.set_defaults(handler=cmd_retrain)
 
     rollback = commands.add_parser("rollback", help="put the previous model version back in force")
-    rollback.add_argument("kind", choices=["retriever", "reranker", "ranker", "detector"])
+    rollback.add_argument("kind", choices=["retriever", "reranker", "ranker", "detector", "tagger"])
     promote = commands.add_parser(
         "promote", help="put a registered model version in force and relink the unreviewed mentions"
     )
-    promote.add_argument("kind", choices=["retriever", "reranker", "ranker", "detector"])
+    promote.add_argument("kind", choices=["retriever", "reranker", "ranker", "detector", "tagger"])
     promote.add_argument("version", help="e.g. v3 (named by the retrain report)")
     for parser in (rollback, promote):
         parser.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")

@@ -109,15 +109,29 @@ class DictionaryDetector:
         for a matched long form ("Cystic fibrosis (CF) ... CF patients" tags both CFs)."""
         if self._empty:
             return []
-        found = self._dictionary_matches(text)
-        found += _head_extended(text, found) + _named_acids(text, found)
+        return self.reading(text, abbreviations=abbreviations)[1]
+
+    def raw_matches(self, text: str) -> list[_Match]:
+        """Every name match in `text` before overlaps are resolved, (start, end, ids, type)."""
+        return [] if self._empty else self._dictionary_matches(text)
+
+    def reading(
+        self, text: str, *, abbreviations: bool = True, definitions: list | None = None
+    ) -> tuple[list[_Match], list[Mention]]:
+        """(every name match before overlaps are resolved, as (start, end, ids, type); the mentions
+        `detect_text` gives): the sequence tagger reads both, the longer and shorter readings a
+        curator's boundary may follow. `definitions`: the text's abbreviations, when already found."""
+        if self._empty:
+            return [], []
+        raw = self._dictionary_matches(text)
+        found = raw + _head_extended(text, raw) + _named_acids(text, raw)
         if abbreviations:
             # the text's own definition first: at an equal span it beats the dictionary's reading
-            found = self._defined_short_forms(text, found) + found
-        return self._resolve_overlaps(text, found)
+            found = self._defined_short_forms(text, found, definitions) + found
+        return raw, self._resolve_overlaps(text, found)
 
     @staticmethod
-    def _defined_short_forms(text: str, found: list[_Match]) -> list[_Match]:
+    def _defined_short_forms(text: str, found: list[_Match], definitions: list | None = None) -> list[_Match]:
         from core.text.abbreviations import find_abbreviations
 
         by_span = {(start, end): (ids, mention_type) for start, end, ids, mention_type in found}
@@ -125,7 +139,7 @@ class DictionaryDetector:
         for start, end, ids, mention_type in found:
             by_end.setdefault(end, []).append((start, ids, mention_type))
         extra: list[_Match] = []
-        for abbreviation in find_abbreviations(text):
+        for abbreviation in find_abbreviations(text) if definitions is None else definitions:
             span = abbreviation.long_span
             long_form = by_span.get((span.start, span.end))
             if long_form is None:

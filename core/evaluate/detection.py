@@ -102,6 +102,12 @@ def _row(name: str, documents, found, kb, seconds: float) -> dict:
     }
 
 
+def scored_row(name: str, documents, found, kb, seconds: float = 0.0) -> dict:
+    """One row as `evaluate detect` gives it: overall and per type, `found` against the documents' gold
+    (the benchmarks compare detectors with it)."""
+    return _row(name, documents, found, kb, seconds)
+
+
 def _per_type(documents, found, kb) -> dict[str, dict]:
     """Per mention type (gold types and detected types): typed strict span and end-to-end P/R/F1, and
     the recall of the type's gold spans by detected spans of any type."""

@@ -5,8 +5,9 @@ Versions follow the other model kinds (core.jobs.versions): trained into a scrat
 models/detector/, moved to models/detector/<version>/ only once complete, registered with the KB and
 training-data fingerprints, promoted or kept as a candidate; `curalink rollback detector` puts the
 previous one back. A new span model is promoted only if `link --detect` links the held-out documents
-end to end at least as well with it as with the dictionary alone (`end_to_end_against_dictionary`):
-more spans are not better where the KB cannot link them.
+end to end at least as well with it as with the dictionary alone (`end_to_end_against_dictionary`,
+judged by core.jobs.kinds.promotion_decision like every kind): more spans are not better where the KB
+cannot link them. The tagger (core.jobs.tagger) is judged the same way against the detector in force.
 
 Where the spans come from (`project_training_documents`): imported gold (train split; dev for early
 stopping) and curator work: a curator's own spans, and detected spans a curator accepted or corrected.
@@ -250,6 +251,7 @@ def train_detector_for_project(
     """Train, save, register (and promote) a detector version. With `against_dictionary`, it goes in
     force only if `link --detect` links the held-out documents at least as well with it as with the
     dictionary alone (end_to_end_against_dictionary); else it is kept as a candidate, saying why."""
+    from core.jobs.kinds import promotion_decision
     from core.jobs.versions import draft_version, publish_version
 
     kb = project.kb.knowledge_base()
@@ -270,11 +272,14 @@ def train_detector_for_project(
         comparison = end_to_end_against_dictionary(project, kb, fitted, dev_docs, device=device)
         if comparison is not None:
             fitted.metrics["end_to_end_against_dictionary"] = comparison
-            if comparison["dictionary"] > comparison["span model"]:
-                promote = False
+            # the one rule every kind is judged by, the dictionary's figure standing for the old version
+            promote, why = promotion_decision(
+                KIND, {"score": comparison["span model"]}, {"score": comparison["dictionary"]}
+            )
+            if not promote:
                 reason = (
                     f"the dictionary linked its {len(dev_docs)} held-out documents better end to end: "
-                    f"strict F1 {comparison['dictionary']:.2f} against {comparison['span model']:.2f}; "
+                    f"strict F1 {comparison['dictionary']:.2f} against {comparison['span model']:.2f} ({why}); "
                     "`promote detector` puts it in force anyway"
                 )
     with draft_version(project, KIND) as draft:

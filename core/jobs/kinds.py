@@ -110,6 +110,18 @@ KINDS: dict[str, ModelKind] = {
             load="core.jobs.detector:load_detector_version",
             retrained_by_default=False,
         ),
+        ModelKind(
+            "tagger",
+            score="score",
+            score_name="held-out end-to-end strict F1",
+            held_out="documents with spans",
+            needs="gold or curator-checked mention spans",
+            train="core.jobs.tagger:train_tagger_for_project",
+            retrain="core.jobs.tagger:retrain_tagger",
+            evaluate="core.evaluate.detection:evaluate_detectors",
+            load="core.jobs.tagger:load_tagger_version",
+            retrained_by_default=False,
+        ),
     )
 }
 
