@@ -154,26 +154,26 @@ def test_cli_retrain_on_a_cpu_leaves_the_reranker_out_and_says_why(demo, capsys)
     assert main(args) == 0
     captured = capsys.readouterr()
     assert "reranker off by default" in captured.err and "CPU" in captured.err
-    assert set(json.loads(captured.out)["kinds"]) == {"retriever", "ranker"}
+    assert set(json.loads(captured.out)["kinds"]) == {"retriever", "ranker", "tagger"}
 
 
 def test_one_retrain_policy_for_both_front_ends(demo):
     """`retrain_choice` decides the kinds for the CLI and the desk's dialog alike: on a CPU the
-    reranker is offered but not ticked; kinds asked for are trained as asked; a detector in force is
-    offered and ticked (it learns from the new spans too). The expected kinds are written out here."""
+    reranker is offered but not ticked; kinds asked for are trained as asked; the tagger is always
+    offered and ticked, a span model when one is in force (both learn from the new spans). The expected kinds are written out here."""
     from core.jobs.retrain_plan import retrain_choice
 
     cpu = retrain_choice(demo, "cpu")
-    assert cpu.offered == ("retriever", "reranker", "ranker")
-    assert cpu.kinds == ("retriever", "ranker") and "CPU" in cpu.note
+    assert cpu.offered == ("retriever", "reranker", "ranker", "tagger")
+    assert cpu.kinds == ("retriever", "ranker", "tagger") and "CPU" in cpu.note
     assert retrain_choice(demo, "cpu", ["reranker"]).kinds == ("reranker",)
     folder = demo.models_dir / "detector" / "v1"
     folder.mkdir(parents=True)
     demo.models.register_model("detector", "v1", folder, metrics={}, kb_fingerprint="", data_fingerprint="")
     demo.models.promote_model("detector", "v1")
     with_detector = retrain_choice(demo, "cpu")
-    assert with_detector.offered == ("retriever", "reranker", "ranker", "detector")
-    assert with_detector.kinds == ("retriever", "ranker", "detector")
+    assert with_detector.offered == ("retriever", "reranker", "ranker", "detector", "tagger")
+    assert with_detector.kinds == ("retriever", "ranker", "detector", "tagger")
 
 
 def test_retrain_prunes_curator_synonyms_once(demo, monkeypatch):

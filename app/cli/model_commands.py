@@ -278,6 +278,9 @@ def cmd_retrain(args) -> int:
     if report.curator_synonyms:
         stdout.print(f"{report.curator_synonyms} curator synonyms added to the knowledge base and name index")
     for kind in report.kinds.values():
+        if not kind.version:  # left out with its reason (too few documents to learn from)
+            stdout.print(f"{kind.kind}: {kind.reason}")
+            continue
         verdict = "promoted" if kind.promoted else "kept as a candidate"
         stdout.print(f"{kind.kind} {kind.version}: {verdict} ({kind.reason}); {kind.seconds:.0f} s")
     _print_relinked(relinked)

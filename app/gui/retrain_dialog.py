@@ -59,6 +59,10 @@ class RetrainDialog(QDialog):
         for kind, box in self.kind_boxes.items():
             box.setChecked(kind in choice.kinds)
         self.kind_boxes["reranker"].setToolTip(self.advice.reason)
+        self.kind_boxes["tagger"].setToolTip(
+            "detection: learns the spans you added, moved and deleted; in force per type only where it "
+            "finds more on held-out documents"
+        )
         self.reranker_note = QLabel(self.advice.reason[:1].upper() + self.advice.reason[1:] + ".")
         self.reranker_note.setWordWrap(True)
         self.seconds = QDoubleSpinBox()
@@ -81,7 +85,8 @@ class RetrainDialog(QDialog):
         form.addRow("Promote", self.rule)
 
         self.status = QLabel(
-            "Learns from accepted and corrected links; judged on a held-out slice of documents. "
+            "Learns from accepted and corrected links and the spans you checked; judged on a held-out "
+            "slice of documents. "
             "It runs in the background: you can go on curating."
         )
         self.status.setWordWrap(True)

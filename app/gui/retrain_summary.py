@@ -122,7 +122,7 @@ class RetrainSummary(QDialog):
 
     def waiting(self) -> dict[str, str]:
         """The new versions not in force yet."""
-        return {kind: r.version for kind, r in self.report.kinds.items() if not r.promoted}
+        return {kind: r.version for kind, r in self.report.kinds.items() if r.version and not r.promoted}
 
     def show_report(self) -> None:
         report = self.report
@@ -134,6 +134,8 @@ class RetrainSummary(QDialog):
         self.table.resizeColumnsToContents()
         lines = [
             f"{kind} {r.version} ({'in force' if r.promoted else 'not in force'}): {r.reason}"
+            if r.version
+            else f"{kind}: {r.reason}"
             for kind, r in report.kinds.items()
         ]
         counts = report.training

@@ -68,9 +68,12 @@ class RetrainChoice:
 
 def retrain_choice(project: Project, device: str = "auto", asked: Sequence[str] | None = None) -> RetrainChoice:
     """The one retrain policy of the CLI and the desk: the kinds asked for, as asked; otherwise the
-    linking kinds (retriever, reranker, ranker) and the detector when one is in force (it learns from
-    the new spans too), the reranker left out where no GPU makes training it worthwhile."""
+    linking kinds (retriever, reranker, ranker), the span model when one is in force, and the tagger
+    (a CRF: minutes on a CPU), so the spans a curator added, moved or deleted teach detection at the
+    next click (issue 32); the promotion rule decides per type whether it goes in force. The reranker
+    is left out where no GPU makes training it worthwhile."""
     offered = LINKING_KINDS + (("detector",) if project.models.active_model("detector") is not None else ())
+    offered += ("tagger",)
     advice = reranker_advice(device)
     if asked:
         return RetrainChoice(tuple(asked), offered, advice)
@@ -100,4 +103,6 @@ def retrain_phases(kinds: Sequence[str], max_seconds: float | None) -> list[tupl
         phases.append(("ranker", RANKER_SHARE * budget))
     if "detector" in kinds:  # bounded by epochs, not the budget: minutes on a CPU
         phases.append(("detector", budget))
+    if "tagger" in kinds:  # a CRF bounded by its iterations, then judged on held-out documents
+        phases.append(("tagger", budget))
     return phases

@@ -46,10 +46,14 @@ class RetrainReport:
 
     def table(self) -> list[tuple[str, str, float | None, float | None]]:
         """(kind, metric, old, new) rows for the before / after table."""
+        from core.jobs.kinds import model_kind
+
         rows = []
         for kind, report in self.kinds.items():
             keys = [k for k in (report.new or report.old) if k.startswith(("acc@", "recall@"))]
             rows += [(kind, key, report.old.get(key), report.new.get(key)) for key in keys]
+            if "score" in report.new:  # the detectors' one held-out F1
+                rows.append((kind, model_kind(kind).score_name, report.old.get("score"), report.new["score"]))
         return rows
 
     def to_json(self) -> dict:

@@ -32,6 +32,9 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 KIND = "tagger"
+MIN_TRAINING_DOCUMENTS = 5
+"""Below this many documents with checked spans a retrain leaves the tagger out and says why: a CRF on
+fewer learns the handful of strings the dictionary already holds."""
 
 
 def fit_tagger(
@@ -175,7 +178,18 @@ def retrain_tagger(
     `epochs`, `base_model`, `seed` do not apply), judged and published under `promote` (a rule)."""
     from core.jobs.retrain_report import KindReport
 
+    if progress is not None:
+        progress.enter(KIND)
     active = project.models.active_model(KIND)
+    train_docs, dev_docs = training_splits(project)
+    if len(train_docs) < MIN_TRAINING_DOCUMENTS or not dev_docs:
+        report = KindReport(KIND, "", active.version if active else "", "")
+        report.promoted = False
+        report.reason = (
+            f"not trained: {len(train_docs)} document(s) with checked spans to learn from and "
+            f"{len(dev_docs)} to judge on (needs {MIN_TRAINING_DOCUMENTS} and 1; finish more documents)"
+        )
+        return report
     trained = train_tagger_for_project(
         project,
         promote=promote != "never",
