@@ -8,7 +8,7 @@ import time
 
 from rich.table import Table
 
-from app.cli.arguments import MAX_CANDIDATES, input_path, whole
+from app.cli.arguments import MAX_CANDIDATES, input_path, number, whole
 from app.cli.output import open_project, print_json, stdout
 from app.console import cancellable, progress_bar
 
@@ -180,11 +180,11 @@ def register_train(train) -> None:
         help="train the CRF tagger on gold and curator-checked spans, with the project's dictionary as "
         "features; the held-out documents decide, per type, whether it goes in force",
     )
-    tagger.add_argument("--c1", type=float, default=0.05, help="L1 penalty (default 0.05)")
-    tagger.add_argument("--c2", type=float, default=0.01, help="L2 penalty (default 0.01)")
-    tagger.add_argument("--iterations", type=int, default=150, help="at most this many L-BFGS iterations")
+    tagger.add_argument("--c1", type=number(0), default=0.05, help="L1 penalty (default 0.05)")
+    tagger.add_argument("--c2", type=number(0), default=0.01, help="L2 penalty (default 0.01)")
+    tagger.add_argument("--iterations", type=whole(1, 100_000), default=150, help="at most this many L-BFGS iterations")
     tagger.add_argument(
-        "--folds", type=int, default=4, help="dictionaries that leave out each fold's annotations (default 4)"
+        "--folds", type=whole(1, 50), default=4, help="dictionaries that leave out each fold's annotations (default 4)"
     )
     tagger.add_argument("--device", choices=["auto", "cpu", "cuda"], default="cpu", help="for the linker")
     tagger.add_argument(

@@ -292,11 +292,13 @@ def register(commands) -> None:
     kb_import.add_argument(
         "--tree-numbers",
         metavar="FILE",
+        type=input_path("file"),
         help="mesh-tsv: a MeSH tree-number table (mesh_id, mesh_name, mesh_tree_number) that types descriptors",
     )
     kb_import.add_argument(
         "--actions",
         metavar="FILE",
+        type=input_path("file"),
         help="mesh-tsv: MeSH pharmacological actions (DescriptorUI ... PharmActionName); a record with one is a chemical",
     )
     kb_import.add_argument(

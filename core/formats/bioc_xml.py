@@ -108,13 +108,13 @@ def xml_error(error: etree.XMLSyntaxError) -> tuple[int | None, str]:
     suffix = f", line {error.lineno}, column "
     if suffix in problem:  # lxml repeats the position in the message
         problem = problem[: problem.index(suffix)]
-    if "XML_PARSE_HUGE" in problem or "huge_tree" in problem:  # names a parser option the user cannot set
+    if problem.startswith("Excessive depth in document"):  # lxml's own bound; the option it names is off
+        problem = "elements nested more than 256 levels deep, refused (no real file nests so deep)"
+    elif "XML_PARSE_HUGE" in problem or "huge_tree" in problem:  # names a parser option the user cannot set
         problem = (
             f"a text node or name longer than lxml's 10,000,000-byte bound, refused (no real file comes close: "
             f"a damaged or hostile file?) ({problem.split(', try XML_PARSE_HUGE')[0].split(' try ')[0]})"
         )
-    elif problem.startswith("Excessive depth in document"):  # lxml's own bound; the option it names is off
-        problem = "elements nested more than 256 levels deep, refused (no real file nests so deep)"
     elif "amplification" in problem:
         problem = f"entity expansion too large, refused ({problem})"
     elif "not defined" in problem and "Entity" in problem:

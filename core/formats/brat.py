@@ -39,7 +39,7 @@ from core.documents import Document, Mention, Passage, Relation
 from core.errors import InputError
 from core.formats.annotations import build_mention, parse_fragments
 from core.formats.brat_write import BRAT_KIND, EQUIV, EVENT, TRIGGER, write
-from core.formats.files import folder_files, iter_lines_lenient, read_text
+from core.formats.files import folder_files, iter_lines_lenient, read_text, skipped_note
 from core.formats.report import FormatReport, skip_or_raise
 from core.limits import MAX_CONCEPT_ID_LENGTH, check_id, check_optional_id
 
@@ -85,12 +85,15 @@ def read(path: Path | str, report: FormatReport | None = None) -> Iterator[Docum
 
 def _text_files(path: Path) -> list[Path]:
     if path.is_dir():
-        texts = folder_files(path, "*.txt")  # links, FIFOs and devices skipped with a note
+        skipped: list[str] = []
+        texts = folder_files(path, "*.txt", skipped)  # links, FIFOs and devices skipped with a note
         orphans = sorted(a for a in path.glob("*.ann") if not a.with_suffix(".txt").is_file())
         if orphans:
             raise InputError(orphans[0], "brat annotation file without its .txt text file")
         if not texts:
-            raise InputError(path, "no .txt files in the folder: not a brat collection")
+            raise InputError(
+                path, "no .txt files in the folder: not a brat collection" + skipped_note(skipped)
+            )
         return texts
     if path.suffix == ".ann":
         path = path.with_suffix(".txt")

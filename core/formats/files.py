@@ -99,6 +99,18 @@ def folder_files(folder: Path, pattern: str = "*", notes: list[str] | None = Non
     return files
 
 
+def skipped_note(notes: list[str]) -> str:
+    """What `folder_files` skipped, for the error that says a folder held nothing to read."""
+    if not notes:
+        return ""
+    named = []
+    for note in notes[:5]:
+        where, what = note.rsplit(": ", 1)
+        named.append(f"{Path(where).name} ({what.split(', not')[0]})")
+    more = f" and {len(notes) - 5} more" if len(notes) > 5 else ""
+    return f"; skipped as not regular files: {', '.join(named)}{more}"
+
+
 def require_regular(path: Path) -> None:
     """Refuse a FIFO, device or socket named as an input (it blocks, or never ends); a symbolic link
     given by name is followed to what it names, which must be a regular file or a folder."""

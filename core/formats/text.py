@@ -23,7 +23,7 @@ from pathlib import Path
 
 from core.documents import Document, Passage
 from core.errors import InputError
-from core.formats.files import atomic_text_writer, document_file, folder_files, read_text, stem
+from core.formats.files import atomic_text_writer, document_file, folder_files, read_text, skipped_note, stem
 from core.formats.report import FormatReport, lost, skip_or_raise
 from core.limits import check_id
 
@@ -40,9 +40,10 @@ def read(path: Path | str, report: FormatReport | None = None) -> Iterator[Docum
     """One document per file."""
     path = Path(path)
     if path.is_dir():
-        files = folder_files(path, "*.txt")
+        skipped: list[str] = []
+        files = folder_files(path, "*.txt", skipped)
         if not files:
-            raise InputError(path, "no .txt files in the folder")
+            raise InputError(path, "no .txt files in the folder" + skipped_note(skipped))
     else:
         files = [path]
     for file in files:
@@ -86,7 +87,9 @@ def titled(passages: Iterable[Passage]) -> Iterator[Passage]:
             head, rest_offset = split
             rest = passage.text[rest_offset:]
             yield Passage(passage.offset, head, TITLE)
-            yield Passage(passage.offset + rest_offset + (len(rest) - len(rest.lstrip())), rest.strip(), ABSTRACT)
+            yield Passage(
+                passage.offset + rest_offset + (len(rest) - len(rest.lstrip())), rest.strip(), ABSTRACT
+            )
             continue
         yield passage
 
