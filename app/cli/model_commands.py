@@ -412,7 +412,7 @@ def register(commands) -> None:
     link.add_argument(
         "--detect",
         action="store_true",
-        help="first tag new mentions (the span model in force, else the KB dictionary): in the documents chosen by --documents / "
+        help="first tag new mentions (the detector in force per type: tagger, span model or KB dictionary): in the documents chosen by --documents / "
         "--split, else in the documents without mentions; never in gold documents unless --include-gold",
     )
     link.add_argument(

@@ -1,8 +1,8 @@
 """Finding mentions in raw text from the desk: the open document, or every document that has none yet.
 
-The link service tags them in the background (the span model in force, else the KB dictionary: the
-detector `curalink link --detect` uses), the window shows the new mentions at once, unsuggested, and
-their suggestions as each document is linked. Detected spans keep their probability; the abstract
+The link service tags them in the background (the detector in force per type: the tagger, the span
+model or the KB dictionary, as `curalink link --detect` uses), the window shows the new mentions at
+once, unsuggested, and their suggestions as each document is linked. Detected spans keep their probability; the abstract
 draws the uncertain ones apart (states.LOW_SPAN_PROBABILITY) until a curator decides them.
 """
 

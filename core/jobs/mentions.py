@@ -3,7 +3,8 @@ storing them: only into the documents core.jobs.detect_targets allows, typed, ne
 
 A detected span that overlaps any stored mention of the document, a deleted one included, is left
 out: a curator's deletion of a detected mention must not be undone by the next run. Which detector a
-project uses (the span model in force, else its dictionary) is core.project_detector's choice.
+project uses (per type: the tagger, the span model in force, else its dictionary) is
+core.project_detector's choice.
 """
 
 from __future__ import annotations
