@@ -6,8 +6,7 @@ from __future__ import annotations
 from dataclasses import asdict
 
 from app.cli.arguments import MAX_CANDIDATES, input_path, output_folder, whole
-from app.cli.output import open_project, print_json, stdout
-from app.console import cancellable, escape_controls, progress_bar
+from app.console import cancellable, escape_controls, open_project, print_json, progress_bar, stdout
 from core.errors import CuralinkError
 from core.jobs.batch import DEFAULT_CANDIDATES
 

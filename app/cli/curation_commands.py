@@ -3,7 +3,7 @@ over the same history in the project (core.jobs.curation), so a script can take 
 
 from __future__ import annotations
 
-from app.cli.output import open_project, print_json, stdout
+from app.console import open_project, print_json, stdout
 
 SHOWN_LABEL = 160
 """Characters of a step's label shown on its line: a stored label of 120 KB (a long mention text) took

@@ -9,8 +9,7 @@ import time
 from rich.table import Table
 
 from app.cli.arguments import MAX_CANDIDATES, input_path, number, whole
-from app.cli.output import open_project, print_json, stdout
-from app.console import cancellable, progress_bar
+from app.console import cancellable, open_project, print_json, progress_bar, stdout
 
 
 def cmd_train_detector(args) -> int:

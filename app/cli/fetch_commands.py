@@ -5,8 +5,7 @@ from __future__ import annotations
 import os
 
 from app.cli.arguments import input_path, whole
-from app.cli.output import open_project, stdout
-from app.console import cancellable, progress_bar
+from app.console import cancellable, open_project, progress_bar, stdout
 from core.errors import CuralinkError, InputError
 
 API_KEY_VARIABLE = "NCBI_API_KEY"

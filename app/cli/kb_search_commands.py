@@ -6,7 +6,7 @@ from __future__ import annotations
 from rich.table import Table
 
 from app.cli.arguments import whole
-from app.cli.output import open_project, print_json, stdout
+from app.console import open_project, print_json, stdout
 from core.kb.links import link_outs
 
 

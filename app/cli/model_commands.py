@@ -9,8 +9,7 @@ from rich.table import Table
 
 from app.cli import detector_commands
 from app.cli.arguments import MAX_CANDIDATES, input_path, number, whole
-from app.cli.output import open_project, print_json, print_output, stdout
-from app.console import cancellable, progress_bar, stderr
+from app.console import cancellable, open_project, print_json, print_output, progress_bar, stderr, stdout
 from core.errors import CuralinkError
 from core.jobs.retriever import DEFAULT_EPOCHS, DEFAULT_PATIENCE
 

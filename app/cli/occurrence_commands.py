@@ -4,7 +4,7 @@ the desk's Ctrl+Shift+A); `--preview` only counts them; `curalink undo` takes th
 
 from __future__ import annotations
 
-from app.cli.output import open_project, print_json, stdout
+from app.console import open_project, print_json, stdout
 
 
 def cmd_annotate(args) -> int:

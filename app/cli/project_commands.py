@@ -10,8 +10,7 @@ from rich.table import Table
 
 from app.cli import fetch_commands, kb_search_commands
 from app.cli.arguments import day, input_path, number, output_folder, output_path
-from app.cli.output import open_project, print_json, stdout
-from app.console import cancellable, progress_bar
+from app.console import cancellable, open_project, print_json, progress_bar, stdout
 from core.errors import CuralinkError
 
 CORPUS_FORMATS = ("pubtator", "bioc-xml", "bioc-json", "brat", "jsonl", "text", "pubmed-xml", "jats")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from rich.table import Table
 
-from app.cli.output import open_project, print_json, stdout
+from app.console import open_project, print_json, stdout
 
 
 def cmd_list(args) -> int:

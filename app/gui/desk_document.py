@@ -11,9 +11,9 @@ from collections.abc import Callable
 from PySide6.QtWidgets import QLabel
 
 from app.gui.abstract_view import AbstractView, MentionMark
-from app.gui.actions import DeskHistory
 from app.gui.candidate_panel import CandidatePanel, order_source
 from app.gui.concept_pane import ConceptPane
+from app.gui.desk_history import DeskHistory
 from app.gui.desk_linking import BackgroundLinking
 from app.gui.desk_marks import CurationMarks
 from app.gui.desk_model import DeskModel

@@ -14,7 +14,7 @@ import html
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QVBoxLayout
 
-from app.gui.actions import DeskHistory
+from app.gui.desk_history import DeskHistory
 from app.gui.desk_host import DeskHost
 from app.gui.desk_identical import ApplyToIdentical
 from app.gui.desk_marks import CurationMarks

@@ -19,7 +19,7 @@ from PySide6.QtCore import Signal
 from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QMessageBox, QPushButton, QVBoxLayout, QWidget
 
-from app.gui.actions import DeskHistory
+from app.gui.desk_history import DeskHistory
 from app.gui.desk_host import DeskHost
 from app.gui.desk_linking import BackgroundLinking
 from app.gui.desk_model import DeskModel

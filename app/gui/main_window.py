@@ -20,7 +20,6 @@ from PySide6.QtWidgets import (
 )
 
 from app.gui.abstract_view import AbstractView
-from app.gui.actions import DeskHistory
 from app.gui.candidate_panel import CandidatePanel
 from app.gui.concept_pane import ConceptPane
 from app.gui.desk_curation import Curation
@@ -28,6 +27,7 @@ from app.gui.desk_detect import FindMentions
 from app.gui.desk_document import DocumentView
 from app.gui.desk_extras import CuratorExtras
 from app.gui.desk_files import ProjectFiles
+from app.gui.desk_history import DeskHistory
 from app.gui.desk_identical import ApplyToIdentical
 from app.gui.desk_keys import DeskKeys
 from app.gui.desk_linking import BackgroundLinking

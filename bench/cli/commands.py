@@ -8,8 +8,7 @@ from pathlib import Path
 
 from rich.table import Table
 
-from app.cli.output import print_json, print_output, shared_data, stdout
-from app.console import cancellable, progress_bar
+from app.console import cancellable, print_json, print_output, progress_bar, shared_data, stdout
 from bench.cli import (
     batch,
     cross_feature,

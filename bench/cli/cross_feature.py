@@ -6,8 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from app.cli.output import print_json, shared_data, stdout
-from app.console import cancellable, progress_bar
+from app.console import cancellable, print_json, progress_bar, shared_data, stdout
 from core.atomic_files import write_text_atomic
 from core.errors import CuralinkError
 

@@ -16,8 +16,7 @@ from pathlib import Path
 
 from rich.table import Table
 
-from app.cli.output import print_json, stdout
-from app.console import cancellable, progress_bar
+from app.console import cancellable, print_json, progress_bar, stdout
 from core.errors import CuralinkError
 
 log = logging.getLogger(__name__)

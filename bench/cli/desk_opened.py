@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from pathlib import Path
 
-from app.cli.output import open_project, print_json, stdout
+from app.console import open_project, print_json, stdout
 from core.errors import CuralinkError
 
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from rich.table import Table
 
-from app.cli.output import open_project, print_json, stdout
-from app.console import cancellable, progress_bar
+from app.console import cancellable, open_project, print_json, progress_bar, stdout
 
 DEFAULT_DOCUMENTS = 30
 

@@ -9,8 +9,7 @@ from pathlib import Path
 
 from rich.table import Table
 
-from app.cli.output import print_json, stdout
-from app.console import progress_bar
+from app.console import print_json, progress_bar, stdout
 
 
 def cmd_bench_bad_inputs(args) -> int:

@@ -7,8 +7,7 @@ from pathlib import Path
 
 from rich.table import Table
 
-from app.cli.output import open_project, print_json, shared_data, stdout
-from app.console import progress_bar
+from app.console import open_project, print_json, progress_bar, shared_data, stdout
 
 
 def cmd_bench_kb_search(args) -> int:

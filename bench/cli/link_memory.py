@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from app.cli.output import print_json, stdout
+from app.console import print_json, stdout
 from core.errors import CuralinkError
 
 

@@ -7,8 +7,7 @@ from pathlib import Path
 
 from rich.table import Table
 
-from app.cli.output import print_json, shared_data, stdout
-from app.console import cancellable, progress_bar
+from app.console import cancellable, print_json, progress_bar, shared_data, stdout
 
 
 def _points(text: str) -> tuple[int | None, ...]:

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from rich.table import Table
 
-from app.cli.output import open_project, print_json, stdout
-from app.console import cancellable
+from app.console import cancellable, open_project, print_json, stdout
 
 
 def cmd_bench_missed_spans(args) -> int:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rich.table import Table
 
-from app.cli.output import print_json, shared_data, stdout
+from app.console import print_json, shared_data, stdout
 
 
 def cmd_bench_spelling(args) -> int:

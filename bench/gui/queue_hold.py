@@ -26,7 +26,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     from PySide6.QtWidgets import QApplication
 
-    from app.cli.output import stdout
+    from app.console import stdout
     from app.gui.document_queue import DocumentQueue
     from core.store.project import QueueEntry
 

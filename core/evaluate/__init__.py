@@ -1,1 +1,2 @@
-"""Metrics and benchmark harnesses shared by the CLI, the GUI and the README figures."""
+"""Metrics the CLI, the desk and the benchmark commands share: retrieval, ranking, detection and
+end-to-end scores. The benchmark harnesses themselves live in bench/."""
