@@ -95,9 +95,10 @@ class SearchCost:
 
 
 def gold_ids(mention: Mention, kb: KnowledgeBase) -> list[str]:
-    """The gold's concepts as the KB keys them (those it knows)."""
+    """The gold's concepts as the KB keys them (those it knows), each once: two gold ids may name one
+    concept (an OMIM id and its MeSH record), and a link names distinct concepts."""
     resolved = [kb.resolve(c) for c in split_concept_ids(mention.concept_id)]
-    return [c for c in resolved if c]
+    return list(dict.fromkeys(c for c in resolved if c))
 
 
 def link_op(

@@ -82,3 +82,14 @@ def test_the_loop_retrains_and_measures_held_out_abstracts(tiny_loop):
         assert point["cost"]["gold"] == sum(len(d.mentions) for d in held_out)
         # a curator spends at least one key per gold mention
         assert point["cost"]["keys"] >= point["cost"]["gold"]
+
+
+def test_a_composite_gold_naming_one_concept_twice_links_it_once():
+    """NCBI-disease gold may repeat an id in a composite ("C535342|C535342"); the store refuses a link
+    that names a concept twice, so the simulated curator links each concept once."""
+    from bench.curator_sim import gold_ids
+    from core.documents import Mention
+
+    kb = KnowledgeBase(load_kb(demo_dir() / "kb.tsv", "tsv"))
+    mention = Mention(0, 10, "x and y", "CompositeMention", "D006816|MESH:D006816|D006816")
+    assert gold_ids(mention, kb) == ["D006816"]
