@@ -1,15 +1,13 @@
-"""Model commands: train, link, evaluate, retrain, rollback."""
+"""Model commands: train, link, evaluate (retrain, promote and rollback: app/cli/lifecycle_commands.py)."""
 
 from __future__ import annotations
 
 import time
 from typing import TYPE_CHECKING
 
-from rich.table import Table
-
 from app.cli import detector_commands
 from app.cli.arguments import MAX_CANDIDATES, input_path, number, whole
-from app.console import cancellable, open_project, print_json, print_output, progress_bar, stderr, stdout
+from app.console import cancellable, open_project, print_json, print_output, progress_bar, stdout
 from core.errors import CuralinkError
 from core.jobs.retriever import DEFAULT_EPOCHS, DEFAULT_PATIENCE
 
@@ -243,90 +241,6 @@ def cmd_evaluate_reranker(args) -> int:
     return 0
 
 
-def cmd_retrain(args) -> int:
-    from core.jobs.promotion import relink_after_change
-    from core.jobs.retrain import retrain
-    from core.jobs.retrain_plan import relink_after_retrain, retrain_choice
-
-    with open_project(args) as project, cancellable() as cancel, progress_bar("retraining") as bar:
-        choice = retrain_choice(project, args.device, args.kind)
-        if choice.note:
-            (stderr if args.json else stdout).print(f"{choice.note} (--kind reranker trains it anyway)")
-        report = retrain(
-            project,
-            kinds=choice.kinds,
-            max_seconds=args.max_seconds,
-            epochs=args.epochs,
-            promote=args.promote,
-            device=args.device,
-            progress=bar,
-            cancel=cancel,
-        )
-        relinked = None
-        if args.relink and relink_after_retrain(report):
-            relinked = relink_after_change(project, device=args.device, progress=bar, cancel=cancel)
-    if args.json:
-        print_json(report.to_json())
-        return 0
-    table = Table("model", "metric", "in force", "new", title="retraining on the held-out slice")
-    for kind, metric, old, new in report.table():
-        table.add_row(
-            kind, metric, "-" if old is None else f"{old:.2f}", "-" if new is None else f"{new:.2f}"
-        )
-    stdout.print(table)
-    if report.curator_synonyms:
-        stdout.print(f"{report.curator_synonyms} curator synonyms added to the knowledge base and name index")
-    for kind in report.kinds.values():
-        if not kind.version:  # left out with its reason (too few documents to learn from)
-            stdout.print(f"{kind.kind}: {kind.reason}")
-            continue
-        verdict = "promoted" if kind.promoted else "kept as a candidate"
-        stdout.print(f"{kind.kind} {kind.version}: {verdict} ({kind.reason}); {kind.seconds:.0f} s")
-    _print_relinked(relinked)
-    return 0
-
-
-def _print_relinked(summary) -> None:
-    if summary is not None:
-        stdout.print(
-            f"relinked {summary.mentions} unreviewed mentions in {summary.documents} documents "
-            "with the models now in force (reviewed mentions keep their decisions)"
-        )
-
-
-def cmd_promote(args) -> int:
-    from core.jobs.promotion import promote_and_relink
-
-    with open_project(args) as project, cancellable() as cancel, progress_bar("relinking") as bar:
-        changed, relinked = promote_and_relink(
-            project,
-            {args.kind: args.version},
-            relink=args.relink,
-            device=args.device,
-            progress=bar,
-            cancel=cancel,
-        )
-    stdout.print(f"{args.kind} {args.version} is in force" + ("" if changed else " (it already was)"))
-    _print_relinked(relinked)
-    return 0
-
-
-def cmd_rollback(args) -> int:
-    from core.jobs.promotion import relink_after_change
-    from core.jobs.retrain import rollback
-
-    with open_project(args) as project, cancellable() as cancel, progress_bar("relinking") as bar:
-        version = rollback(project, args.kind)
-        relinked = (
-            relink_after_change(project, device=args.device, progress=bar, cancel=cancel)
-            if args.relink
-            else None
-        )
-    stdout.print(f"{args.kind} {version} is in force again")
-    _print_relinked(relinked)
-    return 0
-
-
 def cmd_evaluate_retriever(args) -> int:
     from core.jobs.kinds import evaluate
 
@@ -345,7 +259,9 @@ def register(commands) -> None:
         "retriever", help="train a ResCNN retriever (KB synonyms + gold + curator links)"
     )
     train_retriever.add_argument(
-        "--base-model", type=input_path("folder"), help="a local BERT-family folder (default: packaged all-MiniLM-L6-v2)"
+        "--base-model",
+        type=input_path("folder"),
+        help="a local BERT-family folder (default: packaged all-MiniLM-L6-v2)",
     )
     train_retriever.add_argument(
         "--epochs",
@@ -375,11 +291,18 @@ def register(commands) -> None:
         "--packing", choices=["pair", "mention", "sentence", "document", "compact"], default="compact"
     )
     train_reranker.add_argument(
-        "--base-model", type=input_path("folder"), help="a local BERT-family folder (default: packaged all-MiniLM-L6-v2)"
+        "--base-model",
+        type=input_path("folder"),
+        help="a local BERT-family folder (default: packaged all-MiniLM-L6-v2)",
     )
-    train_reranker.add_argument("--max-epochs", type=whole(1), default=16, help="at most this many epochs (default 16)")
     train_reranker.add_argument(
-        "--patience", type=whole(0), default=3, help="stop after this many dev checks without a gain (default 3)"
+        "--max-epochs", type=whole(1), default=16, help="at most this many epochs (default 16)"
+    )
+    train_reranker.add_argument(
+        "--patience",
+        type=whole(0),
+        default=3,
+        help="stop after this many dev checks without a gain (default 3)",
     )
     train_reranker.add_argument(
         "--max-seconds", type=number(0, above=True), default=None, help="optional time limit (default: none)"
@@ -391,7 +314,9 @@ def register(commands) -> None:
     train_ranker = train.add_parser(
         "ranker", help="fit the learned ranker on gold and curator decisions (seconds, CPU)"
     )
-    train_ranker.add_argument("--candidates", type=whole(1, MAX_CANDIDATES), default=20, help="retriever candidates per mention")
+    train_ranker.add_argument(
+        "--candidates", type=whole(1, MAX_CANDIDATES), default=20, help="retriever candidates per mention"
+    )
     train_ranker.add_argument(
         "--with-reranker",
         action="store_true",
@@ -407,7 +332,12 @@ def register(commands) -> None:
     link = commands.add_parser("link", help="suggest concepts for every mention")
     link.add_argument("--split", choices=["train", "dev", "test"], help="only the documents of this split")
     link.add_argument("--documents", nargs="+", metavar="ID", help="only these documents")
-    link.add_argument("--documents-file", metavar="FILE", type=input_path("file"), help="only the documents listed, one id a line")
+    link.add_argument(
+        "--documents-file",
+        metavar="FILE",
+        type=input_path("file"),
+        help="only the documents listed, one id a line",
+    )
     link.add_argument(
         "--detect",
         action="store_true",
@@ -465,40 +395,3 @@ def register(commands) -> None:
     evaluate_ranker.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
     evaluate_ranker.add_argument("--json", action="store_true")
     evaluate_ranker.set_defaults(handler=cmd_evaluate_ranker)
-
-    retrain = commands.add_parser("retrain", help="fine-tune the models from curator decisions")
-    retrain.add_argument(
-        "--kind",
-        action="append",
-        choices=["retriever", "reranker", "ranker", "detector"],
-        help="default: retriever, reranker, ranker, and the detector when one is in force",
-    )
-    retrain.add_argument(
-        "--max-seconds",
-        type=number(0, above=True),
-        default=None,
-        help="optional time limit per model (default: none; --epochs bounds training)",
-    )
-    retrain.add_argument(
-        "--epochs", type=whole(1), default=4, help="epochs of fine-tuning from the version in force (default 4)"
-    )
-    retrain.add_argument("--promote", choices=["if-not-worse", "always", "never"], default="if-not-worse")
-    retrain.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
-    retrain.add_argument("--no-relink", dest="relink", action="store_false", help="keep the old suggestions")
-    retrain.add_argument("--json", action="store_true")
-    retrain.set_defaults(handler=cmd_retrain)
-
-    rollback = commands.add_parser("rollback", help="put the previous model version back in force")
-    rollback.add_argument("kind", choices=["retriever", "reranker", "ranker", "detector", "tagger"])
-    promote = commands.add_parser(
-        "promote", help="put a registered model version in force and relink the unreviewed mentions"
-    )
-    promote.add_argument("kind", choices=["retriever", "reranker", "ranker", "detector", "tagger"])
-    promote.add_argument("version", help="e.g. v3 (named by the retrain report)")
-    for parser in (rollback, promote):
-        parser.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
-        parser.add_argument(
-            "--no-relink", dest="relink", action="store_false", help="keep the old models' suggestions"
-        )
-    rollback.set_defaults(handler=cmd_rollback)
-    promote.set_defaults(handler=cmd_promote)
