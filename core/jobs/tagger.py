@@ -86,6 +86,7 @@ def train_tagger_for_project(
     c2: float | None = None,
     max_iterations: int | None = None,
     folds: int | None = None,
+    splits: tuple[list, list] | None = None,
 ) -> TrainedVersion:
     """Train, register and (per the held-out comparison under `rule`) put in force a tagger version.
     `promote` False keeps it a candidate whatever it scores; the CRF's options default to
@@ -97,7 +98,7 @@ def train_tagger_for_project(
         if value is not None:
             setattr(settings, name, value)
     kb = project.kb.knowledge_base()
-    train_docs, dev_docs = training_splits(project)
+    train_docs, dev_docs = splits if splits is not None else training_splits(project)
     require_spans(project, train_docs)
     held_out = {d.doc_id for d in dev_docs}
     started = time.perf_counter()
@@ -196,6 +197,7 @@ def retrain_tagger(
         rule="always" if promote == "always" else "if-not-worse",
         cancel=cancel,
         device=device,
+        splits=(train_docs, dev_docs),
     )
     report = KindReport(KIND, trained.version, active.version if active else "", str(trained.path))
     scores = trained.metrics.get("held_out_scores", {})
