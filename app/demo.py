@@ -37,8 +37,8 @@ def build_demo_project(
 ) -> Project:
     """Create (or reopen) the demo project with its KB, abstracts, a trained retriever and suggestions."""
     from core.formats import read_corpus
-    from core.jobs.kinds import train
-    from core.jobs.linking import ProjectLinker
+    from core.jobs.linking.suggestions import ProjectLinker
+    from core.jobs.models.kinds import train
     from core.kb import load_kb
     from core.progress import NEVER_CANCELLED, no_progress
 

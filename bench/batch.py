@@ -92,8 +92,8 @@ def bench_batch(
 def _bench_project(data_dir: Path, work: Path, train_seconds: float, cancel: CancelToken) -> tuple[Path, str]:
     """MEDIC and a briefly trained ResCNN, built once in the work folder; the name index saved into it."""
     from core.formats import read_corpus
-    from core.jobs.kinds import train
-    from core.jobs.linking import ProjectLinker
+    from core.jobs.linking.suggestions import ProjectLinker
+    from core.jobs.models.kinds import train
     from core.kb import load_kb
     from core.store import Project
 

@@ -32,8 +32,8 @@ from pathlib import Path
 
 from bench.quality import calibration_figures, linked_only
 from core.documents import Candidate, Document
-from core.jobs.evaluate_ranker import order_metrics
-from core.jobs.ranker import DEFAULT_CANDIDATES, DEFAULT_TFIDF_UNION, examples
+from core.jobs.models.evaluate_ranker import order_metrics
+from core.jobs.models.ranker import DEFAULT_CANDIDATES, DEFAULT_TFIDF_UNION, examples
 from core.kb.knowledge_base import KnowledgeBase
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressFn, no_progress
 from core.rank.features import NameSimilarity
@@ -88,7 +88,7 @@ def save_inputs(
 def _fit(
     linker, kb: KnowledgeBase, documents, prior_documents, similarity, use_ce: bool, candidates=None
 ) -> RankerModel:
-    """A ranker fitted on `documents` as core.jobs.ranker.fit_for_documents does, its prior from
+    """A ranker fitted on `documents` as core.jobs.models.ranker.fit_for_documents does, its prior from
     `prior_documents` (fit_for_documents takes the prior from the fitted documents themselves).
     `candidates`: the documents' (reranked) candidates, when not the linker's own suggestions."""
     started = time.perf_counter()

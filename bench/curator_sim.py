@@ -1,5 +1,5 @@
 """A simulated curator: brings one abstract from what Curalink found to the gold, through the same
-`core.jobs.curation` operations the desk's keys call, and counts the keys each operation takes.
+`core.jobs.curation.operations` operations the desk's keys call, and counts the keys each operation takes.
 
 The cost of an operation is the keys (and mouse gestures) it takes in the desk; README ("What a mention
 costs") documents them:
@@ -26,10 +26,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from core.documents import Candidate, Document, Mention, split_concept_ids
-from core.jobs import curation
+from core.jobs.curation import operations as curation
 
 if TYPE_CHECKING:
-    from core.jobs.linking import ProjectLinker
+    from core.jobs.linking.suggestions import ProjectLinker
     from core.kb.knowledge_base import KnowledgeBase
     from core.store.project import Project
 
@@ -208,7 +208,7 @@ def curate(
     curator: str,
     live: bool,
 ) -> tuple[list[Op], bool]:
-    """Bring one stored abstract to its gold through core.jobs.curation, as the desk's keys would; return
+    """Bring one stored abstract to its gold through core.jobs.curation.operations, as the desk's keys would; return
     the operations and whether live learning changed the KB's names (then the desk makes its dictionary
     again). With `live`, the decisions teach the loaded linker at once and identical undecided mentions
     elsewhere are suggested again (the desk's live learning)."""

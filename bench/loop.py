@@ -5,9 +5,9 @@ A simulated curator (bench/curator_sim.py) starts from a new project as a user m
 for NCBI-disease), no annotations, the training abstracts imported as raw text, and a retriever trained
 on the KB's synonyms alone (zero-shot, as the demo does). It works one abstract at a time in the desk's
 order (uncertainty first: the smallest top-two margin of the models in force; or random): Find mentions
-and link on that abstract (the product path), then brings it to gold through `core.jobs.curation`, the
+and link on that abstract (the product path), then brings it to gold through `core.jobs.curation.operations`, the
 operations the desk's keys call, counting each one's keys. After 10, 25, 50, 100 and 200 abstracts (and
-all of them) it runs the desk's one-click retrain (`core.jobs.retrain.retrain` with the kinds
+all of them) it runs the desk's one-click retrain (`core.jobs.models.retrain.retrain` with the kinds
 `retrain_choice` picks and the promotion rule), reloads the models in force, and measures on held-out
 abstracts that never enter the project: end-to-end strict F1 of raw text → detected spans → top-1,
 span recall and precision per type, and the keys it would take to bring them to gold, per gold mention.
@@ -71,8 +71,8 @@ def build_base(
 ) -> Path:
     """The new project every run copies: the KB, the pool as raw text (split train), a zero-shot
     retriever (KB synonyms only) and its name index."""
-    from core.jobs.kinds import train
-    from core.jobs.linking import ProjectLinker
+    from core.jobs.linking.suggestions import ProjectLinker
+    from core.jobs.models.kinds import train
     from core.store import Project
 
     recipe = {
@@ -103,7 +103,7 @@ def build_base(
 def held_out_scores(project, linker, held_out: Sequence[Document], search: SearchCost, detect_type=None) -> dict:
     """Raw text → the detector in force → the linker's top-1, against gold, written nowhere; and the
     keys a curator would need to bring the abstracts to gold."""
-    from core.jobs.mentions import detector_for_project
+    from core.jobs.linking.mentions import detector_for_project
 
     chosen = detector_for_project(project, _kb(project, linker), requested_type=detect_type)
     raw = [d.with_mentions([]) for d in held_out]
@@ -187,10 +187,10 @@ def run_loop(
     cancel: CancelToken = NEVER_CANCELLED,
 ) -> dict:
     """One curve: curate the pool in the configured order, retrain at each point, measure held-out."""
-    from core.jobs.linking import ProjectLinker
-    from core.jobs.mentions import detector_for_project, find_mentions
-    from core.jobs.retrain import retrain
-    from core.jobs.retrain_plan import retrain_choice
+    from core.jobs.linking.mentions import detector_for_project, find_mentions
+    from core.jobs.linking.suggestions import ProjectLinker
+    from core.jobs.models.retrain import retrain
+    from core.jobs.models.retrain_plan import retrain_choice
     from core.store import Project
 
     if folder.exists():

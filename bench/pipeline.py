@@ -26,8 +26,8 @@ def bench_pipeline(
 ) -> dict:
     from core.evaluate.metrics import first_hit_rank, hit_rate
     from core.formats import read_corpus
-    from core.jobs.kinds import train
-    from core.jobs.linking import ProjectLinker
+    from core.jobs.linking.suggestions import ProjectLinker
+    from core.jobs.models.kinds import train
     from core.kb import load_kb
     from core.kb.identifiers import split_ids
     from core.store import Project

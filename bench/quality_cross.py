@@ -23,7 +23,7 @@ is measured on the BioRED dev slice and on NCBI dev (not NCBI train: the ResCNN 
 
 Each row gives acc@1 and recall@20 over every gold-linked mention (one without candidates counts as
 wrong), the top-1 ECE over the mentions with a suggestion, and the bulk-accept promise: at the
-threshold the desk's dialog starts at (`core.jobs.bulk_accept.read_scale`: the smallest whose promised
+threshold the desk's dialog starts at (`core.jobs.curation.bulk_accept.read_scale`: the smallest whose promised
 precision, the lower bound of the held-out one, reaches 98 %), the precision promised against the
 precision realised on the measured set. The promise holds when realised ≥ promised − 1 point. The rule
 before issue 25 (point precision of every held-out fold, `old_*` columns) is measured beside it.
@@ -41,7 +41,7 @@ from pathlib import Path
 import numpy as np
 
 from core.documents import Document
-from core.jobs.ranker import DEFAULT_CANDIDATES, DEFAULT_TFIDF_UNION, Examples, examples
+from core.jobs.models.ranker import DEFAULT_CANDIDATES, DEFAULT_TFIDF_UNION, Examples, examples
 from core.kb.knowledge_base import KnowledgeBase
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressFn, no_progress
 from core.rank.calibration import CALIBRATION_METHODS, expected_calibration_error, precision_coverage
@@ -95,7 +95,7 @@ def of_types(documents: Sequence[Document], types: Collection[str] | None = None
 
 @dataclass
 class Measured:
-    """Feature rows of one document set (core.jobs.ranker.examples) and how many linked mentions it has."""
+    """Feature rows of one document set (core.jobs.models.ranker.examples) and how many linked mentions it has."""
 
     rows: Examples
     mentions: int
@@ -256,7 +256,7 @@ class Corpus:
 
 
 def unseen_rows(train: Sequence[Document], unseen: Collection[str], rows: Examples) -> np.ndarray | None:
-    """Per feature row of `train` (core.jobs.ranker.examples): whether its document is in `unseen`."""
+    """Per feature row of `train` (core.jobs.models.ranker.examples): whether its document is in `unseen`."""
     numbers = [i for i, document in enumerate(train) if document.doc_id in unseen]
     return np.isin(rows.groups, numbers) if numbers else None
 

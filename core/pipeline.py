@@ -1,7 +1,7 @@
 """`Linker`: plan -> retrieve -> rerank -> rank for the documents it is given.
 
 It is a pure stage composition: it loads nothing (core.project_models loads a project's models into
-one), writes nothing and learns nothing; core.jobs.linking stores what it suggests.
+one), writes nothing and learns nothing; core.jobs.linking.suggestions stores what it suggests.
 
 Mention text is prepared by the one query plan (core.retrieve.query_plan) that `evaluate`, the
 benchmarks and retraining use too: abbreviations defined in the same document are expanded, and a

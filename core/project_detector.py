@@ -14,7 +14,7 @@ the span model's gaps: its mentions are kept where the span model found nothing 
 last 100 BioRED train + dev abstracts held out, with MeSH: end-to-end strict F1 48.95 -> 51.20 for
 chemicals + diseases; NCBI-disease dev with MEDIC: 71.29 -> 72.71; README, "Mention detection"). A span
 model goes in force only when that links its held-out documents at least as well as the dictionary
-alone (core.jobs.detector).
+alone (core.jobs.models.detector).
 
 The dictionary holds the KB's names and the strings the project's own annotations link to its concepts
 (imported train/dev gold, not other splits' gold, and curator-accepted links): running text calls diseases
@@ -79,7 +79,7 @@ def tagger_in_force(
     project: Project, kb, *, device: str = "auto", leave_out: Collection[str] = ()
 ) -> ChosenDetector | None:
     """The tagger in force with the plan it was promoted with (per type: the tagger, the tagger with
-    the dictionary in its gaps, the span model or the dictionary; core.jobs.detector_choice); None
+    the dictionary in its gaps, the span model or the dictionary; core.jobs.models.detector_choice); None
     when no tagger is in force. Types the plan does not name keep the dictionary."""
     from core.detect.per_type import (
         DICTIONARY,

@@ -7,8 +7,8 @@ from __future__ import annotations
 from app.resources import demo_dir
 from core.detect.dictionary import DictionaryDetector
 from core.formats import read_corpus
-from core.jobs import curation
-from core.jobs.mentions import detect_into_project
+from core.jobs.curation import operations as curation
+from core.jobs.linking.mentions import detect_into_project
 from core.kb import load_kb
 from core.project_detector import project_mention_type
 from core.store import Project

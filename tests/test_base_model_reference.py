@@ -17,8 +17,8 @@ from safetensors.torch import load_file, save_file
 
 from app.resources import demo_dir
 from core.errors import ModelError
-from core.jobs.linking import ProjectLinker
-from core.jobs.retriever import train_retriever
+from core.jobs.linking.suggestions import ProjectLinker
+from core.jobs.models.retriever import train_retriever
 from core.kb import load_kb
 from core.kb.knowledge_base import KnowledgeBase
 from core.locations import PACKAGE_PREFIX, content_hash, packaged_model_folder

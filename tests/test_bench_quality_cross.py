@@ -26,7 +26,7 @@ from bench.quality_cross import (
 )
 from core.errors import ModelError
 from core.formats.pubtator import read
-from core.jobs.ranker import DEFAULT_CANDIDATES, examples
+from core.jobs.models.ranker import DEFAULT_CANDIDATES, examples
 from core.kb.knowledge_base import KnowledgeBase
 from core.kb.medic import read_medic
 from core.pipeline import Linker

@@ -1,4 +1,4 @@
-"""Curation operations in core (core.jobs.curation), without Qt: decide, bulk accept, apply to identical,
+"""Curation operations in core (core.jobs.curation.operations), without Qt: decide, bulk accept, apply to identical,
 span edits, notes and done marks, and undo / redo over one history that survives reopening the project.
 
 The project is the bundled demo's KB and abstracts (no models needed); outcomes are read back from the
@@ -16,7 +16,7 @@ from app.cli import main as cli
 from app.demo import demo_dir
 from core.errors import CuralinkError
 from core.formats import read_corpus
-from core.jobs import curation
+from core.jobs.curation import operations as curation
 from core.kb import load_kb
 from core.store import Project
 from core.store.curation_marks import DONE, NOTE

@@ -60,7 +60,7 @@ def _saved_index(folder: Path) -> tuple[str, list, np.ndarray]:
 
 
 def test_a_correction_joins_the_saved_index_when_models_load_without_a_rebuild(demo, monkeypatch):
-    from core.jobs.linking import ProjectLinker
+    from core.jobs.linking.suggestions import ProjectLinker
     from core.retrieve import encoder as encoder_module
     from core.retrieve.index import NameIndex
 
@@ -101,7 +101,7 @@ def test_a_correction_joins_the_saved_index_when_models_load_without_a_rebuild(d
 def test_an_undone_correction_takes_its_synonym_out_of_the_kb_and_the_index(demo):
     # a curator corrects a mention to the wrong concept, the synonym is learnt at the next load, then
     # the curator undoes it: the wrong name must not stay behind suggesting the wrong concept
-    from core.jobs.linking import ProjectLinker
+    from core.jobs.linking.suggestions import ProjectLinker
 
     mention, mention_id = _correctable(demo)
     wrong = next(c.concept_id for c in demo.kb.knowledge_base() if c.concept_id != mention.concept_id)
@@ -130,8 +130,8 @@ def test_an_undone_correction_takes_its_synonym_out_of_the_kb_and_the_index(demo
 
 
 def test_retrain_adds_curator_synonyms_to_the_index_in_force(demo):
-    from core.jobs.linking import ProjectLinker
-    from core.jobs.retrain import retrain
+    from core.jobs.linking.suggestions import ProjectLinker
+    from core.jobs.models.retrain import retrain
 
     ProjectLinker.for_project(demo, use_reranker=False, use_ranker=False)
     _, rows, _ = _saved_index(demo.index_dir)
@@ -145,7 +145,7 @@ def test_retrain_adds_curator_synonyms_to_the_index_in_force(demo):
 
 @pytest.mark.parametrize("fmt", ["tsv", "obo", "medic"])
 def test_kb_export_round_trip(demo, tmp_path, fmt):
-    from core.jobs.kb_export import export_kb
+    from core.jobs.io.kb_export import export_kb
     from core.kb import load_kb
     from core.learn.synonyms import learn_synonyms
 

@@ -35,7 +35,7 @@ def _documents(shared_data: Path):
 def template(shared_data: Path, tmp_path_factory) -> Path:
     """KB: the MeSH rows of every chemical and disease the 52 abstracts name, plus distractors; 40
     abstracts as train gold; a retriever trained one epoch."""
-    from core.jobs.retriever import train_retriever
+    from core.jobs.models.retriever import train_retriever
 
     documents = _documents(shared_data)
     wanted = {

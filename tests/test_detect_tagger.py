@@ -167,7 +167,7 @@ def project_template(shared_data: Path, tmp_path_factory) -> Path:
     disease they name plus 400 others; a retriever trained one epoch."""
     import re
 
-    from core.jobs.retriever import train_retriever
+    from core.jobs.models.retriever import train_retriever
     from core.kb import load_kb
     from core.store import Project
 
@@ -207,7 +207,7 @@ def test_train_tagger_saves_a_crfsuite_file_and_loads_it_back(
     project_template: Path, tmp_path: Path, capsys
 ) -> None:
     from app.cli import main
-    from core.jobs.kinds import load
+    from core.jobs.models.kinds import load
     from core.store import Project
 
     path = _project_copy(project_template, tmp_path)
@@ -243,7 +243,7 @@ def test_the_promotion_rule_chooses_the_detector_per_type_on_held_out_documents(
     from core.detect.per_type import DICTIONARY, TAGGER, TAGGER_AND_DICTIONARY
     from core.detect.tagger import CrfTagger
     from core.evaluate.detection import linked_as_stored
-    from core.jobs.kinds import train
+    from core.jobs.models.kinds import train
     from core.project_detector import detector_for_project, dictionary_for_project
     from core.project_models import load_linker
     from core.store import Project

@@ -16,14 +16,14 @@ import pytest
 from core.detect.dictionary import DictionaryDetector
 from core.errors import CuralinkError, InputError
 from core.formats import read_corpus
-from core.jobs.detect_targets import (
+from core.jobs.linking.detect_targets import (
     SKIP_GOLD,
     SKIP_HAS_MENTIONS,
     plan_targets,
     read_id_file,
     require_known_ids,
 )
-from core.jobs.mentions import detect_into_project
+from core.jobs.linking.mentions import detect_into_project
 from core.kb import load_kb
 from core.kb.knowledge_base import KnowledgeBase
 from core.project_detector import project_mention_type

@@ -14,8 +14,8 @@ import pytest
 from app.cli import EXIT_ERROR, main
 from core.errors import Cancelled, InputError
 from core.formats import read_corpus
-from core.jobs.eutils import EutilsClient, EutilsError
-from core.jobs.fetch_pubmed import InvalidPmids, fetch_pubmed, parse_pmids, read_pmid_file
+from core.jobs.io.eutils import EutilsClient, EutilsError
+from core.jobs.io.fetch_pubmed import InvalidPmids, fetch_pubmed, parse_pmids, read_pmid_file
 from core.progress import CancelToken
 from core.store import Project
 

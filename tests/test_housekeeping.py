@@ -96,7 +96,7 @@ def test_a_training_run_killed_with_sigkill_leaves_nothing_after_the_next_open(p
 def test_training_prunes_indexes_no_model_in_use_needs(project: Path) -> None:
     """An index per retrain stayed for good: a killed retrain's scratch version, a retired version, an
     older knowledge base. After training only indexes of versions in use (and other files) remain."""
-    from core.jobs.retriever import train_retriever
+    from core.jobs.models.retriever import train_retriever
 
     index = project / "index"
     (current,) = sorted(p.stem for p in index.glob("*.faiss"))
@@ -117,7 +117,7 @@ def test_training_prunes_indexes_no_model_in_use_needs(project: Path) -> None:
 
 
 def test_a_candidate_version_keeps_its_index(project: Path) -> None:
-    from core.jobs.versions import prune_project_indexes
+    from core.jobs.models.versions import prune_project_indexes
 
     index = project / "index"
     names = sorted(p.name for p in index.iterdir())

@@ -13,7 +13,7 @@ import pytest
 from core.batch.plan import plan_shards
 from core.errors import InputError
 from core.formats import read_corpus
-from core.jobs.fetch_pubmed import read_pmid_file
+from core.jobs.io.fetch_pubmed import read_pmid_file
 from core.kb import load_kb
 
 PUBTATOR = "1|t|Breast cancer\n1|a|A study.\n1\t0\t13\tBreast cancer\tDisease\tD001943\n\n"

@@ -17,7 +17,7 @@ from core.detect.dictionary import DictionaryDetector
 from core.documents import Document, Mention, Passage
 from core.errors import CuralinkError
 from core.formats import read_corpus
-from core.jobs.linking import link_project
+from core.jobs.linking.suggestions import link_project
 from core.kb import load_kb
 from core.kb.concept import Concept
 from core.kb.knowledge_base import KnowledgeBase

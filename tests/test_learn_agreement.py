@@ -9,7 +9,7 @@ from fractions import Fraction
 import pytest
 
 from core.evaluate.agreement import agreement, cohen_kappa, curators, span_scores
-from core.jobs.adjudication import adjudicate
+from core.jobs.curation.adjudication import adjudicate
 from core.store import Project
 
 

@@ -79,7 +79,7 @@ def test_training_set_from_decisions(demo):
 
 
 def test_retrain_registers_promotes_and_rolls_back(demo, tiny_bert):
-    from core.jobs.retrain import retrain, rollback
+    from core.jobs.models.retrain import retrain, rollback
 
     curate(demo)
     before = demo.models.active_model("retriever").version
@@ -123,14 +123,14 @@ def test_retrain_registers_promotes_and_rolls_back(demo, tiny_bert):
 
 
 def test_rollback_of_first_version_refused(demo):
-    from core.jobs.retrain import rollback
+    from core.jobs.models.retrain import rollback
 
     with pytest.raises(CuralinkError, match="nothing to roll back"):
         rollback(demo, "retriever")
 
 
 def test_cancel_leaves_models_in_force(demo):
-    from core.jobs.retrain import retrain
+    from core.jobs.models.retrain import retrain
 
     curate(demo)
     versions = [(v.kind, v.version, v.status) for v in demo.models.model_versions()]
@@ -151,8 +151,8 @@ def test_cancel_leaves_models_in_force(demo):
 
 
 def test_curator_synonyms_indexed_in_place_and_exported(demo, tmp_path):
-    from core.jobs.kb_export import export_kb
-    from core.jobs.linking import ProjectLinker
+    from core.jobs.io.kb_export import export_kb
+    from core.jobs.linking.suggestions import ProjectLinker
     from core.kb import load_kb
     from core.learn.synonyms import learn_synonyms
     from core.retrieve.query_plan import plan_document

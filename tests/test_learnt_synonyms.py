@@ -8,7 +8,7 @@ import os
 
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
-from core.jobs import curation  # noqa: E402
+from core.jobs.curation import operations as curation  # noqa: E402
 from core.text.normalize import normalize_name  # noqa: E402
 from tests.test_curator_synonyms import _correctable  # noqa: E402
 from tests.test_live_learning import _with_copies, _wrong_concept  # noqa: E402
@@ -23,8 +23,8 @@ def _found(linker, text: str, concept_id: str) -> bool:
 
 
 def test_a_learnt_synonym_is_listed_and_removing_it_withdraws_it_until_undone(demo):
-    from core.jobs.learnt import learnt_synonyms, remove_learnt
-    from core.jobs.linking import ProjectLinker
+    from core.jobs.curation.learnt import learnt_synonyms, remove_learnt
+    from core.jobs.linking.suggestions import ProjectLinker
 
     mention, mention_id = _correctable(demo)
     wrong = _wrong_concept(demo, mention)
@@ -68,8 +68,8 @@ def test_a_learnt_synonym_is_listed_and_removing_it_withdraws_it_until_undone(de
 
 
 def test_a_decision_without_teaching_links_but_teaches_nothing(demo):
-    from core.jobs.learnt import learnt_synonyms
-    from core.jobs.linking import ProjectLinker
+    from core.jobs.curation.learnt import learnt_synonyms
+    from core.jobs.linking.suggestions import ProjectLinker
 
     mention, mention_id = _correctable(demo)
     wrong = _wrong_concept(demo, mention)
@@ -86,8 +86,8 @@ def test_a_decision_without_teaching_links_but_teaches_nothing(demo):
 
 
 def test_learning_off_teaches_nothing_and_withdraws_what_was_learnt_at_the_next_load(demo):
-    from core.jobs.learnt import set_learning
-    from core.jobs.linking import ProjectLinker
+    from core.jobs.curation.learnt import set_learning
+    from core.jobs.linking.suggestions import ProjectLinker
 
     mention, mention_id = _correctable(demo)
     wrong = _wrong_concept(demo, mention)
@@ -110,7 +110,7 @@ def test_the_cli_lists_removes_and_undoes_a_learnt_synonym(demo, capsys):
     import json
 
     from app.cli import main
-    from core.jobs.linking import ProjectLinker
+    from core.jobs.linking.suggestions import ProjectLinker
 
     mention, mention_id = _correctable(demo)
     wrong = _wrong_concept(demo, mention)
@@ -149,7 +149,7 @@ def test_the_cli_lists_removes_and_undoes_a_learnt_synonym(demo, capsys):
 def test_a_stored_synonym_no_decision_teaches_is_still_listed_with_its_concept_name(demo):
     """Issue 31 item 3: every learnt synonym shows in the list, whatever taught it. Undone with no linker
     loaded (the CLI), the synonym stays stored until the next load; it is listed, marked as such."""
-    from core.jobs.learnt import learnt_synonyms
+    from core.jobs.curation.learnt import learnt_synonyms
     from core.learn.synonyms import CURATOR_SOURCE, learn_synonyms
 
     mention, mention_id = _correctable(demo)
@@ -168,7 +168,7 @@ def test_a_stored_synonym_no_decision_teaches_is_still_listed_with_its_concept_n
 
 def test_deleting_a_decided_mention_withdraws_what_it_taught_and_undo_teaches_it_again(demo):
     """Issue 31 item 3: undo takes back learning whatever the step; a deleted mention teaches nothing."""
-    from core.jobs.linking import ProjectLinker
+    from core.jobs.linking.suggestions import ProjectLinker
 
     mention, mention_id = _correctable(demo)
     wrong = _wrong_concept(demo, mention)
@@ -211,7 +211,7 @@ def test_the_cli_lists_a_synonym_no_decision_teaches(demo, capsys):
 def test_a_span_edit_of_a_decided_mention_teaches_its_new_text_and_undo_the_old(demo):
     """Issue 31 item 3: a span edit changes the string a decision teaches; the loaded linker withdraws
     the old one and learns the new one, and Ctrl+Z (undo) does the reverse."""
-    from core.jobs.linking import ProjectLinker
+    from core.jobs.linking.suggestions import ProjectLinker
 
     mention, mention_id = _correctable(demo)
     wrong = _wrong_concept(demo, mention)

@@ -42,7 +42,7 @@ def _linked(folder: Path) -> dict[str, list]:
 
 
 def test_shards_are_linked_as_the_linker_links_them(project: Path, tmp_path: Path) -> None:
-    from core.jobs.linking import ProjectLinker
+    from core.jobs.linking.suggestions import ProjectLinker
 
     shards = write_shards(DEMO_DOCUMENTS, tmp_path / "in", total=18, per_shard=5, gzip_every=2)
     summary = run_batch([tmp_path / "in"], tmp_path / "out", project)

@@ -1,4 +1,4 @@
-"""The desk's linker in a child process (core/jobs/linker_process.py): it stores what the in-process Linker
+"""The desk's linker in a child process (core/jobs/linking/linker_process.py): it stores what the in-process Linker
 stores, forwards cancel and the engine's own errors, and a child that dies is an error, not a hang."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import time
 import pytest
 
 from core.errors import Cancelled, CuralinkError
-from core.jobs.linker_process import LinkerProcess
-from core.jobs.linking import ProjectLinker
+from core.jobs.linking.linker_process import LinkerProcess
+from core.jobs.linking.suggestions import ProjectLinker
 from core.progress import CancelToken
 from core.store import Project
 

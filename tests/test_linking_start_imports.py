@@ -19,8 +19,8 @@ def _imported(statement: str, modules: tuple[str, ...]) -> list[str]:
 
 def test_the_linking_process_imports_no_scikit_learn():
     statement = (
-        "import core.jobs.linker_process, core.jobs.linking, core.project_models, core.rank.stage\n"
-        "from core.jobs.linker_process import _serve"
+        "import core.jobs.linking.linker_process, core.jobs.linking.suggestions, core.project_models, core.rank.stage\n"
+        "from core.jobs.linking.linker_process import _serve"
     )
     assert _imported(statement, ("sklearn", "scipy", "pandas")) == []
 

@@ -28,7 +28,7 @@ def _with_copies(project, text: str, doc_id: str = "copies-1") -> list[int]:
 
 
 def test_a_correction_is_found_at_once_and_an_undo_withdraws_it_without_a_reload(demo):
-    from core.jobs.linking import ProjectLinker
+    from core.jobs.linking.suggestions import ProjectLinker
 
     mention, mention_id = _correctable(demo)
     wrong = _wrong_concept(demo, mention)
@@ -57,7 +57,7 @@ def test_a_correction_is_found_at_once_and_an_undo_withdraws_it_without_a_reload
 
 
 def test_a_redo_after_an_undo_is_found_again(demo):
-    from core.jobs.linking import ProjectLinker
+    from core.jobs.linking.suggestions import ProjectLinker
 
     mention, mention_id = _correctable(demo)
     wrong = _wrong_concept(demo, mention)
@@ -162,7 +162,7 @@ def test_a_withdrawal_is_saved_with_the_index_so_the_next_start_does_not_rebuild
     """Issue 23 item 1: live learning hid the withdrawn row but left the saved index stale, so every later
     start re-encoded the whole KB (75-90 s on MEDIC). Now the index is saved with the row hidden and the
     next load reuses it: nothing is encoded but the query, and searches match a fresh build's."""
-    from core.jobs.linking import ProjectLinker
+    from core.jobs.linking.suggestions import ProjectLinker
     from core.retrieve.rescnn_retriever import RescnnRetriever
 
     mention, mention_id = _correctable(demo)
@@ -202,7 +202,7 @@ def test_withdrawing_a_spelling_variant_keeps_the_kbs_own_name_and_the_saved_ind
     store keeps it as a curator name, the KB (one entry per normalised spelling) does not add it. Undoing
     it must not take the KB's own name out of the live KB and index (the bench's NCBI run did: the saved
     index then matched no stored KB and the next start rebuilt it)."""
-    from core.jobs.linking import ProjectLinker
+    from core.jobs.linking.suggestions import ProjectLinker
     from core.retrieve.rescnn_retriever import RescnnRetriever
     from core.text.normalize import normalize_name
 

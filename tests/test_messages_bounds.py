@@ -14,8 +14,8 @@ from app.cli import main
 from app.cli.curation_commands import SHOWN_LABEL, shown
 from core.errors import CuralinkError, InputError
 from core.formats import FormatReport, read_corpus, write_corpus
-from core.jobs.eutils import EutilsClient
-from core.jobs.fetch_pubmed import parse_pmids
+from core.jobs.io.eutils import EutilsClient
+from core.jobs.io.fetch_pubmed import parse_pmids
 
 
 def test_a_nul_byte_in_pubtator_text_is_refused_and_the_rest_exports(tmp_path: Path) -> None:
@@ -36,8 +36,8 @@ def test_pmids_are_ascii_digits_only() -> None:
 
 
 def test_removing_a_synonym_nothing_learnt_is_refused_without_a_step(demo, capsys) -> None:
-    from core.jobs.curation import history_of
-    from core.jobs.learnt import remove_learnt
+    from core.jobs.curation.learnt import remove_learnt
+    from core.jobs.curation.operations import history_of
 
     concept = next(iter(demo.kb.knowledge_base().concepts))
     with pytest.raises(CuralinkError, match="is not a learnt synonym of .* nothing to remove"):
@@ -100,7 +100,7 @@ def test_an_endless_eutils_answer_stops_at_its_limit(monkeypatch) -> None:
 
 
 def test_an_answer_of_too_many_tags_is_refused_before_lxml_builds_it(monkeypatch) -> None:
-    from core.jobs.fetch_pubmed import _returned_pmids
+    from core.jobs.io.fetch_pubmed import _returned_pmids
 
     monkeypatch.setenv("CURALINK_LIMIT_XML_TAGS", "1000")
     with pytest.raises(CuralinkError, match="xml-tags=1,000"):

@@ -1,4 +1,4 @@
-"""One promotion rule for every model kind (core.jobs.kinds), applied where a retrain publishes a version.
+"""One promotion rule for every model kind (core.jobs.models.kinds), applied where a retrain publishes a version.
 
 For each kind the held-out figures are computed by the kind's own measuring code from hand-made rankings
 (or, for the detector, span counts), and the expected decision is worked out here by counting hits, not
@@ -13,10 +13,10 @@ import json
 import pytest
 
 from core.documents import Candidate, Document, Mention, Passage
-from core.jobs.compare import ranked_metrics
-from core.jobs.kinds import KINDS, LINKING_KINDS, model_kind, promotion_decision
-from core.jobs.retrain_report import KindReport, publish_retrained
-from core.jobs.versions import draft_version
+from core.jobs.models.compare import ranked_metrics
+from core.jobs.models.kinds import KINDS, LINKING_KINDS, model_kind, promotion_decision
+from core.jobs.models.retrain_report import KindReport, publish_retrained
+from core.jobs.models.versions import draft_version
 from core.kb.concept import Concept
 from core.kb.knowledge_base import KnowledgeBase
 from core.store import Project

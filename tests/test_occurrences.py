@@ -7,8 +7,8 @@ import pytest
 
 from core.documents import Document, Passage
 from core.errors import CuralinkError
-from core.jobs import curation
-from core.jobs.occurrences import annotate_occurrences, preview_occurrences
+from core.jobs.curation import operations as curation
+from core.jobs.curation.occurrences import annotate_occurrences, preview_occurrences
 
 ONE = "HD patients. Huntington disease (HD) raises HDL; hd\nagain, and H.D. or HD-like."
 TWO = "No HD here?  Yes: HD."

@@ -11,8 +11,8 @@ from app.resources import demo_dir
 from core.detect.dictionary import DictionaryDetector
 from core.documents import document_from_title_abstract
 from core.errors import CuralinkError
-from core.jobs.linking import ProjectLinker
-from core.jobs.mentions import detect_into_project
+from core.jobs.linking.mentions import detect_into_project
+from core.jobs.linking.suggestions import ProjectLinker
 from core.kb import load_kb
 from core.kb.identifiers import split_ids
 from core.progress import CancelToken
@@ -114,11 +114,11 @@ def test_find_mentions_tags_raw_text_once_and_leaves_gold_alone(linked_project: 
 
 
 def test_the_linker_stays_pure_and_the_store_jobs_hold_one() -> None:
-    """`Linker` computes suggestions only; the jobs that write the store are functions of core.jobs.linking
+    """`Linker` computes suggestions only; the jobs that write the store are functions of core.jobs.linking.suggestions
     taking a Linker, and `ProjectLinker` holds one (issue 22: not a Linker subclass carrying store jobs)."""
     import inspect
 
-    from core.jobs import linking
+    from core.jobs.linking import suggestions as linking
     from core.pipeline import Linker
 
     assert not issubclass(ProjectLinker, Linker)

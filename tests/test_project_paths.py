@@ -19,7 +19,7 @@ import pytest
 from app.cli import main
 from app.resources import demo_dir
 from core.errors import ProjectError
-from core.jobs.linking import ProjectLinker
+from core.jobs.linking.suggestions import ProjectLinker
 from core.locations import content_hash, packaged_model_folder, resolve_model_folder
 from core.store import Project
 

@@ -173,8 +173,8 @@ def _decide_all(project) -> int:
 
 def test_no_gold_and_no_decisions_keeps_the_retriever_order(demo, caplog, capsys):
     from app.cli import EXIT_ERROR, main
-    from core.jobs.linking import ProjectLinker
-    from core.jobs.ranker import train_ranker_for_project
+    from core.jobs.linking.suggestions import ProjectLinker
+    from core.jobs.models.ranker import train_ranker_for_project
 
     outcome = train_ranker_for_project(demo, device="cpu")
     assert not outcome.trained and "no ranker trained" in outcome.message
@@ -191,9 +191,9 @@ def test_no_gold_and_no_decisions_keeps_the_retriever_order(demo, caplog, capsys
 
 
 def test_ranker_trains_from_decisions_applies_and_retrains(demo):
-    from core.jobs.linking import ProjectLinker
-    from core.jobs.ranker import train_ranker_for_project
-    from core.jobs.retrain import retrain
+    from core.jobs.linking.suggestions import ProjectLinker
+    from core.jobs.models.ranker import train_ranker_for_project
+    from core.jobs.models.retrain import retrain
 
     decided = _decide_all(demo)
     outcome = train_ranker_for_project(demo, device="cpu")
@@ -220,8 +220,8 @@ def test_ranker_trains_from_decisions_applies_and_retrains(demo):
 
 
 def test_ranker_of_another_feature_set_is_refused_with_retrain_advice(demo, caplog):
-    from core.jobs.linking import ProjectLinker
-    from core.jobs.ranker import train_ranker_for_project
+    from core.jobs.linking.suggestions import ProjectLinker
+    from core.jobs.models.ranker import train_ranker_for_project
     from core.rank.model import RankerModel
 
     _decide_all(demo)

@@ -29,7 +29,7 @@ FIXTURE = Path(__file__).resolve().parent / "fixtures" / "ranker" / "logistic-be
 @pytest.fixture(scope="module")
 def slices(shared_data: Path) -> dict:
     from core.formats.pubtator import read
-    from core.jobs.ranker import DEFAULT_TFIDF_UNION, examples
+    from core.jobs.models.ranker import DEFAULT_TFIDF_UNION, examples
     from core.kb.knowledge_base import KnowledgeBase
     from core.kb.medic import read_medic
     from core.pipeline import Linker
@@ -217,7 +217,7 @@ def test_train_ranker_scorer_lightgbm_in_a_real_project_links_with_the_trees(dem
     (calibrated probabilities, best first, the suggestion version naming the ranker), and `retrain`
     keeps it."""
     from app.cli import main
-    from core.jobs.linking import ProjectLinker
+    from core.jobs.linking.suggestions import ProjectLinker
 
     for document, mention_ids in demo.documents.documents_with_mention_ids():
         for mention, mention_id in zip(document.mentions, mention_ids, strict=True):
@@ -241,7 +241,7 @@ def test_train_ranker_scorer_lightgbm_in_a_real_project_links_with_the_trees(dem
     assert [c.reranker_score for c in ranked] == sorted((c.reranker_score for c in ranked), reverse=True)
     assert demo.curation.suggestion_version(mention_ids[0]).endswith("ranker v1")
 
-    from core.jobs.retrain import retrain
+    from core.jobs.models.retrain import retrain
 
     report = retrain(demo, kinds=("ranker",), held_out_fraction=0.34, device="cpu", promote="always")
     assert report.kinds["ranker"].version == "v2"  # retrain keeps the scorer the project chose

@@ -189,8 +189,8 @@ def _decide_all(project) -> int:
 
 
 def test_trained_and_retrained_rankers_store_the_curve(demo):
-    from core.jobs.ranker import train_ranker_for_project
-    from core.jobs.retrain import retrain
+    from core.jobs.models.ranker import train_ranker_for_project
+    from core.jobs.models.retrain import retrain
 
     decided = _decide_all(demo)
     outcome = train_ranker_for_project(demo, device="cpu")
@@ -222,7 +222,7 @@ def test_train_ranker_measures_the_curve_on_the_dev_split_the_retriever_held_out
     mentions alone; a retriever trained on everything (patience 0) leaves the curve on every fold."""
     import core.rank.model
     from app.cli import main
-    from core.jobs.ranker import retriever_held_out, train_ranker_for_project
+    from core.jobs.models.ranker import retriever_held_out, train_ranker_for_project
 
     dev = _split_demo(demo)
     path = str(demo.path)
@@ -264,7 +264,7 @@ def test_the_default_rises_until_the_promise_holds_on_the_project_held_out_docum
     """A curve promising 98.5 % from 0.90 up; the project's test documents measured 97 % at 0.90-0.92
     (194 of 200) and 99 % above (the 0.97s alone): the default is 0.93, the first threshold past the 0.92
     scores. With fewer than MIN_MENTIONS checked, the curve's default stands."""
-    from core.jobs.bulk_accept import ProjectCheck, keeping_threshold
+    from core.jobs.curation.bulk_accept import ProjectCheck, keeping_threshold
 
     steps = thresholds()
     curve = {

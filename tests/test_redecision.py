@@ -4,7 +4,7 @@ one more Ctrl+Z). A different link, a decision without teaching, or another cura
 
 from __future__ import annotations
 
-from core.jobs import curation
+from core.jobs.curation import operations as curation
 from core.store.schema import DecisionRow
 
 

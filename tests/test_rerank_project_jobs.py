@@ -11,9 +11,9 @@ from transformers import AutoTokenizer, BertForTokenClassification
 
 from core.errors import CuralinkError
 from core.formats import pubtator
-from core.jobs.kinds import load, train
-from core.jobs.reranker import evaluate_reranker_for_project, train_reranker_for_project
-from core.jobs.retriever import train_retriever
+from core.jobs.models.kinds import load, train
+from core.jobs.models.reranker import evaluate_reranker_for_project, train_reranker_for_project
+from core.jobs.models.retriever import train_retriever
 from core.kb import load_kb
 from core.rerank.cross_encoder import CrossEncoder, default_base_model
 from core.store.project import Project
@@ -59,7 +59,7 @@ def test_train_registers_promotes_and_evaluates(project, small_base, caplog):
     version, folder = trained.version, trained.path
     assert trained.promoted and trained.reason == "promoted by explicit choice"
     # what training says is read as sentences, not dictionaries (issue 23 item 10)
-    said = [r.getMessage() for r in caplog.records if r.name.startswith(("core.rerank", "core.jobs.reranker"))]
+    said = [r.getMessage() for r in caplog.records if r.name.startswith(("core.rerank", "core.jobs.models.reranker"))]
     assert any(m.startswith("reranker training done:") for m in said), said
     assert any(m.startswith(f"trained reranker {version}") and "fused with the retriever" in m for m in said)
     assert not [m for m in said if "{" in m], said
@@ -91,7 +91,7 @@ def test_train_registers_promotes_and_evaluates(project, small_base, caplog):
 def test_resuggest_stores_retriever_candidates_then_reranked_ones(project, small_base):
     """After a span edit: the retriever's list is stored first (shown at once), the reranked one after,
     each for the span it was computed for (issue 10, item 4)."""
-    from core.jobs.linking import ProjectLinker
+    from core.jobs.linking.suggestions import ProjectLinker
 
     if project.models.active_model("reranker") is None:
         train_reranker_for_project(

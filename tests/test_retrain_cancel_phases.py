@@ -11,8 +11,8 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 from core.errors import Cancelled  # noqa: E402
 from core.housekeeping import SCRATCH_PREFIX  # noqa: E402
-from core.jobs.retrain import KINDS, retrain  # noqa: E402
-from core.jobs.retrain_plan import retrain_phases  # noqa: E402
+from core.jobs.models.retrain import KINDS, retrain  # noqa: E402
+from core.jobs.models.retrain_plan import retrain_phases  # noqa: E402
 from core.progress import CancelToken  # noqa: E402
 
 PHASES = [name for name, _ in retrain_phases(KINDS, 1.0)]

@@ -9,7 +9,7 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import torch  # noqa: E402
 
-from core.jobs.retrain_plan import NOMINAL_TRAINING_SECONDS, reranker_advice, retrain_phases  # noqa: E402
+from core.jobs.models.retrain_plan import NOMINAL_TRAINING_SECONDS, reranker_advice, retrain_phases  # noqa: E402
 from core.progress import PhasedProgress  # noqa: E402
 
 
@@ -54,7 +54,7 @@ def test_without_a_time_limit_the_phases_keep_a_nominal_share():
 
 def test_retrain_without_a_time_limit_trains_the_epochs_asked(demo):
     """The default retrain is bounded by epochs, not seconds: what it learns does not depend on load."""
-    from core.jobs.retrain import retrain
+    from core.jobs.models.retrain import retrain
 
     for document, ids in demo.documents.documents_with_mention_ids():
         for mention, mention_id in zip(document.mentions, ids, strict=True):
@@ -75,7 +75,7 @@ def test_reranker_advice_depends_on_the_device():
 
 
 def test_retrain_reports_one_monotone_bar(demo):
-    from core.jobs.retrain import retrain
+    from core.jobs.models.retrain import retrain
 
     for document, ids in demo.documents.documents_with_mention_ids():
         for mention, mention_id in zip(document.mentions, ids, strict=True):
@@ -104,8 +104,8 @@ def test_retriever_without_epoch_evaluation_still_records_every_epoch(demo, monk
     epoch is recorded instead, so the summary still plots every epoch."""
     import math
 
-    import core.jobs.compare as compare
-    from core.jobs.retrain import retrain
+    import core.jobs.models.compare as compare
+    from core.jobs.models.retrain import retrain
 
     monkeypatch.setattr(compare, "SMALL_KB_NAMES", 0)  # the demo KB now counts as large
     for document, ids in demo.documents.documents_with_mention_ids():
@@ -161,7 +161,7 @@ def test_one_retrain_policy_for_both_front_ends(demo):
     """`retrain_choice` decides the kinds for the CLI and the desk's dialog alike: on a CPU the
     reranker is offered but not ticked; kinds asked for are trained as asked; the tagger is always
     offered and ticked, a span model when one is in force (both learn from the new spans). The expected kinds are written out here."""
-    from core.jobs.retrain_plan import retrain_choice
+    from core.jobs.models.retrain_plan import retrain_choice
 
     cpu = retrain_choice(demo, "cpu")
     assert cpu.offered == ("retriever", "reranker", "ranker", "tagger")
@@ -180,7 +180,7 @@ def test_retrain_prunes_curator_synonyms_once(demo, monkeypatch):
     """The curator synonyms of undone decisions are pruned once per retrain, before its training set is
     built; loading the linker for the ranker's candidates does not prune them again (issue 22)."""
     import core.learn.synonyms as synonyms
-    from core.jobs.retrain import retrain
+    from core.jobs.models.retrain import retrain
 
     for document, ids in demo.documents.documents_with_mention_ids():
         for mention, mention_id in zip(document.mentions, ids, strict=True):

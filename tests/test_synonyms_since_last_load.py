@@ -15,7 +15,7 @@ from tests.test_curator_synonyms import _correctable  # noqa: E402
 
 
 def _load(project):
-    from core.jobs.linking import ProjectLinker
+    from core.jobs.linking.suggestions import ProjectLinker
 
     return ProjectLinker.for_project(project, use_reranker=False, use_ranker=False)
 

@@ -8,11 +8,11 @@ from __future__ import annotations
 import pytest
 
 from core.documents import Document
-from core.jobs import curation
-from core.jobs.detector import training_splits
-from core.jobs.mentions import detect_into_project
-from core.jobs.retrain import retrain
-from core.jobs.retrain_plan import retrain_choice
+from core.jobs.curation import operations as curation
+from core.jobs.linking.mentions import detect_into_project
+from core.jobs.models.detector import training_splits
+from core.jobs.models.retrain import retrain
+from core.jobs.models.retrain_plan import retrain_choice
 from core.project_detector import dictionary_for_project
 
 pytestmark = pytest.mark.slow

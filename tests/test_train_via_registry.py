@@ -1,4 +1,4 @@
-"""Every kind trains, retrains, evaluates and loads through one registry (core.jobs.kinds), and the
+"""Every kind trains, retrains, evaluates and loads through one registry (core.jobs.models.kinds), and the
 CLI's `train KIND` goes through it: the version is published by `publish_version` (folder, metrics.json,
 registry row with its parent) and put in force or not as the promotion rule decides."""
 
@@ -12,7 +12,7 @@ import pytest
 
 from app.cli import main
 from core.errors import CuralinkError
-from core.jobs.kinds import KINDS, load, train
+from core.jobs.models.kinds import KINDS, load, train
 
 KEYWORD = inspect.Parameter.KEYWORD_ONLY
 

@@ -103,7 +103,7 @@ def _scripted_checks(points: list[tuple[float, float]], snapshots: list[dict]):
 def test_the_default_rule_watches_recall_at_20_with_more_patience(medic_kb, tmp_path):
     """Issue 30 item 5: patience 2 on dev acc@1 stopped early and kept an epoch whose candidates were
     worse. The default now watches held-out recall@20 (acc@1 breaking a tie) with a patience of 3."""
-    from core.jobs.retriever import DEFAULT_PATIENCE, STOPPING_CRITERION
+    from core.jobs.models.retriever import DEFAULT_PATIENCE, STOPPING_CRITERION
 
     assert (DEFAULT_PATIENCE, STOPPING_CRITERION) == (3, ("recall@20", "acc@1"))
     # (recall@20, acc@1) before training and after epochs 1..5. By hand: recall@20 peaks at 92 in epochs 2
@@ -163,8 +163,8 @@ def test_time_limits_are_only_an_option():
     import inspect
 
     from app.cli import build_parser
-    from core.jobs.reranker import train_reranker_for_project
-    from core.jobs.retriever import train_retriever
+    from core.jobs.models.reranker import train_reranker_for_project
+    from core.jobs.models.retriever import train_retriever
 
     parser = build_parser()
     for command in (["train", "retriever"], ["train", "reranker"]):
@@ -203,7 +203,7 @@ def test_a_time_capped_training_does_not_replace_a_better_version_in_force(ncbi_
     """Issue 31 item 8: `train retriever --max-seconds 40` put in force a version with lower dev accuracy.
     The new version is compared with the one in force on the same held-out documents, by the same measure."""
     from core.evaluate.retrieval import evaluate_retriever
-    from core.jobs.kinds import train
+    from core.jobs.models.kinds import train
     from core.retrieve.rescnn_retriever import RescnnRetriever
     from core.store import Project
 

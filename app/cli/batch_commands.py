@@ -8,7 +8,7 @@ from dataclasses import asdict
 from app.cli.arguments import MAX_CANDIDATES, input_path, output_folder, whole
 from app.console import cancellable, escape_controls, open_project, print_json, progress_bar, stdout
 from core.errors import CuralinkError
-from core.jobs.batch import DEFAULT_CANDIDATES
+from core.jobs.linking.batch import DEFAULT_CANDIDATES
 
 EXIT_CANCELLED = 130
 EXIT_ERROR = 2  # as app.cli's: some input was refused
@@ -17,7 +17,7 @@ _SHOWN_PROBLEMS = 10
 
 
 def cmd_link_batch(args) -> int:
-    from core.jobs.batch import run_batch
+    from core.jobs.linking.batch import run_batch
 
     project = args.model_from or args.project
     if not project:
@@ -36,7 +36,7 @@ def cmd_link_batch(args) -> int:
         "candidates": args.candidates,
     }
     if args.resume:
-        from core.jobs.batch import recorded_run
+        from core.jobs.linking.batch import recorded_run
 
         if args.inputs:
             raise CuralinkError("--resume links the inputs the folder records: give no INPUT with it")
@@ -106,7 +106,7 @@ def _print_batch(summary) -> None:
 
 
 def cmd_import_linked(args) -> int:
-    from core.jobs.batch import import_linked
+    from core.jobs.linking.batch import import_linked
 
     with open_project(args) as project, cancellable() as cancel, progress_bar("importing") as bar:
         summary = import_linked(project, args.out_dir, split=args.split, progress=bar, cancel=cancel)

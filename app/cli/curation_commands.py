@@ -1,5 +1,5 @@
 """`curalink -p DIR undo | redo | history --curator NAME`: the desk's Ctrl+Z, Ctrl+Shift+Z and its Edit menu,
-over the same history in the project (core.jobs.curation), so a script can take a step back too."""
+over the same history in the project (core.jobs.curation.operations), so a script can take a step back too."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ def _history_payload(history) -> dict:
 
 
 def cmd_step(args) -> int:
-    from core.jobs import curation
+    from core.jobs.curation import operations as curation
 
     operation = curation.undo if args.command == "undo" else curation.redo
     with open_project(args) as project:
@@ -51,7 +51,7 @@ def cmd_step(args) -> int:
 
 
 def cmd_history(args) -> int:
-    from core.jobs import curation
+    from core.jobs.curation import operations as curation
 
     with open_project(args) as project:
         history = curation.history_of(project, args.curator)

@@ -13,8 +13,8 @@ from app.console import cancellable, open_project, print_json, progress_bar, std
 
 
 def cmd_train_detector(args) -> int:
-    from core.jobs.detector import DetectorTrainingOptions
-    from core.jobs.kinds import train
+    from core.jobs.models.detector import DetectorTrainingOptions
+    from core.jobs.models.kinds import train
 
     options = DetectorTrainingOptions()
     if args.epochs is not None:
@@ -47,7 +47,7 @@ def cmd_train_detector(args) -> int:
 
 
 def cmd_train_tagger(args) -> int:
-    from core.jobs.kinds import train
+    from core.jobs.models.kinds import train
 
     started = time.perf_counter()
     with open_project(args) as project, cancellable() as cancel, progress_bar("training the tagger") as bar:
@@ -77,7 +77,7 @@ def cmd_train_tagger(args) -> int:
 
 
 def cmd_evaluate_detect(args) -> int:
-    from core.jobs.kinds import evaluate
+    from core.jobs.models.kinds import evaluate
 
     with open_project(args) as project, cancellable() as cancel:
         result = evaluate(

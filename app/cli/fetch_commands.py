@@ -1,4 +1,4 @@
-"""`curalink corpus fetch-pubmed`: PubMed abstracts by PMID, from NCBI efetch (core.jobs.fetch_pubmed)."""
+"""`curalink corpus fetch-pubmed`: PubMed abstracts by PMID, from NCBI efetch (core.jobs.io.fetch_pubmed)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ API_KEY_VARIABLE = "NCBI_API_KEY"
 
 
 def cmd_fetch_pubmed(args) -> int:
-    from core.jobs.eutils import EutilsClient
-    from core.jobs.fetch_pubmed import PmidList, fetch_pubmed, parse_pmids, read_pmid_file
+    from core.jobs.io.eutils import EutilsClient
+    from core.jobs.io.fetch_pubmed import PmidList, fetch_pubmed, parse_pmids, read_pmid_file
 
     given, sources = PmidList(), []
     if args.pmids:
@@ -65,8 +65,8 @@ def _desk_api_key() -> str:
 
 def register_fetch(corpus) -> None:
     """Add `fetch-pubmed` beside `corpus import`."""
-    from core.jobs.eutils import DEFAULT_BASE_URL
-    from core.jobs.fetch_pubmed import BATCH_SIZE
+    from core.jobs.io.eutils import DEFAULT_BASE_URL
+    from core.jobs.io.fetch_pubmed import BATCH_SIZE
 
     fetch = corpus.add_parser(
         "fetch-pubmed",

@@ -6,13 +6,13 @@ from rich.table import Table
 
 from app.cli.arguments import number, whole
 from app.console import cancellable, open_project, print_json, progress_bar, stderr, stdout
-from core.jobs.kinds import KINDS
+from core.jobs.models.kinds import KINDS
 
 
 def cmd_retrain(args) -> int:
-    from core.jobs.promotion import relink_after_change
-    from core.jobs.retrain import retrain
-    from core.jobs.retrain_plan import relink_after_retrain, retrain_choice
+    from core.jobs.models.promotion import relink_after_change
+    from core.jobs.models.retrain import retrain
+    from core.jobs.models.retrain_plan import relink_after_retrain, retrain_choice
 
     with open_project(args) as project, cancellable() as cancel, progress_bar("retraining") as bar:
         choice = retrain_choice(project, args.device, args.kind)
@@ -61,7 +61,7 @@ def _print_relinked(summary) -> None:
 
 
 def cmd_promote(args) -> int:
-    from core.jobs.promotion import promote_and_relink
+    from core.jobs.models.promotion import promote_and_relink
 
     with open_project(args) as project, cancellable() as cancel, progress_bar("relinking") as bar:
         changed, relinked = promote_and_relink(
@@ -78,8 +78,8 @@ def cmd_promote(args) -> int:
 
 
 def cmd_rollback(args) -> int:
-    from core.jobs.promotion import relink_after_change
-    from core.jobs.retrain import rollback
+    from core.jobs.models.promotion import relink_after_change
+    from core.jobs.models.retrain import rollback
 
     with open_project(args) as project, cancellable() as cancel, progress_bar("relinking") as bar:
         version = rollback(project, args.kind)

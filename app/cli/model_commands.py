@@ -9,7 +9,7 @@ from app.cli import detector_commands
 from app.cli.arguments import MAX_CANDIDATES, input_path, number, whole
 from app.console import cancellable, open_project, print_json, print_output, progress_bar, stdout
 from core.errors import CuralinkError
-from core.jobs.retriever import DEFAULT_EPOCHS, DEFAULT_PATIENCE
+from core.jobs.models.retriever import DEFAULT_EPOCHS, DEFAULT_PATIENCE
 
 if TYPE_CHECKING:
     from core.store.project import Project
@@ -30,7 +30,7 @@ def _training_report(metrics: dict, wall: float) -> str:
 
 
 def cmd_train_retriever(args) -> int:
-    from core.jobs.kinds import train
+    from core.jobs.models.kinds import train
 
     started = time.perf_counter()
     with (
@@ -56,9 +56,9 @@ def cmd_train_retriever(args) -> int:
 
 
 def cmd_link(args) -> int:
-    from core.jobs.detect_targets import require_known_ids
-    from core.jobs.linking import ProjectLinker
-    from core.jobs.mentions import detector_for_project
+    from core.jobs.linking.detect_targets import require_known_ids
+    from core.jobs.linking.mentions import detector_for_project
+    from core.jobs.linking.suggestions import ProjectLinker
 
     if not args.detect and (args.include_gold or args.type is not None):
         raise CuralinkError("--include-gold and --type apply to detection: add --detect")
@@ -99,7 +99,7 @@ def cmd_link(args) -> int:
 
 def _document_list(args) -> dict[str, str] | None:
     """--documents and --documents-file together: id -> where it was given (for error messages)."""
-    from core.jobs.detect_targets import read_id_file
+    from core.jobs.linking.detect_targets import read_id_file
 
     if args.documents is None and args.documents_file is None:
         return None
@@ -111,8 +111,8 @@ def _document_list(args) -> dict[str, str] | None:
 
 
 def _detect(args, project: Project, chosen, ids: list[str] | None, cancel) -> None:
-    from core.jobs.detect_targets import SKIP_GOLD, SKIP_HAS_MENTIONS, SKIP_OTHER_SPLIT
-    from core.jobs.mentions import detect_into_project
+    from core.jobs.linking.detect_targets import SKIP_GOLD, SKIP_HAS_MENTIONS, SKIP_OTHER_SPLIT
+    from core.jobs.linking.mentions import detect_into_project
 
     with progress_bar("tagging mentions") as bar:
         found = detect_into_project(
@@ -144,7 +144,7 @@ def _detect(args, project: Project, chosen, ids: list[str] | None, cancel) -> No
 
 
 def cmd_train_reranker(args) -> int:
-    from core.jobs.kinds import train
+    from core.jobs.models.kinds import train
 
     started = time.perf_counter()
     with (
@@ -171,7 +171,7 @@ def cmd_train_reranker(args) -> int:
 
 
 def cmd_train_ranker(args) -> int:
-    from core.jobs.kinds import train
+    from core.jobs.models.kinds import train
 
     with open_project(args) as project, cancellable() as cancel, progress_bar("training the ranker") as bar:
         outcome = train(
@@ -200,7 +200,7 @@ def _ranker_report(metrics: dict) -> str:
 
 
 def cmd_evaluate_ranker(args) -> int:
-    from core.jobs.kinds import evaluate
+    from core.jobs.models.kinds import evaluate
 
     with open_project(args) as project, cancellable() as cancel:
         result = evaluate(
@@ -225,7 +225,7 @@ def cmd_evaluate_ranker(args) -> int:
 
 
 def cmd_evaluate_reranker(args) -> int:
-    from core.jobs.kinds import evaluate
+    from core.jobs.models.kinds import evaluate
 
     with open_project(args) as project, cancellable() as cancel:
         result = evaluate(
@@ -242,7 +242,7 @@ def cmd_evaluate_reranker(args) -> int:
 
 
 def cmd_evaluate_retriever(args) -> int:
-    from core.jobs.kinds import evaluate
+    from core.jobs.models.kinds import evaluate
 
     with open_project(args) as project:
         result = evaluate(project, "retriever", split=args.split, with_train_strings=args.with_train_strings)

@@ -1,5 +1,5 @@
 """`curalink -p DIR annotate TEXT [--document ID] [--type T] [--preview]`: every word-bounded occurrence of a
-string without a mention becomes a mention, in one document or the whole project (core.jobs.occurrences,
+string without a mention becomes a mention, in one document or the whole project (core.jobs.curation.occurrences,
 the desk's Ctrl+Shift+A); `--preview` only counts them; `curalink undo` takes the lot back in one step."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from app.console import open_project, print_json, stdout
 
 
 def cmd_annotate(args) -> int:
-    from core.jobs.occurrences import annotate_occurrences, preview_occurrences
+    from core.jobs.curation.occurrences import annotate_occurrences, preview_occurrences
 
     with open_project(args) as project:
         found = preview_occurrences(project, args.text, document=args.document)

@@ -87,7 +87,7 @@ def cmd_kb_import(args) -> int:
 
 
 def cmd_kb_export(args) -> int:
-    from core.jobs.kb_export import export_kb
+    from core.jobs.io.kb_export import export_kb
 
     with (
         open_project(args) as project,
@@ -159,7 +159,7 @@ def cmd_kb_namespaces(args) -> int:
 
 def cmd_corpus_import(args) -> int:
     from core.formats import get_format
-    from core.jobs.io import import_corpus
+    from core.jobs.io.corpus import import_corpus
 
     path = Path(args.file)
     get_format(args.format, path)
@@ -201,7 +201,7 @@ Deleted mentions are never written."""
 
 def cmd_export(args) -> int:
     from core.formats import get_format
-    from core.jobs.io import export_corpus
+    from core.jobs.io.corpus import export_corpus
 
     get_format(args.format, args.out, writing=True)
     with open_project(args) as project:

@@ -1,5 +1,5 @@
 """`curalink -p DIR synonyms list | remove | restore | learning`: what the linker learnt from curators
-(core.jobs.learnt), as the desk's Curate ▸ Learnt from curators… shows it.
+(core.jobs.curation.learnt), as the desk's Curate ▸ Learnt from curators… shows it.
 
 `remove CONCEPT STRING` vetoes one learnt synonym (the decisions stay; one step of the curator's undo
 history, so `curalink undo` brings it back) and takes it out of the store now; `learning on|off` is the
@@ -13,7 +13,7 @@ from app.console import open_project, print_json, stdout
 
 
 def cmd_list(args) -> int:
-    from core.jobs import learnt
+    from core.jobs.curation import learnt
 
     with open_project(args) as project:
         rows = learnt.learnt_synonyms(project)
@@ -64,7 +64,7 @@ def cmd_list(args) -> int:
 
 
 def cmd_veto(args) -> int:
-    from core.jobs import learnt
+    from core.jobs.curation import learnt
 
     operation = learnt.remove_learnt if args.action == "remove" else learnt.restore_learnt
     with open_project(args) as project:
@@ -80,7 +80,7 @@ def cmd_veto(args) -> int:
 
 
 def cmd_learning(args) -> int:
-    from core.jobs import learnt
+    from core.jobs.curation import learnt
 
     with open_project(args) as project:
         if args.state != "status":

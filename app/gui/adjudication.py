@@ -17,7 +17,7 @@ from PySide6.QtWidgets import (
 )
 
 from core.evaluate.agreement import Agreement, agreement, curators
-from core.jobs.adjudication import adjudicate
+from core.jobs.curation.adjudication import adjudicate
 
 if TYPE_CHECKING:
     from core.store.project import Project

@@ -1,7 +1,7 @@
 """Ctrl+B, bulk accept, as a calibrated tool: the dialog names the score it thresholds (the calibrated
 probability of the ranker in force), counts the mentions the chosen threshold accepts in the document or
 the whole queue (as Ctrl+D counts), shows the precision and coverage the ranker measured at that
-threshold on held-out data (core.jobs.bulk_accept), and starts at the smallest threshold whose held-out
+threshold on held-out data (core.jobs.curation.bulk_accept), and starts at the smallest threshold whose held-out
 precision reached 98 %. Without a ranker, or a ranker that kept no curve, it starts at 0.90 and says so.
 
 With a ranker in force only suggestions that ranker scored are accepted: a retriever's similarity or an
@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
 )
 
-from core.jobs.bulk_accept import (
+from core.jobs.curation.bulk_accept import (
     PROMISE_CONFIDENCE,
     TARGET_PRECISION,
     BulkScale,

@@ -85,7 +85,7 @@ class CuratorStatus(QObject):
         """Another curator took over: the label, and an undo stack of their own decisions."""
         self.show_name()
         window = self.window
-        window.extras.restore_undo_history()  # the project keeps one history per curator (core.jobs.undo)
+        window.extras.restore_undo_history()  # the project keeps one history per curator (core.jobs.curation.undo)
         window.statusBar().showMessage(
             f"curating as {name}: decisions from now on are stored under this name", 6000
         )

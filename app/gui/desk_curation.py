@@ -1,6 +1,6 @@
 """The desk's curation keys: decisions (one or several concepts per link), KB-search corrections, mention
 edits that re-suggest at once, and bulk accept. Every write is one core curation operation
-(core.jobs.curation: one undoable step in the project's history) run through the desk's writer (`perform`,
+(core.jobs.curation.operations: one undoable step in the project's history) run through the desk's writer (`perform`,
 app/gui/desk_saving.py); the window redraws from the OpChanges it returns.
 
 A mention naming several concepts ("colorectal, endometrial, and ovarian cancers") is linked by marking
@@ -22,7 +22,7 @@ from app.gui.desk_model import DeskModel
 from app.gui.desk_saving import DeskSaving
 from app.gui.kb_search import KbSearchDialog
 from app.gui.queue_model import ALL
-from core.jobs.bulk_accept import BulkScale, QueueScope
+from core.jobs.curation.bulk_accept import BulkScale, QueueScope
 from core.text.words import snap_to_words
 
 # Decisions that act on the suggestions shown: the store refuses them once the mention has changed.

@@ -13,7 +13,7 @@ from app.gui.desk_linking import BackgroundLinking
 from app.gui.desk_model import DeskModel
 from app.gui.document_queue import DocumentQueue
 from app.gui.workers import Job, LinkService
-from core.jobs.detect_targets import SKIP_GOLD, SKIP_HAS_MENTIONS, SKIP_OTHER_SPLIT
+from core.jobs.linking.detect_targets import SKIP_GOLD, SKIP_HAS_MENTIONS, SKIP_OTHER_SPLIT
 
 SKIP_REASONS = {
     SKIP_GOLD: "annotated by a gold file (the command line's --include-gold adds to them)",

@@ -27,7 +27,7 @@ from app.gui.states import (
     muted,
     uncertain_span,
 )
-from core.jobs import curation
+from core.jobs.curation import operations as curation
 from core.store.desk_lookup import document_facets
 from core.store.op_changes import OpChanges
 

@@ -1,6 +1,6 @@
 """The curator features of issue 12 item 4 wired into the desk: their keys (also in the F1 help and the
 Curate menu), word-wise span edges, today's statistics, and the undo history shown as the project keeps it
-(core.jobs.undo: Ctrl+Z after a restart undoes the last step made before closing, a note or mark too).
+(core.jobs.curation.undo: Ctrl+Z after a restart undoes the last step made before closing, a note or mark too).
 
 Keys: Ctrl+D identical mentions; Ctrl+Shift+A every occurrence of a string (app/gui/desk_occurrences.py); E / Shift+E note; F / Shift+F flag; D document done; Alt+Shift+← / →
 the end by a word, Ctrl+Alt+← / → the start by a word (Shift+← / → and Ctrl+Shift+← / → keep moving by
@@ -22,7 +22,7 @@ from app.gui.desk_model import DeskModel
 from app.gui.desk_occurrences import AnnotateOccurrences
 from app.gui.desk_saving import DeskSaving
 from app.gui.settings import AppSettings
-from core.jobs import curation
+from core.jobs.curation import operations as curation
 from core.store.day_stats import day_stats
 from core.text import words
 
@@ -189,7 +189,7 @@ class CuratorExtras:
     # --- undo across restarts -----------------------------------------------------------------------
 
     def restore_undo_history(self) -> int:
-        """Show the curator's history as the project holds it (core.jobs.undo): after a restart Ctrl+Z
+        """Show the curator's history as the project holds it (core.jobs.curation.undo): after a restart Ctrl+Z
         undoes the newest step whatever it was (a decision, a bulk accept, a note, a done mark), and the
         Edit menu says which."""
         found = curation.history_of(self.project, self.settings.curator)

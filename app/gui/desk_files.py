@@ -1,7 +1,7 @@
 """The desk's File and Edit menus: import, export, settings, new / open project. Long work runs in a
 background job behind a progress dialog with a cancel button.
 
-Corpus import and export are core.jobs.io's, as the CLI's are: an import whose file has bad items
+Corpus import and export are core.jobs.io.corpus's, as the CLI's are: an import whose file has bad items
 stores nothing and offers to import the rest ("Skip and report", the CLI's `--on-invalid skip`), which
 writes the same report of skipped items in the project's logs; what an import skipped and what an
 export's format could not keep are shown, line for line as the CLI prints them."""
@@ -93,11 +93,11 @@ class ProjectFiles:
         return dialog
 
     def import_corpus_from(self, path: Path, fmt: str, split: str = "", on_invalid: str = "error") -> Job:
-        """Import through core.jobs.io; bad items under "error" open `offer_skip` (nothing stored)."""
+        """Import through core.jobs.io.corpus; bad items under "error" open `offer_skip` (nothing stored)."""
         title = f"importing {path.name}"
 
         def work(progress, cancel):
-            from core.jobs.io import import_corpus
+            from core.jobs.io.corpus import import_corpus
 
             return import_corpus(
                 self.project, path, fmt, split=split, on_invalid=on_invalid, progress=progress, cancel=cancel
@@ -212,7 +212,7 @@ class ProjectFiles:
         """Write the corpus with the same filters as `curalink export` (see `curated_documents`)."""
 
         def work(progress, cancel):
-            from core.jobs.io import export_corpus
+            from core.jobs.io.corpus import export_corpus
 
             return export_corpus(
                 self.project,
@@ -256,7 +256,7 @@ class ProjectFiles:
 
     def export_knowledge_base_to(self, path: Path, fmt: str, *, with_curator_synonyms: bool = True) -> Job:
         def work(progress, cancel):
-            from core.jobs.kb_export import export_kb
+            from core.jobs.io.kb_export import export_kb
 
             return export_kb(
                 self.project,

@@ -1,5 +1,5 @@
-"""The desk's view of the curator's undo history. The history itself is in the project (core.jobs.undo):
-every curation operation, undo and redo (core.jobs.curation) returns it in its `OpChanges`, and the desk
+"""The desk's view of the curator's undo history. The history itself is in the project (core.jobs.curation.undo):
+every curation operation, undo and redo (core.jobs.curation.operations) returns it in its `OpChanges`, and the desk
 only shows it: the Edit menu's "Undo …" / "Redo …" texts, and `count()` / `index()` for tests and tools.
 
 There is no command object holding a change: a key press runs one core operation through the desk's

@@ -1,6 +1,6 @@
 """Ctrl+D: the selected mention's decision applied to every identical unreviewed mention, in this document
 or the whole queue, after a confirm dialog that counts them ("N mentions in M documents"). One write, one
-Ctrl+Z (core.jobs.curation.apply_to_identical)."""
+Ctrl+Z (core.jobs.curation.operations.apply_to_identical)."""
 
 from __future__ import annotations
 

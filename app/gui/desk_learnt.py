@@ -3,7 +3,7 @@
 Curate ▸ Learnt from curators… lists every synonym the curators' decisions taught the linker (the string,
 its concept, the newest decision behind it, its curator and time, how many decisions teach it, how many
 other mentions have the same text) with Remove / Restore: a removal is one Ctrl+Z step, and the loaded
-linker withdraws the synonym at once (core.jobs.learnt). Alt+Enter accepts the top (or marked) candidates
+linker withdraws the synonym at once (core.jobs.curation.learnt). Alt+Enter accepts the top (or marked) candidates
 without teaching, and Curate ▸ Decide without teaching keeps every decision from teaching until it is
 unchecked (the decision's detail says `"teach": false`). The dialog's check box and Curate ▸ Learn from
 decisions while curating are the project's switch: off, the desk does not learn live, and the synonyms
@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
 )
 
 from core.errors import CuralinkError
-from core.jobs import learnt
+from core.jobs.curation import learnt
 
 COLUMNS = ("string", "concept", "decision", "curator", "when", "decisions", "same text", "state")
 

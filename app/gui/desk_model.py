@@ -17,15 +17,15 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from core.documents import Candidate, Document, Mention
-from core.jobs import curation
-from core.jobs.bulk_accept import (
+from core.jobs.curation import operations as curation
+from core.jobs.curation.bulk_accept import (
     BulkScale,
     QueueScope,
     queue_top_suggestions,
     read_scale,
     undecided_top_suggestions,
 )
-from core.jobs.occurrences import annotate_occurrences
+from core.jobs.curation.occurrences import annotate_occurrences
 from core.kb.concept import Concept
 from core.store.curation import COMPOSITE_SEPARATOR, LINKING_ACTIONS, action_words, shown_link
 from core.store.curation_log import MentionKey, SuggestionSet, concept_parts, mention_key
@@ -252,7 +252,7 @@ class DeskModel:
             return "correct", COMPOSITE_SEPARATOR.join(chosen), {**detail, "via": "kb search"}
         return "accept", COMPOSITE_SEPARATOR.join(chosen), detail
 
-    # --- operations (core.jobs.curation) ----------------------------------------------------------------
+    # --- operations (core.jobs.curation.operations) ----------------------------------------------------------------
 
     def decide(self, action: str, concept_id: str = "", *, detail: dict | None = None) -> DeskOp | None:
         """A decision on the selected mention (None when none is selected); an accept or reject names the
@@ -296,7 +296,7 @@ class DeskModel:
         )
 
     def undo(self, text: str = "") -> DeskOp:
-        """The newest step of the curator's history, whatever it was (core.jobs.undo)."""
+        """The newest step of the curator's history, whatever it was (core.jobs.curation.undo)."""
         project = self.project
         return DeskOp(f"undo {text}".strip(), lambda curator: curation.undo(project, curator))
 

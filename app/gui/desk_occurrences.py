@@ -1,7 +1,7 @@
 """Ctrl+Shift+A: annotate every occurrence of the selected text (or of the selected mention's text) in this
 document or the whole project, word-bounded, after a dialog that counts them ("N occurrences in M
 documents"); started from a decided mention, the new mentions get its decision. One write, one Ctrl+Z
-(core.jobs.occurrences). Ctrl+D reaches only mentions that exist; this draws the missing ones.
+(core.jobs.curation.occurrences). Ctrl+D reaches only mentions that exist; this draws the missing ones.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from app.gui.desk_saving import DeskSaving
 from app.gui.dialogs import lay_out_form_dialog
 from app.gui.workers import LinkService
 from core.errors import CuralinkError
-from core.jobs.occurrences import Occurrences, mention_text, preview_occurrences
+from core.jobs.curation.occurrences import Occurrences, mention_text, preview_occurrences
 from core.text.normalize import normalize_name
 from core.text.words import snap_to_words
 

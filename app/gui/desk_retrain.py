@@ -16,8 +16,8 @@ from app.gui.desk_model import DeskModel
 from app.gui.dialogs import show_error
 from app.gui.retrain_summary import RetrainSummary, history_figure
 from app.gui.workers import Job, LinkService, run_in_thread
-from core.jobs.in_child import run_job_in_child
-from core.jobs.retrain import RetrainReport
+from core.jobs.models.in_child import run_job_in_child
+from core.jobs.models.retrain import RetrainReport
 from core.progress import PhasedProgress
 
 log = logging.getLogger(__name__)
@@ -112,8 +112,8 @@ class BackgroundRetrain:
         self.relink_job: Job | None = None
 
     def start_retrain(self, options: dict) -> Job | None:
-        """Run `core.jobs.retrain.retrain(**options)` in the background; one retrain at a time."""
-        from core.jobs.retrain import retrain
+        """Run `core.jobs.models.retrain.retrain(**options)` in the background; one retrain at a time."""
+        from core.jobs.models.retrain import retrain
 
         if self.retrain_job is not None:
             self.host.statusBar().showMessage("a retrain is already running", 4000)
@@ -131,7 +131,7 @@ class BackgroundRetrain:
                 # In a child process, as the linker: training in a thread of the desk shares its
                 # interpreter lock (torch's import alone froze the window for seconds).
                 report = run_job_in_child(
-                    "core.jobs.retrain:retrain",
+                    "core.jobs.models.retrain:retrain",
                     self.project.path,
                     options,
                     what="retraining",
@@ -192,18 +192,18 @@ class BackgroundRetrain:
         summary.rollbackRequested.connect(self.roll_back_models)
         self.retrain_summary = summary
         summary.show()
-        from core.jobs.retrain_plan import relink_after_retrain
+        from core.jobs.models.retrain_plan import relink_after_retrain
 
         if relink_after_retrain(report):  # the promotion rule put some in force
             self._relink(None, "relinking with the retrained models")
 
     def promote_versions(self, versions: dict) -> Job:
-        from core.jobs.promotion import promote_versions
+        from core.jobs.models.promotion import promote_versions
 
         return self._relink(lambda: promote_versions(self.project, versions), "relinking after the promotion")
 
     def roll_back_models(self, kinds: list) -> Job:
-        from core.jobs.retrain import rollback
+        from core.jobs.models.retrain import rollback
 
         return self._relink(
             lambda: {kind: rollback(self.project, kind) for kind in kinds}, "relinking after the rollback"

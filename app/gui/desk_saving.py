@@ -27,7 +27,7 @@ from app.gui.desk_writer import DeskWriter, Write
 from app.gui.dialogs import show_error
 from app.gui.settings import AppSettings
 from app.gui.workers import LinkService
-from core.jobs import curation
+from core.jobs.curation import operations as curation
 from core.store.op_changes import OpChanges
 from core.store.write_faults import StoreWriteError, WriteFault
 
@@ -140,7 +140,7 @@ class DeskSaving:
         return central
 
     def perform(self, label: str, operation: Callable[[str], OpChanges]) -> str:
-        """Run one curation operation (core.jobs.curation) with the curator's name, through the writer; the
+        """Run one curation operation (core.jobs.curation.operations) with the curator's name, through the writer; the
         window redraws from the `OpChanges` it returns. Returns the writer's answer: "saved", "pending"
         (waiting for the lock, or behind a change that is) or "refused"."""
         if self.host.watch.lost_dialog is not None:  # the project folder went away (desk_watch)

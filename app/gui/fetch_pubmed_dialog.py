@@ -1,5 +1,5 @@
 """File ▸ Add PubMed abstracts by PMID: a list typed or pasted, or a file of PMIDs, fetched from NCBI
-efetch in a background job (core.jobs.fetch_pubmed) behind the progress dialog with Cancel; the queue
+efetch in a background job (core.jobs.io.fetch_pubmed) behind the progress dialog with Cancel; the queue
 is re-read when they are stored."""
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
 
 from app.gui.dialogs import lay_out_form_dialog
 from core.errors import InputError
-from core.jobs.fetch_pubmed import PmidList, parse_pmids, read_pmid_file
+from core.jobs.io.fetch_pubmed import PmidList, parse_pmids, read_pmid_file
 
 TITLE = "Add PubMed abstracts by PMID"
 
@@ -112,8 +112,8 @@ def fetch_pubmed_into(window, pmids: list[str], api_key: str = ""):
     project = window.project
 
     def work(progress, cancel):
-        from core.jobs.eutils import EutilsClient
-        from core.jobs.fetch_pubmed import fetch_pubmed
+        from core.jobs.io.eutils import EutilsClient
+        from core.jobs.io.fetch_pubmed import fetch_pubmed
 
         return fetch_pubmed(
             project, pmids, EutilsClient(url, api_key=api_key), progress=progress, cancel=cancel

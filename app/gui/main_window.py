@@ -79,7 +79,7 @@ class MainWindow(QMainWindow):
             use_reranker=self.settings.use_reranker,
         )
         if self.service.in_thread:  # the linker shares this process: import its stack before input
-            from core.jobs.linking import warm_imports
+            from core.jobs.linking.suggestions import warm_imports
 
             warm_imports()
         self.service.failed.connect(lambda exc: show_error(self, exc, context="background linking"))
@@ -131,7 +131,7 @@ class MainWindow(QMainWindow):
         ranked = self.project.models.active_model("reranker") if self.settings.use_reranker else None
         if ranked is None or not self.service.in_thread:  # a linking process imports it there
             return
-        from core.jobs.linking import preload_architecture
+        from core.jobs.linking.suggestions import preload_architecture
 
         try:
             preload_architecture(ranked.path)

@@ -1,7 +1,7 @@
 """The Retrain dialog: choose what to retrain, then hand it to the desk, which runs it in the background
 (the curator goes on curating; a status-bar job shows one bar and the time left, and can cancel).
 
-The reranker is ticked only where a GPU makes training it worthwhile (core.jobs.retrain_plan); the
+The reranker is ticked only where a GPU makes training it worthwhile (core.jobs.models.retrain_plan); the
 dialog says why when it is not."""
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
 )
 
-from core.jobs.retrain import HELD_OUT_FRACTION, PROMOTION_RULES
-from core.jobs.retrain_plan import retrain_choice
+from core.jobs.models.retrain import HELD_OUT_FRACTION, PROMOTION_RULES
+from core.jobs.models.retrain_plan import retrain_choice
 
 if TYPE_CHECKING:
     from core.store.project import Project
@@ -32,7 +32,7 @@ DESK_PROMOTION_RULE = "never"  # the desk asks: the summary offers promotion wit
 
 class RetrainDialog(QDialog):
     """The options of one retrain; `startRequested(options)` carries the keyword arguments of
-    `core.jobs.retrain.retrain` (without the project, progress and cancel)."""
+    `core.jobs.models.retrain.retrain` (without the project, progress and cancel)."""
 
     startRequested = Signal(dict)
 

@@ -17,7 +17,7 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
 )
 
-from core.jobs.retrain import RetrainReport
+from core.jobs.models.retrain import RetrainReport
 
 
 def _fmt(value) -> str:

@@ -168,7 +168,7 @@ class AppSettings:
     @property
     def eutils_url(self) -> str:
         """Where E-utilities answers (NCBI's server unless a mirror, or a test's local server, is set)."""
-        from core.jobs.eutils import DEFAULT_BASE_URL
+        from core.jobs.io.eutils import DEFAULT_BASE_URL
 
         return self._get("eutils_url", "") or DEFAULT_BASE_URL
 

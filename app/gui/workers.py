@@ -113,7 +113,7 @@ class Job(FunctionWorker):
 class LinkService(QObject):
     """Runs the project's Linker in the background, loading it once and keeping it warm.
 
-    By default the linker lives in a child process (core.jobs.linker_process): a linker loading or running in
+    By default the linker lives in a child process (core.jobs.linking.linker_process): a linker loading or running in
     a thread of the desk held the interpreter lock in long stretches and froze the window for up to
     seconds. One worker thread drives it, so jobs run one at a time, in the order they were asked for,
     except re-suggesting edited mentions: it jumps the queue, and a long linking job serves it between
@@ -213,7 +213,7 @@ class LinkService(QObject):
         if self.in_thread:
             import torch
 
-            from core.jobs.linking import ProjectLinker
+            from core.jobs.linking.suggestions import ProjectLinker
 
             # One intra-op thread: the UI thread keeps a core, and a 2-core laptop stays responsive
             # (the retriever's per-document batches are too small to gain from more threads).
@@ -226,7 +226,7 @@ class LinkService(QObject):
                 progress=progress,
                 cancel=cancel,
             )
-        from core.jobs.linker_process import LinkerProcess
+        from core.jobs.linking.linker_process import LinkerProcess
 
         spare, self._spare = self._spare, None
         same = spare is not None and spare.project_path == self.project.path  # not moved since
@@ -352,7 +352,7 @@ class LinkService(QObject):
         runs too): `change` (a promotion or a rollback) runs in the worker, after any link job already
         queued; then the models load again and each document is shown as it is stored, `first` (the open
         document) first. Edited mentions waiting for suggestions are served between documents."""
-        from core.jobs.promotion import relink_unreviewed
+        from core.jobs.models.promotion import relink_unreviewed
 
         def work(progress, cancel: CancelToken):
             changed = change() if change is not None else None

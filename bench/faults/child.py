@@ -53,8 +53,8 @@ def _warm(operation: str) -> None:
     from core.store import Project  # noqa: F401
 
     if operation in MODEL_OPERATIONS:
-        import core.jobs.retrain  # noqa: F401
-        import core.jobs.versions  # noqa: F401
+        import core.jobs.models.retrain  # noqa: F401
+        import core.jobs.models.versions  # noqa: F401
         import core.pipeline  # noqa: F401
         import core.rerank.cross_encoder  # noqa: F401
         import core.retrieve.rescnn_retriever  # noqa: F401
@@ -135,7 +135,7 @@ def run_decisions(args) -> int:
 
 def run_check(args) -> int:
     """Open the project, load the models in force, link one document: is the project usable?"""
-    from core.jobs.linking import ProjectLinker
+    from core.jobs.linking.suggestions import ProjectLinker
     from core.store import Project
 
     say("ready")

@@ -101,8 +101,8 @@ def build_workload(
     """Build the base project and the import files under `folder` (reused when already built)."""
     from app.demo import build_demo_project
     from core.formats import read_corpus
-    from core.jobs.linking import ProjectLinker
-    from core.jobs.retrain import retrain
+    from core.jobs.linking.suggestions import ProjectLinker
+    from core.jobs.models.retrain import retrain
     from core.store import Project
 
     folder.mkdir(parents=True, exist_ok=True)

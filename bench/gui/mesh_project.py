@@ -44,8 +44,8 @@ def write_kb(data: Path, out: Path) -> Path:
 
 def main(argv: list[str] | None = None) -> int:
     from core.formats import read_corpus
-    from core.jobs.kinds import train
-    from core.jobs.linking import ProjectLinker
+    from core.jobs.linking.suggestions import ProjectLinker
+    from core.jobs.models.kinds import train
     from core.kb import load_kb
     from core.store import Project
 

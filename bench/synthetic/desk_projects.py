@@ -31,7 +31,7 @@ def ncbi_missing(data: Path) -> str | None:
 
 
 def _train(project, train_seconds: float, include_gold: bool, progress, cancel) -> None:
-    from core.jobs.kinds import train
+    from core.jobs.models.kinds import train
 
     progress(0, None, f"training a retriever ({train_seconds:.0f} s budget)")
     train(
@@ -54,7 +54,7 @@ def build_ncbi_project(
 ) -> Path:
     """NCBI-disease (792 abstracts) + MEDIC with stored suggestions; returns the project folder."""
     from core.formats import read_corpus
-    from core.jobs.linking import ProjectLinker
+    from core.jobs.linking.suggestions import ProjectLinker
     from core.kb import load_kb
     from core.store import Project
 

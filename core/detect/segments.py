@@ -6,7 +6,7 @@ the next mention would make it hold more than 8 mentions or more than 256 word p
 after it, become mention-free segments (the reference code drops chunks over its limit; here they teach
 what is not a mention). Composite ids keep their first id (§C.3).
 
-Which documents and spans a project trains on is read from its store by core.jobs.detector
+Which documents and spans a project trains on is read from its store by core.jobs.models.detector
 (`project_training_documents`).
 """
 

@@ -4,7 +4,7 @@ A decision, an undo, a bulk accept, a span or type edit and a relink each return
 wrote, the mentions whose state, span or suggestions changed, the documents (external ids) those belong
 to, and how many mentions became decided or undecided (the queue's reviewed counts move by that).
 
-The curation operations (core.jobs.curation) fill in the rest, read once after their write, so a desk
+The curation operations (core.jobs.curation.operations) fill in the rest, read once after their write, so a desk
 redraws from the value alone: the decision now in force on each changed mention (None: undecided), the
 queue rows and facets of the documents touched, the mentions whose span, type or presence changed (their
 document is read again and they are suggested again), the documents whose notes or marks changed, what the
@@ -41,7 +41,7 @@ class OpChanges:
     documents: frozenset[str] = field(default_factory=frozenset)
     newly_decided: int = 0
     undecided: int = 0
-    # Filled by core.jobs.curation (see the module text); empty from the bare store calls.
+    # Filled by core.jobs.curation.operations (see the module text); empty from the bare store calls.
     decisions: dict = field(default_factory=dict)  # mention id -> Decision in force, or None
     queue: tuple = ()  # QueueEntry of each touched document
     facets: dict = field(default_factory=dict)  # document id -> DocumentFacets

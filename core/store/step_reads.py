@@ -1,4 +1,4 @@
-"""The few reads the curation operations (core.jobs.curation) make around a write: what a label names
+"""The few reads the curation operations (core.jobs.curation.operations) make around a write: what a label names
 (a mention's document, text, origin, span and type; the text a new span would cover), the model versions a
 bulk accept records, and the decisions an undo step holds (all of them, to write them again; those still
 in force, to revert them)."""

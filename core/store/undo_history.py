@@ -1,4 +1,4 @@
-"""The curator's recent decisions read back from the log: where the undo history (core.jobs.undo) of a
+"""The curator's recent decisions read back from the log: where the undo history (core.jobs.curation.undo) of a
 project written before it was kept starts.
 
 Only decisions still in force and made by this curator are undoable steps (one undone since, or covered by

@@ -21,8 +21,8 @@ CURVE_KEY = "bulk_accept_held_out"
 def ranked_project(demo_project):
     """The demo with a ranker trained on its gold (decided, then reverted) and every mention relinked
     with it: undecided mentions whose suggestions carry the ranker's probability."""
-    from core.jobs.linking import ProjectLinker
-    from core.jobs.ranker import train_ranker_for_project
+    from core.jobs.linking.suggestions import ProjectLinker
+    from core.jobs.models.ranker import train_ranker_for_project
 
     decided = []
     for document, mention_ids in demo_project.documents.documents_with_mention_ids():
@@ -178,7 +178,7 @@ def test_without_a_ranker_the_dialog_falls_back_to_090_and_says_so(window):
 
 
 def test_suggestions_the_ranker_did_not_score_are_never_bulk_accepted(ranked_window, ranked_project):
-    from core.jobs.linking import ProjectLinker
+    from core.jobs.linking.suggestions import ProjectLinker
 
     window, project = ranked_window, ranked_project
     doc_id = window.model.doc.doc_id

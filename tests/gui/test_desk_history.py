@@ -19,8 +19,8 @@ from sqlalchemy import event
 from app.cli import main as cli
 from core.detect.dictionary import DictionaryDetector
 from core.documents import Document, Passage
-from core.jobs import curation
-from core.jobs.mentions import detect_into_project
+from core.jobs.curation import operations as curation
+from core.jobs.linking.mentions import detect_into_project
 from core.learn.synonyms import CURATOR_SOURCE, curated_synonyms
 from core.store.curation_marks import DONE, NOTE
 

@@ -1,4 +1,4 @@
-"""Issue 22's import/export seam: the desk imports and exports through core.jobs.io as the CLI does. A
+"""Issue 22's import/export seam: the desk imports and exports through core.jobs.io.corpus as the CLI does. A
 file with a bad item stores nothing and offers "Skip and report", which imports the rest and writes the
 report the CLI writes; an export to a format that cannot keep something shows the lines the CLI prints."""
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QInputDialog
 
-from core.jobs import curation
+from core.jobs.curation import operations as curation
 from core.store.schema import DecisionRow
 
 CTRL = Qt.KeyboardModifier.ControlModifier

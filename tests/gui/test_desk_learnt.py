@@ -8,7 +8,8 @@ import json
 
 from PySide6.QtCore import Qt
 
-from core.jobs import curation, learnt
+from core.jobs.curation import learnt
+from core.jobs.curation import operations as curation
 from tests.test_curator_synonyms import _correctable
 from tests.test_live_learning import _wrong_concept
 
@@ -55,7 +56,7 @@ def test_alt_enter_accepts_without_teaching_and_enter_still_teaches(window, demo
 
 def test_the_learnt_list_removes_a_synonym_as_one_undo_step(window, demo_project, qtbot, tmp_path):
     from app.gui.desk_learnt import open_learnt
-    from core.jobs.linking import ProjectLinker
+    from core.jobs.linking.suggestions import ProjectLinker
 
     mention, mention_id = _correctable(demo_project)
     wrong = _wrong_concept(demo_project, mention)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 
 from core.documents import Document, Passage
-from core.jobs import learnt
+from core.jobs.curation import learnt
 from core.learn.synonyms import CURATOR_SOURCE
 from tests.gui.test_desk_occurrences import CTRL_SHIFT, _open, _spans
 

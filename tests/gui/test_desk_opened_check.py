@@ -11,7 +11,7 @@ import logging
 import pytest
 from PySide6.QtCore import Qt
 
-from core.jobs import curation
+from core.jobs.curation import operations as curation
 
 
 @pytest.fixture

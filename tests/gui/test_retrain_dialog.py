@@ -13,7 +13,7 @@ from app.gui.retrain_dialog import RetrainDialog
 def test_retrain_dialog_proposes_the_reranker_only_with_a_gpu(qtbot, demo_project):
     import torch
 
-    from core.jobs.retrain_plan import reranker_advice
+    from core.jobs.models.retrain_plan import reranker_advice
 
     dialog = RetrainDialog(demo_project, device="auto")
     qtbot.addWidget(dialog)
@@ -91,7 +91,7 @@ def test_curate_menu_opens_retrain_and_adjudication(qtbot, window):
 
 def test_summary_plots_every_epoch_of_each_model(qtbot):
     from app.gui.retrain_summary import RetrainSummary
-    from core.jobs.retrain import KindReport, RetrainReport
+    from core.jobs.models.retrain import KindReport, RetrainReport
 
     retriever = KindReport("retriever", "v2", "v1", "", old={"acc@1": 50.0}, new={"acc@1": 60.0})
     retriever.history = [

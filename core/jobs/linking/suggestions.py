@@ -1,9 +1,9 @@
 """The store jobs around a project's `Linker`: link documents and store the suggestions, re-suggest single
-mentions after an edit, learn from decisions as they are taken (finding mentions: core.jobs.mentions).
+mentions after an edit, learn from decisions as they are taken (finding mentions: core.jobs.linking.mentions).
 
 `core.pipeline.Linker` only computes suggestions; these functions are what writes the store (suggestions,
 curator synonyms). `ProjectLinker` holds a loaded Linker and the detector chosen for it - the state the
-desk's link service keeps between jobs - and calls them; core.jobs.linker_process offers the same
+desk's link service keeps between jobs - and calls them; core.jobs.linking.linker_process offers the same
 methods from a child process, so the link service calls either alike. The CLI, relinking after a
 promotion and the demo use the same functions.
 """
@@ -154,7 +154,7 @@ def _only(document: Document, mention_ids: list[int], wanted: Collection[int]) -
 
 class ProjectLinker:
     """A loaded `Linker` and the detector chosen for it, behind the four jobs the desk's link service
-    calls (the same as core.jobs.linker_process.LinkerProcess offers from a child)."""
+    calls (the same as core.jobs.linking.linker_process.LinkerProcess offers from a child)."""
 
     def __init__(self, linker: Linker):
         self.linker = linker
@@ -195,9 +195,9 @@ class ProjectLinker:
         progress: ProgressCallback = no_progress,
         cancel: CancelToken = NEVER_CANCELLED,
     ):
-        """core.jobs.mentions.find_mentions with the detector chosen once for this Linker (the span model
+        """core.jobs.linking.mentions.find_mentions with the detector chosen once for this Linker (the span model
         in force, else the KB dictionary of the Linker's KB)."""
-        from core.jobs.mentions import detector_for_project, find_mentions
+        from core.jobs.linking.mentions import detector_for_project, find_mentions
 
         if self._detector is None:
             kb = self.linker.kb if self.linker.kb is not None else project.kb.knowledge_base()

@@ -34,7 +34,7 @@ log = logging.getLogger(__name__)
 
 @dataclass
 class TrainedVersion:
-    """What every kind's trainer returns (core.jobs.kinds.train): the version published, or (version "")
+    """What every kind's trainer returns (core.jobs.models.kinds.train): the version published, or (version "")
     why none was trained."""
 
     kind: str
@@ -43,7 +43,7 @@ class TrainedVersion:
     metrics: dict = field(default_factory=dict)
     promoted: bool = False
     reason: str = ""
-    """Why it is in force or a candidate (core.jobs.kinds.promotion_decision)."""
+    """Why it is in force or a candidate (core.jobs.models.kinds.promotion_decision)."""
     message: str = ""
     """What the front ends say about it (why none was trained, what the ranker learned)."""
 

@@ -1,13 +1,13 @@
 """Span-model jobs over a project: train a version (the CLI and retrain call these; the one in force is
 loaded by core.detect.in_force).
 
-Versions follow the other model kinds (core.jobs.versions): trained into a scratch folder under
+Versions follow the other model kinds (core.jobs.models.versions): trained into a scratch folder under
 models/detector/, moved to models/detector/<version>/ only once complete, registered with the KB and
 training-data fingerprints, promoted or kept as a candidate; `curalink rollback detector` puts the
 previous one back. A new span model is promoted only if `link --detect` links the held-out documents
 end to end at least as well with it as with the dictionary alone (`end_to_end_against_dictionary`,
-judged by core.jobs.kinds.promotion_decision like every kind): more spans are not better where the KB
-cannot link them. The tagger (core.jobs.tagger) is judged the same way against the detector in force.
+judged by core.jobs.models.kinds.promotion_decision like every kind): more spans are not better where the KB
+cannot link them. The tagger (core.jobs.models.tagger) is judged the same way against the detector in force.
 
 Where the spans come from (`project_training_documents`): imported gold (train split; dev for early
 stopping) and curator work: a curator's own spans, and detected spans a curator accepted or corrected.
@@ -35,8 +35,8 @@ from core.detect.train_detector import DetectorTrainingOptions, train_span_model
 from core.detect.wordpieces import backend
 from core.documents import Document, Mention
 from core.errors import CuralinkError
-from core.jobs.detect_targets import PROJECT_ORIGINS
-from core.jobs.versions import TrainedVersion
+from core.jobs.linking.detect_targets import PROJECT_ORIGINS
+from core.jobs.models.versions import TrainedVersion
 from core.locations import base_model_reference, content_hash, resolve_base_model
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressCallback, no_progress
 
@@ -251,8 +251,8 @@ def train_detector_for_project(
     """Train, save, register (and promote) a detector version. With `against_dictionary`, it goes in
     force only if `link --detect` links the held-out documents at least as well with it as with the
     dictionary alone (end_to_end_against_dictionary); else it is kept as a candidate, saying why."""
-    from core.jobs.kinds import promotion_decision
-    from core.jobs.versions import draft_version, publish_version
+    from core.jobs.models.kinds import promotion_decision
+    from core.jobs.models.versions import draft_version, publish_version
 
     kb = project.kb.knowledge_base()
     train_docs, dev_docs = training_splits(project)
@@ -322,7 +322,7 @@ def end_to_end_against_dictionary(
     span.gap_filler = dictionary
     linker = load_linker(project, kb=kb, device=device, candidates=DEFAULT_CANDIDATES)
     raw = [document.with_mentions([]) for document in dev_docs]
-    # every span of a held-out document was vouched for (core.jobs.detector.training_splits): all gold
+    # every span of a held-out document was vouched for (core.jobs.models.detector.training_splits): all gold
     gold = gold_annotations(
         [d.with_mentions([replace(m, origin="gold") for m in d.mentions]) for d in dev_docs], kb
     )

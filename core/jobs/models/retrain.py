@@ -1,7 +1,7 @@
 """One-click retraining from curator decisions: fine-tune, judge old vs new, register, maybe promote.
 
-Each kind is trained into a scratch folder (core.jobs.versions) from the weights in force, evaluated with
-the version in force on the held-out slice, judged by the one promotion rule (core.jobs.kinds), and only
+Each kind is trained into a scratch folder (core.jobs.models.versions) from the weights in force, evaluated with
+the version in force on the held-out slice, judged by the one promotion rule (core.jobs.models.kinds), and only
 then moved to models/<kind>/<version>/ and registered. A cancel or an error before that point deletes the scratch folder and leaves the registry
 untouched, so the models in force are exactly those of before.
 """
@@ -15,11 +15,11 @@ from typing import TYPE_CHECKING
 
 from core.documents import Candidate
 from core.errors import CuralinkError
-from core.jobs.compare import epoch_evaluator, ranked_metrics, retriever_metrics
-from core.jobs.kinds import KINDS as REGISTERED
-from core.jobs.kinds import LINKING_KINDS, PROMOTION_RULES, retrain_kind
-from core.jobs.retrain_report import KindReport, RetrainReport, publish_retrained
-from core.jobs.versions import draft_version, prune_project_indexes
+from core.jobs.models.compare import epoch_evaluator, ranked_metrics, retriever_metrics
+from core.jobs.models.kinds import KINDS as REGISTERED
+from core.jobs.models.kinds import LINKING_KINDS, PROMOTION_RULES, retrain_kind
+from core.jobs.models.retrain_report import KindReport, RetrainReport, publish_retrained
+from core.jobs.models.versions import draft_version, prune_project_indexes
 from core.kb.knowledge_base import KnowledgeBase
 from core.learn.training_data import HELD_OUT_FRACTION, TrainingSet, training_set
 from core.progress import NEVER_CANCELLED, CancelToken, PhasedProgress, ProgressCallback, no_progress
@@ -67,7 +67,7 @@ def retrain(
     if unknown:
         raise CuralinkError(f"cannot retrain {unknown[0]!r}; kinds are {', '.join(REGISTERED)}")
     started = time.perf_counter()
-    from core.jobs.retrain_plan import retrain_phases
+    from core.jobs.models.retrain_plan import retrain_phases
     from core.learn.synonyms import index_curator_synonyms, prune_synonyms
 
     # one bar across every phase of every model, never restarting

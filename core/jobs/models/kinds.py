@@ -4,7 +4,7 @@ Each kind declares how it is trained, retrained, evaluated and loaded (as "modul
 resolved only when called, so reading the registry loads no model code), what training needs, and which
 held-out metric the promotion rule compares. The front ends (the CLI's `train`/`evaluate`, `retrain`, the
 desk, the demo) call the verbs here - `train`, `evaluate`, `load` - never a kind's function: per-kind
-options pass through. Every trainer publishes its version through `core.jobs.versions.publish_version`,
+options pass through. Every trainer publishes its version through `core.jobs.models.versions.publish_version`,
 and whether it goes in force is decided by `promotion_decision`: the rule is written once, here.
 
 The kinds' functions share a leading signature (checked by tests/test_train_via_registry.py):
@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from core.errors import CuralinkError
-from core.jobs.versions import TrainedVersion
+from core.jobs.models.versions import TrainedVersion
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressCallback, no_progress
 
 if TYPE_CHECKING:
@@ -71,10 +71,10 @@ KINDS: dict[str, ModelKind] = {
             score_name="held-out acc@1",
             held_out="mentions",
             needs="a knowledge base (its synonyms are the training pairs), plus gold or curated links",
-            train="core.jobs.retriever:train_retriever",
-            retrain="core.jobs.retrain:retrain_retriever",
+            train="core.jobs.models.retriever:train_retriever",
+            retrain="core.jobs.models.retrain:retrain_retriever",
             evaluate="core.evaluate.retrieval:evaluate_project_retriever",
-            load="core.jobs.retriever:load_retriever",
+            load="core.jobs.models.retriever:load_retriever",
         ),
         ModelKind(
             "reranker",
@@ -82,10 +82,10 @@ KINDS: dict[str, ModelKind] = {
             score_name="held-out acc@1",
             held_out="mentions",
             needs="a retriever in force and gold or curated links in train documents",
-            train="core.jobs.reranker:train_reranker_for_project",
-            retrain="core.jobs.retrain:retrain_reranker",
-            evaluate="core.jobs.reranker:evaluate_reranker_for_project",
-            load="core.jobs.reranker:load_reranker",
+            train="core.jobs.models.reranker:train_reranker_for_project",
+            retrain="core.jobs.models.retrain:retrain_reranker",
+            evaluate="core.jobs.models.reranker:evaluate_reranker_for_project",
+            load="core.jobs.models.reranker:load_reranker",
         ),
         ModelKind(
             "ranker",
@@ -93,10 +93,10 @@ KINDS: dict[str, ModelKind] = {
             score_name="held-out acc@1",
             held_out="mentions",
             needs="a retriever in force and imported gold or accepted / corrected decisions",
-            train="core.jobs.ranker:train_ranker_for_project",
-            retrain="core.jobs.ranker:retrain_ranker",
-            evaluate="core.jobs.evaluate_ranker:evaluate_ranker_for_project",
-            load="core.jobs.ranker:load_ranker",
+            train="core.jobs.models.ranker:train_ranker_for_project",
+            retrain="core.jobs.models.ranker:retrain_ranker",
+            evaluate="core.jobs.models.evaluate_ranker:evaluate_ranker_for_project",
+            load="core.jobs.models.ranker:load_ranker",
         ),
         ModelKind(
             "detector",
@@ -104,10 +104,10 @@ KINDS: dict[str, ModelKind] = {
             score_name="held-out span/end-to-end F1",
             held_out="documents with spans",
             needs="gold or curator-checked mention spans",
-            train="core.jobs.detector:train_detector_for_project",
-            retrain="core.jobs.retrain_detector:retrain_detector",
+            train="core.jobs.models.detector:train_detector_for_project",
+            retrain="core.jobs.models.retrain_detector:retrain_detector",
             evaluate="core.evaluate.detection:evaluate_detectors",
-            load="core.jobs.detector:load_detector_version",
+            load="core.jobs.models.detector:load_detector_version",
             retrained_by_default=False,
         ),
         ModelKind(
@@ -116,10 +116,10 @@ KINDS: dict[str, ModelKind] = {
             score_name="held-out end-to-end strict F1",
             held_out="documents with spans",
             needs="gold or curator-checked mention spans",
-            train="core.jobs.tagger:train_tagger_for_project",
-            retrain="core.jobs.tagger:retrain_tagger",
+            train="core.jobs.models.tagger:train_tagger_for_project",
+            retrain="core.jobs.models.tagger:retrain_tagger",
             evaluate="core.evaluate.detection:evaluate_detectors",
-            load="core.jobs.tagger:load_tagger_version",
+            load="core.jobs.models.tagger:load_tagger_version",
             retrained_by_default=False,
         ),
     )
@@ -188,7 +188,7 @@ def train(
 
 
 def retrain_kind(project: Project, kind: str, kb, data, **options):
-    """One kind's step of `retrain` (core.jobs.retrain): fine-tune, judge, publish under the rule."""
+    """One kind's step of `retrain` (core.jobs.models.retrain): fine-tune, judge, publish under the rule."""
     log.info("retraining %s via registry", kind)
     return model_kind(kind).job("retrain")(project, kb, data, **options)
 

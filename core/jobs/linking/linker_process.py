@@ -25,7 +25,7 @@ def _serve(conn, cancel_event, project_path: str, options: dict) -> None:
     child_logging(conn)
     import torch
 
-    from core.jobs.linking import ProjectLinker
+    from core.jobs.linking.suggestions import ProjectLinker
     from core.store import Project
 
     torch.set_num_threads(int(options.pop("threads", 1)))

@@ -18,7 +18,7 @@ import numpy as np
 
 from core.documents import Candidate, Document
 from core.errors import CuralinkError, ModelError
-from core.jobs.versions import TrainedVersion, draft_version, publish_version
+from core.jobs.models.versions import TrainedVersion, draft_version, publish_version
 from core.kb.knowledge_base import KnowledgeBase
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressCallback, no_progress
 from core.project_models import linked_documents, load_linker, nothing_to_learn
@@ -165,7 +165,7 @@ def retriever_held_out(project: Project) -> set[str]:
     (else the last tenth of train) out for early stopping and records how many (`dev_documents`). A
     retriever that recorded none (one from `retrain`, trained on every training document) gives none; with
     no trained retriever in force nothing was learnt from the project's strings, and every fold is honest."""
-    from core.jobs.retriever import early_stopping_documents
+    from core.jobs.models.retriever import early_stopping_documents
 
     active = project.models.active_model("retriever")
     if active is None:
@@ -271,8 +271,8 @@ def retrain_ranker(
     """`retrain`'s ranker step: fit on the training slice, judge old vs new on the held-out slice with
     the prior of the training slice, then publish under the promotion rule as for the other kinds.
     It fits in seconds from scratch: `epochs`, `max_seconds` and `base_model` do not apply."""
-    from core.jobs.compare import ranked_metrics
-    from core.jobs.retrain_report import KindReport, publish_retrained
+    from core.jobs.models.compare import ranked_metrics
+    from core.jobs.models.retrain_report import KindReport, publish_retrained
 
     progress.enter(KIND)
     active = project.models.active_model(KIND)

@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING
 from sqlalchemy import select
 
 from core.errors import CuralinkError
-from core.jobs import undo as history
-from core.jobs.curation import _finish, vetoed_changes
-from core.jobs.undo import VETO, Step
+from core.jobs.curation import undo as history
+from core.jobs.curation.operations import _finish, vetoed_changes
+from core.jobs.curation.undo import VETO, Step
 from core.learn.synonyms import CURATOR_SOURCE, curated_links, linked_to, prune_synonyms
 from core.learn.teaching import TEACH, learning_on, set_learning, set_veto, veto_key, vetoed
 from core.store.op_changes import OpChanges

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-from core.jobs.versions import TrainedVersion, draft_version, prune_project_indexes, publish_version
+from core.jobs.models.versions import TrainedVersion, draft_version, prune_project_indexes, publish_version
 from core.learn.training_data import curated_pairs, fingerprint, gold_pairs, resolvable
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressCallback, no_progress
 
@@ -23,7 +23,7 @@ an option). Patience 2 on acc@1 stopped NCBI-disease + MEDIC at epoch 6 of 10 wi
 (docs/benchmarks/retriever-stopping.md)."""
 STOPPING_CRITERION = ("recall@20", "acc@1")
 """What early stopping watches on the held-out documents: recall@20 first, because the ranker can only
-choose among the 20 candidates it is given (core.jobs.ranker's default); acc@1 breaks a tie."""
+choose among the 20 candidates it is given (core.jobs.models.ranker's default); acc@1 breaks a tie."""
 
 
 def train_retriever(
@@ -45,7 +45,7 @@ def train_retriever(
     With `patience` (> 0) and gold documents to hold out, early stopping watches STOPPING_CRITERION
     after every epoch: the dev split, or without one the last tenth of the train documents (as the reranker does);
     those documents are then not trained on. `patience=0`: every epoch, on every document."""
-    from core.jobs.compare import dev_evaluator
+    from core.jobs.models.compare import dev_evaluator
     from core.retrieve.rescnn import RescnnConfig
     from core.retrieve.train import TrainOptions, train_rescnn
 
@@ -119,7 +119,7 @@ def _against_version_in_force(
     new version goes in force, as `train` asks, and the reason says so."""
     import json
 
-    from core.jobs.kinds import promotion_decision
+    from core.jobs.models.kinds import promotion_decision
     from core.retrieve.rescnn import load_model
 
     active = project.models.active_model("retriever")

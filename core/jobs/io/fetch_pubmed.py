@@ -4,7 +4,7 @@ The PMIDs come from a list typed in the desk or a file (one or more a line, sepa
 or semicolons; `#` starts a comment); every item that is not a PMID is reported with its line, all in
 one run, before anything is fetched. PMIDs the project already holds are not fetched again (unless
 `on_duplicate` is "update"). The rest are fetched in batches of `batch_size` (efetch takes a few
-hundred ids a request) at NCBI's rate (core.jobs.eutils), each answer kept in a temporary file and read
+hundred ids a request) at NCBI's rate (core.jobs.io.eutils), each answer kept in a temporary file and read
 by the PubMed XML reader, like `curalink corpus import --format pubmed-xml`; then everything is stored
 in one transaction: a network failure halfway stores nothing, and a cancel leaves the project as it was.
 PMIDs PubMed did not return (unknown or withdrawn) are listed in the summary.
@@ -28,7 +28,7 @@ from core.formats.files import file_kind
 from core.formats.pubmed_xml import FORMAT, read
 from core.formats.report import MAX_LISTED, FormatReport
 from core.formats.xml_guard import PARSER_OPTIONS
-from core.jobs.eutils import EutilsClient
+from core.jobs.io.eutils import EutilsClient
 from core.limits import limit, over_limit, read_bounded
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressCallback, no_progress
 

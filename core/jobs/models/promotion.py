@@ -117,7 +117,7 @@ def relink_after_change(
 ) -> LinkSummary:
     """Load the models now in force and relink the unreviewed mentions with them (the CLI's path; the
     desk reuses its warm link service for the same `relink_unreviewed`)."""
-    from core.jobs.linking import ProjectLinker
+    from core.jobs.linking.suggestions import ProjectLinker
     from core.pipeline import DEFAULT_CANDIDATES
 
     linker = ProjectLinker.for_project(

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
 HISTORY_LIMIT = 200
 
-# Step kinds: what `data` holds, and what undo and redo write (core.jobs.curation carries them out).
+# Step kinds: what `data` holds, and what undo and redo write (core.jobs.curation.operations carries them out).
 DECISIONS = "decisions"  # {"decisions": ids written, "skip_decided": bool}: reverts / the same again
 MARK = "mark"  # {"kind", "document", "mention", "old", "new"}: the old value / the new one
 SPAN = "span"  # {"mention", "old": [s, e], "new": [s, e]}

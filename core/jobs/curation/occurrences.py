@@ -24,9 +24,9 @@ from typing import TYPE_CHECKING
 from sqlalchemy import select
 
 from core.errors import CuralinkError
-from core.jobs import undo as history
-from core.jobs.curation import _finish
-from core.jobs.undo import OCCURRENCES, Step
+from core.jobs.curation import undo as history
+from core.jobs.curation.operations import _finish
+from core.jobs.curation.undo import OCCURRENCES, Step
 from core.learn.teaching import TEACH, teaches
 from core.store.curation_log import NewDecision
 from core.store.identical_mentions import COPIED_FROM

@@ -1,5 +1,5 @@
 """Curation operations: decide, bulk accept, apply to identical mentions, mention edits, notes and marks,
-and undo / redo over one history of them all (core.jobs.undo). The desk, the CLI and tests call these.
+and undo / redo over one history of them all (core.jobs.curation.undo). The desk, the CLI and tests call these.
 
 Each writes the change and its undo step in one transaction and returns an `OpChanges` that says what
 changed and holds what a desk needs to redraw it (decisions in force, queue rows, the history), read once
@@ -16,8 +16,19 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from core.errors import CuralinkError
-from core.jobs import undo as history
-from core.jobs.undo import ADD, DECISIONS, DELETE, MARK, OCCURRENCES, SPAN, TYPE, VETO, Step, span_label
+from core.jobs.curation import undo as history
+from core.jobs.curation.undo import (
+    ADD,
+    DECISIONS,
+    DELETE,
+    MARK,
+    OCCURRENCES,
+    SPAN,
+    TYPE,
+    VETO,
+    Step,
+    span_label,
+)
 from core.learn.teaching import set_veto
 from core.store import step_reads
 from core.store.curation import action_words, shown_link
@@ -403,7 +414,7 @@ def _carry_out(project: Project, curator: str, step: Step, *, undoing: bool) -> 
     elif step.kind in (ADD, DELETE):
         removed = undoing == (step.kind == ADD)
         project.documents.set_mention_removed(step.mention, removed, curator=curator)
-    elif step.kind == VETO:  # a learnt synonym removed (core.jobs.learnt): allowed again / removed again
+    elif step.kind == VETO:  # a learnt synonym removed (core.jobs.curation.learnt): allowed again / removed again
         set_veto(project, data["concept"], data["string"], not undoing)
         return vetoed_changes(project, data["mentions"])
     elif step.kind == OCCURRENCES:
@@ -414,7 +425,7 @@ def _carry_out(project: Project, curator: str, step: Step, *, undoing: bool) -> 
 
 
 def _occurrences(project: Project, curator: str, step: Step, *, undoing: bool) -> OpChanges:
-    """Mentions added at every occurrence of a string (core.jobs.occurrences): their decisions reverted
+    """Mentions added at every occurrence of a string (core.jobs.curation.occurrences): their decisions reverted
     and the mentions removed, or the mentions restored and their decisions written again."""
     ids = step.data["mentions"]
     changes = OpChanges()

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from core.documents import Candidate, Document
 from core.errors import CuralinkError, InputError
 from core.evaluate.metrics import first_hit_rank, hit_rate
-from core.jobs.ranker import DEFAULT_CANDIDATES, KIND
+from core.jobs.models.ranker import DEFAULT_CANDIDATES, KIND
 from core.kb.knowledge_base import KnowledgeBase
 from core.progress import NEVER_CANCELLED, CancelToken
 from core.project_models import load_ranking_stage

@@ -1,5 +1,5 @@
 """Finding mentions in raw text for the front ends (`link --detect`, the desk's "find mentions") and
-storing them: only into the documents core.jobs.detect_targets allows, typed, never over a stored span.
+storing them: only into the documents core.jobs.linking.detect_targets allows, typed, never over a stored span.
 
 A detected span that overlaps any stored mention of the document, a deleted one included, is left
 out: a curator's deletion of a detected mention must not be undone by the next run. Which detector a
@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from sqlalchemy import insert, select
 
 from core.errors import CuralinkError
-from core.jobs.detect_targets import plan_targets
+from core.jobs.linking.detect_targets import plan_targets
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressCallback, no_progress
 from core.project_detector import ChosenDetector, detector_for_project
 from core.store.schema import DocumentRow, MentionRow

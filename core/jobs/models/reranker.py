@@ -1,6 +1,6 @@
 """Reranker jobs over a project: train a new version, evaluate the active one (the CLI and GUI call these).
 
-Training follows core.jobs.versions: the version is trained in a scratch folder under
+Training follows core.jobs.models.versions: the version is trained in a scratch folder under
 models/reranker/ and moved to models/reranker/<version>/ only once it finished, so a cancel or a
 crash leaves the model in force untouched. Candidates come from the project's active retriever
 through `Linker` (abbreviation expansion and composite splitting included), exactly as at link time.
@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from core.documents import Candidate, Document
 from core.errors import CuralinkError
-from core.jobs.versions import TrainedVersion
+from core.jobs.models.versions import TrainedVersion
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressCallback, no_progress
 from core.rerank.cross_encoder import CrossEncoder
 from core.rerank.fusion import choose_weight, refuse
@@ -72,7 +72,7 @@ def train_reranker_for_project(
     cancel: CancelToken = NEVER_CANCELLED,
 ) -> TrainedVersion:
     """Train, save, register (and promote) a reranker version."""
-    from core.jobs.versions import draft_version, publish_version
+    from core.jobs.models.versions import draft_version, publish_version
     from core.learn.training_data import fingerprint, gold_pairs
     from core.project_models import load_linker
 

@@ -7,8 +7,8 @@ import logging
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING
 
-from core.jobs.kinds import promotion_decision
-from core.jobs.versions import Draft, publish_version
+from core.jobs.models.kinds import promotion_decision
+from core.jobs.models.versions import Draft, publish_version
 from core.progress import NEVER_CANCELLED, CancelToken
 
 if TYPE_CHECKING:
@@ -46,7 +46,7 @@ class RetrainReport:
 
     def table(self) -> list[tuple[str, str, float | None, float | None]]:
         """(kind, metric, old, new) rows for the before / after table."""
-        from core.jobs.kinds import model_kind
+        from core.jobs.models.kinds import model_kind
 
         rows = []
         for kind, report in self.kinds.items():

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from core.jobs.kinds import LINKING_KINDS
+from core.jobs.models.kinds import LINKING_KINDS
 
 if TYPE_CHECKING:
     from core.store.project import Project

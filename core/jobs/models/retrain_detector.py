@@ -1,5 +1,5 @@
 """The detector's step in `retrain`: fine-tune the span model in force (or a fresh one) on the gold and
-curator-checked spans, judge old vs new on the held-out slice, register, promote under the one promotion rule (core.jobs.kinds).
+curator-checked spans, judge old vs new on the held-out slice, register, promote under the one promotion rule (core.jobs.models.kinds).
 
 The held-out slice is the retrain's own (core.learn.training_data.held_out_ids: a hash of the document
 id, so it never moves between retrains); those documents are never trained on. Early stopping watches
@@ -14,7 +14,7 @@ import time
 from typing import TYPE_CHECKING
 
 from core.detect.train_detector import DetectorTrainingOptions
-from core.jobs.detector import KIND, fit_detector, project_training_documents, require_spans
+from core.jobs.models.detector import KIND, fit_detector, project_training_documents, require_spans
 from core.progress import NEVER_CANCELLED, CancelToken, PhasedProgress
 from core.project_detector import load_span_detector
 
@@ -38,12 +38,12 @@ def retrain_detector(
     progress: PhasedProgress,
     cancel: CancelToken = NEVER_CANCELLED,
 ):
-    """Returns the retrain's KindReport for the detector (core.jobs.retrain). It learns spans, not
+    """Returns the retrain's KindReport for the detector (core.jobs.models.retrain). It learns spans, not
     links: the retrain's linking `data` is not used (its held-out slice is the same hash of the id), and
     `epochs` bounds it (`max_seconds` does not apply)."""
     from core.evaluate.detection import dev_scorer
-    from core.jobs.retrain_report import KindReport, publish_retrained
-    from core.jobs.versions import draft_version
+    from core.jobs.models.retrain_report import KindReport, publish_retrained
+    from core.jobs.models.versions import draft_version
     from core.learn.training_data import held_out_ids
 
     progress.enter(KIND)

@@ -1,6 +1,6 @@
 """Tagger jobs over a project: train a version from the annotations, decide where it goes in force, load it.
 
-Training documents are the detector's (core.jobs.detector.training_splits): imported gold of train (dev
+Training documents are the detector's (core.jobs.models.detector.training_splits): imported gold of train (dev
 held out) and every document a curator vouched for, with the spans that stand: a curator's added or
 moved span is a positive, a detected span a curator deleted or turned down is gone, so its tokens are
 negatives. The dictionary features of each training document come from a project dictionary that
@@ -8,7 +8,7 @@ left out that document's fold of annotations (`TaggerSettings.folds`), as detect
 dictionary that never learnt its strings.
 
 Whether the version goes in force, and for which types, is decided on the held-out documents by
-core.jobs.detector_choice (end to end through the linker in force, one `promotion_decision` per type);
+core.jobs.models.detector_choice (end to end through the linker in force, one `promotion_decision` per type);
 the plan is kept in the version's `tagger.json` and read by core.project_detector.
 """
 
@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING
 
 from core.detect.per_type import WITH_TAGGER
 from core.detect.tagger import TaggerSettings, save_settings, train_tagger, training_sequences
-from core.jobs.detector import data_fingerprint, require_spans, training_splits
-from core.jobs.versions import TrainedVersion
+from core.jobs.models.detector import data_fingerprint, require_spans, training_splits
+from core.jobs.models.versions import TrainedVersion
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressCallback, no_progress
 
 if TYPE_CHECKING:
@@ -49,7 +49,7 @@ def fit_tagger(
     cancel: CancelToken = NEVER_CANCELLED,
 ) -> tuple[TaggerSettings, dict[str, str]]:
     """Train the CRF on `train_docs` into `folder`; returns its settings and the type mapping."""
-    from core.jobs.detector_choice import retyped, tagger_types
+    from core.jobs.models.detector_choice import retyped, tagger_types
     from core.project_detector import dictionary_for_project
 
     settings = settings or TaggerSettings(types=[])
@@ -91,7 +91,7 @@ def train_tagger_for_project(
     """Train, register and (per the held-out comparison under `rule`) put in force a tagger version.
     `promote` False keeps it a candidate whatever it scores; the CRF's options default to
     TaggerSettings'."""
-    from core.jobs.versions import draft_version, publish_version
+    from core.jobs.models.versions import draft_version, publish_version
 
     settings = TaggerSettings(types=[])
     for name, value in (("c1", c1), ("c2", c2), ("max_iterations", max_iterations), ("folds", folds)):
@@ -135,14 +135,14 @@ def train_tagger_for_project(
 
 
 def tagger_plan_in_force(plan) -> bool:
-    from core.jobs.detector_choice import tagger_wins
+    from core.jobs.models.detector_choice import tagger_wins
 
     return tagger_wins(plan)
 
 
 def judge(project: Project, kb, folder, dev_docs, mapping, types, rule: str, device: str):
-    """(plan, reasons, scores) of the candidates on the held-out documents (core.jobs.detector_choice)."""
-    from core.jobs.detector_choice import candidate_detectors, choose_plan, held_out_scores, retyped
+    """(plan, reasons, scores) of the candidates on the held-out documents (core.jobs.models.detector_choice)."""
+    from core.jobs.models.detector_choice import candidate_detectors, choose_plan, held_out_scores, retyped
 
     if not dev_docs:
         return {t: "dictionary" for t in types}, ["no held-out documents to compare on"], {}
@@ -177,7 +177,7 @@ def retrain_tagger(
 ):
     """The tagger's step in `retrain`: a fresh CRF on the spans that stand now (a CRF has no warm start;
     `epochs`, `base_model`, `seed` do not apply), judged and published under `promote` (a rule)."""
-    from core.jobs.retrain_report import KindReport
+    from core.jobs.models.retrain_report import KindReport
 
     if progress is not None:
         progress.enter(KIND)
