@@ -127,10 +127,9 @@ def _synonym_basis(project: Project) -> list:
     """What, besides decisions, decides which curator synonyms stand: learning on or off, the vetoes, KB
     and corpus imports, mentions removed without a decision. A load learns incrementally only when it is
     unchanged since the last one."""
-    from core.learn.teaching import VETO_CHANGES_KEY, learning_on
+    from core.learn.teaching import learning_on, veto_changes
 
-    vetoes = project.settings.setting(VETO_CHANGES_KEY, 0)
-    return [learning_on(project), vetoes, *project.changes.wide_changes()]
+    return [learning_on(project), veto_changes(project), *project.changes.wide_changes()]
 
 
 def _sync_curator_synonyms(project: Project, kb: KnowledgeBase, retriever, synonyms_pruned: bool) -> None:

@@ -8,7 +8,6 @@ from pathlib import Path
 from core.formats import read_corpus
 from core.store import Project
 from core.store.identical_mentions import apply_to_identical
-from core.store.undo_history import recent_decisions
 
 
 def test_recent_decisions_are_the_curators_own_in_force_with_batches_as_one_step(tmp_path: Path) -> None:
@@ -30,11 +29,11 @@ def test_recent_decisions_are_the_curators_own_in_force_with_batches_as_one_step
     project.curation.record_decision(a1, "correct", concept_id="D1", curator="me")
     apply_to_identical(project, a1, [a2, a3], curator="me")  # one batch of two
 
-    steps = recent_decisions(project, "me")
+    steps = project.undo.recent_decisions("me")
     assert [[(m, action) for m, action, *_ in step.decisions] for step in steps] == [
         [(b, "nil")],
         [(a1, "correct")],
         [(a3, "correct"), (a2, "correct")],
     ]
-    assert [len(step.decisions) for step in recent_decisions(project, "me", limit=2)] == [1, 2]
-    assert recent_decisions(project, "nobody") == []
+    assert [len(step.decisions) for step in project.undo.recent_decisions("me", limit=2)] == [1, 2]
+    assert project.undo.recent_decisions("nobody") == []

@@ -34,6 +34,8 @@ from core.store.mention_state import ensure_current, rebuilt_objects
 from core.store.model_registry import ModelRegistry
 from core.store.schema_check import alembic_config, check_schema
 from core.store.settings_store import SettingsStore
+from core.store.synonym_vetoes import SynonymVetoes
+from core.store.undo_history import UndoHistoryStore
 from core.store.write_faults import WriteFault, apply_lock_wait, write_fault
 
 log = logging.getLogger(__name__)
@@ -160,7 +162,8 @@ class Project:
     work is done by its services, one attribute each, all sharing one `StoreAccess`:
     `documents` (corpus and mentions), `kb` (knowledge base), `curation` (suggestions and the decision
     log), `marks` (notes and review marks), `models` (model registry), `desk` (queue and stats),
-    `settings`, `changes` (change marks for the desk's watch).
+    `settings`, `changes` (change marks for the desk's watch), `undo` (the curators' undo histories),
+    `vetoes` (learnt synonyms the curators removed).
     """
 
     def __init__(self, path: Path, engine: Engine):
@@ -173,6 +176,8 @@ class Project:
         self.models = ModelRegistry(self._store)
         self.desk = DeskQueries(self._store, self.models)
         self.changes = ChangeWatch(self._store)
+        self.undo = UndoHistoryStore(self._store)
+        self.vetoes = SynonymVetoes(self._store)
 
     @property
     def path(self) -> Path:

@@ -258,3 +258,42 @@ class ImportRunRow(Base):
     skipped: Mapped[int] = mapped_column(Integer, default=0)
     updated: Mapped[int] = mapped_column(Integer, default=0)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class UndoHistoryRow(Base):
+    """Where a curator's undo history stands (core.store.undo_history): the number of its oldest step kept
+    and how many steps are done; the steps after those are the ones a redo does again."""
+
+    __tablename__ = "undo_histories"
+
+    curator: Mapped[str] = mapped_column(String, primary_key=True)
+    first: Mapped[int] = mapped_column(Integer)
+    done: Mapped[int] = mapped_column(Integer)
+
+
+class UndoStepRow(Base):
+    """One step of a curator's undo history: its kind, label, the document and mention an undo goes to,
+    and what it changed (JSON, enough to take it back and to do it again; core.jobs.curation.undo)."""
+
+    __tablename__ = "undo_steps"
+
+    curator: Mapped[str] = mapped_column(String, primary_key=True)
+    number: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    kind: Mapped[str] = mapped_column(String)
+    label: Mapped[str] = mapped_column(Text)
+    document: Mapped[str] = mapped_column(String, default="")
+    mention_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    data_json: Mapped[str] = mapped_column(Text, default="{}")
+
+
+class SynonymVetoRow(Base):
+    """A learnt synonym a curator removed (vetoed) or allowed again, append-only: the newest row per
+    (concept, normalised string) is in force; the number of rows says how often vetoes changed."""
+
+    __tablename__ = "synonym_vetoes"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    concept_id: Mapped[str] = mapped_column(String, index=True)
+    string: Mapped[str] = mapped_column(Text)
+    vetoed: Mapped[bool] = mapped_column(Boolean)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
