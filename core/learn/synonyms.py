@@ -17,14 +17,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sqlalchemy import select
-
 from core.kb.knowledge_base import KnowledgeBase, NameEntry
 from core.learn.teaching import learning_on, teaches, vetoed
 from core.retrieve.query_plan import plan_document
 from core.store.curation import COMPOSITE_SEPARATOR, LINKING_ACTIONS
 from core.store.curation_log import Decision
-from core.store.schema import DecisionRow, MentionStateRow
 from core.text.normalize import normalize_name
 
 if TYPE_CHECKING:
@@ -202,19 +199,7 @@ def stale_synonyms(
 
 def linked_to(project: Project, concept_ids: set[str]) -> list[int]:
     """Mentions whose decision in force links one of these ids (as written in the decision)."""
-    found: list[int] = []
-    ordered = sorted(concept_ids)
-    with project.session() as session:
-        for start in range(0, len(ordered), _CHUNK):
-            found += session.scalars(
-                select(MentionStateRow.mention_id)
-                .join(DecisionRow, DecisionRow.id == MentionStateRow.decision_id)
-                .where(
-                    DecisionRow.action.in_(LINKING_ACTIONS),
-                    DecisionRow.concept_id.in_(ordered[start : start + _CHUNK]),
-                )
-            ).all()
-    return found
+    return project.curation.linked_to(concept_ids)
 
 
 def learn_synonyms(

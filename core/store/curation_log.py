@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -20,7 +20,17 @@ from sqlalchemy.orm import Session
 from core.documents import Candidate
 from core.errors import CuralinkError
 from core.store.access import StoreAccess
-from core.store.curation import COMPOSITE_SEPARATOR, EDIT_ACTIONS, LINKING_ACTIONS, replay
+from core.store.curation import LINKING_ACTIONS, replay
+from core.store.decision_checks import (
+    DECISION_ACTIONS,
+    MentionKey,
+    check_removed,
+    check_shape,
+    check_suggestions,
+    chunks,
+    concept_parts,
+    undecided_only,
+)
 from core.store.mention_state import apply_decisions
 from core.store.op_changes import OpChanges
 from core.store.schema import (
@@ -34,21 +44,19 @@ from core.store.schema import (
 
 log = logging.getLogger(__name__)
 
-# A mention's span and type: what its suggestions were computed for, and what a decision acted on.
-MentionKey = tuple[int, int, str]
-# Span and type edits: after one, an accept must name concepts among the new suggestions.
-SPAN_EDITS = ("adjust_span", "change_type")
-_CHUNK = 500  # SQLite caps bound parameters per statement
+__all__ = [  # DECISION_ACTIONS, MentionKey and concept_parts live in core.store.decision_checks
+    "DECISION_ACTIONS",
+    "CurationLog",
+    "Decision",
+    "MentionKey",
+    "NewDecision",
+    "SuggestionSet",
+    "concept_parts",
+    "decision_row",
+    "lock_mentions",
+    "mention_key",
+]
 
-DECISION_ACTIONS = (
-    "accept",
-    "reject",
-    "correct",
-    "nil",
-    "ambiguous",
-    "revert",
-    *EDIT_ACTIONS,
-)
 
 
 @dataclass(frozen=True)
@@ -105,11 +113,6 @@ def mention_key(mention) -> MentionKey:
     return (mention.start, mention.end, mention.type)
 
 
-def _chunks(ids: Sequence[int]) -> list[list[int]]:
-    ordered = sorted(set(ids))
-    return [ordered[i : i + _CHUNK] for i in range(0, len(ordered), _CHUNK)]
-
-
 def lock_mentions(session: Session, mention_ids: Sequence[int]) -> dict[int, MentionKey]:
     """Take the write lock first (a no-op update), then read the mentions' current spans and types.
 
@@ -117,7 +120,7 @@ def lock_mentions(session: Session, mention_ids: Sequence[int]) -> dict[int, Men
     the write that follows one atomic step against a span edit committed from another thread.
     """
     keys: dict[int, MentionKey] = {}
-    for chunk in _chunks(mention_ids):
+    for chunk in chunks(mention_ids):
         session.execute(update(MentionRow).where(MentionRow.id.in_(chunk)).values(start=MentionRow.start))
         rows = session.execute(
             select(MentionRow.id, MentionRow.start, MentionRow.end, MentionRow.type).where(
@@ -131,7 +134,7 @@ def lock_mentions(session: Session, mention_ids: Sequence[int]) -> dict[int, Men
 def _external_ids(session: Session, mention_ids: Sequence[int]) -> set[str]:
     """The documents (external ids) these mentions belong to."""
     found: set[str] = set()
-    for chunk in _chunks(mention_ids):
+    for chunk in chunks(mention_ids):
         found.update(
             session.scalars(
                 select(DocumentRow.external_id)
@@ -140,11 +143,6 @@ def _external_ids(session: Session, mention_ids: Sequence[int]) -> set[str]:
             )
         )
     return found
-
-
-def concept_parts(concept_id: str) -> list[str]:
-    """The concepts of a link: `A|B|C` names three (a composite mention), `A` one."""
-    return concept_id.split(COMPOSITE_SEPARATOR) if concept_id else []
 
 
 class CurationLog:
@@ -201,7 +199,7 @@ class CurationLog:
                 for mention_id, candidates in fresh.items()
                 for rank, c in enumerate(candidates, start=1)
             ]
-            for chunk in _chunks(list(fresh)):
+            for chunk in chunks(list(fresh)):
                 session.query(SuggestionRow).filter(SuggestionRow.mention_id.in_(chunk)).delete()
             if rows:
                 session.execute(insert(SuggestionRow), rows)
@@ -260,7 +258,7 @@ class CurationLog:
         """
         decisions = list(decisions)
         for decision in decisions:
-            _check_shape(decision)
+            check_shape(decision)
         if not decisions:
             return OpChanges()
         with self._store.session() as session:
@@ -269,11 +267,11 @@ class CurationLog:
             if missing:
                 raise CuralinkError(f"no mention with id {missing[0]}")
             if skip_decided:
-                decisions = _undecided_only(session, decisions)
+                decisions = undecided_only(session, decisions)
                 if not decisions:
                     return OpChanges()
-            _check_removed(session, decisions)
-            _check_suggestions(session, decisions, current)
+            check_removed(session, decisions)
+            check_suggestions(session, decisions, current)
             rows = [decision_row(d) for d in decisions]
             session.add_all(rows)
             session.flush()
@@ -303,10 +301,18 @@ class CurationLog:
             if mention_ids is None:
                 return {row.mention_id: Decision.of(row) for row in session.scalars(query)}
             found: dict[int, Decision] = {}
-            for chunk in _chunks(mention_ids):
+            for chunk in chunks(mention_ids):
                 rows = session.scalars(query.where(MentionStateRow.mention_id.in_(chunk)))
                 found.update((row.mention_id, Decision.of(row)) for row in rows)
             return found
+
+    def linked_to(self, concept_ids: Iterable[str]) -> list[int]:
+        """Mentions whose decision in force links one of these ids (as written in the decision)."""
+        query = select(MentionStateRow.mention_id).join(DecisionRow, DecisionRow.id == MentionStateRow.decision_id)
+        query = query.where(DecisionRow.action.in_(LINKING_ACTIONS))
+        with self._store.session() as session:
+            groups = chunks(sorted(concept_ids))
+            return [m for chunk in groups for m in session.scalars(query.where(DecisionRow.concept_id.in_(chunk)))]
 
     def decision_history(self, curator: str | None = None) -> list[Decision]:
         """Every decision (one curator's, or all), oldest first: the log as it was written."""
@@ -347,7 +353,7 @@ class CurationLog:
         (so a span edit cannot fall between reading the candidates and reading the span)."""
         found: dict[int, SuggestionSet] = {}
         with self._store.session() as session:
-            for chunk in _chunks(mention_ids):
+            for chunk in chunks(mention_ids):
                 rows = session.execute(
                     select(
                         SuggestionRow,
@@ -397,96 +403,3 @@ def decision_row(decision: NewDecision) -> DecisionRow:
         model_version=decision.model_version,
         detail_json=json.dumps(decision.detail),
     )
-
-
-def _check_shape(decision: NewDecision) -> None:
-    """A known action; a link names one or more distinct, non-empty concept ids."""
-    if decision.action not in DECISION_ACTIONS:
-        raise CuralinkError(f"unknown decision {decision.action!r}; use one of {', '.join(DECISION_ACTIONS)}")
-    if decision.action not in LINKING_ACTIONS:
-        return
-    parts = concept_parts(decision.concept_id)
-    if not parts:
-        raise CuralinkError(f"mention {decision.mention_id}: an {decision.action} needs a concept id")
-    if any(not part or part != part.strip() for part in parts) or len(set(parts)) != len(parts):
-        raise CuralinkError(
-            f"mention {decision.mention_id}: {decision.concept_id!r} is not a list of distinct concept ids "
-            f"joined by {COMPOSITE_SEPARATOR!r}"
-        )
-
-
-def _describe(key: MentionKey) -> str:
-    start, end, kind = key
-    return f"[{start}, {end})" + (f" {kind}" if kind else "")
-
-
-def _undecided_only(session: Session, decisions: list[NewDecision]) -> list[NewDecision]:
-    decided: set[int] = set()
-    for chunk in _chunks([d.mention_id for d in decisions]):
-        decided.update(
-            session.scalars(select(MentionStateRow.mention_id).where(MentionStateRow.mention_id.in_(chunk)))
-        )
-    return [d for d in decisions if d.mention_id not in decided]
-
-
-def _check_removed(session: Session, decisions: list[NewDecision]) -> None:
-    """Refuse a decision on a mention deleted meanwhile (by another window or process): it would be
-    stored against a mention no export writes, and the curator would believe it counted."""
-    for chunk in _chunks([d.mention_id for d in decisions]):
-        removed = session.scalars(
-            select(MentionRow.id).where(MentionRow.id.in_(chunk), MentionRow.removed.is_(True))
-        ).first()
-        if removed is not None:
-            action = next(d.action for d in decisions if d.mention_id == removed)
-            raise CuralinkError(
-                f"mention {removed} was deleted (in another window or process); this {action} was not "
-                "stored. Reload the document, or restore the mention first"
-            )
-
-
-def _check_suggestions(
-    session: Session, decisions: list[NewDecision], current: dict[int, MentionKey]
-) -> None:
-    """Refuse decisions that act on suggestions computed for a span or type the mention no longer has."""
-    for decision in decisions:
-        if (
-            decision.suggested_for is not None
-            and tuple(decision.suggested_for) != current[decision.mention_id]
-        ):
-            raise CuralinkError(
-                f"mention {decision.mention_id}: this {decision.action} acted on suggestions for "
-                f"{_describe(tuple(decision.suggested_for))}, but the mention is now "
-                f"{_describe(current[decision.mention_id])}; wait for its new suggestions"
-            )
-    unchecked = [d for d in decisions if d.action == "accept" and d.suggested_for is None]
-    if not unchecked:
-        return
-    ids = [d.mention_id for d in unchecked]
-    edited: set[int] = set()
-    suggested: dict[int, set[str]] = {}
-    for chunk in _chunks(ids):
-        edited.update(
-            session.scalars(
-                select(DecisionRow.mention_id).where(
-                    DecisionRow.mention_id.in_(chunk), DecisionRow.action.in_(SPAN_EDITS)
-                )
-            )
-        )
-        for mention_id, concept_id in session.execute(
-            select(SuggestionRow.mention_id, SuggestionRow.concept_id).where(
-                SuggestionRow.mention_id.in_(chunk)
-            )
-        ):
-            suggested.setdefault(mention_id, set()).add(concept_id)
-    for decision in unchecked:
-        if decision.mention_id not in edited:
-            continue
-        outside = [
-            c for c in concept_parts(decision.concept_id) if c not in suggested.get(decision.mention_id, ())
-        ]
-        if outside:
-            raise CuralinkError(
-                f"mention {decision.mention_id}: {', '.join(outside)} is not among the suggestions for its "
-                f"current span {_describe(current[decision.mention_id])} (its span or type was edited); "
-                "wait for its new suggestions, or link it with a KB search (a correction)"
-            )

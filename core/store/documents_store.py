@@ -1,4 +1,5 @@
-"""Documents in the store: atomic imports, reading documents back, curator mention edits.
+"""Documents in the store: atomic imports, reading documents back, curator mention edits (written by
+core.store.mention_edits) and detected mentions (core.store.detected_mentions).
 
 Imports are atomic per file: a bad line, a cancel or a crash rolls the whole file back (nothing stored is
 lost or half-written). Passage infons, relation roles and infons, and a document's BioC collection (under
@@ -21,10 +22,10 @@ from core.errors import CuralinkError, InputError
 from core.formats.jsonl import to_json
 from core.formats.report import FormatReport, InvalidItemsError, skip_or_raise
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressCallback, no_progress
-from core.store import span_infons
+from core.store import detected_mentions, mention_edits, mention_reads, span_infons
 from core.store.access import StoreAccess
-from core.store.curation_log import NewDecision, decision_row, lock_mentions
 from core.store.curation_marks import restore_marks
+from core.store.detected_mentions import DetectionFacts
 from core.store.schema import (
     DecisionRow,
     DocumentRow,
@@ -32,7 +33,6 @@ from core.store.schema import (
     MentionRow,
     PassageRow,
     RelationRow,
-    SuggestionRow,
 )
 
 TRAINING_SPLITS = ("train", "dev")  # the splits whose gold models learn from (test is for measuring)
@@ -357,27 +357,7 @@ class DocumentStore:
         With `curator`, an `add_mention` decision is logged in the same transaction (provenance).
         """
         with self._store.session() as session:
-            document = session.scalar(select(DocumentRow).where(DocumentRow.external_id == document_id))
-            if document is None:
-                raise CuralinkError(f"no document {document_id!r} in {self._store.path}")
-            if not 0 <= start < end <= len(document.text):
-                raise CuralinkError(f"{document_id}: span [{start}, {end}) is outside the text")
-            row = MentionRow(
-                document_id=document.id,
-                start=start,
-                end=end,
-                text=document.text[start:end],
-                type=type,
-                origin="curator",
-            )
-            session.add(row)
-            session.flush()
-            if curator is not None:
-                edit = NewDecision(
-                    row.id, "add_mention", curator=curator, detail={"start": start, "end": end}
-                )
-                session.add(decision_row(edit))
-            return row.id
+            return mention_edits.add_mention(session, self._store.path, document_id, start, end, type, curator)
 
     def set_mention_removed(
         self, mention_id: int, removed: bool = True, *, curator: str | None = None
@@ -387,15 +367,7 @@ class DocumentStore:
         With `curator`, a `delete_mention` decision (detail `restored` on a restore) is logged with it.
         """
         with self._store.session() as session:
-            row = session.get(MentionRow, mention_id)
-            if row is None:
-                raise CuralinkError(f"no mention with id {mention_id}")
-            row.removed = removed
-            if curator is not None:
-                detail = {"start": row.start, "end": row.end, "restored": not removed}
-                session.add(
-                    decision_row(NewDecision(mention_id, "delete_mention", curator=curator, detail=detail))
-                )
+            mention_edits.set_mention_removed(session, mention_id, removed, curator)
 
     def set_mention_span(
         self, mention_id: int, start: int, end: int, *, curator: str | None = None
@@ -407,48 +379,43 @@ class DocumentStore:
         is logged with it.
         """
         with self._store.session() as session:
-            lock_mentions(session, [mention_id])
-            row = session.get(MentionRow, mention_id)
-            if row is None:
-                raise CuralinkError(f"no mention with id {mention_id}")
-            text = row.document.text
-            if not 0 <= start < end <= len(text):
-                raise CuralinkError(f"mention {mention_id}: span [{start}, {end}) is outside the text")
-            old = (row.start, row.end)
-            if old != (start, end):
-                session.query(SuggestionRow).filter(SuggestionRow.mention_id == mention_id).delete()
-            row.start, row.end, row.text = start, end, text[start:end]
-            infons = json.loads(row.infons_json)
-            updated = span_infons.moved(infons, old, (start, end))
-            if updated is not infons:
-                row.infons_json = json.dumps(updated, ensure_ascii=False)
-            if curator is not None:
-                detail = {"old_start": old[0], "old_end": old[1], "new_start": start, "new_end": end}
-                session.add(
-                    decision_row(NewDecision(mention_id, "adjust_span", curator=curator, detail=detail))
-                )
-            return old
+            return mention_edits.set_mention_span(session, mention_id, start, end, curator)
 
     def set_mention_type(self, mention_id: int, type: str, *, curator: str | None = None) -> str:
         """Change a mention's type; returns the old one. Like a span edit, it deletes the mention's
         suggestions in the same transaction; with `curator`, a `change_type` decision is logged."""
         with self._store.session() as session:
-            lock_mentions(session, [mention_id])
-            row = session.get(MentionRow, mention_id)
-            if row is None:
-                raise CuralinkError(f"no mention with id {mention_id}")
-            if any(ch in type for ch in "\t\n\r"):
-                raise CuralinkError(f"mention {mention_id}: a type cannot hold tabs or line breaks")
-            old = row.type
-            if old != type:
-                session.query(SuggestionRow).filter(SuggestionRow.mention_id == mention_id).delete()
-            row.type = type
-            if curator is not None:
-                detail = {"old_type": old, "new_type": type}
-                session.add(
-                    decision_row(NewDecision(mention_id, "change_type", curator=curator, detail=detail))
-                )
-            return old
+            return mention_edits.set_mention_type(session, mention_id, type, curator)
+
+    def add_detected_mentions(self, found: Iterable[tuple[str, Mention]]) -> int:
+        """Store what a detector found, (document id, mention) pairs, unlinked (origin "detected"), in
+        one statement; returns how many. Which documents and spans may take them is the caller's rule
+        (core.jobs.linking.detect_targets, core.jobs.linking.mentions)."""
+        with self._store.session() as session:
+            return detected_mentions.add_detected(session, found)
+
+    def detection_facts(self) -> DetectionFacts:
+        """What the choice of documents to detect in reads (core.jobs.linking.detect_targets)."""
+        with self._store.session() as session:
+            return detected_mentions.detection_facts(session)
+
+    def occurrence_documents(
+        self, document: str | None = None, *, containing: str | None = None
+    ) -> list[tuple[str, str, list[tuple[int, int]]]]:
+        """Where a string may occur (core.jobs.curation.occurrences): (document id, text, spans of its live
+        mentions), of `document` or of every document whose text holds the ASCII word `containing`."""
+        with self._store.session() as session:
+            return mention_reads.occurrence_documents(session, self._store.path, document, containing)
+
+    def live_mention_texts(self) -> dict[int, str]:
+        """Mention id -> text, of every mention not deleted."""
+        with self._store.session() as session:
+            return mention_reads.live_mention_texts(session)
+
+    def live_mention(self, mention_id: int) -> tuple[str, str]:
+        """(text, type) of a mention not deleted; an error for a deleted or unknown one."""
+        with self._store.session() as session:
+            return mention_reads.live_mention(session, mention_id)
 
     def mention_positions(self) -> dict[int, tuple[str, int, int, str, str]]:
         """Mention id -> (document id, start, end, text, origin) for every mention, removed ones included."""

@@ -14,8 +14,6 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from sqlalchemy import select
-
 from core.errors import CuralinkError
 from core.jobs.curation import undo as history
 from core.jobs.curation.operations import _finish, vetoed_changes
@@ -23,7 +21,6 @@ from core.jobs.curation.undo import VETO, Step
 from core.learn.synonyms import CURATOR_SOURCE, curated_links, linked_to, prune_synonyms
 from core.learn.teaching import TEACH, learning_on, set_learning, set_veto, veto_key, vetoed
 from core.store.op_changes import OpChanges
-from core.store.schema import MentionRow
 from core.text.normalize import normalize_name
 
 if TYPE_CHECKING:
@@ -151,15 +148,13 @@ def learnt_synonyms(project: Project) -> list[LearntSynonym]:
 
 def _mention_texts(project: Project) -> dict[int, str]:
     """Mention id -> normalised text, of every mention not deleted (each distinct text normalised once)."""
-    with project.session() as session:
-        rows = session.execute(select(MentionRow.id, MentionRow.text).where(MentionRow.removed.is_(False)))
-        cache: dict[str, str] = {}
-        found: dict[int, str] = {}
-        for mention_id, text in rows:
-            if text not in cache:
-                cache[text] = normalize_name(text)
-            found[mention_id] = cache[text]
-        return found
+    cache: dict[str, str] = {}
+    found: dict[int, str] = {}
+    for mention_id, text in project.documents.live_mention_texts().items():
+        if text not in cache:
+            cache[text] = normalize_name(text)
+        found[mention_id] = cache[text]
+    return found
 
 
 def remove_learnt(project: Project, concept_id: str, string: str, *, curator: str = "") -> OpChanges:

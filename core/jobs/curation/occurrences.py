@@ -21,8 +21,6 @@ import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from sqlalchemy import select
-
 from core.errors import CuralinkError
 from core.jobs.curation import undo as history
 from core.jobs.curation.operations import _finish
@@ -31,7 +29,6 @@ from core.learn.teaching import TEACH, teaches
 from core.store.curation_log import NewDecision
 from core.store.identical_mentions import COPIED_FROM
 from core.store.op_changes import OpChanges
-from core.store.schema import DocumentRow, MentionRow
 from core.text.normalize import normalize_name
 from core.text.words import word_bounded
 
@@ -76,18 +73,9 @@ def preview_occurrences(project: Project, text: str, *, document: str | None = N
     longest = max(text.split(), key=len)
     spans: list[tuple[str, int, int]] = []
     skipped = 0
-    with project.session() as session:
-        query = select(DocumentRow.id, DocumentRow.external_id, DocumentRow.text).order_by(DocumentRow.id)
-        if document is not None:
-            query = query.where(DocumentRow.external_id == document)
-        elif longest.isascii():  # narrowed in SQL: LIKE folds ASCII case only
-            query = query.where(DocumentRow.text.ilike(f"%{_like(longest)}%", escape="\\"))
-        rows = session.execute(query).all()
-        if document is not None and not rows:
-            raise CuralinkError(f"no document {document!r} in {project.path}")
-        taken = _mention_spans(session, [row.id for row in rows])
-    for row_id, external_id, body in rows:
-        mentions = taken.get(row_id, [])
+    containing = longest if document is None and longest.isascii() else None  # narrowed in SQL
+    rows = project.documents.occurrence_documents(document, containing=containing)
+    for external_id, body, mentions in rows:
         for hit in pattern.finditer(body):
             start, end = hit.span()
             if not word_bounded(body, start, end) or normalize_name(body[start:end]) != wanted:
@@ -97,23 +85,6 @@ def preview_occurrences(project: Project, text: str, *, document: str | None = N
                 continue
             spans.append((external_id, start, end))
     return Occurrences(text, tuple(spans), skipped)
-
-
-def _like(word: str) -> str:
-    return word.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-
-
-def _mention_spans(session, document_ids: list[int]) -> dict[int, list[tuple[int, int]]]:
-    found: dict[int, list[tuple[int, int]]] = {}
-    for first in range(0, len(document_ids), 500):  # SQLite caps bound parameters per statement
-        rows = session.execute(
-            select(MentionRow.document_id, MentionRow.start, MentionRow.end).where(
-                MentionRow.document_id.in_(document_ids[first : first + 500]), MentionRow.removed.is_(False)
-            )
-        )
-        for document_id, start, end in rows:
-            found.setdefault(document_id, []).append((start, end))
-    return found
 
 
 def annotate_occurrences(
@@ -193,8 +164,4 @@ def _where(document: str | None) -> str:
 
 def mention_text(project: Project, mention_id: int) -> tuple[str, str]:
     """(text, type) of a mention, to annotate its other occurrences."""
-    with project.session() as session:
-        row = session.get(MentionRow, mention_id)
-        if row is None or row.removed:
-            raise CuralinkError(f"no mention with id {mention_id}")
-        return row.text, row.type
+    return project.documents.live_mention(mention_id)

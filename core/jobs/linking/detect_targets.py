@@ -18,16 +18,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sqlalchemy import func, select
-
 from core.errors import CuralinkError, InputError
-from core.store.schema import DocumentRow, MentionRow
+from core.store.detected_mentions import PROJECT_ORIGINS
 
 if TYPE_CHECKING:
     from core.store.project import Project
 
-# Mentions of these origins were made inside the project; any other origin came from a file.
-PROJECT_ORIGINS = ("detected", "curator")
+__all__ = ["PROJECT_ORIGINS", "DetectTargets", "plan_targets", "read_id_file", "require_known_ids"]
 
 SKIP_GOLD = "gold"
 SKIP_HAS_MENTIONS = "has mentions"
@@ -53,39 +50,21 @@ def plan_targets(
     include_gold: bool = False,
 ) -> DetectTargets:
     """Choose the documents to tag (see the module docstring); unknown ids are an error."""
-    with project.session() as session:
-        rows = session.execute(
-            select(
-                DocumentRow.id, DocumentRow.external_id, DocumentRow.split, DocumentRow.source_file
-            ).order_by(DocumentRow.id)
-        ).all()
-        with_mentions = set(session.scalars(select(MentionRow.document_id).distinct()))
-        gold = set(
-            session.scalars(
-                select(MentionRow.document_id).where(MentionRow.origin.not_in(PROJECT_ORIGINS)).distinct()
-            )
-        )
-        annotated_files = set(
-            session.scalars(
-                select(func.distinct(DocumentRow.source_file))
-                .join(MentionRow, MentionRow.document_id == DocumentRow.id)
-                .where(MentionRow.origin.not_in(PROJECT_ORIGINS), DocumentRow.source_file != "")
-            )
-        )
+    facts = project.documents.detection_facts()
     if ids is not None:
-        require_known_ids(project, {doc_id: "" for doc_id in ids}, known={row[1] for row in rows})
+        require_known_ids(project, {doc_id: "" for doc_id in ids}, known={row[0] for row in facts.documents})
     wanted = None if ids is None else set(ids)
     targets = DetectTargets()
-    for row_id, doc_id, doc_split, source_file in rows:
+    for doc_id, doc_split, source_file in facts.documents:
         if wanted is not None and doc_id not in wanted:
             continue
         if split and doc_split != split:
             if wanted is not None:
                 targets.skip(SKIP_OTHER_SPLIT, doc_id)
             continue
-        if wanted is None and not split and row_id in with_mentions:
+        if wanted is None and not split and doc_id in facts.with_mentions:
             targets.skip(SKIP_HAS_MENTIONS, doc_id)
-        elif not include_gold and (row_id in gold or source_file in annotated_files):
+        elif not include_gold and (doc_id in facts.gold or source_file in facts.annotated_files):
             targets.skip(SKIP_GOLD, doc_id)
         else:
             targets.tag.append(doc_id)

@@ -9,18 +9,15 @@ core.project_detector's choice.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from sqlalchemy import insert, select
-
+from core.documents import Mention
 from core.errors import CuralinkError
 from core.jobs.linking.detect_targets import plan_targets
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressCallback, no_progress
 from core.project_detector import ChosenDetector, detector_for_project
-from core.store.schema import DocumentRow, MentionRow
 
 if TYPE_CHECKING:
     from core.store.project import Project
@@ -57,7 +54,7 @@ def detect_into_project(
     transaction in all, so a cancel stores nothing."""
     targets = plan_targets(project, split=split, ids=ids, include_gold=include_gold)
     summary = DetectSummary(skipped=targets.skipped)
-    rows: list[dict] = []
+    found: list[tuple[str, Mention]] = []
     for first in range(0, len(targets.tag), batch_documents):
         cancel.raise_if_cancelled()
         batch = list(
@@ -73,17 +70,11 @@ def detect_into_project(
                 if any(mention.span.overlaps(existing.span) for existing in document.mentions):
                     summary.overlapping += 1
                     continue
-                rows.append(_row(document.doc_id, mention))
+                found.append((document.doc_id, mention))
             summary.documents += 1
             progress(summary.documents, len(targets.tag), "documents tagged")
     cancel.raise_if_cancelled()
-    with project.session() as session:
-        row_ids = dict(session.execute(select(DocumentRow.external_id, DocumentRow.id)).all())
-        for row in rows:
-            row["document_id"] = row_ids[row["document_id"]]
-        if rows:
-            session.execute(insert(MentionRow), rows)
-    summary.added = len(rows)
+    summary.added = project.documents.add_detected_mentions(found)  # unlinked, origin "detected"
     return summary
 
 
@@ -102,17 +93,3 @@ def find_mentions(
     summary = detect_into_project(project, chosen.detector, ids=ids, progress=progress, cancel=cancel)
     summary.detector = chosen.description
     return summary
-
-
-def _row(doc_id: str, mention) -> dict:
-    """Unlinked: the dictionary's ids stay in the infons (a guess is not a link; linking suggests)."""
-    return {
-        "document_id": doc_id,
-        "start": mention.start,
-        "end": mention.end,
-        "text": mention.text,
-        "type": mention.type,
-        "concept_id": "",
-        "origin": "detected",
-        "infons_json": json.dumps(mention.infons, ensure_ascii=False),
-    }
