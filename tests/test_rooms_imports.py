@@ -227,3 +227,63 @@ def test_app_reaches_the_stages_only_through_jobs():
         if source.startswith("app") and dest in BEHIND_JOBS
     ]
     assert not bad, f"{len(bad)} import sites in app/ reach past core.jobs:\n" + "\n".join(bad)
+
+
+# The store's ORM rows and its sessions stay behind its services (issue 34 item 2).
+STORE_ROWS = "core.store.schema"
+
+
+def schema_imports(sites) -> list[str]:
+    """The import sites, among (module, line, target, from room, to room), naming the store's ORM rows from
+    outside the store."""
+    return [
+        f"{module}:{line} -> {target}"
+        for module, line, target, source, _ in sites
+        if source != "store" and (target == STORE_ROWS or target.startswith(STORE_ROWS + "."))
+    ]
+
+
+def _sites_of(source: str, module: str) -> list[tuple[str, int, str, str, str]]:
+    known = {STORE_ROWS, "core.store", "core.store.project"}
+    return [
+        (module, node.lineno, target, room_of(module), room_of(target))
+        for node in ast.walk(ast.parse(source))
+        for target in _imported(node, module, False, known)
+    ]
+
+
+def test_the_schema_check_sees_every_way_of_naming_the_rows():
+    """Checked on hand-written modules, not on the project: each spelling of an import of the rows from a
+    jobs module is found, inside a function too; the store's own import and a service import are not."""
+    spellings = [
+        "from core.store.schema import MentionRow\n",
+        "import core.store.schema\n",
+        "import core.store.schema as rows\n",
+        "from core.store import schema\n",
+        "def f():\n    from core.store.schema import DocumentRow\n",
+    ]
+    for source in spellings:
+        assert len(schema_imports(_sites_of(source, "core.jobs.curation.undo"))) == 1, source
+    assert schema_imports(_sites_of("from core.store.schema import MentionRow\n", "core.store.kb_store")) == []
+    assert schema_imports(_sites_of("from core.store.project import Project\n", "core.jobs.curation.undo")) == []
+
+
+def test_no_module_outside_the_store_imports_its_rows():
+    """Jobs, learning, models and the front ends go through the store's services (`project.documents`,
+    `project.undo`, ...): an import of core.store.schema anywhere in core/ or app/ outside core/store
+    fails, inside a function too."""
+    bad = schema_imports(import_sites())
+    assert not bad, "ORM rows imported outside core/store:\n" + "\n".join(bad)
+
+
+def test_no_module_outside_the_store_opens_a_session():
+    """`project.session()` hands out the database itself: only core/store opens one. (`transaction()`,
+    which groups service calls into one commit, stays open to the operations.)"""
+    bad = []
+    for module, path in _source_modules().items():
+        if module == "core.store" or module.startswith("core.store."):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "session":
+                bad.append(f"{module}:{node.lineno}")
+    assert not bad, "store sessions opened outside core/store:\n" + "\n".join(bad)
