@@ -28,7 +28,6 @@ from app.gui.states import (
     uncertain_span,
 )
 from core.jobs.curation import operations as curation
-from core.store.desk_lookup import document_facets
 from core.store.op_changes import OpChanges
 
 log = logging.getLogger(__name__)
@@ -73,7 +72,7 @@ class DocumentView:
         candidates.candidateSelected.connect(self._show_candidate_concept)
 
     def reload_queue(self) -> None:
-        self.queue.set_entries(self.project.desk.queue(), document_facets(self.project))
+        self.queue.set_entries(self.project.desk.queue(), self.project.desk.document_facets())
         self.queue.set_marked(self.project.marks.noted_or_flagged())  # the "flagged or noted" filter
         settle_memory()
 

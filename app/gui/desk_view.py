@@ -2,7 +2,7 @@
 theme hook; and the queue's filters, order and current document remembered per project.
 
 Where the view state lives: in the user's QSettings (app/gui/settings.py), keyed by a random project
-identity stored once in the project's settings table (core.store.desk_lookup.project_identity). The key
+identity stored once in the project's settings table (core.store.desk_queries, `project.desk.project_identity`). The key
 moves with the folder (a path would not), and the state stays each curator's own: two curators on one
 shared project keep their own place, and moving between documents never writes to the project database
 (no contention with decisions for its lock).
@@ -28,7 +28,7 @@ from app.gui.settings import AppSettings
 from app.gui.states import is_dark, legend_html, muted
 from app.gui.type_colours import UNTYPED, type_legend_html, type_slots
 from core.errors import CuralinkError
-from core.store.desk_lookup import TextHit, project_identity, search_text
+from core.store.desk_queries import TextHit
 
 log = logging.getLogger(__name__)
 
@@ -154,7 +154,7 @@ class DeskView:
     def _view_key(self) -> str:
         if self.view_key is None:
             try:
-                self.view_key = project_identity(self.project)
+                self.view_key = self.project.desk.project_identity()
             except (CuralinkError, SQLAlchemyError, OSError) as exc:  # locked or read-only: this run only
                 log.warning("no project identity for the desk view (%s); using the folder path", exc)
                 self.view_key = "path:" + str(self.project.path.resolve())
@@ -247,7 +247,7 @@ class DeskView:
 
     def open_text_search(self) -> TextSearchDialog:
         dialog = TextSearchDialog(
-            lambda query: search_text(self.project, query), self.open_at_match, self.host
+            lambda query: self.project.desk.search_text(query), self.open_at_match, self.host
         )
         self.host.menu_dialog = dialog
         dialog.open()

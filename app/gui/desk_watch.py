@@ -33,7 +33,6 @@ from app.gui.settings import AppSettings
 from app.gui.workers import MODELS_LOADING, Job, LinkService, run_in_thread
 from core.errors import CuralinkError
 from core.store.change_marks import ChangeMarks
-from core.store.desk_lookup import document_facets
 from core.store.project import DB_NAME
 
 log = logging.getLogger(__name__)
@@ -247,7 +246,7 @@ class ProjectWatch:
         project = self.project
 
         def work(_progress, _cancel):
-            return project.desk.queue(), document_facets(project)
+            return project.desk.queue(), project.desk.document_facets()
 
         def show(result) -> None:
             if generation != self.queue_generation or not isValid(self.queue):

@@ -17,7 +17,7 @@ from PySide6.QtWidgets import (
 
 from app.gui.queue_model import ALL, FILTERS, NO_SPLIT, NO_TYPE, QueueModel
 from app.gui.queue_order import SORTS
-from core.store.desk_lookup import DocumentFacets
+from core.store.desk_queries import DocumentFacets
 from core.store.project import QueueEntry
 
 

@@ -17,7 +17,7 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
 )
 
-from core.store.desk_lookup import TextHit
+from core.store.desk_queries import TextHit
 
 HIT_ROLE = Qt.ItemDataRole.UserRole + 1
 

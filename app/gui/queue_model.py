@@ -9,7 +9,7 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelInd
 from PySide6.QtGui import QColor, QFont
 
 from app.gui.queue_order import SORTS, natural_id_key, uncertainty_key
-from core.store.desk_lookup import DocumentFacets
+from core.store.desk_queries import DocumentFacets
 from core.store.project import QueueEntry
 
 ALL = "all"

@@ -178,7 +178,7 @@ class AppSettings:
 
     def view_state(self, project_key: str) -> dict:
         """The queue's filters, order and current document as last left in one project ({} if none or
-        garbled). Keyed by the project's identity (core.store.desk_lookup.project_identity), not its
+        garbled). Keyed by the project's identity (`project.desk.project_identity`), not its
         path: the state follows a moved folder and stays each curator's own."""
         try:
             value = json.loads(self._get(f"desk_view/{project_key}", "{}"))

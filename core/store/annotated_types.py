@@ -2,7 +2,7 @@
 (core.detect.mention_type and core.detect.typed_names take these rows; core.project_detector reads them
 here), so the detection stage never reads the store itself.
 
-Plain functions over `Project.session()`, like core/store/desk_lookup.py.
+Plain functions over `Project.session()`.
 """
 
 from __future__ import annotations

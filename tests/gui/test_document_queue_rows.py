@@ -118,7 +118,7 @@ def test_shown_rows_match_an_independent_filter_and_sort_after_many_changes(qtbo
 def test_footer_counts_follow_the_split_filter(qtbot):
     """With a split chosen, the bar and the done count are that split's (issue 23 item 8), the whole
     project's beside them; counted here from the rows the test wrote."""
-    from core.store.desk_lookup import DocumentFacets
+    from core.store.desk_queries import DocumentFacets
 
     queue = DocumentQueue()
     qtbot.addWidget(queue)

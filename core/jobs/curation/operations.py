@@ -34,7 +34,6 @@ from core.store import step_reads
 from core.store.curation import action_words, shown_link
 from core.store.curation_log import Decision, MentionKey, NewDecision, concept_parts
 from core.store.curation_marks import DONE, FLAG, NOTE
-from core.store.desk_lookup import document_facets
 from core.store.identical_mentions import apply_to_identical as copy_to_identical
 from core.store.op_changes import History, OpChanges
 from core.store.step_reads import mention_facts
@@ -73,7 +72,7 @@ def _finish(
         documents=frozenset(documents),
         decisions={m: in_force.get(m) for m in wanted},
         queue=tuple(project.desk.queue(doc_ids=ordered)) if ordered else (),
-        facets=document_facets(project, ordered) if ordered else {},
+        facets=project.desk.document_facets(ordered) if ordered else {},
         label=label,
         focus=focus,
         history=history_now,
