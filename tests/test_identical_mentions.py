@@ -11,7 +11,6 @@ import pytest
 from core.errors import CuralinkError
 from core.formats import read_corpus
 from core.store import Project
-from core.store.identical_mentions import apply_to_identical, find_identical, revert_all
 from core.store.schema import DecisionRow
 
 # Three documents; the mention texts are written out by hand, and so are the expected matches below.
@@ -63,21 +62,21 @@ def test_identical_mentions_are_found_decided_in_one_step_and_undone_in_one(tmp_
     project.curation.record_decision(already, "correct", concept_id="D999", curator="ann")
     project.curation.record_decision(source, "correct", concept_id="D008228", curator="bob")
 
-    in_document = find_identical(project, source, document="1")
+    in_document = project.identical.find(source, document="1")
     assert set(in_document.mention_ids) == {ids[("1", "Non Hodgkin lymphoma")]}
     assert in_document.describe() == "1 mention in 1 document"
 
-    whole = find_identical(project, source)
+    whole = project.identical.find(source)
     # By hand: the spaced and the upper-case spellings; not "Hodgkin lymphoma", not the plural, not the
     # one "ann" decided already.
     expected = {ids[("1", "Non Hodgkin lymphoma")], ids[("2", "NON-HODGKIN LYMPHOMA")]}
     assert set(whole.mention_ids) == expected
     assert whole.describe() == "2 mentions in 2 documents"
-    assert find_identical(project, source, same_type=True).mention_ids == whole.mention_ids
+    assert project.identical.find(source, same_type=True).mention_ids == whole.mention_ids
 
     with project.session() as session:
         before = session.query(DecisionRow).count()
-    changes = apply_to_identical(project, source, [*whole.mention_ids, already], curator="bob")
+    changes = project.identical.apply(source, [*whole.mention_ids, already], curator="bob")
     assert set(changes.mentions) == expected and changes.newly_decided == 2
     assert changes.documents == {"1", "2"}
     state = project.curation.current_decisions()
@@ -86,7 +85,7 @@ def test_identical_mentions_are_found_decided_in_one_step_and_undone_in_one(tmp_
     with project.session() as session:
         assert session.query(DecisionRow).count() == before + 2
 
-    undone = revert_all(project, changes.mentions, curator="bob")
+    undone = project.identical.revert_all(changes.mentions, curator="bob")
     assert undone.undecided == 2
     state = project.curation.current_decisions()
     assert set(state) == {source, already}
@@ -96,4 +95,4 @@ def test_a_mention_without_a_decision_has_nothing_to_apply(tmp_path: Path) -> No
     project = _project(tmp_path)
     ids = _ids(project)
     with pytest.raises(CuralinkError, match="no decision"):
-        apply_to_identical(project, ids[("1", "Hodgkin lymphoma")], [ids[("2", "NON-HODGKIN LYMPHOMA")]])
+        project.identical.apply(ids[("1", "Hodgkin lymphoma")], [ids[("2", "NON-HODGKIN LYMPHOMA")]])

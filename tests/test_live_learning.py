@@ -120,15 +120,14 @@ def test_replacing_a_documents_links_equals_counting_all_again():
 
 
 def test_undecided_identical_mentions_are_found_across_the_project(demo):
-    from core.store.identical_mentions import undecided_identical
 
     mention, mention_id = _correctable(demo)
     copies = _with_copies(demo, mention.text)
     demo.curation.record_decision(mention_id, "accept", concept_id=mention.concept_id, curator="ann")
-    assert set(undecided_identical(demo, [mention_id])) >= set(copies)
-    assert mention_id not in undecided_identical(demo, [mention_id])
+    assert set(demo.identical.undecided([mention_id])) >= set(copies)
+    assert mention_id not in demo.identical.undecided([mention_id])
     demo.curation.record_decision(copies[0], "reject", curator="ann")  # decided: left alone
-    found = undecided_identical(demo, [mention_id])
+    found = demo.identical.undecided([mention_id])
     assert copies[1] in found and copies[0] not in found
 
 
@@ -144,7 +143,6 @@ VARIANTS = (
 
 
 def test_identical_mentions_narrowed_in_sql_are_exactly_those_a_full_pass_finds(demo):
-    from core.store.identical_mentions import undecided_identical
     from core.text.normalize import normalize_name
 
     body = " | ".join(VARIANTS)
@@ -154,8 +152,8 @@ def test_identical_mentions_narrowed_in_sql_are_exactly_those_a_full_pass_finds(
     for chosen in range(len(VARIANTS)):
         target = normalize_name(VARIANTS[chosen])
         expected = {i for m, i in everyone if normalize_name(m.text) == target and i != ids[chosen]}
-        assert set(undecided_identical(demo, [ids[chosen]])) == expected, VARIANTS[chosen]
-    assert {ids[1], ids[2], ids[3]} <= set(undecided_identical(demo, [ids[0]]))
+        assert set(demo.identical.undecided([ids[chosen]])) == expected, VARIANTS[chosen]
+    assert {ids[1], ids[2], ids[3]} <= set(demo.identical.undecided([ids[0]]))
 
 
 def test_a_withdrawal_is_saved_with_the_index_so_the_next_start_does_not_rebuild_it(demo, monkeypatch):

@@ -19,7 +19,9 @@ from core.store.kb_store import KnowledgeBaseStore
 from core.store.project import DB_NAME
 from core.store.settings_store import SettingsStore
 
-SERVICES = ("documents", "kb", "curation", "marks", "models", "desk", "settings", "changes")
+SERVICES = (
+    "documents", "kb", "curation", "marks", "models", "desk", "settings", "changes", "identical", "undo", "vetoes",
+)  # fmt: skip
 
 
 def _sql(project: Project, query: str, *params) -> list[tuple]:

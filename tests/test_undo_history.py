@@ -7,7 +7,6 @@ from pathlib import Path
 
 from core.formats import read_corpus
 from core.store import Project
-from core.store.identical_mentions import apply_to_identical
 
 
 def test_recent_decisions_are_the_curators_own_in_force_with_batches_as_one_step(tmp_path: Path) -> None:
@@ -27,7 +26,7 @@ def test_recent_decisions_are_the_curators_own_in_force_with_batches_as_one_step
     project.curation.record_decision(g, "revert", curator="me")  # undone: not a step
     project.curation.record_decision(d, "nil", curator="other")  # not mine
     project.curation.record_decision(a1, "correct", concept_id="D1", curator="me")
-    apply_to_identical(project, a1, [a2, a3], curator="me")  # one batch of two
+    project.identical.apply(a1, [a2, a3], curator="me")  # one batch of two
 
     steps = project.undo.recent_decisions("me")
     assert [[(m, action) for m, action, *_ in step.decisions] for step in steps] == [

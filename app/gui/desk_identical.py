@@ -20,7 +20,7 @@ from app.gui.desk_model import DeskModel
 from app.gui.desk_saving import DeskSaving
 from app.gui.dialogs import lay_out_form_dialog
 from core.store.curation import action_words, shown_link
-from core.store.identical_mentions import IdenticalMentions, find_identical
+from core.store.identical_mentions import IdenticalMentions
 
 if TYPE_CHECKING:
     from core.store.project import Project
@@ -59,8 +59,7 @@ class IdenticalDialog(QDialog):
         return self.scope.currentIndex() == 1
 
     def recount(self) -> None:
-        self.found = find_identical(
-            self.project,
+        self.found = self.project.identical.find(
             self.mention_id,
             document=None if self.whole_queue else self.document,
             same_type=self.same_type.isChecked(),

@@ -29,7 +29,6 @@ from core.learn.synonyms import curated_synonyms, learn_synonyms, withdraw_synon
 from core.learn.training_data import training_set
 from core.rank.prior import AnnotationPrior
 from core.retrieve.query_plan import plan_document
-from core.store.identical_mentions import undecided_identical
 from core.store.step_reads import past_spans
 from core.text.normalize import normalize_name
 
@@ -91,7 +90,7 @@ def learn_decisions(
         stage.forms.forget({e.concept_id for e in learned.added + learned.withdrawn})
     # found here, where the linker runs (the desk's linking process), not in the window's process: on a
     # large project the scan is seconds of Python that would hold the window's interpreter
-    learned.identical = undecided_identical(project, ids) if identical else []
+    learned.identical = project.identical.undecided(ids) if identical else []
     if learned.names_changed:
         log.info("decisions on %d mentions: %s", len(ids), learned.describe())
     return learned

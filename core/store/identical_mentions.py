@@ -1,5 +1,5 @@
 """Apply one mention's decision to every identical unreviewed mention (MedCATtrainer's and Prodigy's
-"annotate all like this"), in the document or in the whole queue.
+"annotate all like this"), in the document or in the whole queue (`project.identical`).
 
 Identical means the same text under the project's one name normalisation (core.text.normalize: case,
 Unicode forms, punctuation and hyphens), optionally of the same type. Only mentions without a decision
@@ -13,18 +13,15 @@ import re
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from sqlalchemy import or_, select
 
 from core.errors import CuralinkError
-from core.store.curation_log import NewDecision
+from core.store.access import StoreAccess
+from core.store.curation_log import CurationLog, NewDecision
 from core.store.op_changes import OpChanges
 from core.store.schema import DocumentRow, MentionRow, MentionStateRow
 from core.text.normalize import normalize_name
-
-if TYPE_CHECKING:
-    from core.store.project import Project
 
 COPIED_FROM = "identical_to"  # decision detail: the mention whose decision was copied
 _CHUNK = 5000  # ids per IN (...), below SQLite's variable limit
@@ -48,33 +45,6 @@ class IdenticalMentions:
         return f"{n} mention{'s' if n != 1 else ''} in {m} document{'s' if m != 1 else ''}"
 
 
-def find_identical(
-    project: Project, mention_id: int, *, document: str | None = None, same_type: bool = False
-) -> IdenticalMentions:
-    """The undecided, not deleted mentions whose normalised text equals that of `mention_id`, in the
-    document `document` (external id) or, without it, in the whole project."""
-    with project.session() as session:
-        source = session.get(MentionRow, mention_id)
-        if source is None or source.removed:
-            raise CuralinkError(f"no mention with id {mention_id}")
-        normalized = normalize_name(source.text)
-        query = _undecided().where(MentionRow.id != mention_id)
-        if document is not None:
-            query = query.where(DocumentRow.external_id == document)
-        if same_type:
-            query = query.where(MentionRow.type == source.type)
-        rows = session.execute(query).all()
-    if not normalized:
-        return IdenticalMentions(mention_id, normalized, (), ())
-    hits = [(row.id, row.external_id) for row in rows if normalize_name(row.text) == normalized]
-    return IdenticalMentions(
-        mention_id,
-        normalized,
-        tuple(m for m, _ in hits),
-        tuple(dict.fromkeys(doc for _, doc in hits)),
-    )
-
-
 def _undecided():
     """Mentions without a decision, not deleted, in document order, with their document's id."""
     return (
@@ -86,69 +56,97 @@ def _undecided():
     )
 
 
-def undecided_identical(project: Project, mention_ids: Sequence[int]) -> list[int]:
-    """Every undecided mention, in the whole project, whose normalised text is that of one of these
-    mentions: what a decision on them may change the suggestions of.
+class IdenticalMentionsStore:
+    """Mentions identical to one, and its decision copied to them (`project.identical`)."""
 
-    A few strings are first narrowed in SQL: a mention can only normalise to a string if it contains
-    that string's longest word (case-insensitively, a final "s" dropped for possessives), or has a
-    character outside printable ASCII (where Unicode folding could make the word); only those rows are
-    normalised in Python, so a decision on a 200,000-mention project reads a few hundred rows."""
-    wanted = sorted(set(mention_ids))
-    if not wanted:
-        return []
-    with project.session() as session:
-        texts: list[str] = []
-        for start in range(0, len(wanted), _CHUNK):
-            chunk = wanted[start : start + _CHUNK]
-            texts += session.execute(select(MentionRow.text).where(MentionRow.id.in_(chunk))).scalars()
-        normalized = {normalize_name(text) for text in texts} - {""}
+    def __init__(self, store: StoreAccess, curation: CurationLog):
+        self._store = store
+        self._curation = curation  # the copies and their reverts are decisions of the log
+
+    def find(self, mention_id: int, *, document: str | None = None, same_type: bool = False) -> IdenticalMentions:
+        """The undecided, not deleted mentions whose normalised text equals that of `mention_id`, in the
+        document `document` (external id) or, without it, in the whole project."""
+        with self._store.session() as session:
+            source = session.get(MentionRow, mention_id)
+            if source is None or source.removed:
+                raise CuralinkError(f"no mention with id {mention_id}")
+            normalized = normalize_name(source.text)
+            query = _undecided().where(MentionRow.id != mention_id)
+            if document is not None:
+                query = query.where(DocumentRow.external_id == document)
+            if same_type:
+                query = query.where(MentionRow.type == source.type)
+            rows = session.execute(query).all()
         if not normalized:
-            return []
-        query = _undecided()
-        if len(normalized) <= _NARROWED:
-            words = [max(n.split(), key=len) for n in normalized]
-            words = [w[:-1] if w.endswith("s") and len(w) > 1 else w for w in words]
-            if all(_ASCII_WORD.fullmatch(w) for w in words):
-                query = query.where(
-                    or_(
-                        MentionRow.text.op("GLOB")(_NOT_ASCII),
-                        *(MentionRow.text.ilike(f"%{w}%") for w in words),
-                    )
-                )
-        rows = session.execute(query).all()
-    skip = set(wanted)
-    return [row.id for row in rows if row.id not in skip and normalize_name(row.text) in normalized]
-
-
-def apply_to_identical(
-    project: Project, source: int, targets: tuple[int, ...] | list[int], *, curator: str = ""
-) -> OpChanges:
-    """Copy the decision in force on `source` to each target still undecided, in one transaction.
-
-    The copies say where they came from (detail `identical_to`, and one `batch` id shared by the lot)."""
-    decision = project.curation.current_decisions(mention_ids=[source]).get(source)
-    if decision is None:
-        raise CuralinkError(f"mention {source} has no decision to apply to identical mentions")
-    batch = uuid.uuid4().hex[:12]
-    copies = [
-        NewDecision(
-            target,
-            decision.action,
-            concept_id=decision.concept_id,
-            curator=curator,
-            detail={COPIED_FROM: source, "batch": batch},
+            return IdenticalMentions(mention_id, normalized, (), ())
+        hits = [(row.id, row.external_id) for row in rows if normalize_name(row.text) == normalized]
+        return IdenticalMentions(
+            mention_id,
+            normalized,
+            tuple(m for m, _ in hits),
+            tuple(dict.fromkeys(doc for _, doc in hits)),
         )
-        for target in targets
-        if target != source
-    ]
-    return project.curation.decide(copies, skip_decided=True)
+
+    def undecided(self, mention_ids: Sequence[int]) -> list[int]:
+        """Every undecided mention, in the whole project, whose normalised text is that of one of these
+        mentions: what a decision on them may change the suggestions of.
+
+        A few strings are first narrowed in SQL: a mention can only normalise to a string if it contains
+        that string's longest word (case-insensitively, a final "s" dropped for possessives), or has a
+        character outside printable ASCII (where Unicode folding could make the word); only those rows are
+        normalised in Python, so a decision on a 200,000-mention project reads a few hundred rows."""
+        wanted = sorted(set(mention_ids))
+        if not wanted:
+            return []
+        with self._store.session() as session:
+            texts: list[str] = []
+            for start in range(0, len(wanted), _CHUNK):
+                chunk = wanted[start : start + _CHUNK]
+                texts += session.execute(select(MentionRow.text).where(MentionRow.id.in_(chunk))).scalars()
+            normalized = {normalize_name(text) for text in texts} - {""}
+            if not normalized:
+                return []
+            query = _undecided()
+            if len(normalized) <= _NARROWED:
+                words = [max(n.split(), key=len) for n in normalized]
+                words = [w[:-1] if w.endswith("s") and len(w) > 1 else w for w in words]
+                if all(_ASCII_WORD.fullmatch(w) for w in words):
+                    query = query.where(
+                        or_(
+                            MentionRow.text.op("GLOB")(_NOT_ASCII),
+                            *(MentionRow.text.ilike(f"%{w}%") for w in words),
+                        )
+                    )
+            rows = session.execute(query).all()
+        skip = set(wanted)
+        return [row.id for row in rows if row.id not in skip and normalize_name(row.text) in normalized]
+
+    def apply(self, source: int, targets: Sequence[int], *, curator: str = "") -> OpChanges:
+        """Copy the decision in force on `source` to each target still undecided, in one transaction.
+
+        The copies say where they came from (detail `identical_to`, and one `batch` id shared by the lot)."""
+        decision = self._curation.current_decisions(mention_ids=[source]).get(source)
+        if decision is None:
+            raise CuralinkError(f"mention {source} has no decision to apply to identical mentions")
+        batch = uuid.uuid4().hex[:12]
+        copies = [
+            NewDecision(
+                target,
+                decision.action,
+                concept_id=decision.concept_id,
+                curator=curator,
+                detail={COPIED_FROM: source, "batch": batch},
+            )
+            for target in targets
+            if target != source
+        ]
+        return self._curation.decide(copies, skip_decided=True)
 
 
-def revert_all(project: Project, mention_ids, *, curator: str = "", undoing: str = "") -> OpChanges:
-    """Undo a propagation: one revert per mention it decided, all in one transaction."""
-    reverts = [
-        NewDecision(m, "revert", curator=curator, detail={"undo": undoing or "identical"})
-        for m in sorted(mention_ids)
-    ]
-    return project.curation.decide(reverts)
+    def revert_all(self, mention_ids: Sequence[int], *, curator: str = "", undoing: str = "") -> OpChanges:
+        """Undo a propagation: one revert per mention it decided, all in one transaction."""
+        reverts = [
+            NewDecision(m, "revert", curator=curator, detail={"undo": undoing or "identical"})
+            for m in sorted(mention_ids)
+        ]
+        return self._curation.decide(reverts)

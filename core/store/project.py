@@ -29,6 +29,7 @@ from core.store.curation_log import DECISION_ACTIONS, CurationLog, NewDecision
 from core.store.curation_marks import CurationMarks
 from core.store.desk_queries import DeskQueries, QueueEntry
 from core.store.documents_store import DUPLICATE_POLICIES, DocumentStore, ImportSummary
+from core.store.identical_mentions import IdenticalMentionsStore
 from core.store.kb_store import KnowledgeBaseStore
 from core.store.mention_state import ensure_current, rebuilt_objects
 from core.store.model_registry import ModelRegistry
@@ -163,7 +164,8 @@ class Project:
     `documents` (corpus and mentions), `kb` (knowledge base), `curation` (suggestions and the decision
     log), `marks` (notes and review marks), `models` (model registry), `desk` (queue and stats),
     `settings`, `changes` (change marks for the desk's watch), `undo` (the curators' undo histories),
-    `vetoes` (learnt synonyms the curators removed).
+    `vetoes` (learnt synonyms the curators removed), `identical` (mentions identical to one, and its
+    decision copied to them).
     """
 
     def __init__(self, path: Path, engine: Engine):
@@ -176,6 +178,7 @@ class Project:
         self.models = ModelRegistry(self._store)
         self.desk = DeskQueries(self._store, self.models)
         self.changes = ChangeWatch(self._store)
+        self.identical = IdenticalMentionsStore(self._store, self.curation)
         self.undo = UndoHistoryStore(self._store)
         self.vetoes = SynonymVetoes(self._store)
 

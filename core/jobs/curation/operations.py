@@ -34,7 +34,6 @@ from core.store import step_reads
 from core.store.curation import action_words, shown_link
 from core.store.curation_log import Decision, MentionKey, NewDecision, concept_parts
 from core.store.curation_marks import DONE, FLAG, NOTE
-from core.store.identical_mentions import apply_to_identical as copy_to_identical
 from core.store.op_changes import History, OpChanges
 from core.store.step_reads import mention_facts
 
@@ -220,7 +219,7 @@ def apply_to_identical(project: Project, source: int, targets: Sequence[int], *,
     return _record(
         project,
         curator,
-        lambda: copy_to_identical(project, source, targets, curator=curator),
+        lambda: project.identical.apply(source, targets, curator=curator),
         label=label,
         focus=(document, source),
         skip_decided=True,
