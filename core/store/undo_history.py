@@ -16,7 +16,7 @@ import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from sqlalchemy import delete, select
+from sqlalchemy import and_, delete, select
 
 from core.store.access import StoreAccess
 from core.store.schema import DecisionRow, MentionRow, MentionStateRow, UndoHistoryRow, UndoStepRow
@@ -62,26 +62,27 @@ class UndoHistoryStore:
         self._store = store
 
     def index(self, curator: str) -> UndoIndex | None:
-        """The curator's history, or None when none is stored (one read: the state row and the labels)."""
+        """The curator's history, or None when none is stored: one statement (its state row and every
+        step's label), held for the rest of the transaction so the next look reads nothing."""
         with self._store.session() as session:
-            row = session.get(UndoHistoryRow, curator)
-            if row is None:
-                return None
             held = session.info.setdefault(_HELD, {})
-            labels = held.get(("labels", curator))
-            if labels is None:
+            if ("row", curator) not in held:
                 query = (
-                    select(UndoStepRow)
-                    .where(UndoStepRow.curator == curator, UndoStepRow.number >= row.first)
+                    select(UndoHistoryRow, UndoStepRow.label)
+                    .outerjoin(
+                        UndoStepRow,
+                        and_(UndoStepRow.curator == UndoHistoryRow.curator, UndoStepRow.number >= UndoHistoryRow.first),
+                    )
+                    .where(UndoHistoryRow.curator == curator)
                     .order_by(UndoStepRow.number)
                 )
-                steps = list(session.scalars(query))
-                for step in steps:
-                    held[(step.curator, step.number)] = step
-                labels = [step.label for step in steps]
-                held[("labels", curator)] = labels
-                held[("row", curator)] = row
-            return UndoIndex(row.first, row.done, list(labels))
+                rows = session.execute(query).all()
+                held[("row", curator)] = rows[0][0] if rows else None
+                held[("labels", curator)] = [label for _, label in rows if label is not None]
+            row = held[("row", curator)]
+            if row is None:
+                return None
+            return UndoIndex(row.first, row.done, list(held[("labels", curator)]))
 
     def save_index(self, curator: str, index: UndoIndex) -> None:
         """Store where the history stands (its steps are written by `write_step`)."""
