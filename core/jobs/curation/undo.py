@@ -18,12 +18,10 @@ from typing import TYPE_CHECKING
 from core.errors import CuralinkError
 from core.store.curation import action_words, shown_link
 from core.store.op_changes import History
-from core.store.undo_history import Step, UndoIndex
+from core.store.undo_history import HISTORY_LIMIT, Step, UndoIndex
 
 if TYPE_CHECKING:
     from core.store.project import Project
-
-HISTORY_LIMIT = 200
 
 # Step kinds: what `data` holds, and what undo and redo write (core.jobs.curation.operations carries them out).
 DECISIONS = "decisions"  # {"decisions": ids written, "skip_decided": bool}: reverts / the same again
@@ -36,7 +34,6 @@ VETO = "veto"  # {"concept", "string", "mentions"}: a learnt synonym allowed aga
 OCCURRENCES = "occurrences"  # {"mentions", "decisions"}: mentions added at every occurrence of a string
 # (and the decisions linking them): reverted and removed / restored and written again
 STEP_KINDS = (DECISIONS, MARK, SPAN, TYPE, ADD, DELETE, VETO, OCCURRENCES)
-
 
 __all__ = ["HISTORY_LIMIT", "STEP_KINDS", "Step", "span_label"]
 
