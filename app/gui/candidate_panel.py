@@ -8,6 +8,8 @@ probability, or the cross-encoder's score), so a curator can see why a row stand
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from PySide6.QtCore import QAbstractTableModel, QEvent, QModelIndex, QPersistentModelIndex, Qt, Signal
 from PySide6.QtGui import QColor, QFont, QFontMetrics
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QLabel, QTableView, QVBoxLayout, QWidget
@@ -58,6 +60,18 @@ def order_source(ranker_active: bool, reranker_active: bool) -> str:
     return "cross-encoder" if reranker_active else "retriever"
 
 
+@dataclass(frozen=True)
+class CandidateListing:
+    """What the table shows for one mention: its candidates in order, their concepts, the concepts it is
+    linked to now, those ticked for one link, and the model whose score orders the list."""
+
+    candidates: list[Candidate]
+    concepts: dict[str, Concept]
+    linked: list[str]
+    source: str
+    marked: list[str] | None = None
+
+
 class CandidateModel(QAbstractTableModel):
     markToggled = Signal(int)
 
@@ -69,20 +83,13 @@ class CandidateModel(QAbstractTableModel):
         self.marked: set[str] = set()
         self.source = "retriever"
 
-    def set_candidates(
-        self,
-        candidates: list[Candidate],
-        concepts: dict[str, Concept],
-        linked: list[str],
-        source: str,
-        marked: list[str] | None = None,
-    ) -> None:
+    def set_candidates(self, listing: CandidateListing) -> None:
         self.beginResetModel()
-        self.candidates = candidates
-        self.concepts = concepts
-        self.linked = set(linked)
-        self.marked = set(marked or [])
-        self.source = source
+        self.candidates = listing.candidates
+        self.concepts = listing.concepts
+        self.linked = set(listing.linked)
+        self.marked = set(listing.marked or [])
+        self.source = listing.source
         self.endResetModel()
         self.headerDataChanged.emit(Qt.Orientation.Horizontal, FINAL_COLUMN, FINAL_COLUMN)
 
@@ -333,7 +340,7 @@ class CandidatePanel(QWidget):
         `source`: the model whose score orders the list (see `order_source`)."""
         self.mention_label.setText(mention_html)
         self.names_elide.forget()
-        self.model.set_candidates(candidates, concepts, linked, source, marked)
+        self.model.set_candidates(CandidateListing(candidates, concepts, linked, source, marked))
         self._hide_empty_columns()
         self._fit_columns()
         if candidates:
@@ -346,4 +353,4 @@ class CandidatePanel(QWidget):
 
     def clear(self, message: str) -> None:
         self.mention_label.setText(message)
-        self.model.set_candidates([], {}, [], self.model.source)
+        self.model.set_candidates(CandidateListing([], {}, [], self.model.source))

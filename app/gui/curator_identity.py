@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import html
 import unicodedata
+from dataclasses import dataclass
 
 from PySide6.QtCore import QObject
+from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QFormLayout, QLabel, QLineEdit, QVBoxLayout
 
 from app.gui.settings import CURATOR_VARIABLE, login_name
@@ -110,18 +112,25 @@ class CuratorStatus(QObject):
         return dialog
 
 
-def install_curator(window, menu) -> CuratorStatus:
+@dataclass(frozen=True)
+class CuratorActions:
+    """Who decides (install_curator), kept by the window in its `menus`."""
+
+    status: CuratorStatus  # the status bar's name, and the dialog that changes it
+    switch: QAction  # Curate ▸ Switch curator…
+
+
+def install_curator(window, menu) -> CuratorActions:
     """The status label and Curate ▸ Switch curator…, while the window builds its menus."""
     status = CuratorStatus(window)
-    window.curator_status = status
-    window.act_switch_curator = window.key_action("Switch curator…", [], status.ask)
+    switch = window.key_action("Switch curator…", [], status.ask)
     menu.addSeparator()
-    menu.addAction(window.act_switch_curator)
-    return status
+    menu.addAction(switch)
+    return CuratorActions(status, switch)
 
 
 def ask_curator_once(window) -> CuratorDialog | None:
     """At the first start (no name stored, none in $CURALINK_CURATOR): ask who is curating."""
     if window.settings.curator_chosen:
         return None
-    return window.curator_status.ask(first_start=True)
+    return window.menus.curator.status.ask(first_start=True)

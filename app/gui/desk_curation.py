@@ -11,6 +11,8 @@ that NCBI-disease-style corpora annotate and evaluate (one composite mention, `A
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from PySide6.QtWidgets import QInputDialog
 
 from app.gui.abstract_view import AbstractView
@@ -42,20 +44,26 @@ class Curation:
         *,
         candidates: CandidatePanel,
         abstract: AbstractView,
+        teaching_off: Callable[[], bool] = lambda: False,
     ):
         self.host, self.model, self.saving = host, model, saving
+        self.teaching_off = teaching_off  # Curate ▸ Decide without teaching is checked
         self.project, self.candidates, self.abstract = model.project, candidates, abstract
         self.kb_dialog: KbSearchDialog | None = None
 
     # --- decisions -------------------------------------------------------------------------------
 
-    def decide(self, action: str, concept_id: str = "", *, detail: dict | None = None) -> bool:
-        """One decision on the selected mention (DeskModel.decide), then on to the next undecided one."""
+    def decide(
+        self, action: str, concept_id: str = "", *, detail: dict | None = None, teach: bool = True
+    ) -> bool:
+        """One decision on the selected mention (DeskModel.decide), then on to the next undecided one, in
+        the same redraw. `teach` False (Alt+Enter), or Curate ▸ Decide without teaching checked: the
+        linker learns nothing from it."""
         mention_id = self.model.current_mention_id()
         if mention_id is None:
             self.host.statusBar().showMessage("no mention selected", 3000)
             return False
-        detail = teaching_detail(self.host, detail)  # Alt+Enter, Curate ▸ Decide without teaching
+        detail = teaching_detail(detail, teach=teach and not self.teaching_off())
         if self.model.repeats_decision(mention_id, action, concept_id, self.model.curator(), detail):
             self.host.statusBar().showMessage(
                 f"already decided: {self._decided_text(mention_id)}; nothing stored", 5000
@@ -65,19 +73,20 @@ class Curation:
                 self.host.document.select_mention(following)
             return False
         op = self.model.decide(action, concept_id, detail=detail)
-        outcome = self.saving.perform(op.label, op.run)
+        outcome = self.saving.perform(op.label, op.run, advance=True)  # saved: redrawn at the next mention
         if outcome == "refused":
             return False
         if outcome == "saved":
             self.host.statusBar().showMessage(f"saved: {op.label}", 4000)
-        else:  # the save bar shows it until the store has it
-            self.host.statusBar().showMessage(f"waiting to save: {op.label}", 4000)
+            return True
+        # The save bar shows it until the store has it; the curator moves on meanwhile.
+        self.host.statusBar().showMessage(f"waiting to save: {op.label}", 4000)
         following = self.model.next_after(mention_id)
         if following is not None:
             self.host.document.select_mention(following)
-        return outcome == "saved"
+        return False
 
-    def accept_rank(self, rank: int) -> bool:
+    def accept_rank(self, rank: int, *, teach: bool = True) -> bool:
         mention_id = self.model.current_mention_id()
         chosen = self.model.ranked()
         if not 1 <= rank <= len(chosen):
@@ -91,20 +100,23 @@ class Curation:
             return False
         candidate = chosen[rank - 1]
         return self.decide(
-            "accept", candidate.concept_id, detail={"rank": rank, "score": round(candidate.score, 4)}
+            "accept",
+            candidate.concept_id,
+            detail={"rank": rank, "score": round(candidate.score, 4)},
+            teach=teach,
         )
 
-    def accept_top(self) -> bool:
+    def accept_top(self, *, teach: bool = True) -> bool:
         """Enter: the marked candidates as one link when some are marked, else the top one. On a mention
         already decided Enter stores nothing: it moves to the next undecided one (a number key, R, N, A
-        or Ctrl+F changes a decision, deliberately)."""
+        or Ctrl+F changes a decision, deliberately). `teach` False: Alt+Enter."""
         if self.model.marked:
-            return self.accept_marked()
+            return self.accept_marked(teach=teach)
         mention_id = self.model.current_mention_id()
         if mention_id is not None and mention_id in self.model.decisions:
             self.skip_decided(mention_id)
             return False
-        return self.accept_rank(1)
+        return self.accept_rank(1, teach=teach)
 
     def _decided_text(self, mention_id: int) -> str:
         """“HD” accept → D006816 Huntington Disease, as the status bar names a decision in force."""
@@ -152,14 +164,14 @@ class Curation:
         self.model.clear_marks()
         self.candidates.set_marked([])
 
-    def accept_marked(self) -> bool:
+    def accept_marked(self, *, teach: bool = True) -> bool:
         """Accept every marked candidate as one decision (`A|B|C`, in the order they were marked)."""
         chosen = self.model.marked_decision()
         self.candidates.set_marked([])
         if chosen is None:
             return False
         action, concept_id, detail = chosen
-        return self.decide(action, concept_id, detail=detail)
+        return self.decide(action, concept_id, detail=detail, teach=teach)
 
     def open_kb_search(self) -> KbSearchDialog | None:
         if self.model.current_mention_id() is None:
@@ -290,7 +302,7 @@ class Curation:
             return 0
         if whole_queue and queue is None:
             queue = self.queue_scope()
-        count, op = self.model.bulk_accept(threshold, whole_queue=whole_queue, scale=scale, queue=queue)
+        count, op = self.model.bulk_accept(threshold, scale=scale, queue=queue if whole_queue else None)
         if op is not None and self.saving.perform(op.label, op.run) != "saved":
             return 0  # refused (status bar), or waiting in the save bar
         self.host.statusBar().showMessage(f"bulk-accepted {count} suggestion(s) ≥ {threshold:.2f}", 5000)

@@ -13,6 +13,7 @@ from PySide6.QtWidgets import QLabel
 from app.gui.abstract_view import AbstractView, MentionMark
 from app.gui.candidate_panel import CandidatePanel, order_source
 from app.gui.concept_pane import ConceptPane
+from app.gui.desk_changes import Shown
 from app.gui.desk_history import DeskHistory
 from app.gui.desk_linking import BackgroundLinking
 from app.gui.desk_marks import CurationMarks
@@ -146,19 +147,26 @@ class DocumentView:
         if self.model.doc is not None:
             self.open_document(self.model.doc.doc_id, mention_id=keep)
 
-    def show_changes(self, changes: OpChanges, *, navigate: bool = False, follow: bool = True) -> None:
-        """Redraw what one curation operation changed, from its `OpChanges` alone: the history, the queue
-        rows, and the open document's decisions (nothing is read for a decision). An edit of the open
-        document's mentions reads that document again; a note or mark re-reads its marks. `navigate`
-        (an undo or redo) opens the document and selects the mention it changed; `follow` is False for a
-        change saved late, which must not pull the selection from where the curator has moved on to."""
-        self.undo_stack.set(changes.history)
+    def take(self, shown: Shown) -> None:
+        """The desk's change signal (app/gui/desk_changes.py): one redraw per operation."""
+        self.show_changes(shown.changes, navigate=shown.navigate, follow=shown.follow, advance=shown.advance)
+
+    def show_changes(
+        self, changes: OpChanges, *, navigate: bool = False, follow: bool = True, advance: bool = False
+    ) -> None:
+        """Redraw what one curation operation changed, from its `OpChanges` alone: the queue rows, and the
+        open document's decisions (nothing is read for a decision). An edit of the open document's
+        mentions reads that document again; a note or mark re-reads its marks. `navigate` (an undo or
+        redo) opens the document and selects the mention it changed; `follow` is False for a change saved
+        late, which must not pull the selection from where the curator has moved on to; `advance` (a
+        decision) selects the next undecided mention in the same redraw. The undo history is redrawn by
+        its own subscriber."""
         if changes.queue and not self.queue.update_entries(list(changes.queue), changes.facets):
             self.reload_queue()
         if changes.marks:  # a note or flag set or cleared: the "flagged or noted" filter follows
             documents = set(changes.marks)
             self.queue.set_marked(self.project.marks.noted_or_flagged(list(documents)), documents)
-        redraw = self.model.apply(changes, navigate=navigate, follow=follow)
+        redraw = self.model.apply(changes, navigate=navigate, follow=follow, advance=advance)
         if redraw.open is not None:
             self.open_document(redraw.open[0], mention_id=redraw.open[1])
         elif redraw.changed:

@@ -294,24 +294,21 @@ class ProjectFiles:
         self.host.document.refresh()
 
     def new_project(self) -> None:
-        folder = QFileDialog.getExistingDirectory(self.host, "Folder for the new project")
-        if folder:
-            from core.store import Project
-
-            try:
-                self.switch_project(Project.create(Path(folder)))
-            except Exception as exc:  # noqa: BLE001 - shown to the curator
-                show_error(self.host, exc, context="new project")
+        self._choose_project("Folder for the new project", "new project", create=True)
 
     def open_project(self) -> None:
-        folder = QFileDialog.getExistingDirectory(self.host, "Open a Curalink project")
+        self._choose_project("Open a Curalink project", "open project", create=False)
+
+    def _choose_project(self, title: str, context: str, *, create: bool) -> None:
+        """A folder chosen, the project made (`create`) or opened there, and a window on it instead."""
+        folder = QFileDialog.getExistingDirectory(self.host, title)
         if folder:
             from core.store import Project
 
             try:
-                self.switch_project(Project.open(Path(folder)))
+                self.switch_project((Project.create if create else Project.open)(Path(folder)))
             except Exception as exc:  # noqa: BLE001 - shown to the curator
-                show_error(self.host, exc, context="open project")
+                show_error(self.host, exc, context=context)
 
     def switch_project(self, project: Project):
         from app.console import log_to_project

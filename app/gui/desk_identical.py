@@ -6,19 +6,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from PySide6.QtWidgets import (
-    QCheckBox,
-    QComboBox,
-    QDialog,
-    QDialogButtonBox,
-    QFormLayout,
-    QLabel,
-)
+from PySide6.QtWidgets import QCheckBox, QFormLayout, QLabel
 
 from app.gui.desk_host import DeskHost
 from app.gui.desk_model import DeskModel
 from app.gui.desk_saving import DeskSaving
-from app.gui.dialogs import lay_out_form_dialog
+from app.gui.dialogs import ScopedCountDialog
 from core.store.curation import action_words, shown_link
 from core.store.identical_mentions import IdenticalMentions
 
@@ -26,37 +19,25 @@ if TYPE_CHECKING:
     from core.store.project import Project
 
 
-class IdenticalDialog(QDialog):
+class IdenticalDialog(ScopedCountDialog):
     """Scope and type choice, with the count of mentions the decision would reach, kept up to date."""
 
     def __init__(self, parent, project: Project, mention_id: int, document: str, summary: str, kind: str):
-        super().__init__(parent)
-        self.setWindowTitle("Apply to identical mentions")
+        super().__init__(parent, "Apply to identical mentions", "the whole queue", "identicalCount")
         self.project, self.mention_id, self.document = project, mention_id, document
-        self.scope = QComboBox()
-        self.scope.addItems(["this document", "the whole queue"])
         self.same_type = QCheckBox(f"only mentions typed {kind}" if kind else "only untyped mentions")
-        self.count = QLabel()
-        self.count.setObjectName("identicalCount")
         form = QFormLayout()
         form.addRow("Decision", QLabel(summary))
         form.addRow("In", self.scope)
         form.addRow("", self.same_type)
-        self.buttons = lay_out_form_dialog(
-            self,
-            form,
-            self.count,
-            "Only mentions without a decision are touched. One Ctrl+Z undoes the lot.",
-            wrap=False,
-        )
-        self.scope.currentIndexChanged.connect(self.recount)
+        self.lay_out(form, "Only mentions without a decision are touched. One Ctrl+Z undoes the lot.", wrap=False)
         self.same_type.toggled.connect(self.recount)
         self.found: IdenticalMentions | None = None
         self.recount()
 
     @property
     def whole_queue(self) -> bool:
-        return self.scope.currentIndex() == 1
+        return self.wide
 
     def recount(self) -> None:
         self.found = self.project.identical.find(
@@ -64,8 +45,7 @@ class IdenticalDialog(QDialog):
             document=None if self.whole_queue else self.document,
             same_type=self.same_type.isChecked(),
         )
-        self.count.setText(f"<b>{self.found.describe()}</b> will get this decision")
-        self.buttons.button(QDialogButtonBox.StandardButton.Ok).setEnabled(bool(self.found.mention_ids))
+        self.show_count(f"<b>{self.found.describe()}</b> will get this decision", found=bool(self.found.mention_ids))
 
 
 class ApplyToIdentical:

@@ -12,7 +12,10 @@ learnt so far are withdrawn when the models are next loaded.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
@@ -149,6 +152,16 @@ class LearntDialog(QDialog):
         return outcome
 
 
+@dataclass(frozen=True)
+class LearntActions:
+    """Curate menu's learning actions (install_learnt), kept by the window in its `menus`."""
+
+    accept_no_teach: QAction  # Alt+Enter
+    no_teach: QAction  # Decide without teaching (checkable)
+    learning: QAction  # the project's switch (checkable)
+    no_teach_label: QLabel  # the status bar's lasting sign while `no_teach` is checked
+
+
 def set_learning(window, on: bool) -> None:
     """The project's switch, said in the status bar (and kept in step with the menu's check mark)."""
     try:
@@ -156,9 +169,10 @@ def set_learning(window, on: bool) -> None:
     except CuralinkError as exc:
         window.statusBar().showMessage(f"not saved: {exc}", 8000)
         return
-    window.act_learning.blockSignals(True)
-    window.act_learning.setChecked(on)
-    window.act_learning.blockSignals(False)
+    switch = window.menus.learnt.learning
+    switch.blockSignals(True)
+    switch.setChecked(on)
+    switch.blockSignals(False)
     window.statusBar().showMessage(
         "learning from decisions is on"
         if on
@@ -175,38 +189,26 @@ def open_learnt(window) -> LearntDialog:
     return dialog
 
 
-def accept_without_teaching(window) -> bool:
-    """Alt+Enter: Enter's accept, without teaching the linker the mention's string."""
-    window.teach_once = False
-    try:
-        return window.curation.accept_top()
-    finally:
-        window.teach_once = True
-
-
-def teaching_detail(window, detail: dict | None) -> dict | None:
+def teaching_detail(detail: dict | None, *, teach: bool) -> dict | None:
     """The decision's detail, marked `"teach": false` when the curator decides without teaching."""
-    if getattr(window, "teach_once", True) and not window.act_no_teach.isChecked():
-        return detail
-    return {**(detail or {}), learnt.TEACH: False}
+    return detail if teach else {**(detail or {}), learnt.TEACH: False}
 
 
-def install_learnt(window, menu) -> None:
+def install_learnt(window, menu) -> LearntActions:
     """Curate menu: the list, the no-teaching toggle and key, and the project's learning switch."""
-    window.teach_once = True
     menu.addSeparator()
     menu.addAction(window.key_action("Learnt from curators…", [], lambda: open_learnt(window)))
-    window.act_accept_no_teach = window.key_action(
+    accept_no_teach = window.key_action(
         "Accept without teaching",
         ["Alt+Return", "Alt+Enter"],
-        lambda: accept_without_teaching(window),
+        lambda: window.curation.accept_top(teach=False),
         tip="accept the top (or marked) candidates; the linker does not learn the string",
     )
-    window.act_no_teach = window.key_action(
+    no_teach = window.key_action(
         "Decide without teaching", [], lambda: None, tip="decisions link but teach the linker nothing"
     )
-    window.act_no_teach.setCheckable(True)
-    window.act_no_teach.toggled.connect(
+    no_teach.setCheckable(True)
+    no_teach.toggled.connect(
         lambda on: window.statusBar().showMessage(
             "decisions teach the linker nothing until Decide without teaching is unchecked"
             if on
@@ -215,15 +217,16 @@ def install_learnt(window, menu) -> None:
         )
     )
     # A lasting sign in the status bar while it is on (a 6-second message was all there was, issue 31).
-    window.no_teach_label = QLabel("⊘ deciding without teaching")
-    window.no_teach_label.setObjectName("noTeach")
-    window.no_teach_label.setStyleSheet("color:#b85c00; font-weight:600")
-    window.no_teach_label.setToolTip("Curate ▸ Decide without teaching is on: decisions link but teach nothing")
-    window.no_teach_label.hide()
-    window.statusBar().addPermanentWidget(window.no_teach_label)
-    window.act_no_teach.toggled.connect(window.no_teach_label.setVisible)
-    window.act_learning = window.key_action("Learn from decisions while curating", [], lambda: None)
-    window.act_learning.setCheckable(True)
-    window.act_learning.setChecked(learnt.learning_on(window.project))
-    window.act_learning.toggled.connect(lambda on: set_learning(window, on))
-    menu.addActions([window.act_accept_no_teach, window.act_no_teach, window.act_learning])
+    label = QLabel("⊘ deciding without teaching")
+    label.setObjectName("noTeach")
+    label.setStyleSheet("color:#b85c00; font-weight:600")
+    label.setToolTip("Curate ▸ Decide without teaching is on: decisions link but teach nothing")
+    label.hide()
+    window.statusBar().addPermanentWidget(label)
+    no_teach.toggled.connect(label.setVisible)
+    learning = window.key_action("Learn from decisions while curating", [], lambda: None)
+    learning.setCheckable(True)
+    learning.setChecked(learnt.learning_on(window.project))
+    learning.toggled.connect(lambda on: set_learning(window, on))
+    menu.addActions([accept_no_teach, no_teach, learning])
+    return LearntActions(accept_no_teach, no_teach, learning, label)

@@ -27,7 +27,7 @@ from core.jobs.curation.bulk_accept import (
 )
 from core.jobs.curation.occurrences import annotate_occurrences
 from core.kb.concept import Concept
-from core.store.curation import COMPOSITE_SEPARATOR, LINKING_ACTIONS, action_words, shown_link
+from core.store.curation import COMPOSITE_SEPARATOR, LINKING_ACTIONS, shown_link
 from core.store.curation_log import MentionKey, SuggestionSet, concept_parts, mention_key
 from core.store.op_changes import OpChanges
 
@@ -264,13 +264,11 @@ class DeskModel:
         suggested_for = None
         if action in ON_SUGGESTIONS and self.suggestions.get(mention_id):
             suggested_for = self.suggested_for.get(mention_id)
-        text = f"{action_words(action)} “{mention.text}”" + (
-            f" → {concept_id}" if shown_link(action, concept_id) else ""
+        names = {p: self.concept_name(p) for p in concept_parts(concept_id)} if shown_link(action, concept_id) else {}
+        taught = (detail or {}).get("teach", True) is not False
+        text = curation.decision_label(
+            (self.doc.doc_id, mention.text, mention.origin), action, concept_id, names, taught=taught
         )
-        if detail and detail.get("teach") is False:
-            text += " (not taught)"
-        if action == "reject" and mention.origin == "detected":
-            text = f"reject “{mention.text}”: not a mention (it is left out of exports)"
         project = self.project
         return DeskOp(
             text,
@@ -354,19 +352,13 @@ class DeskModel:
         )
 
     def bulk_accept(
-        self,
-        threshold: float,
-        *,
-        whole_queue: bool = False,
-        scale: BulkScale | None = None,
-        queue: QueueScope | None = None,
+        self, threshold: float, *, scale: BulkScale | None = None, queue: QueueScope | None = None
     ) -> tuple[int, DeskOp | None]:
-        """The top suggestion of every undecided mention (of the open document, or the whole queue: the
-        documents and type `queue` says it shows, every document without it) whose score reaches
-        `threshold`, with a ranker in force only those it scored: how many, and the operation accepting
-        them (None when there are none)."""
+        """The top suggestion of every undecided mention (of the open document, or with `queue` the
+        documents and type the queue shows) whose score reaches `threshold`, with a ranker in force only
+        those it scored: how many, and the operation accepting them (None when there are none)."""
         scale = scale or read_scale(self.project)
-        if whole_queue:
+        if queue is not None:
             tops = queue_top_suggestions(self.project, queue)
         else:
             tops = undecided_top_suggestions(self.project, self.mention_ids)
@@ -405,12 +397,15 @@ class DeskModel:
 
     # --- what an operation changed ------------------------------------------------------------------
 
-    def apply(self, changes: OpChanges, *, navigate: bool = False, follow: bool = True) -> Redraw:
+    def apply(
+        self, changes: OpChanges, *, navigate: bool = False, follow: bool = True, advance: bool = False
+    ) -> Redraw:
         """Take one operation's `OpChanges` into the open document's state (nothing is read for a
         decision) and say what to redraw: an edit of the open document's mentions, or a mention new
         there, means reading it again. `navigate` (an undo or redo) goes to the document and mention it
         changed; `follow` is False for a change saved late, which must not pull the selection from where
-        the curator has moved on to."""
+        the curator has moved on to; `advance` (a decision): select the mention to go to next
+        (`next_after`), so moving on is part of the same redraw."""
         document, mention_id = changes.focus or (None, None)
         if navigate and document and (self.doc is None or self.doc.doc_id != document):
             return Redraw(open=(document, mention_id))
@@ -431,13 +426,15 @@ class DeskModel:
             else:
                 self.decisions[changed] = decision
         select = self.mention_ids.index(keep) if keep in self.mention_ids else self.current
+        if advance and follow and mention_id in self.mention_ids:
+            select = self.next_after(mention_id)
         return Redraw(select=select, reread_marks=self.doc.doc_id in changes.marks, changed=True)
 
-    def run(self, op: DeskOp, *, navigate: bool = False) -> OpChanges:
+    def run(self, op: DeskOp, *, navigate: bool = False, advance: bool = False) -> OpChanges:
         """Run an operation here and now, in the curator's name, and take in what it changed (a caller
         without a window: the desk runs `op.run` through its writer and calls `apply` itself)."""
         changes = op.run(self.curator())
-        redraw = self.apply(changes, navigate=navigate)
+        redraw = self.apply(changes, navigate=navigate, advance=advance)
         if redraw.open is not None and self.open(redraw.open[0]):
             keep = redraw.open[1]
             self.select(

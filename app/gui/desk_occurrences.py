@@ -9,11 +9,7 @@ from __future__ import annotations
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import (
     QCheckBox,
-    QComboBox,
-    QDialog,
-    QDialogButtonBox,
     QFormLayout,
-    QLabel,
     QLineEdit,
 )
 
@@ -21,7 +17,7 @@ from app.gui.abstract_view import AbstractView
 from app.gui.desk_host import DeskHost
 from app.gui.desk_model import DeskModel
 from app.gui.desk_saving import DeskSaving
-from app.gui.dialogs import lay_out_form_dialog
+from app.gui.dialogs import ScopedCountDialog
 from app.gui.workers import LinkService
 from core.errors import CuralinkError
 from core.jobs.curation.occurrences import Occurrences, mention_text, preview_occurrences
@@ -31,26 +27,21 @@ from core.text.words import snap_to_words
 RECOUNT_DELAY_MS = 150  # the count follows typing; a project-wide count per keystroke would stall the window
 
 
-class OccurrencesDialog(QDialog):
+class OccurrencesDialog(ScopedCountDialog):
     """The string, scope, type and decision, with the count of occurrences it would annotate. The count
     and the decision follow the Text field as it is typed: the source mention's decision is offered only
     while the text is still that mention's (issue 31: an edited "tumors" was created as the source's
     accepted Retinoblastoma), and OK counts once more, so what is written is what the field says."""
 
     def __init__(self, window, text: str, kind: str, source: int | None, summary: str):
-        super().__init__(window)
-        self.setWindowTitle("Annotate every occurrence")
+        super().__init__(window, "Annotate every occurrence", "the whole project", "occurrenceCount")
         self.project, self.document, self.source = window.project, window.model.doc.doc_id, source
         self.source_key = normalize_name(text) if source is not None else ""
         self.summary = summary
         self.text = QLineEdit(text)
-        self.scope = QComboBox()
-        self.scope.addItems(["this document", "the whole project"])
         self.type = QLineEdit(kind)
         self.link = QCheckBox(f"with the decision {summary}") if summary else None
         self.wanted_link = True  # the curator's choice while the decision applies
-        self.count = QLabel()
-        self.count.setObjectName("occurrenceCount")
         form = QFormLayout()
         form.addRow("Text", self.text)
         form.addRow("In", self.scope)
@@ -58,15 +49,12 @@ class OccurrencesDialog(QDialog):
         if self.link is not None:
             self.link.setChecked(True)
             form.addRow("", self.link)
-        self.buttons = lay_out_form_dialog(
-            self,
+        self.lay_out(
             form,
-            self.count,
             "Whole words, any case; occurrences already inside a mention are left as they are. "
             "One Ctrl+Z undoes the lot.",
         )
         self.setMinimumWidth(480)
-        self.scope.currentIndexChanged.connect(self.recount)
         self.timer = QTimer(self)
         self.timer.setSingleShot(True)
         self.timer.setInterval(RECOUNT_DELAY_MS)
@@ -94,8 +82,7 @@ class OccurrencesDialog(QDialog):
     def _text_changed(self) -> None:
         """The count is stale at once (OK waits for it) and the decision is offered or withdrawn."""
         self.found = None
-        self.count.setText("counting…")
-        self.buttons.button(QDialogButtonBox.StandardButton.Ok).setEnabled(False)
+        self.show_count("counting…", found=False)
         if self.link is not None:
             applies = self.decision_applies
             self.link.blockSignals(True)
@@ -118,7 +105,7 @@ class OccurrencesDialog(QDialog):
 
     @property
     def whole_project(self) -> bool:
-        return self.scope.currentIndex() == 1
+        return self.wide
 
     def recount(self) -> None:
         self.timer.stop()
@@ -126,13 +113,10 @@ class OccurrencesDialog(QDialog):
             self.found = preview_occurrences(
                 self.project, self.text.text(), document=None if self.whole_project else self.document
             )
-            self.count.setText(f"<b>{self.found.describe()}</b> will become mentions")
+            said = f"<b>{self.found.describe()}</b> will become mentions"
         except CuralinkError as exc:
-            self.found = None
-            self.count.setText(str(exc))
-        self.buttons.button(QDialogButtonBox.StandardButton.Ok).setEnabled(
-            bool(self.found and self.found.spans)
-        )
+            self.found, said = None, str(exc)
+        self.show_count(said, found=bool(self.found and self.found.spans))
 
 
 class AnnotateOccurrences:

@@ -19,6 +19,7 @@ from PySide6.QtCore import Signal
 from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QMessageBox, QPushButton, QVBoxLayout, QWidget
 
+from app.gui.desk_changes import DeskChanges, Shown
 from app.gui.desk_history import DeskHistory
 from app.gui.desk_host import DeskHost
 from app.gui.desk_linking import BackgroundLinking
@@ -101,8 +102,9 @@ class SavingHost(DeskHost, Protocol):
 
 class DeskSaving:
     """Saving for the window (`host`): one `DeskWriter` runs the curation operations in the curator's
-    name (`settings`), the window redraws from what they changed, the `undo_stack` follows the store,
-    decisions reach the loaded models (`service`); the save bar shows what waits."""
+    name (`settings`); what each changed is emitted once on `changes` (app/gui/desk_changes.py), where
+    the window's parts redraw from it, the `undo_stack` follows the store and decisions reach the loaded
+    models (`learn`, through `service`); the save bar shows what waits."""
 
     def __init__(
         self,
@@ -111,9 +113,10 @@ class DeskSaving:
         settings: AppSettings,
         service: LinkService,
         undo_stack: DeskHistory,
+        changes: DeskChanges,
     ):
         self.host, self.model, self.settings, self.service = host, model, settings, service
-        self.project, self.undo_stack = model.project, undo_stack
+        self.project, self.undo_stack, self.changes = model.project, undo_stack, changes
         self.save_dialog = self.close_box = None
         self.last_changes: OpChanges | None = None  # what the newest operation the desk saw through changed
         service.learned.connect(self.on_learned)
@@ -139,10 +142,11 @@ class DeskSaving:
         layout.addWidget(panes, 1)
         return central
 
-    def perform(self, label: str, operation: Callable[[str], OpChanges]) -> str:
-        """Run one curation operation (core.jobs.curation.operations) with the curator's name, through the writer; the
-        window redraws from the `OpChanges` it returns. Returns the writer's answer: "saved", "pending"
-        (waiting for the lock, or behind a change that is) or "refused"."""
+    def perform(self, label: str, operation: Callable[[str], OpChanges], *, advance: bool = False) -> str:
+        """Run one curation operation (core.jobs.curation.operations) with the curator's name, through the
+        writer; the `OpChanges` it returns is emitted once (`advance`: a decision, the selection moves on to
+        the next undecided mention in the same redraw, unless it was saved late). Returns the writer's
+        answer: "saved", "pending" (waiting for the lock, or behind a change that is) or "refused"."""
         if self.host.watch.lost_dialog is not None:  # the project folder went away (desk_watch)
             self.host.watch.lost_dialog.open()  # said again, and nothing new is queued for a project that is not there
             return "refused"
@@ -150,10 +154,9 @@ class DeskSaving:
 
         def saved(changes: OpChanges) -> None:
             self.last_changes = changes
-            self.host.document.show_changes(changes, follow=not write.late)
+            self.changes.emit(Shown(changes, follow=not write.late, advance=advance and not write.late))
             if write.late:
                 self.host.statusBar().showMessage(f"saved: {changes.label or label}", 4000)
-            self.learn_decided(changes)
 
         write = Write(label, lambda: operation(curator), saved, self.report_refusal)
         return self.writer.submit(write)
@@ -174,12 +177,11 @@ class DeskSaving:
 
         def saved(changes: OpChanges) -> None:
             self.last_changes = changes
-            self.host.document.show_changes(changes, navigate=True)
+            self.changes.emit(Shown(changes, navigate=True))
             self.host.statusBar().showMessage(
                 f"{verb}ne: {changes.label[len(verb) + 1 :]}" if changes.label else f"nothing to {verb}",
                 6000,
             )
-            self.learn_decided(changes)
 
         def refused(exc: Exception) -> None:  # e.g. its mention was deleted since: the step is dropped
             self.report_refusal(exc)
@@ -187,6 +189,11 @@ class DeskSaving:
 
         op = getattr(self.model, verb)(text)
         return self.writer.submit(Write(op.label, lambda: op.run(curator), saved, refused))
+
+    def learn(self, shown: Shown) -> None:
+        """Subscribed to the desk's change signal after the document view (an edited mention is
+        suggested again once the document shows its new span)."""
+        self.learn_decided(shown.changes)
 
     def learn_decided(self, changes: OpChanges) -> None:
         """Decisions stored, undone or redone reach the loaded models at once (LinkService.learn): the

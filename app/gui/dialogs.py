@@ -79,6 +79,32 @@ def show_error(parent: QWidget | None, exc: BaseException, *, context: str = "")
     return box
 
 
+def ok_cancel(dialog: QDialog) -> QDialogButtonBox:
+    """OK / Cancel, wired to the dialog's accept and reject."""
+    buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
+    buttons.accepted.connect(dialog.accept)
+    buttons.rejected.connect(dialog.reject)
+    return buttons
+
+
+def path_row(dialog: QDialog, edit: QLineEdit, title: str, *, save: bool = False) -> QHBoxLayout:
+    """A path field with its Browse… button (import, export, PubMed by PMID); the file chosen in the
+    file dialog (`title`, a save dialog with `save`) goes into `edit`."""
+    browse = QPushButton("Browse…")
+
+    def choose() -> None:
+        pick = QFileDialog.getSaveFileName if save else QFileDialog.getOpenFileName
+        path, _ = pick(dialog, title)
+        if path:
+            edit.setText(path)
+
+    browse.clicked.connect(choose)
+    row = QHBoxLayout()
+    row.addWidget(edit, 1)
+    row.addWidget(browse)
+    return row
+
+
 def lay_out_form_dialog(
     dialog: QDialog, form: QFormLayout, count: QLabel, hint: str, *, wrap: bool = True
 ) -> QDialogButtonBox:
@@ -87,15 +113,43 @@ def lay_out_form_dialog(
     note = QLabel(hint)
     note.setObjectName("hint")
     note.setWordWrap(wrap)
-    buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
-    buttons.accepted.connect(dialog.accept)
-    buttons.rejected.connect(dialog.reject)
+    buttons = ok_cancel(dialog)
     layout = QVBoxLayout(dialog)
     layout.addLayout(form)
     layout.addWidget(count)
     layout.addWidget(note)
     layout.addWidget(buttons)
     return buttons
+
+
+class ScopedCountDialog(QDialog):
+    """A confirm dialog that counts what it would touch in a scope: "this document" or a wider one
+    (`wider`), the count (`count`, named `count_name` for the style sheet) kept up to date by
+    `recount`, and OK enabled only while it finds something (Ctrl+D, Ctrl+Shift+A)."""
+
+    def __init__(self, parent, title: str, wider: str, count_name: str):
+        super().__init__(parent)
+        self.setWindowTitle(title)
+        self.scope = QComboBox()
+        self.scope.addItems(["this document", wider])
+        self.count = QLabel()
+        self.count.setObjectName(count_name)
+
+    @property
+    def wide(self) -> bool:
+        """The wider scope is chosen."""
+        return self.scope.currentIndex() == 1
+
+    def lay_out(self, form: QFormLayout, hint: str, *, wrap: bool = True) -> None:
+        self.buttons = lay_out_form_dialog(self, form, self.count, hint, wrap=wrap)
+        self.scope.currentIndexChanged.connect(self.recount)
+
+    def show_count(self, text: str, *, found: bool) -> None:
+        self.count.setText(text)
+        self.buttons.button(QDialogButtonBox.StandardButton.Ok).setEnabled(found)
+
+    def recount(self) -> None:
+        raise NotImplementedError
 
 
 def progress_for(parent: QWidget | None, job: Job, title: str) -> QProgressDialog:
@@ -128,32 +182,14 @@ class _FileForm(QDialog):
         self.setMinimumWidth(560)
         self.save = save
         self.path_edit = QLineEdit()
-        browse = QPushButton("Browse…")
-        browse.clicked.connect(self._browse)
-        row = QHBoxLayout()
-        row.addWidget(self.path_edit, 1)
-        row.addWidget(browse)
         self.format_box = QComboBox()
         self.format_box.addItems(formats)
         self.form = QFormLayout()
-        self.form.addRow("File", row)
+        self.form.addRow("File", path_row(self, self.path_edit, title, save=save))
         self.form.addRow("Format", self.format_box)
-        buttons = QDialogButtonBox(
-            QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
-        )
-        buttons.accepted.connect(self.accept)
-        buttons.rejected.connect(self.reject)
         layout = QVBoxLayout(self)
         layout.addLayout(self.form)
-        layout.addWidget(buttons)
-
-    def _browse(self) -> None:
-        if self.save:
-            path, _ = QFileDialog.getSaveFileName(self, self.windowTitle())
-        else:
-            path, _ = QFileDialog.getOpenFileName(self, self.windowTitle())
-        if path:
-            self.path_edit.setText(path)
+        layout.addWidget(ok_cancel(self))
 
     @property
     def path(self) -> Path:

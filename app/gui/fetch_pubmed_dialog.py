@@ -6,19 +6,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
-    QFileDialog,
     QFormLayout,
-    QHBoxLayout,
     QLabel,
     QLineEdit,
     QPlainTextEdit,
-    QPushButton,
 )
 
-from app.gui.dialogs import lay_out_form_dialog
+from app.gui.dialogs import lay_out_form_dialog, path_row
 from core.errors import InputError
 from core.jobs.io.fetch_pubmed import PmidList, parse_pmids, read_pmid_file
 
@@ -37,11 +35,7 @@ class FetchPubmedDialog(QDialog):
         self.pmids_edit.setPlaceholderText("PMIDs, separated by spaces, commas or new lines")
         self.path_edit = QLineEdit()
         self.path_edit.setPlaceholderText("or a text file of PMIDs")
-        browse = QPushButton("Browse…")
-        browse.clicked.connect(self._browse)
-        row = QHBoxLayout()
-        row.addWidget(self.path_edit, 1)
-        row.addWidget(browse)
+        row = path_row(self, self.path_edit, "File of PMIDs")
         self.api_key_edit = QLineEdit(api_key)
         self.api_key_edit.setEchoMode(QLineEdit.EchoMode.PasswordEchoOnEdit)
         self.api_key_edit.setPlaceholderText("optional: 10 requests a second instead of 3")
@@ -61,11 +55,6 @@ class FetchPubmedDialog(QDialog):
         self.pmids_edit.textChanged.connect(self._validate)
         self.path_edit.textChanged.connect(self._validate)
         self._validate()
-
-    def _browse(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "File of PMIDs")
-        if path:
-            self.path_edit.setText(path)
 
     def pmid_list(self) -> PmidList:
         """The typed PMIDs, then the file's (repeats dropped); a file that cannot be read is a problem."""
@@ -127,11 +116,12 @@ def fetch_pubmed_into(window, pmids: list[str], api_key: str = ""):
     return window.files.run_dialog_job(f"fetching {len(pmids)} PubMed abstracts", work, done)
 
 
-def install_fetch_pubmed(window, file_menu) -> None:
+def install_fetch_pubmed(window, file_menu) -> QAction:
     """The File menu's action, placed after the imports (before Export when the menu has it)."""
-    window.act_fetch_pubmed = window.key_action(f"{TITLE}…", [], lambda: open_fetch_pubmed(window))
+    action = window.key_action(f"{TITLE}…", [], lambda: open_fetch_pubmed(window))
     anchor = window.files.act_export
     if anchor is not None and anchor in file_menu.actions():
-        file_menu.insertAction(anchor, window.act_fetch_pubmed)
+        file_menu.insertAction(anchor, action)
     else:
-        file_menu.addAction(window.act_fetch_pubmed)
+        file_menu.addAction(action)
+    return action

@@ -22,6 +22,8 @@ from PySide6.QtWidgets import (
 from app.gui.abstract_view import AbstractView
 from app.gui.candidate_panel import CandidatePanel
 from app.gui.concept_pane import ConceptPane
+from app.gui.curator_identity import install_curator
+from app.gui.desk_changes import DeskChanges
 from app.gui.desk_curation import Curation
 from app.gui.desk_detect import FindMentions
 from app.gui.desk_document import DocumentView
@@ -30,6 +32,7 @@ from app.gui.desk_files import ProjectFiles
 from app.gui.desk_history import DeskHistory
 from app.gui.desk_identical import ApplyToIdentical
 from app.gui.desk_keys import DeskKeys
+from app.gui.desk_learnt import install_learnt
 from app.gui.desk_linking import BackgroundLinking
 from app.gui.desk_marks import CurationMarks
 from app.gui.desk_model import DeskModel
@@ -40,6 +43,8 @@ from app.gui.desk_view import DeskView
 from app.gui.desk_watch import ProjectWatch
 from app.gui.dialogs import KeyHelpOverlay, show_error
 from app.gui.document_queue import DocumentQueue
+from app.gui.fetch_pubmed_dialog import install_fetch_pubmed
+from app.gui.menu_actions import MenuActions
 from app.gui.settings import AppSettings
 from app.gui.states import (
     legend_html,
@@ -63,7 +68,9 @@ class MainWindow(QMainWindow):
     """The window: its widgets, keys and menus, and the parts it holds. The open document's state and the
     operations the keys trigger are `model` (no Qt); `document` draws it, `curation` has the curation
     keys, `saving` the writes, `links` and `detect` background linking, `retrain` retraining, `watch`
-    what other processes wrote, `files` the File menu, `view` the View menu (docs/architecture.md)."""
+    what other processes wrote, `files` the File menu, `view` the View menu, `menus` the actions other
+    modules install (app/gui/menu_actions.py); each operation's changes reach the parts through one
+    signal, `changes` (app/gui/desk_changes.py; docs/architecture.md)."""
 
     def __init__(self, project: Project, settings: AppSettings | None = None, *, background: bool = True):
         super().__init__()
@@ -72,6 +79,7 @@ class MainWindow(QMainWindow):
         self.background = background
         self.model = DeskModel(project, curator=lambda: self.settings.curator)  # the open document's state
         self.undo_stack = DeskHistory(self)  # the project's undo history as the store last reported it
+        self.changes = DeskChanges(self)  # each operation's OpChanges, once (app/gui/desk_changes.py)
         self.service = LinkService(
             project,
             device=self.settings.device,
@@ -153,7 +161,12 @@ class MainWindow(QMainWindow):
         )
         self.detect = FindMentions(self, self.model, self.service, self.queue, self.links)
         self.curation = Curation(
-            self, self.model, self.saving, candidates=self.candidates, abstract=self.abstract
+            self,
+            self.model,
+            self.saving,
+            candidates=self.candidates,
+            abstract=self.abstract,
+            teaching_off=lambda: self.menus.learnt.no_teach.isChecked(),
         )
         self.marks = CurationMarks(self, self.model, self.saving)
         self.identical = ApplyToIdentical(self, self.model, self.saving)
@@ -201,6 +214,11 @@ class MainWindow(QMainWindow):
             undo_stack=self.undo_stack,
             on_selected=lambda: self.view.remember_view(),
         )
+        # One operation, one signal: its parts take in what it changed, in this order (the linker learns
+        # once the document shows an edited mention's new span).
+        self.changes.applied.connect(lambda shown: self.undo_stack.set(shown.changes.history))
+        self.changes.applied.connect(self.document.take)
+        self.changes.applied.connect(self.saving.learn)
         self.view = DeskView(
             self,
             self.model,
@@ -256,7 +274,7 @@ class MainWindow(QMainWindow):
         self.splitter.setStretchFactor(2, 2)
         self.splitter.setSizes([int(1476 * share) for share in PANE_SHARES])
         self.splitter.setContentsMargins(8, 8, 8, 4)
-        self.saving = DeskSaving(self, self.model, self.settings, self.service, self.undo_stack)
+        self.saving = DeskSaving(self, self.model, self.settings, self.service, self.undo_stack, self.changes)
         self.setCentralWidget(self.saving.with_save_bar(self.splitter))
         self.help_overlay = KeyHelpOverlay(self)
         self.keys = DeskKeys(self, self)  # the desk's keys wherever the focus is (issue 31)
@@ -399,9 +417,7 @@ class MainWindow(QMainWindow):
         bar = self.menuBar()
         file_menu = bar.addMenu("&File")
         self.files.build_menu(file_menu)
-        from app.gui.fetch_pubmed_dialog import install_fetch_pubmed  # abstracts by PMID (issue 23)
-
-        install_fetch_pubmed(self, file_menu)
+        fetch_pubmed = install_fetch_pubmed(self, file_menu)  # abstracts by PMID (issue 23)
         edit = bar.addMenu("&Edit")
         edit.addActions([self.act_undo, self.act_redo])
         edit.addSeparator()
@@ -429,12 +445,9 @@ class MainWindow(QMainWindow):
         curate.addSeparator()
         curate.addAction(self.key_action("Retrain…", [], lambda: open_retrain(self)))
         curate.addAction(self.key_action("Adjudicate…", [], lambda: open_adjudication(self)))
-        from app.gui.curator_identity import install_curator  # who decides (issue 23)
-
-        install_curator(self, curate)
-        from app.gui.desk_learnt import install_learnt  # what it learnt from curators (issue 23)
-
-        install_learnt(self, curate)
+        curator = install_curator(self, curate)  # who decides (issue 23)
+        learnt = install_learnt(self, curate)  # what it learnt from curators (issue 23)
+        self.menus = MenuActions(fetch_pubmed, curator, learnt)
         self.view.build_menu(bar.addMenu("&View"))
         help_menu = bar.addMenu("&Help")
         help_menu.addAction(self.act_help)

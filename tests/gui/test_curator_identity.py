@@ -40,7 +40,7 @@ def test_decisions_after_switching_carry_the_new_curator(window, demo_project, a
     window.curation.decide("reject")
     assert _signed(demo_project)[-1] == (first, "reject", "tester")
 
-    window.act_switch_curator.trigger()
+    window.menus.curator.switch.trigger()
     dialog = window.menu_dialog
     assert dialog.isVisible() and dialog.name_edit.text() == "tester"
     dialog.name_edit.setText("   ")
@@ -62,7 +62,7 @@ def test_decisions_after_switching_carry_the_new_curator(window, demo_project, a
     assert reread.curator == "Ada Lovelace" and reread.curator_chosen
 
     # Switching back brings tester's own undo history; Ctrl+Z undoes tester's reject, signed by tester.
-    window.act_switch_curator.trigger()
+    window.menus.curator.switch.trigger()
     window.menu_dialog.name_edit.setText("tester")
     _ok(window.menu_dialog).click()
     assert window.undo_stack.count() == 1

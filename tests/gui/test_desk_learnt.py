@@ -47,7 +47,7 @@ def test_alt_enter_accepts_without_teaching_and_enter_still_teaches(window, demo
     qtbot.waitUntil(lambda: other in demo_project.curation.current_decisions(mention_ids=[other]))
     assert "teach" not in _detail(demo_project, other)
 
-    window.act_no_teach.trigger()  # Curate ▸ Decide without teaching: every decision until unchecked
+    window.menus.learnt.no_teach.trigger()  # Curate ▸ Decide without teaching: every decision until unchecked
     third = _suggested(window, demo_project)
     qtbot.keyClick(window, Qt.Key.Key_R)
     qtbot.waitUntil(lambda: third in demo_project.curation.current_decisions(mention_ids=[third]))
@@ -91,9 +91,9 @@ def test_the_learnt_list_removes_a_synonym_as_one_undo_step(window, demo_project
 
     dialog.learning.setChecked(False)  # the project's switch, also the menu's check mark
     assert demo_project.settings.setting("learn.from_decisions") is False
-    assert not window.act_learning.isChecked()
+    assert not window.menus.learnt.learning.isChecked()
     assert dialog.table.rowCount() == 0 and "off" in dialog.summary.text()
-    window.act_learning.trigger()
+    window.menus.learnt.learning.trigger()
     assert demo_project.settings.setting("learn.from_decisions") is True
 
 
@@ -119,7 +119,7 @@ def test_removing_in_the_list_withdraws_the_synonym_from_the_loaded_linker(windo
     dialog.reject()
 
     # learning off: a correction is stored, but nothing learns from it (live or in the store)
-    window.act_learning.trigger()
+    window.menus.learnt.learning.trigger()
     assert demo_project.settings.setting("learn.from_decisions") is False
     assert window.saving.undo() == "saved"  # the removal
     assert window.saving.undo() == "saved"  # the correction

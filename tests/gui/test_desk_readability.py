@@ -60,7 +60,7 @@ def test_deciding_without_teaching_shows_a_lasting_sign(window, qtbot) -> None:
         if "without teaching" in label.text() and label.isVisible()
     ]
     assert not signs
-    window.act_no_teach.trigger()
+    window.menus.learnt.no_teach.trigger()
     window.statusBar().showMessage("something else")
     shown = [
         label
@@ -68,7 +68,7 @@ def test_deciding_without_teaching_shows_a_lasting_sign(window, qtbot) -> None:
         if "without teaching" in label.text() and label.isVisible()
     ]
     assert len(shown) == 1 and window.statusBar().currentMessage() == "something else"
-    window.act_no_teach.trigger()
+    window.menus.learnt.no_teach.trigger()
     assert not shown[0].isVisible()
 
 

@@ -18,9 +18,9 @@ def test_abstracts_by_pmid_from_the_file_menu(
     app_settings.eutils_url = efetch_server.url
     before = set(demo_project.documents.document_ids())
     file_actions = window.menuBar().actions()[0].menu().actions()
-    assert window.act_fetch_pubmed in file_actions  # after the imports, right before Export
-    assert file_actions.index(window.act_fetch_pubmed) + 1 == file_actions.index(window.files.act_export)
-    window.act_fetch_pubmed.trigger()
+    assert window.menus.fetch_pubmed in file_actions  # after the imports, right before Export
+    assert file_actions.index(window.menus.fetch_pubmed) + 1 == file_actions.index(window.files.act_export)
+    window.menus.fetch_pubmed.trigger()
     dialog = window.menu_dialog
     assert dialog.isVisible()
 
@@ -52,7 +52,7 @@ def test_offline_shows_one_clear_error_and_stores_nothing(window, demo_project, 
         port = probe.getsockname()[1]
     app_settings.eutils_url = f"http://127.0.0.1:{port}/eutils/"
     before = set(demo_project.documents.document_ids())
-    window.act_fetch_pubmed.trigger()
+    window.menus.fetch_pubmed.trigger()
     window.menu_dialog.pmids_edit.setPlainText("91000004")
     _ok(window.menu_dialog).click()
     qtbot.waitUntil(window.menu_job.done.is_set, timeout=30000)

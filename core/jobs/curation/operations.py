@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -85,21 +85,26 @@ def _mention(project: Project, mention_id: int) -> tuple[str, str, str, int, int
     return facts.document, facts.text, facts.origin, facts.start, facts.end, facts.type
 
 
-def _link_text(project: Project, concept_id: str) -> str:
-    """“D1 Name 1 + D2 Name 2”, as the desk names a link."""
-    parts = concept_parts(concept_id)
-    found = project.kb.concepts(parts)
-    return " + ".join(f"{p} {found[p].preferred_name}" if found.get(p) else p for p in parts)
-
-
-def decision_label(project: Project, mention_id: int, action: str, concept_id: str = "", *, mention=None) -> str:
-    """“accept “HD” → D006816 Huntington Disease in 123”; a reject of a detected span says it is not a
-    mention. `mention`: `_mention` of it, when already read."""
-    document, text, origin, *_ = mention or _mention(project, mention_id)
+def decision_label(
+    mention: tuple[str, str, str], action: str, concept_id: str, names: Mapping[str, str], *, taught: bool = True
+) -> str:
+    """“accept “HD” → D006816 Huntington Disease in 123”: what a decision is called in the history, the
+    save bar and the status bar, built here only (the desk passes the concept `names` it has read, the
+    operation those it reads). `mention`: its document, text and origin; a reject of a detected span
+    says it is not a mention; `taught` False says the linker learns nothing from it (Alt+Enter)."""
+    document, text, origin = mention
     if action == "reject" and origin == "detected":
         return f"reject “{text}” (not a mention) in {document}"
-    link = f" → {_link_text(project, concept_id)}" if shown_link(action, concept_id) else ""
-    return f"{action_words(action)} “{text}”{link} in {document}"
+    link = ""
+    if shown_link(action, concept_id):
+        link = " → " + " + ".join(f"{p} {names[p]}" if names.get(p) else p for p in concept_parts(concept_id))
+    return f"{action_words(action)} “{text}”{link} in {document}" + ("" if taught else " (not taught)")
+
+
+def concept_names(project: Project, concept_id: str) -> dict[str, str]:
+    """The preferred name of each concept a link names (those the KB has)."""
+    found = project.kb.concepts(concept_parts(concept_id))
+    return {part: concept.preferred_name for part, concept in found.items() if concept}
 
 
 # --- decisions ------------------------------------------------------------------------------------------
@@ -121,7 +126,7 @@ def _record(project: Project, curator: str, write, *, label: str, focus, skip_de
             now, _ = history.push(project, curator, step)
         else:
             now = history.view(project, curator)
-    return _finish(project, changes, label=label, focus=focus, history_now=now)
+        return _finish(project, changes, label=label, focus=focus, history_now=now)  # read in the same transaction
 
 
 def repeats(standing: Decision | None, action: str, concept_id: str, curator: str, detail: dict | None) -> bool:
@@ -150,29 +155,32 @@ def decide(
     """One decision (a link may name several concepts, `A|B|C`, as one step). Without `model_version`,
     the version behind the mention's stored suggestions is recorded. The decision the same curator
     already has in force on the mention is not stored again: a repeated key press is no new evidence (a
-    second row would count twice in training and agreement, and need two Ctrl+Z to take back)."""
-    mention = _mention(project, mention_id)
-    label = decision_label(project, mention_id, action, concept_id, mention=mention)
-    document = mention[0]
-    standing = project.curation.current_decisions(mention_ids=[mention_id]).get(mention_id)
-    if repeats(standing, action, concept_id, curator, detail):
-        changes = OpChanges(mentions=frozenset({mention_id}), documents=frozenset({document}))
-        return _finish(
-            project, changes, label=label, focus=(document, mention_id), history_now=history.view(project, curator)
+    second row would count twice in training and agreement, and need two Ctrl+Z to take back).
+
+    Everything, the reads that name it and the reads a desk redraws from, runs in one transaction: one
+    round trip to the store for the key that made it (tests/gui/test_enter_cost.py)."""
+    with project.transaction():
+        document, text, origin, *_ = _mention(project, mention_id)
+        taught = (detail or {}).get("teach", True) is not False
+        names = concept_names(project, concept_id) if shown_link(action, concept_id) else {}
+        label = decision_label((document, text, origin), action, concept_id, names, taught=taught)
+        standing = project.curation.current_decisions(mention_ids=[mention_id]).get(mention_id)
+        if repeats(standing, action, concept_id, curator, detail):
+            changes = OpChanges(mentions=frozenset({mention_id}), documents=frozenset({document}))
+            return _finish(
+                project, changes, label=label, focus=(document, mention_id), history_now=history.view(project, curator)
+            )
+        if model_version is None:
+            model_version = project.curation.suggestion_version(mention_id)
+        decision = NewDecision(mention_id, action, concept_id, curator, model_version, detail or {}, suggested_for)
+        return _record(
+            project,
+            curator,
+            lambda: project.curation.decide([decision]),
+            label=label,
+            focus=(document, mention_id),
+            skip_decided=False,
         )
-    if model_version is None:
-        model_version = project.curation.suggestion_version(mention_id)
-    decision = NewDecision(
-        mention_id, action, concept_id, curator, model_version, detail or {}, suggested_for
-    )
-    return _record(
-        project,
-        curator,
-        lambda: project.curation.decide([decision]),
-        label=label,
-        focus=(document, mention_id),
-        skip_decided=False,
-    )
 
 
 def bulk_accept(project: Project, accepts: Sequence[BulkAccept], threshold: float, *, curator: str = "") -> OpChanges:
@@ -352,32 +360,31 @@ def history_of(project: Project, curator: str = "") -> History:
 
 def undo(project: Project, curator: str = "") -> OpChanges:
     """Take back the curator's newest step still done; `label` says what was undone ("" when nothing)."""
-    try:
-        with project.transaction():
-            step = history.step_to_undo(project, curator)
-            if step is None:
-                return OpChanges(history=history.view(project, curator))
-            changes = _carry_out(project, curator, step, undoing=True)
-            now = history.moved(project, curator, step, undone=True)
-    except CuralinkError as exc:  # refused (its mention was deleted since): nothing was written
-        history.drop_undone(project, curator, with_top=True)
-        raise CuralinkError(f"{exc}; it cannot be undone, so it was taken out of the history") from exc
-    return _after(project, step, changes, now, "undo")
+    return _move(project, curator, undoing=True)
 
 
 def redo(project: Project, curator: str = "") -> OpChanges:
     """Do again the curator's step undone last; `label` says what was redone ("" when nothing)."""
+    return _move(project, curator, undoing=False)
+
+
+def _move(project: Project, curator: str, *, undoing: bool) -> OpChanges:
+    """One step back (or forward) in the curator's history. A step the store refuses (an undo whose
+    mention was deleted since) leaves the history: nothing was written."""
     try:
         with project.transaction():
-            step = history.step_to_redo(project, curator)
+            step = history.step_to_undo(project, curator) if undoing else history.step_to_redo(project, curator)
             if step is None:
                 return OpChanges(history=history.view(project, curator))
-            changes = _carry_out(project, curator, step, undoing=False)
-            now = history.moved(project, curator, step, undone=False)
-    except CuralinkError as exc:  # the store refused it: nothing was written; the redo side goes
-        history.drop_undone(project, curator)
+            changes = _carry_out(project, curator, step, undoing=undoing)
+            now = history.moved(project, curator, step, undone=undoing)
+    except CuralinkError as exc:
+        if undoing:
+            history.drop_undone(project, curator, with_top=True)
+            raise CuralinkError(f"{exc}; it cannot be undone, so it was taken out of the history") from exc
+        history.drop_undone(project, curator)  # the redo side goes
         raise CuralinkError(f"{exc}; it cannot be redone, so the redo history was cleared") from exc
-    return _after(project, step, changes, now, "redo")
+    return _after(project, step, changes, now, "undo" if undoing else "redo")
 
 
 def vetoed_changes(project: Project, mention_ids) -> OpChanges:
