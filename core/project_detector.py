@@ -133,6 +133,23 @@ def load_span_detector(
     )
 
 
+def load_detector_version(
+    project: Project, row, *, kb=None, device: str = "auto", threshold: float | None = None
+) -> SpanDetector:
+    """A registered detector version (`row` of the model registry), with concept vectors for the KB now."""
+    return load_span_detector(project, kb=kb, device=device, threshold=threshold, version=row)
+
+
+def load_tagger_version(project: Project, row, *, kb=None, leave_out=()):
+    """A registered tagger version with the project's dictionary (leaving out `leave_out`'s annotations)
+    as its lexicon."""
+    from core.detect.tagger import CrfTagger
+
+    kb = kb if kb is not None else project.kb.knowledge_base()
+    dictionary = dictionary_for_project(project, kb, leave_out=leave_out).detector
+    return CrfTagger(row.path, dictionary, version=row.version)
+
+
 def dictionary_for_project(
     project: Project, kb, *, requested_type: str | None = None, leave_out: Collection[str] = ()
 ) -> ChosenDetector:

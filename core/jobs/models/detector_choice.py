@@ -1,5 +1,5 @@
 """Which detector goes in force, per type: candidates compared end to end on held-out documents through
-the one promotion rule (core.jobs.models.kinds.promotion_decision).
+the one promotion rule (core.jobs.models.promotion.promotion_decision).
 
 The candidates are the dictionary, the span model in force (with the dictionary in its gaps, as
 `link --detect` runs it), the tagger, and the tagger with the dictionary in its gaps. Each tags the
@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 
 from core.detect.per_type import DICTIONARY, SPAN_MODEL, TAGGER, TAGGER_AND_DICTIONARY, WITH_TAGGER
 from core.documents import Document
-from core.jobs.models.kinds import promotion_decision
+from core.jobs.models.promotion import promotion_decision
 
 if TYPE_CHECKING:
     from core.store.project import Project

@@ -134,6 +134,30 @@ def train_tagger_for_project(
     return TrainedVersion(KIND, draft.version, path, settings.metrics, promoted, reason)
 
 
+def train_keywords(*, promote: str = "if-better", **keywords) -> dict:
+    """`train tagger --promote`: "never" keeps it a candidate; "always" puts it in force for every type;
+    "if-better" lets the held-out comparison decide per type."""
+    return {
+        **keywords,
+        "promote": "never" if promote == "never" else "always",
+        "rule": "always" if promote == "always" else "if-not-worse",
+    }
+
+
+def training_lines(trained: TrainedVersion, wall: float) -> list[str]:
+    """The held-out scores per candidate and type, then what the CRF trained on."""
+    metrics = trained.metrics
+    lines = []
+    for name, scores in metrics.get("held_out_scores", {}).items():
+        by_type = ", ".join(f"{kind} {score:.2f}" for kind, score in scores.items() if kind != "all")
+        lines.append(f"  held out, {name}: {scores['all']:.2f} ({by_type})")
+    lines.append(
+        f"{metrics['sequences']} documents, {metrics['tokens']} tokens, {metrics['iterations']} iterations; "
+        f"{metrics['train_seconds']:.0f} s training, {wall:.0f} s wall"
+    )
+    return lines
+
+
 def tagger_plan_in_force(plan) -> bool:
     from core.jobs.models.detector_choice import tagger_wins
 
@@ -208,14 +232,3 @@ def retrain_tagger(
     report.promoted, report.reason = trained.promoted, trained.reason
     report.seconds = trained.metrics.get("wall_seconds", 0.0)
     return report
-
-
-def load_tagger_version(project: Project, row, *, kb=None, leave_out=()):
-    """A registered tagger version with the project's dictionary (leaving out `leave_out`'s annotations)
-    as its lexicon."""
-    from core.detect.tagger import CrfTagger
-    from core.project_detector import dictionary_for_project
-
-    kb = kb if kb is not None else project.kb.knowledge_base()
-    dictionary = dictionary_for_project(project, kb, leave_out=leave_out).detector
-    return CrfTagger(row.path, dictionary, version=row.version)
