@@ -12,8 +12,8 @@ core.project_detector), the trainers in core/jobs/models/ (their verbs: core.job
 
 The kinds' functions share a leading signature (checked by tests/test_train_via_registry.py):
 - train: `(project, *, promote: bool, progress, cancel, **options) -> TrainedVersion`;
-- retrain: `(project, kb, data, *, promote: str, epochs, max_seconds, device, base_model, seed,
-  progress, cancel) -> KindReport` (fine-tune from the version in force, judged on the held-out slice);
+- retrain: `(project, step: RetrainStep) -> KindReport` (fine-tune from the version in force, judged on the
+  held-out slice; core.jobs.models.retrain_report.RetrainStep holds the KB, training set, rule and bounds);
 - evaluate: `(project, split, **options) -> dict`;
 - load: `(project, version_row, **options) -> the loaded model`.
 """

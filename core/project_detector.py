@@ -79,7 +79,7 @@ def tagger_in_force(
     project: Project, kb, *, device: str = "auto", leave_out: Collection[str] = ()
 ) -> ChosenDetector | None:
     """The tagger in force with the plan it was promoted with (per type: the tagger, the tagger with
-    the dictionary in its gaps, the span model or the dictionary; core.jobs.models.detector_choice); None
+    the dictionary in its gaps, the span model or the dictionary; core.jobs.models.tagger); None
     when no tagger is in force. Types the plan does not name keep the dictionary."""
     from core.detect.per_type import (
         DICTIONARY,

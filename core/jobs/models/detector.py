@@ -38,9 +38,10 @@ from core.errors import CuralinkError
 from core.jobs.linking.detect_targets import PROJECT_ORIGINS
 from core.jobs.models.versions import TrainedVersion
 from core.locations import base_model_reference, content_hash, resolve_base_model
-from core.progress import NEVER_CANCELLED, CancelToken, PhasedProgress, ProgressCallback, no_progress
+from core.progress import NEVER_CANCELLED, CancelToken, ProgressCallback, no_progress
 
 if TYPE_CHECKING:
+    from core.jobs.models.retrain_report import KindReport, RetrainStep
     from core.store.project import Project
 
 log = logging.getLogger(__name__)
@@ -371,20 +372,7 @@ def _concept_row(mention, kb, vectors) -> int:
     return vectors.index_of.get(primary, -1) if primary else -1
 
 
-def retrain_detector(
-    project: Project,
-    kb,
-    data=None,
-    *,
-    promote: str,
-    epochs: int,
-    max_seconds: float | None = None,
-    device: str = "auto",
-    base_model: str | None = None,
-    seed: int = 13,
-    progress: PhasedProgress,
-    cancel: CancelToken = NEVER_CANCELLED,
-):
+def retrain_detector(project: Project, step: RetrainStep) -> KindReport:
     """The detector's step in `retrain` (core.jobs.models.retrain): fine-tune the span model in force (or a
     fresh one) on the gold and curator-checked spans, judge old vs new on the retrain's own held-out slice
     (core.learn.training_data.held_out_ids: a hash of the document id, never trained on) by the mean of
@@ -396,6 +384,8 @@ def retrain_detector(
     from core.learn.training_data import held_out_ids
     from core.project_detector import load_span_detector
 
+    kb, promote, epochs, device, seed = step.kb, step.promote, step.epochs, step.device, step.seed
+    base_model, progress, cancel = step.base_model, step.progress, step.cancel
     progress.enter(KIND)
     vouched = [d for d in project_training_documents(project, None)]
     test = set(project.documents.document_ids("test"))

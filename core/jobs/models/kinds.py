@@ -25,6 +25,7 @@ from core.model_kinds import model_kind
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressCallback, no_progress
 
 if TYPE_CHECKING:
+    from core.jobs.models.retrain_report import KindReport, RetrainStep
     from core.store.project import Project
 
 log = logging.getLogger(__name__)
@@ -60,10 +61,10 @@ def train(
     return trained
 
 
-def retrain_kind(project: Project, kind: str, kb, data, **options):
+def retrain_kind(project: Project, kind: str, step: RetrainStep) -> KindReport:
     """One kind's step of `retrain` (core.jobs.models.retrain): fine-tune, judge, publish under the rule."""
     log.info("retraining %s via registry", kind)
-    return model_kind(kind).job("retrain")(project, kb, data, **options)
+    return model_kind(kind).job("retrain")(project, step)
 
 
 def evaluate(project: Project, kind: str, *, split: str = "test", **options) -> dict:

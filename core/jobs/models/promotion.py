@@ -2,7 +2,7 @@
 
 Every promotion goes through `promotion_decision`: a retrain's step (core.jobs.models.retrain_report), `train`
 (core.jobs.models.kinds, with "always" or "never"), `train retriever` against the version in force, `train
-detector` against the dictionary, and the tagger per mention type (core.jobs.models.detector_choice). Relinking
+detector` against the dictionary, and the tagger per mention type (core.jobs.models.tagger). Relinking
 the stored suggestions after a promotion is core.jobs.models.relinking.
 """
 

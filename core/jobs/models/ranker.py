@@ -31,6 +31,7 @@ from core.rank.model import DEFAULT_SCORER, RankerModel, fit_ranker
 from core.rank.stage import RankingStage, annotation_prior
 
 if TYPE_CHECKING:
+    from core.jobs.models.retrain_report import KindReport, RetrainStep
     from core.store.project import Project
 
 log = logging.getLogger(__name__)
@@ -258,26 +259,15 @@ def training_lines(trained: TrainedVersion, wall: float) -> list[str]:
     ]
 
 
-def retrain_ranker(
-    project: Project,
-    kb: KnowledgeBase,
-    data,
-    *,
-    promote: str,
-    epochs: int | None = None,
-    max_seconds: float | None = None,
-    device: str = "auto",
-    base_model: str | None = None,
-    seed: int = 13,
-    progress,
-    cancel: CancelToken = NEVER_CANCELLED,
-):
+def retrain_ranker(project: Project, step: RetrainStep) -> KindReport:
     """`retrain`'s ranker step: fit on the training slice, judge old vs new on the held-out slice with
     the prior of the training slice, then publish under the promotion rule as for the other kinds.
     It fits in seconds from scratch: `epochs`, `max_seconds` and `base_model` do not apply."""
     from core.jobs.models.compare import ranked_metrics
     from core.jobs.models.retrain_report import KindReport, publish_fitted
 
+    kb, data, promote, device, seed = step.kb, step.data, step.promote, step.device, step.seed
+    progress, cancel = step.progress, step.cancel
     progress.enter(KIND)
     active = project.models.active_model(KIND)
     if not data.train_documents:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from core.documents import Candidate, Document
 from core.errors import CuralinkError
 from core.jobs.models.compare import ranked_metrics
-from core.jobs.models.retrain_report import KindReport, publish_step
+from core.jobs.models.retrain_report import KindReport, RetrainStep, publish_step
 from core.jobs.models.versions import TrainedVersion, draft_version
 from core.kb.knowledge_base import KnowledgeBase
 from core.learn.training_data import TrainingSet
@@ -213,22 +213,12 @@ def evaluate_reranker_for_project(
     }
 
 
-def retrain_reranker(
-    project: Project,
-    kb,
-    data: TrainingSet,
-    *,
-    max_seconds,
-    epochs,
-    promote,
-    device,
-    base_model,
-    seed,
-    progress,
-    cancel,
-) -> KindReport:
+def retrain_reranker(project: Project, step: RetrainStep) -> KindReport:
     from core.project_models import load_linker
 
+    kb, data, max_seconds, epochs, seed = step.kb, step.data, step.max_seconds, step.epochs, step.seed
+    device, base_model, promote = step.device, step.base_model, step.promote
+    progress, cancel = step.progress, step.cancel
     active = project.models.active_model("reranker")
     if not data.train_documents:
         raise CuralinkError(

@@ -19,7 +19,7 @@ from core.errors import CuralinkError
 from core.jobs.models.kinds import KINDS as REGISTERED
 from core.jobs.models.kinds import LINKING_KINDS, PROMOTION_RULES, retrain_kind
 from core.jobs.models.retrain_report import KindReport as KindReport
-from core.jobs.models.retrain_report import RetrainReport
+from core.jobs.models.retrain_report import RetrainReport, RetrainStep
 from core.jobs.models.versions import prune_project_indexes
 from core.learn.training_data import HELD_OUT_FRACTION, training_set
 from core.progress import NEVER_CANCELLED, CancelToken, PhasedProgress, ProgressCallback, no_progress
@@ -90,26 +90,14 @@ def retrain(
         curator_synonyms=len(synonyms),
     )
     log.info("retraining %s from %s", ", ".join(kinds), report.training)
+    step = RetrainStep(kb, data, promote, epochs, max_seconds, device, base_model, seed, progress, cancel)
     # the registry's order: retriever, reranker, ranker (on the candidates of the models then in
     # force), then the detector (spans, not links)
     for kind in REGISTERED:
         if kind not in kinds:
             continue
         cancel.raise_if_cancelled()
-        report.kinds[kind] = retrain_kind(
-            project,
-            kind,
-            kb,
-            data,
-            max_seconds=max_seconds,
-            epochs=epochs,
-            promote=promote,
-            device=device,
-            base_model=base_model,
-            seed=seed,
-            progress=progress,
-            cancel=cancel,
-        )
+        report.kinds[kind] = retrain_kind(project, kind, step)
     report.seconds = round(time.perf_counter() - started, 1)
     if "retriever" in report.kinds:
         prune_project_indexes(project, kb.fingerprint())

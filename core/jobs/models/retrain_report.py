@@ -1,5 +1,6 @@
-"""What a retrain reports per model (old vs new on the held-out slice, the decision), and how every
-retrain step ends: the one promotion rule applied, the version published."""
+"""What every retrain step is given (`RetrainStep`), what a retrain reports per model (old vs new on the
+held-out slice, the decision), and how every retrain step ends: the one promotion rule applied, the
+version published."""
 
 from __future__ import annotations
 
@@ -10,11 +11,13 @@ from typing import TYPE_CHECKING
 
 from core.jobs.models.promotion import promotion_decision
 from core.jobs.models.versions import Draft, draft_version, publish_version
-from core.progress import NEVER_CANCELLED, CancelToken
+from core.progress import NEVER_CANCELLED, CancelToken, PhasedProgress
 
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from core.kb.knowledge_base import KnowledgeBase
+    from core.learn.training_data import TrainingSet
     from core.store.project import Project
 
 log = logging.getLogger(__name__)
@@ -36,6 +39,23 @@ class KindReport:
     seconds: float = 0.0
     steps: int = 0
     mentions_per_s: float = 0.0  # training throughput (training strings or reranked mentions per second)
+
+
+@dataclass(frozen=True)
+class RetrainStep:
+    """What `retrain` gives every kind's step (core.model_kinds' `retrain`, called as `(project, step)`):
+    the KB and training set read once, the promotion rule, the bounds, the one progress bar."""
+
+    kb: KnowledgeBase
+    data: TrainingSet
+    promote: str
+    epochs: int
+    max_seconds: float | None
+    device: str
+    base_model: str | None
+    seed: int
+    progress: PhasedProgress
+    cancel: CancelToken
 
 
 @dataclass

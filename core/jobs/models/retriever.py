@@ -9,9 +9,9 @@ import time
 from typing import TYPE_CHECKING
 
 from core.jobs.models.compare import epoch_evaluator, retriever_metrics
-from core.jobs.models.retrain_report import KindReport, publish_step
+from core.jobs.models.retrain_report import KindReport, RetrainStep, publish_step
 from core.jobs.models.versions import TrainedVersion, draft_version, prune_project_indexes, publish_version
-from core.learn.training_data import TrainingSet, curated_pairs, fingerprint, gold_pairs, resolvable
+from core.learn.training_data import curated_pairs, fingerprint, gold_pairs, resolvable
 from core.model_kinds import RETRIEVER_EPOCHS, RETRIEVER_PATIENCE
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressCallback, no_progress
 
@@ -176,22 +176,11 @@ def early_stopping_documents(project: Project) -> list:
     return train[len(train) - cut :] if cut else []
 
 
-def retrain_retriever(
-    project: Project,
-    kb,
-    data: TrainingSet,
-    *,
-    max_seconds,
-    epochs,
-    promote,
-    device,
-    base_model,
-    seed,
-    progress,
-    cancel,
-) -> KindReport:
+def retrain_retriever(project: Project, step: RetrainStep) -> KindReport:
     from core.learn.warm_start import finetune_rescnn
 
+    kb, data, max_seconds, epochs, seed = step.kb, step.data, step.max_seconds, step.epochs, step.seed
+    base_model, promote, progress, cancel = step.base_model, step.promote, step.progress, step.cancel
     active = project.models.active_model("retriever")
     with draft_version(project, "retriever") as draft:
         scratch, version = draft.folder, draft.version
