@@ -32,8 +32,7 @@ from pathlib import Path
 
 from bench.quality import calibration_figures, linked_only
 from core.documents import Candidate, Document
-from core.jobs.models.evaluate_ranker import order_metrics
-from core.jobs.models.ranker import DEFAULT_CANDIDATES, DEFAULT_TFIDF_UNION, examples
+from core.jobs.models.ranker import DEFAULT_CANDIDATES, DEFAULT_TFIDF_UNION, examples, order_metrics
 from core.kb.knowledge_base import KnowledgeBase
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressFn, no_progress
 from core.rank.features import NameSimilarity

@@ -4,7 +4,7 @@ in force, with detection speed (abstracts/s) and the missed spans by cause (benc
 
 Every detector tags the same raw text of one split; each one's dictionary leaves out that split's
 annotations, as `evaluate detect` does. The gold is typed as the tagger types it
-(core.jobs.models.detector_choice.tagger_types): the types the project's dictionary tags (BioRED's genes in a
+(core.jobs.models.tagger.tagger_types): the types the project's dictionary tags (BioRED's genes in a
 MeSH project are left out; NCBI-disease's four classes are its one disease type). Speed is detection
 alone (no linking), one process, measured one detector after the other in the same run; the load
 average is reported beside it. Choose on dev; run test once.
@@ -45,7 +45,7 @@ def bench_detectors(
     from core.detect.per_type import DICTIONARY, SPAN_MODEL, TAGGER, TAGGER_AND_DICTIONARY
     from core.detect.tagger import CrfTagger
     from core.evaluate.detection import GOLD_ORIGINS, linked_as_stored, scored_row
-    from core.jobs.models.detector_choice import retyped, tagger_types
+    from core.jobs.models.tagger import retyped, tagger_types
     from core.pipeline import DEFAULT_CANDIDATES
     from core.project_detector import detector_for_project, dictionary_for_project, load_span_detector
     from core.project_models import load_linker

@@ -31,8 +31,7 @@ import numpy as np
 
 from core.documents import Candidate, Document
 from core.evaluate.retrieval import mention_pairs, with_mention_synonyms
-from core.jobs.models.evaluate_ranker import BULK_THRESHOLDS, order_metrics
-from core.jobs.models.ranker import DEFAULT_TFIDF_UNION, fit_for_documents
+from core.jobs.models.ranker import BULK_THRESHOLDS, DEFAULT_TFIDF_UNION, fit_for_documents, order_metrics
 from core.kb.knowledge_base import KnowledgeBase
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressFn, no_progress
 from core.rank.calibration import expected_calibration_error, precision_coverage

@@ -75,8 +75,7 @@ def rank_with(model, columns: list[int], featured, retrieved) -> list[list[list]
 
 def run(data_dir: Path, retriever_dir: Path) -> dict:
     from bench.ncbi_retrieval import load_ncbi_inputs
-    from core.jobs.models.evaluate_ranker import order_metrics
-    from core.jobs.models.ranker import DEFAULT_TFIDF_UNION, examples
+    from core.jobs.models.ranker import DEFAULT_TFIDF_UNION, examples, order_metrics
     from core.pipeline import Linker
     from core.rank.features import FEATURE_GROUPS, NameSimilarity
     from core.rank.model import fit_ranker

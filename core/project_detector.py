@@ -79,7 +79,7 @@ def tagger_in_force(
     project: Project, kb, *, device: str = "auto", leave_out: Collection[str] = ()
 ) -> ChosenDetector | None:
     """The tagger in force with the plan it was promoted with (per type: the tagger, the tagger with
-    the dictionary in its gaps, the span model or the dictionary; core.jobs.models.detector_choice); None
+    the dictionary in its gaps, the span model or the dictionary; core.jobs.models.tagger); None
     when no tagger is in force. Types the plan does not name keep the dictionary."""
     from core.detect.per_type import (
         DICTIONARY,
@@ -131,6 +131,23 @@ def load_span_detector(
     return load_span_model(
         active.path, active.version, kb, index_dir=project.index_dir, device=device, threshold=threshold
     )
+
+
+def load_detector_version(
+    project: Project, row, *, kb=None, device: str = "auto", threshold: float | None = None
+) -> SpanDetector:
+    """A registered detector version (`row` of the model registry), with concept vectors for the KB now."""
+    return load_span_detector(project, kb=kb, device=device, threshold=threshold, version=row)
+
+
+def load_tagger_version(project: Project, row, *, kb=None, leave_out=()):
+    """A registered tagger version with the project's dictionary (leaving out `leave_out`'s annotations)
+    as its lexicon."""
+    from core.detect.tagger import CrfTagger
+
+    kb = kb if kb is not None else project.kb.knowledge_base()
+    dictionary = dictionary_for_project(project, kb, leave_out=leave_out).detector
+    return CrfTagger(row.path, dictionary, version=row.version)
 
 
 def dictionary_for_project(

@@ -49,9 +49,7 @@ def load_linker(
     neither pruned nor learned: the KB is used as stored) and the name index is read from, or built
     into, `index_dir` instead of the project's index/. `synonyms_pruned`: the caller (a retrain) has
     just pruned the curator synonyms of undone decisions and read `kb` after: not done twice."""
-    from core.rerank.cross_encoder import CrossEncoder
-    from core.rerank.reranker import CrossEncoderReranker
-    from core.retrieve.rescnn_retriever import RescnnRetriever
+    from core.model_kinds import load_version
 
     active = project.models.active_model("retriever")
     if active is None:
@@ -61,7 +59,7 @@ def load_linker(
     kb = kb if kb is not None else project.kb.knowledge_base()
     if len(kb) == 0:
         raise CuralinkError(f"{project.path}: the knowledge base is empty (run `curalink kb import` first)")
-    retriever = RescnnRetriever.load(Path(active.path), index_dir=index_dir or project.index_dir)
+    retriever = load_version(project, "retriever", active, index_dir=index_dir or project.index_dir)
     retriever.index(kb, progress=progress, cancel=cancel)
     if not read_only:
         _sync_curator_synonyms(project, kb, retriever, synonyms_pruned)
@@ -69,7 +67,7 @@ def load_linker(
     reranker_version = ""
     ranked = project.models.active_model("reranker") if use_reranker else None
     if ranked is not None:
-        reranker = CrossEncoderReranker(CrossEncoder.load(Path(ranked.path)), device=device)
+        reranker = load_version(project, "reranker", ranked, device=device)
         reranker_version = ranked.version
         log.info("reranker %s on %s", ranked.version, reranker.device_description)
     ranker, note = load_ranking_stage(project, kb) if use_ranker else (None, "")
@@ -103,21 +101,47 @@ def linked_documents(project: Project, kb: KnowledgeBase, held_out_fraction: flo
 
 def load_ranking_stage(project: Project, kb: KnowledgeBase) -> tuple[RankingStage | None, str]:
     """The ranker in force with a live annotation prior, or None and why (refused, none trained)."""
+    from core.model_kinds import load_version
+
     active = project.models.active_model(RANKER)
     if active is None:
         return None, ""
     try:
-        model = RankerModel.load(active.path, project.path)
+        stage = load_version(project, RANKER, active, kb=kb)
     except ModelError as exc:
         log.warning("%s; suggestions keep the retriever's order", exc)
         return None, f"{exc}; suggestions keep the retriever's order"
-    model.version = active.version
+    log.info("ranker %s with a prior of %d links", active.version, len(stage.prior))
+    return stage, ""
+
+
+def load_retriever(project: Project, row, **options):
+    """A registered retriever version (`row` of the model registry); its name index is cached in the
+    project's index/ (`options`: RescnnRetriever.load's)."""
+    from core.retrieve.rescnn_retriever import RescnnRetriever
+
+    options.setdefault("index_dir", project.index_dir)
+    return RescnnRetriever.load(Path(row.path), **options)
+
+
+def load_reranker(project: Project, row, *, device: str = "auto", packing: str | None = None):
+    """A registered reranker version (`row` of the model registry), ready to rerank."""
+    from core.rerank.cross_encoder import CrossEncoder
+    from core.rerank.reranker import CrossEncoderReranker
+
+    return CrossEncoderReranker(CrossEncoder.load(Path(row.path)), packing=packing, device=device)
+
+
+def load_ranker(project: Project, row, *, kb: KnowledgeBase | None = None) -> RankingStage:
+    """A registered ranker version (`row` of the model registry) with the live annotation prior (of every
+    linked training document now); ModelError when the saved ranker cannot be applied here."""
+    kb = kb if kb is not None else project.kb.knowledge_base()
+    model = RankerModel.load(row.path, project.path)
+    model.version = row.version
     documents = linked_documents(project, kb).train_documents
     if not documents:
         log.warning(nothing_to_learn(project))
-    prior = annotation_prior(documents, model.prior_smoothing)
-    log.info("ranker %s with a prior of %d links", active.version, len(prior))
-    return RankingStage(model, kb, prior), ""
+    return RankingStage(model, kb, annotation_prior(documents, model.prior_smoothing))
 
 
 SYNONYMS_MARK = "curation.synonyms_through_decision"  # settings key: what the last load learnt from

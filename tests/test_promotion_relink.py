@@ -10,7 +10,7 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 
 from app.cli import main  # noqa: E402
-from core.jobs.models.promotion import promote_and_relink, unreviewed  # noqa: E402
+from core.jobs.models.relinking import promote_and_relink, unreviewed  # noqa: E402
 from core.jobs.models.retrain import retrain  # noqa: E402
 
 TINY = {"max_seconds": 2.0, "epochs": 1, "held_out_fraction": 0.34, "device": "cpu"}

@@ -33,6 +33,8 @@ CORE_TOP_LEVEL_ROOMS = {
     "core.project_models": "models",
     # chooses a project's detector and builds its dictionary from the links its annotations teach
     "core.project_detector": "models",
+    # the model kinds' registry and their loaders' dispatch: load_linker loads through it
+    "core.model_kinds": "models",
 }
 
 # Benchmarks, synthetic data builders, the fault harness and fuzz targets are leaving core/ and app/

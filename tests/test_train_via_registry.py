@@ -32,10 +32,9 @@ def test_each_kind_s_jobs_take_the_shared_leading_signature(kind):
     assert inspect.signature(trainer).return_annotation == "TrainedVersion", kind
 
     params = _parameters(spec.job("retrain"))
-    assert list(params)[:3] == ["project", "kb", "data"], kind
-    shared = ("promote", "epochs", "max_seconds", "device", "base_model", "seed", "progress", "cancel")
-    for name in shared:
-        assert params[name].kind is KEYWORD, f"{kind} retrain: {name}"
+    assert list(params) == ["project", "step"], kind  # the KB, training set, rule and bounds in one RetrainStep
+    assert params["step"].annotation == "RetrainStep", kind
+    assert inspect.signature(spec.job("retrain")).return_annotation == "KindReport", kind
 
     params = _parameters(spec.job("evaluate"))
     assert list(params)[0] == "project" and "split" in params, kind

@@ -17,9 +17,11 @@ from rich.text import Text  # noqa: E402
 from app.cli import (  # noqa: E402
     batch_commands,
     curation_commands,
+    evaluate_commands,
     lifecycle_commands,
-    model_commands,
+    link_commands,
     project_commands,
+    train_commands,
 )
 from app.cli.arguments import Checked, OneLineParser, number  # noqa: E402
 from app.console import configure_logging, escape_controls, stderr  # noqa: E402
@@ -53,7 +55,15 @@ def build_parser() -> argparse.ArgumentParser:
         + ", ".join(f"{name} (default {default_limit(name):,})" for name in LIMITS),
     )
     commands = parser.add_subparsers(dest="command")
-    for module in (project_commands, curation_commands, model_commands, lifecycle_commands, batch_commands):
+    for module in (
+        project_commands,
+        curation_commands,
+        train_commands,
+        link_commands,
+        evaluate_commands,
+        lifecycle_commands,
+        batch_commands,
+    ):
         module.register(commands)
     bench = commands.add_parser(
         "bench",

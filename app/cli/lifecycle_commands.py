@@ -10,27 +10,25 @@ from core.jobs.models.kinds import KINDS
 
 
 def cmd_retrain(args) -> int:
-    from core.jobs.models.promotion import relink_after_change
-    from core.jobs.models.retrain import retrain
-    from core.jobs.models.retrain_plan import relink_after_retrain, retrain_choice
+    from core.jobs.models.relinking import retrain_and_relink
+    from core.jobs.models.retrain_plan import retrain_choice
 
     with open_project(args) as project, cancellable() as cancel, progress_bar("retraining") as bar:
         choice = retrain_choice(project, args.device, args.kind)
         if choice.note:
             (stderr if args.json else stdout).print(f"{choice.note} (--kind reranker trains it anyway)")
-        report = retrain(
+        outcome = retrain_and_relink(
             project,
             kinds=choice.kinds,
             max_seconds=args.max_seconds,
             epochs=args.epochs,
             promote=args.promote,
+            relink=args.relink,
             device=args.device,
             progress=bar,
             cancel=cancel,
         )
-        relinked = None
-        if args.relink and relink_after_retrain(report):
-            relinked = relink_after_change(project, device=args.device, progress=bar, cancel=cancel)
+    report, relinked = outcome.report, outcome.relinked
     if args.json:
         print_json(report.to_json())
         return 0
@@ -61,7 +59,7 @@ def _print_relinked(summary) -> None:
 
 
 def cmd_promote(args) -> int:
-    from core.jobs.models.promotion import promote_and_relink
+    from core.jobs.models.relinking import promote_and_relink
 
     with open_project(args) as project, cancellable() as cancel, progress_bar("relinking") as bar:
         changed, relinked = promote_and_relink(
@@ -78,7 +76,7 @@ def cmd_promote(args) -> int:
 
 
 def cmd_rollback(args) -> int:
-    from core.jobs.models.promotion import relink_after_change
+    from core.jobs.models.relinking import relink_after_change
     from core.jobs.models.retrain import rollback
 
     with open_project(args) as project, cancellable() as cancel, progress_bar("relinking") as bar:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import logging
 
-from PySide6.QtCore import QElapsedTimer, QTimer
+from PySide6.QtCore import QElapsedTimer, QObject, QTimer, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QWidget
 
 from app.gui.desk_host import DeskHost
@@ -98,6 +98,25 @@ class RetrainStatus(QWidget):
         self.hide()
 
 
+def _retrain_in_child(project, *, progress, cancel, **options) -> RetrainReport:
+    """`retrain` in a child process, as the linker: training in a thread of the desk shares its interpreter
+    lock (torch's import alone froze the window for seconds)."""
+    return run_job_in_child(
+        "core.jobs.models.retrain:retrain",
+        project.path,
+        options,
+        what="retraining",
+        progress=progress,
+        cancel=cancel,
+    )
+
+
+class _Relay(QObject):
+    """Carries the retrain thread's request to relink to the UI thread (a queued signal)."""
+
+    relinkRequested = Signal()
+
+
 class BackgroundRetrain:
     """Retraining for the window (`host`, which shows its status-bar job and summary): the work runs
     beside the link service, and a promotion or rollback relinks through `links`, the open document
@@ -110,10 +129,13 @@ class BackgroundRetrain:
         self.retrain_status: RetrainStatus | None = None
         self.retrain_summary: RetrainSummary | None = None
         self.relink_job: Job | None = None
+        self.relay = _Relay()
+        self.relay.relinkRequested.connect(lambda: self._relink(None, "relinking with the retrained models"))
 
     def start_retrain(self, options: dict) -> Job | None:
-        """Run `core.jobs.models.retrain.retrain(**options)` in the background; one retrain at a time."""
-        from core.jobs.models.retrain import retrain
+        """Run `core.jobs.models.relinking.retrain_and_relink(**options)` in the background: the retrain
+        in a child process, the relink through the link service; one retrain at a time."""
+        from core.jobs.models.relinking import retrain_and_relink
 
         if self.retrain_job is not None:
             self.host.statusBar().showMessage("a retrain is already running", 4000)
@@ -125,24 +147,19 @@ class BackgroundRetrain:
         status = self.retrain_status
 
         def work(progress, cancel) -> tuple[RetrainReport, object]:
-            if self.service.in_thread:
-                report = retrain(self.project, progress=progress, cancel=cancel, **options)
-            else:
-                # In a child process, as the linker: training in a thread of the desk shares its
-                # interpreter lock (torch's import alone froze the window for seconds).
-                report = run_job_in_child(
-                    "core.jobs.models.retrain:retrain",
-                    self.project.path,
-                    options,
-                    what="retraining",
-                    progress=progress,
-                    cancel=cancel,
-                )
+            outcome = retrain_and_relink(
+                self.project,
+                retrainer=None if self.service.in_thread else _retrain_in_child,
+                relinker=self._relink_when_retrained,
+                progress=progress,
+                cancel=cancel,
+                **options,
+            )
             # The summary's plot is drawn here, off the UI thread: importing matplotlib and drawing there
             # froze the window for ~1.5 s when a retrain ended.
             from matplotlib.backends import backend_qtagg  # noqa: F401 - the summary's canvas, imported here
 
-            return report, history_figure(report)
+            return outcome.report, history_figure(outcome.report)
 
         job = run_in_thread(work, "retraining")
         self.retrain_job = job
@@ -192,10 +209,11 @@ class BackgroundRetrain:
         summary.rollbackRequested.connect(self.roll_back_models)
         self.retrain_summary = summary
         summary.show()
-        from core.jobs.models.retrain_plan import relink_after_retrain
 
-        if relink_after_retrain(report):  # the promotion rule put some in force
-            self._relink(None, "relinking with the retrained models")
+    def _relink_when_retrained(self, _project, _changed, **_options) -> None:
+        """`retrain_and_relink`'s relink, in the desk: asked from the retrain's thread, run on the UI
+        thread through the link service (its warm linker reloads the models now in force)."""
+        self.relay.relinkRequested.emit()
 
     def promote_versions(self, versions: dict) -> Job:
         from core.jobs.models.promotion import promote_versions

@@ -352,7 +352,7 @@ class LinkService(QObject):
         runs too): `change` (a promotion or a rollback) runs in the worker, after any link job already
         queued; then the models load again and each document is shown as it is stored, `first` (the open
         document) first. Edited mentions waiting for suggestions are served between documents."""
-        from core.jobs.models.promotion import relink_unreviewed
+        from core.jobs.models.relinking import relink_unreviewed
 
         def work(progress, cancel: CancelToken):
             changed = change() if change is not None else None

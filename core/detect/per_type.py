@@ -1,6 +1,6 @@
 """One detector made of several, each trusted for the types it found best on held-out documents.
 
-The promotion rule (core.jobs.models.detector_choice) may find that the tagger links chemicals better while
+The promotion rule (core.jobs.models.tagger) may find that the tagger links chemicals better while
 the dictionary links diseases better: `link --detect` then keeps each detector's mentions of its own
 types. Each detector runs once per batch; where two kept mentions overlap, the plan's first detector wins.
 """
@@ -18,7 +18,7 @@ SPAN_MODEL = "span model"
 TAGGER = "tagger"
 TAGGER_AND_DICTIONARY = "tagger ∪ dictionary"
 CANDIDATES = (DICTIONARY, SPAN_MODEL, TAGGER, TAGGER_AND_DICTIONARY)
-"""The detectors a plan may name (core.jobs.models.detector_choice compares them)."""
+"""The detectors a plan may name (core.jobs.models.tagger compares them)."""
 WITH_TAGGER = (TAGGER, TAGGER_AND_DICTIONARY)
 
 

@@ -131,7 +131,13 @@ def with_mention_synonyms(kb: KnowledgeBase, pairs: Sequence[tuple[str, str]]) -
     return extended
 
 
-def evaluate_project_retriever(project: Project, split: str = "test", *, with_train_strings: bool = False) -> dict:
+def evaluate_project_retriever(
+    project: Project,
+    split: str = "test",
+    *,
+    with_train_strings: bool = False,
+    cancel: CancelToken = NEVER_CANCELLED,
+) -> dict:
     """`curalink -p DIR evaluate retriever`: the project's active retriever on one split's gold mentions.
 
     `with_train_strings` adds the train+dev gold mention strings to the dictionary as synonyms (the
@@ -154,7 +160,7 @@ def evaluate_project_retriever(project: Project, split: str = "test", *, with_tr
         kb = with_mention_synonyms(kb, mention_pairs(train))
     retriever = RescnnRetriever.load(model.path, index_dir=project.index_dir)  # resolved by the registry
     router = TypeRouter.for_project(project, kb)  # the project's type routes, as the desk searches
-    metrics = evaluate_retriever(retriever, documents, kb, router=router)
+    metrics = evaluate_retriever(retriever, documents, kb, router=router, cancel=cancel)
     metrics.update({"split": split, "with_train_strings": with_train_strings, "model": model.version})
     if router.unrouted:
         metrics["unrouted_types"] = dict(router.unrouted)

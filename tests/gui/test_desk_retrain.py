@@ -116,3 +116,26 @@ def test_closing_the_desk_closes_its_retrain_summary(window, demo_project, qtbot
     assert summary.isVisible()
     window.close()
     assert not summary.isVisible() and window.retrain.retrain_summary is None
+
+
+def test_a_version_the_rule_puts_in_force_is_relinked_through_the_link_service(
+    window, demo_project, qtbot, stored_versions
+):
+    """`retrain_and_relink` in the desk: the retrain (in its child) promotes, and the unreviewed documents
+    are relinked by the link service's warm linker, the open document first, with no click."""
+    decisions = decide_all_but_open(window, demo_project)
+    old = demo_project.models.active_model("retriever").version
+    open_doc = window.model.doc.doc_id
+    chunks: list[list[str]] = []
+    window.service.chunkLinked.connect(lambda chunk: chunks.append(chunk.doc_ids))
+    window.retrain.start_retrain({**TINY, "promote": "always", "max_seconds": 2.0, "epochs": 1})
+    qtbot.waitUntil(lambda: window.retrain.retrain_summary is not None, timeout=180_000)
+    new = window.retrain.retrain_summary.report.kinds["retriever"].version
+    assert new != old and demo_project.models.active_model("retriever").version == new
+    qtbot.waitUntil(lambda: window.retrain.relink_job is not None, timeout=10_000)
+    qtbot.waitUntil(window.retrain.relink_job.done.is_set, timeout=120_000)
+    unreviewed = {m for _, ids in demo_project.documents.documents_with_mention_ids() for m in ids} - set(decisions)
+    after = stored_versions(demo_project)
+    assert unreviewed and all(after[m] == {new} for m in unreviewed)
+    assert all(after[m] == {old} for m in decisions if m in after)  # reviewed: left as decided on
+    assert chunks and chunks[0] == [open_doc]

@@ -1,12 +1,12 @@
-"""Span-model jobs over a project: train a version (the CLI and retrain call these; the one in force is
-loaded by core.detect.in_force).
+"""Span-model jobs over a project: train a version, its step in `retrain` (the CLI and retrain call these;
+a version is loaded by core.project_detector.load_detector_version).
 
 Versions follow the other model kinds (core.jobs.models.versions): trained into a scratch folder under
 models/detector/, moved to models/detector/<version>/ only once complete, registered with the KB and
 training-data fingerprints, promoted or kept as a candidate; `curalink rollback detector` puts the
 previous one back. A new span model is promoted only if `link --detect` links the held-out documents
 end to end at least as well with it as with the dictionary alone (`end_to_end_against_dictionary`,
-judged by core.jobs.models.kinds.promotion_decision like every kind): more spans are not better where the KB
+judged by core.jobs.models.promotion.promotion_decision like every kind): more spans are not better where the KB
 cannot link them. The tagger (core.jobs.models.tagger) is judged the same way against the detector in force.
 
 Where the spans come from (`project_training_documents`): imported gold (train split; dev for early
@@ -41,6 +41,7 @@ from core.locations import base_model_reference, content_hash, resolve_base_mode
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressCallback, no_progress
 
 if TYPE_CHECKING:
+    from core.jobs.models.retrain_report import KindReport, RetrainStep
     from core.store.project import Project
 
 log = logging.getLogger(__name__)
@@ -251,7 +252,7 @@ def train_detector_for_project(
     """Train, save, register (and promote) a detector version. With `against_dictionary`, it goes in
     force only if `link --detect` links the held-out documents at least as well with it as with the
     dictionary alone (end_to_end_against_dictionary); else it is kept as a candidate, saying why."""
-    from core.jobs.models.kinds import promotion_decision
+    from core.jobs.models.promotion import promotion_decision
     from core.jobs.models.versions import draft_version, publish_version
 
     kb = project.kb.knowledge_base()
@@ -298,6 +299,35 @@ def train_detector_for_project(
     return TrainedVersion(KIND, version, final, fitted.metrics, promote, reason)
 
 
+def train_keywords(
+    *,
+    epochs: int | None = None,
+    patience: int | None = None,
+    trainable_layers: int | None = None,
+    promote: str = "if-better",
+    **keywords,
+) -> dict:
+    """`train detector`'s options as the trainer's keywords: the training options in one
+    DetectorTrainingOptions; "if-better" is the comparison with the dictionary."""
+    options = DetectorTrainingOptions()
+    if epochs is not None:
+        options.max_epochs = epochs
+    if patience is not None:
+        options.patience = patience
+    if trainable_layers is not None:
+        options.trainable_layers = trainable_layers or None
+    return {**keywords, "options": options, "against_dictionary": promote == "if-better"}
+
+
+def training_lines(trained: TrainedVersion, wall: float) -> list[str]:
+    metrics = trained.metrics
+    return [
+        f"trained {metrics['steps']} steps, {metrics['epochs']} epochs on {metrics['segments']} segments "
+        f"({metrics['device']}); stopped by {metrics['stopped_by']} (best dev epoch {metrics['best_epoch']} "
+        f"kept: {metrics['dev']}); {metrics['train_seconds']:.0f} s training, {wall:.0f} s wall"
+    ]
+
+
 def end_to_end_against_dictionary(
     project: Project, kb, fitted: FittedDetector, dev_docs, *, device: str = "auto"
 ) -> dict | None:
@@ -335,17 +365,66 @@ def end_to_end_against_dictionary(
     return scores
 
 
-def load_detector_version(
-    project: Project, row, *, kb=None, device: str = "auto", threshold: float | None = None
-) -> SpanDetector:
-    """A registered detector version (`row` of the model registry), with concept vectors for the KB now."""
-    from core.project_detector import load_span_detector
-
-    return load_span_detector(project, kb=kb, device=device, threshold=threshold, version=row)
-
-
 def _concept_row(mention, kb, vectors) -> int:
     """The concept-vector row of a mention's first id (composites keep their first id, §C.3); -1 if none."""
     ids = mention.concept_ids
     primary = kb.resolve(ids[0]) if ids else None
     return vectors.index_of.get(primary, -1) if primary else -1
+
+
+def retrain_detector(project: Project, step: RetrainStep) -> KindReport:
+    """The detector's step in `retrain` (core.jobs.models.retrain): fine-tune the span model in force (or a
+    fresh one) on the gold and curator-checked spans, judge old vs new on the retrain's own held-out slice
+    (core.learn.training_data.held_out_ids: a hash of the document id, never trained on) by the mean of
+    strict span F1 and end-to-end strict F1 (core.evaluate.detection.dev_scorer), publish under the rule.
+    Early stopping watches the dev split outside the slice. It learns spans, not links: the retrain's
+    linking `data` is not used, and `epochs` bounds it (`max_seconds` does not apply)."""
+    from core.evaluate.detection import dev_scorer
+    from core.jobs.models.retrain_report import KindReport, publish_fitted
+    from core.learn.training_data import held_out_ids
+    from core.project_detector import load_span_detector
+
+    kb, promote, epochs, device, seed = step.kb, step.promote, step.epochs, step.device, step.seed
+    base_model, progress, cancel = step.base_model, step.progress, step.cancel
+    progress.enter(KIND)
+    vouched = [d for d in project_training_documents(project, None)]
+    test = set(project.documents.document_ids("test"))
+    vouched = [d for d in vouched if d.doc_id not in test]
+    held = held_out_ids([d.doc_id for d in vouched])
+    judge = [d for d in vouched if d.doc_id in held]
+    dev_split = set(project.documents.document_ids("dev"))
+    dev = [d for d in vouched if d.doc_id in dev_split and d.doc_id not in held]
+    train = [d for d in vouched if d.doc_id not in held and d.doc_id not in dev_split]
+    require_spans(project, train)
+    active = project.models.active_model(KIND)
+    report = KindReport(KIND, "", active.version if active else "", "")
+    started = time.perf_counter()
+    fitted = fit_detector(
+        project,
+        kb,
+        train,
+        dev,
+        base_model=base_model,
+        warm_start=active.path if active else None,
+        options=DetectorTrainingOptions(max_epochs=epochs, seed=seed),
+        device=device,
+        progress=progress,
+        cancel=cancel,
+    )
+    report.seconds = time.perf_counter() - started
+    report.steps = fitted.metrics["steps"]
+    report.history = fitted.metrics["history"]
+    if judge:
+        old = load_span_detector(project, kb=kb, device=device)
+        report.old = dev_scorer(old, judge, kb)() if old is not None else {}
+        report.new = dev_scorer(fitted.detector(), judge, kb)()
+    return publish_fitted(
+        project,
+        report,
+        fitted.save_into,
+        rule=promote,
+        kb=kb,
+        data_fingerprint=fitted.data_fingerprint,
+        metrics=fitted.metrics,
+        cancel=cancel,
+    )

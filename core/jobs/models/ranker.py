@@ -1,4 +1,5 @@
-"""The ranker in a project: what it learns from, training it, loading the one in force, measuring it.
+"""The ranker in a project: what it learns from, training it, its step in `retrain`, measuring the one in
+force (`evaluate ranker`; loading a version: core.project_models.load_ranker).
 
 It learns from the project's linked mentions: imported train/dev gold and every accepted or corrected
 decision (core.learn.training_data). With none, no ranker is trained and linking keeps the
@@ -17,17 +18,20 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from core.documents import Candidate, Document
-from core.errors import CuralinkError, ModelError
+from core.errors import CuralinkError, InputError, ModelError
+from core.evaluate.metrics import first_hit_rank, hit_rate
 from core.jobs.models.versions import TrainedVersion, draft_version, publish_version
 from core.kb.knowledge_base import KnowledgeBase
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressCallback, no_progress
-from core.project_models import linked_documents, load_linker, nothing_to_learn
+from core.project_models import linked_documents, load_linker, load_ranking_stage, nothing_to_learn
+from core.rank.calibration import expected_calibration_error, precision_coverage
 from core.rank.held_out import METRICS_KEY, describe
 from core.rank.hierarchy import ConceptHierarchy
 from core.rank.model import DEFAULT_SCORER, RankerModel, fit_ranker
 from core.rank.stage import RankingStage, annotation_prior
 
 if TYPE_CHECKING:
+    from core.jobs.models.retrain_report import KindReport, RetrainStep
     from core.store.project import Project
 
 log = logging.getLogger(__name__)
@@ -245,35 +249,25 @@ def train_ranker_for_project(
     return trained
 
 
-def load_ranker(project: Project, row, *, kb: KnowledgeBase | None = None) -> RankingStage:
-    """A registered ranker version (`row` of the model registry) with the live annotation prior."""
-    kb = kb if kb is not None else project.kb.knowledge_base()
-    model = RankerModel.load(row.path, project.path)
-    model.version = row.version
-    prior = annotation_prior(linked_documents(project, kb).train_documents, model.prior_smoothing)
-    return RankingStage(model, kb, prior)
+def training_lines(trained: TrainedVersion, wall: float) -> list[str]:
+    """What the ranker learnt from, in a sentence (not the metrics dictionary)."""
+    metrics = trained.metrics
+    return [
+        f"trained on {metrics.get('mentions', 0):,} mentions in {metrics.get('documents', 0):,} documents; "
+        f"the gold concept was among the {metrics.get('candidates', '?')} candidates for "
+        f"{metrics.get('gold_among_candidates', 0):,} of them; {metrics.get('train_seconds', 0):.1f} s"
+    ]
 
 
-def retrain_ranker(
-    project: Project,
-    kb: KnowledgeBase,
-    data,
-    *,
-    promote: str,
-    epochs: int | None = None,
-    max_seconds: float | None = None,
-    device: str = "auto",
-    base_model: str | None = None,
-    seed: int = 13,
-    progress,
-    cancel: CancelToken = NEVER_CANCELLED,
-):
+def retrain_ranker(project: Project, step: RetrainStep) -> KindReport:
     """`retrain`'s ranker step: fit on the training slice, judge old vs new on the held-out slice with
     the prior of the training slice, then publish under the promotion rule as for the other kinds.
     It fits in seconds from scratch: `epochs`, `max_seconds` and `base_model` do not apply."""
     from core.jobs.models.compare import ranked_metrics
-    from core.jobs.models.retrain_report import KindReport, publish_retrained
+    from core.jobs.models.retrain_report import KindReport, publish_fitted
 
+    kb, data, promote, device, seed = step.kb, step.data, step.promote, step.device, step.seed
+    progress, cancel = step.progress, step.cancel
     progress.enter(KIND)
     active = project.models.active_model(KIND)
     if not data.train_documents:
@@ -325,16 +319,96 @@ def retrain_ranker(
         new_order = RankingStage(model, kb, prior).rank(plan, retrieved, k, cancel=cancel)
         report.new = ranked_metrics(held_out, new_order, kb, k)
     cancel.raise_if_cancelled()
-    with draft_version(project, KIND) as draft:
-        report.version = model.version = draft.version
-        model.save(draft.folder)
-        return publish_retrained(
-            project,
-            draft,
-            report,
-            rule=promote,
-            kb_fingerprint=kb.fingerprint(),
-            data_fingerprint=data.fingerprint,
-            training=data.counts(),
-            cancel=cancel,
+
+    def save(folder) -> None:
+        model.version = report.version
+        model.save(folder)
+
+    return publish_fitted(project, report, save, rule=promote, kb=kb, data=data, cancel=cancel)
+
+
+BULK_THRESHOLDS = (0.5, 0.8, 0.9, 0.95, 0.99)
+
+
+def gold_documents(project: Project, split: str) -> list[Document]:
+    """The split's documents with only their gold-linked mentions."""
+    out = []
+    for document in project.documents.documents(split):
+        linked = [m for m in document.mentions if m.concept_ids and m.origin in ("gold", "imported")]
+        if linked:
+            out.append(document.with_mentions(linked))
+    return out
+
+
+def order_metrics(
+    documents: Sequence[Document], ranked: Sequence[Sequence[Sequence[Candidate]]], kb: KnowledgeBase
+) -> tuple[dict, list[bool], list[float]]:
+    """acc@1/5, recall@20 in percent; per mention whether the top-1 is right and its score."""
+    ranks: list[int | None] = []
+    right, scores = [], []
+    for document, per_document in zip(documents, ranked, strict=True):
+        for mention, found in zip(document.mentions, per_document, strict=True):
+            gold = {i for concept_id in mention.concept_ids for i in kb.ids_of(concept_id)}
+            rank = first_hit_rank([kb.ids_of(c.concept_id) for c in found], gold)
+            ranks.append(rank)
+            right.append(rank == 1)
+            scores.append(found[0].score if found else 0.0)
+    metrics = {
+        "acc@1": round(100 * hit_rate(ranks, 1), 2),
+        "acc@5": round(100 * hit_rate(ranks, 5), 2),
+        "recall@20": round(100 * hit_rate(ranks, 20), 2),
+        "mentions": len(ranks),
+    }
+    return metrics, right, scores
+
+
+def evaluate_ranker_for_project(
+    project: Project,
+    split: str = "test",
+    *,
+    candidates: int = DEFAULT_CANDIDATES,
+    device: str = "auto",
+    cancel: CancelToken = NEVER_CANCELLED,
+) -> dict:
+    """`evaluate ranker`: the same candidates with and without the ranker on one split's gold, and how well
+    its probabilities are calibrated (expected calibration error, bulk accept precision/coverage). Both
+    orders come from the pipeline's own query preparation (`Linker.plan`), so the figures measure what
+    the desk runs; a composite "A|B" is right with either part."""
+    kb = project.kb.knowledge_base()
+    if project.models.active_model(KIND) is None:
+        raise CuralinkError(
+            f"{project.path}: no ranker in force; run `curalink -p {project.path} train ranker`"
         )
+    stage, note = load_ranking_stage(project, kb)
+    if stage is None:
+        raise CuralinkError(note)
+    documents = gold_documents(project, split)
+    if not documents:
+        raise InputError(str(project.path), f"no gold-linked mentions in split {split!r}")
+    linker = load_linker(
+        project,
+        kb=kb,
+        device=device,
+        candidates=candidates,
+        use_reranker=stage.model.uses_cross_encoder,
+        use_ranker=False,
+        cancel=cancel,
+    )
+    retrieved = linker.suggest(documents)
+    cancel.raise_if_cancelled()
+    ranked = stage.rank(linker.plan(documents), retrieved, candidates, cancel=cancel)
+    before, _, _ = order_metrics(documents, retrieved, kb)
+    after, right, probability = order_metrics(documents, ranked, kb)
+    composites = sum(len(m.concept_ids) > 1 for d in documents for m in d.mentions)
+    return {
+        "split": split,
+        "ranker": stage.version,
+        "candidates": candidates,
+        "composite_mentions": composites,
+        "retriever" + (" + cross-encoder" if stage.model.uses_cross_encoder else ""): before,
+        "with ranker": after,
+        "top1_ece": round(expected_calibration_error(probability, right), 4),
+        "bulk_accept": [precision_coverage(probability, right, t) for t in BULK_THRESHOLDS],
+        # the held-out bulk-accept curve (101 points) stays in ranker.json; the desk's dialog reads it
+        "trained_on": {k: v for k, v in stage.model.metrics.items() if k != METRICS_KEY},
+    }

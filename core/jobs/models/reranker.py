@@ -1,4 +1,5 @@
-"""Reranker jobs over a project: train a new version, evaluate the active one (the CLI and GUI call these).
+"""Reranker jobs over a project: train a new version, its step in `retrain`, evaluate the active one (the
+CLI and GUI call these; loading a version: core.project_models.load_reranker).
 
 Training follows core.jobs.models.versions: the version is trained in a scratch folder under
 models/reranker/ and moved to models/reranker/<version>/ only once it finished, so a cancel or a
@@ -18,12 +19,18 @@ from typing import TYPE_CHECKING
 
 from core.documents import Candidate, Document
 from core.errors import CuralinkError
-from core.jobs.models.versions import TrainedVersion
+from core.jobs.models.compare import ranked_metrics
+from core.jobs.models.retrain_report import KindReport, RetrainStep, publish_step
+from core.jobs.models.versions import TrainedVersion, draft_version
+from core.kb.knowledge_base import KnowledgeBase
+from core.learn.training_data import TrainingSet
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressCallback, no_progress
 from core.rerank.cross_encoder import CrossEncoder
 from core.rerank.fusion import choose_weight, refuse
 from core.rerank.reranker import CrossEncoderReranker
 from core.rerank.training import TrainingConfig, ranked_accuracy, train
+from core.retrieve.query_plan import plan_document
+from core.text.normalize import normalize_name
 
 if TYPE_CHECKING:
     from core.store.project import Project
@@ -32,6 +39,8 @@ log = logging.getLogger(__name__)
 
 KIND = "reranker"
 DEFAULT_CANDIDATES = 16
+RERANK_CANDIDATES = 16  # per mention, in a retrain
+RERANK_DEV_DOCUMENTS = 50
 
 
 def _retrieve(linker, documents: Sequence[Document], count: int) -> list[list[list[Candidate]]]:
@@ -151,11 +160,6 @@ def train_reranker_for_project(
     return TrainedVersion(KIND, version, final, metrics, promote)
 
 
-def load_reranker(project: Project, row, *, device: str = "auto", packing: str | None = None) -> CrossEncoderReranker:
-    """A registered reranker version (`row` of the model registry), ready to rerank."""
-    return CrossEncoderReranker(CrossEncoder.load(Path(row.path)), packing=packing, device=device)
-
-
 def evaluate_reranker_for_project(
     project: Project,
     *,
@@ -207,3 +211,105 @@ def evaluate_reranker_for_project(
         "mentions_per_s": round(mentions / seconds, 2) if seconds > 0 else 0.0,
         "tokens": int(reranker.last_stats.get("tokens", 0)),
     }
+
+
+def retrain_reranker(project: Project, step: RetrainStep) -> KindReport:
+    from core.project_models import load_linker
+
+    kb, data, max_seconds, epochs, seed = step.kb, step.data, step.max_seconds, step.epochs, step.seed
+    device, base_model, promote = step.device, step.base_model, step.promote
+    progress, cancel = step.progress, step.cancel
+    active = project.models.active_model("reranker")
+    if not data.train_documents:
+        raise CuralinkError(
+            "no curated or gold documents outside the held-out slice to train the reranker on"
+        )
+    progress.enter("reranker: candidates")
+    linker = load_linker(
+        project,
+        kb=kb,
+        use_reranker=False,
+        use_ranker=False,  # the cross-encoder learns on the retriever's own candidates
+        candidates=RERANK_CANDIDATES,
+        progress=progress,
+        cancel=cancel,
+        synonyms_pruned=True,  # retrain pruned them and read `kb` after
+    )
+    train_candidates = _with_hard_negatives(data, kb, linker.suggest(data.train_documents))
+    held_out_candidates = linker.suggest(data.held_out_documents) if data.held_out_documents else []
+    cancel.raise_if_cancelled()
+    with draft_version(project, "reranker") as draft:
+        report = KindReport("reranker", draft.version, active.version if active else "", "")
+        started = time.perf_counter()
+        progress.enter("reranker: training", budget_seconds=max_seconds)
+        encoder = CrossEncoder.load(active.path) if active else CrossEncoder.from_base(base_model, seed=seed)
+        dev = data.train_documents[:RERANK_DEV_DOCUMENTS]  # early stopping never sees the held-out slice
+        result = train(
+            encoder,
+            data.train_documents,
+            train_candidates,
+            dev,
+            train_candidates[: len(dev)],
+            kb,
+            TrainingConfig(max_epochs=epochs, max_seconds=max_seconds, patience=max(2, epochs), seed=seed),
+            device=device,
+            progress=progress,
+            cancel=cancel,
+        )
+        report.seconds = time.perf_counter() - started
+        report.steps = result.steps
+        report.mentions_per_s = round(result.examples_per_s, 2)
+        report.history = [
+            {"epoch": h["epoch"], "train acc@1": round(100 * h["dev_acc@1"], 2)} for h in result.history
+        ]
+        cancel.raise_if_cancelled()
+        encoder.save(draft.folder)
+        progress.enter("reranker: evaluating")
+        progress(0, 2, "the rerankers on the held-out slice")
+        old_order = (
+            CrossEncoderReranker(CrossEncoder.load(active.path), device=device).rerank(
+                data.held_out_documents, held_out_candidates, cancel=cancel
+            )
+            if active and held_out_candidates
+            else held_out_candidates
+        )
+        report.old = ranked_metrics(data.held_out_documents, old_order, kb, RERANK_CANDIDATES)
+        if not active and report.old:
+            report.old["ranking"] = "retriever order (no reranker yet)"
+        new_order = (
+            CrossEncoderReranker(encoder, device=device).rerank(
+                data.held_out_documents, held_out_candidates, cancel=cancel
+            )
+            if held_out_candidates
+            else []
+        )
+        report.new = ranked_metrics(data.held_out_documents, new_order, kb, RERANK_CANDIDATES)
+        progress(2, 2, "evaluated")
+        return publish_step(project, draft, report, rule=promote, kb=kb, data=data, cancel=cancel)
+
+
+def _with_hard_negatives(
+    data: TrainingSet, kb: KnowledgeBase, candidates: list[list[list[Candidate]]]
+) -> list[list[list[Candidate]]]:
+    """Concepts a curator rejected for a query (its normalised key) join that query's candidates as negatives."""
+    rejected: dict[str, set[str]] = {}
+    for text, concept_id in data.hard_negatives:
+        rejected.setdefault(normalize_name(text), set()).add(concept_id)
+    if not rejected:
+        return candidates
+    out = []
+    for document, per_document in zip(data.train_documents, candidates, strict=True):
+        rows = []
+        plans = plan_document(document)
+        for mention, plan, found in zip(document.mentions, plans, per_document, strict=True):
+            row = list(found)
+            present = {c.concept_id for c in row}
+            for concept_id in sorted(rejected.get(plan.key, set()) - present):
+                if concept_id == mention.concept_id or kb.get(concept_id) is None:
+                    continue
+                name = kb.get(concept_id).preferred_name
+                negative = Candidate(concept_id, name, name, row[-1].retriever_score if row else 0.0)
+                row = row[:-1] + [negative] if len(row) >= RERANK_CANDIDATES else row + [negative]
+            rows.append(row)
+        out.append(rows)
+    return out

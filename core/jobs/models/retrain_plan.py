@@ -14,19 +14,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from core.jobs.models.kinds import LINKING_KINDS
+from core.model_kinds import KINDS
 
 if TYPE_CHECKING:
     from core.store.project import Project
 
 log = logging.getLogger(__name__)
 
-# Shares of one model's training budget that the steps around training are expected to take.
-PREPARE_SHARE = 0.05  # pruning and indexing curator synonyms, building the training set
-RETRIEVER_EVAL_SHARE = 0.25  # indexing the KB with the new retriever, scoring the held-out slice
-RERANKER_CANDIDATES_SHARE = 0.15  # the retriever's candidates for the training documents
-RERANKER_EVAL_SHARE = 0.15
-RANKER_SHARE = 0.10  # the learned ranker fits in seconds
+PREPARE_SHARE = 0.05
+"""Share of one model's training budget that preparing takes (pruning and indexing curator synonyms,
+building the training set); each kind's own phases and shares are in the registry (core.model_kinds)."""
 NOMINAL_TRAINING_SECONDS = 240.0
 """A training phase's expected length when no time limit is set: the phases' shares of the one progress
 bar, never a limit (training is bounded by epochs)."""
@@ -67,42 +64,31 @@ class RetrainChoice:
 
 
 def retrain_choice(project: Project, device: str = "auto", asked: Sequence[str] | None = None) -> RetrainChoice:
-    """The one retrain policy of the CLI and the desk: the kinds asked for, as asked; otherwise the
-    linking kinds (retriever, reranker, ranker), the span model when one is in force, and the tagger
-    (a CRF: minutes on a CPU), so the spans a curator added, moved or deleted teach detection at the
-    next click (issue 32); the promotion rule decides per type whether it goes in force. The reranker
-    is left out where no GPU makes training it worthwhile."""
-    offered = LINKING_KINDS + (("detector",) if project.models.active_model("detector") is not None else ())
-    offered += ("tagger",)
+    """The one retrain policy of the CLI and the desk: the kinds asked for, as asked; otherwise every
+    registered kind offered here (core.model_kinds: the linking kinds and the tagger always, the span
+    model when one is in force), so the spans a curator added, moved or deleted teach detection at the
+    next click (issue 32); the promotion rule decides per type whether the tagger goes in force. A kind
+    that wants a GPU (the reranker) is left out where none makes training it worthwhile."""
+    offered = tuple(
+        name
+        for name, kind in KINDS.items()
+        if kind.offered == "always" or project.models.active_model(name) is not None
+    )
     advice = reranker_advice(device)
     if asked:
         return RetrainChoice(tuple(asked), offered, advice)
     if advice.worthwhile:
         return RetrainChoice(offered, offered, advice)
-    return RetrainChoice(tuple(k for k in offered if k != "reranker"), offered, advice, advice.reason)
-
-
-def relink_after_retrain(report) -> bool:
-    """Whether the stored suggestions must be brought up to date: the rule put some new version in force."""
-    return any(kind.promoted for kind in report.kinds.values())
+    kept = tuple(k for k in offered if not KINDS[k].wants_gpu)
+    return RetrainChoice(kept, offered, advice, advice.reason)
 
 
 def retrain_phases(kinds: Sequence[str], max_seconds: float | None) -> list[tuple[str, float]]:
-    """(phase, expected seconds) in the order `retrain` runs them, for `core.progress.PhasedProgress`."""
+    """(phase, expected seconds) in the order `retrain` runs them, for `core.progress.PhasedProgress`:
+    preparing, then each kind's phases as the registry declares them."""
     budget = max(1.0, float(max_seconds)) if max_seconds else NOMINAL_TRAINING_SECONDS
     phases = [("preparing", PREPARE_SHARE * budget)]
-    if "retriever" in kinds:
-        phases += [("retriever: training", budget), ("retriever: evaluating", RETRIEVER_EVAL_SHARE * budget)]
-    if "reranker" in kinds:
-        phases += [
-            ("reranker: candidates", RERANKER_CANDIDATES_SHARE * budget),
-            ("reranker: training", budget),
-            ("reranker: evaluating", RERANKER_EVAL_SHARE * budget),
-        ]
-    if "ranker" in kinds:
-        phases.append(("ranker", RANKER_SHARE * budget))
-    if "detector" in kinds:  # bounded by epochs, not the budget: minutes on a CPU
-        phases.append(("detector", budget))
-    if "tagger" in kinds:  # a CRF bounded by its iterations, then judged on held-out documents
-        phases.append(("tagger", budget))
+    for name, kind in KINDS.items():
+        if name in kinds:
+            phases += [(phase, share * budget) for phase, (_, share) in zip(kind.phase_names(), kind.phases, strict=True)]
     return phases

@@ -1,17 +1,23 @@
-"""What a retrain reports per model (old vs new on the held-out slice, the decision), and how every
-retrain step ends: the one promotion rule applied, the version published."""
+"""What every retrain step is given (`RetrainStep`), what a retrain reports per model (old vs new on the
+held-out slice, the decision), and how every retrain step ends: the one promotion rule applied, the
+version published."""
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING
 
-from core.jobs.models.kinds import promotion_decision
-from core.jobs.models.versions import Draft, publish_version
-from core.progress import NEVER_CANCELLED, CancelToken
+from core.jobs.models.promotion import promotion_decision
+from core.jobs.models.versions import Draft, draft_version, publish_version
+from core.progress import NEVER_CANCELLED, CancelToken, PhasedProgress
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
+    from core.kb.knowledge_base import KnowledgeBase
+    from core.learn.training_data import TrainingSet
     from core.store.project import Project
 
 log = logging.getLogger(__name__)
@@ -33,6 +39,23 @@ class KindReport:
     seconds: float = 0.0
     steps: int = 0
     mentions_per_s: float = 0.0  # training throughput (training strings or reranked mentions per second)
+
+
+@dataclass(frozen=True)
+class RetrainStep:
+    """What `retrain` gives every kind's step (core.model_kinds' `retrain`, called as `(project, step)`):
+    the KB and training set read once, the promotion rule, the bounds, the one progress bar."""
+
+    kb: KnowledgeBase
+    data: TrainingSet
+    promote: str
+    epochs: int
+    max_seconds: float | None
+    device: str
+    base_model: str | None
+    seed: int
+    progress: PhasedProgress
+    cancel: CancelToken
 
 
 @dataclass
@@ -72,8 +95,9 @@ def publish_retrained(
     metrics: dict | None = None,
     cancel: CancelToken = NEVER_CANCELLED,
 ) -> KindReport:
-    """Decide with the promotion rule, then publish the draft with old vs new and the decision in its
-    metrics (`metrics`: the trainer's own, kept; default the report's training figures)."""
+    """How every retrain step ends: decide with the promotion rule, then publish the draft with old vs new
+    and the decision in its metrics (`metrics`: the trainer's own, kept; default the report's training
+    figures)."""
     report.promoted, report.reason = promotion_decision(report.kind, report.new, report.old, rule)
     if metrics is None:
         metrics = {
@@ -108,3 +132,40 @@ def publish_retrained(
         report.reason,
     )
     return report
+
+
+def publish_step(
+    project: Project,
+    draft: Draft,
+    report: KindReport,
+    *,
+    rule: str,
+    kb,
+    data=None,
+    data_fingerprint: str | None = None,
+    metrics: dict | None = None,
+    cancel: CancelToken = NEVER_CANCELLED,
+) -> KindReport:
+    """`publish_retrained` for a step trained on the retrain's `data` (a TrainingSet: its fingerprint and
+    counts) and `kb`; `data_fingerprint` stands for `data` where the kind learns from other data (the
+    detector's spans)."""
+    return publish_retrained(
+        project,
+        draft,
+        report,
+        rule=rule,
+        kb_fingerprint=kb.fingerprint(),
+        data_fingerprint=data_fingerprint if data_fingerprint is not None else data.fingerprint,
+        training=data.counts() if data is not None else None,
+        metrics=metrics,
+        cancel=cancel,
+    )
+
+
+def publish_fitted(project: Project, report: KindReport, save: Callable[[Path], None], **publish) -> KindReport:
+    """The ending of a retrain step whose model was fitted in memory (the ranker, the detector): saved into
+    the next version's draft folder by `save`, then `publish_step(**publish)`."""
+    with draft_version(project, report.kind) as draft:
+        report.version = draft.version
+        save(draft.folder)
+        return publish_step(project, draft, report, **publish)

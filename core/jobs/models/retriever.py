@@ -1,12 +1,18 @@
-"""`train retriever`: a ResCNN retriever version from the project's KB synonyms, gold and curator links."""
+"""The retriever in a project: `train retriever` (a ResCNN version from the project's KB synonyms, gold and
+curator links) and its step in `retrain` (fine-tuned from the version in force, judged on the held-out
+slice). Loading a version: core.project_models.load_retriever; evaluating: core.evaluate.retrieval."""
 
 from __future__ import annotations
 
 import logging
+import time
 from typing import TYPE_CHECKING
 
+from core.jobs.models.compare import epoch_evaluator, retriever_metrics
+from core.jobs.models.retrain_report import KindReport, RetrainStep, publish_step
 from core.jobs.models.versions import TrainedVersion, draft_version, prune_project_indexes, publish_version
 from core.learn.training_data import curated_pairs, fingerprint, gold_pairs, resolvable
+from core.model_kinds import RETRIEVER_EPOCHS, RETRIEVER_PATIENCE
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressCallback, no_progress
 
 if TYPE_CHECKING:
@@ -15,8 +21,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 KB_NAMES_PER_EPOCH = 6000
-DEFAULT_EPOCHS = 10
-DEFAULT_PATIENCE = 3
+DEFAULT_EPOCHS = RETRIEVER_EPOCHS
+DEFAULT_PATIENCE = RETRIEVER_PATIENCE
 """`train retriever` stops after DEFAULT_EPOCHS, or sooner once the held-out STOPPING_CRITERION has not
 risen for this many epochs in a row: bounded by the data, not by the machine's load (`max_seconds` stays
 an option). Patience 2 on acc@1 stopped NCBI-disease + MEDIC at epoch 6 of 10 with test recall@20 down
@@ -119,7 +125,7 @@ def _against_version_in_force(
     new version goes in force, as `train` asks, and the reason says so."""
     import json
 
-    from core.jobs.models.kinds import promotion_decision
+    from core.jobs.models.promotion import promotion_decision
     from core.retrieve.rescnn import load_model
 
     active = project.models.active_model("retriever")
@@ -158,17 +164,6 @@ def _against_version_in_force(
     return promoted, reason
 
 
-def load_retriever(project: Project, row, **options):
-    """A registered retriever version (`row` of the model registry); its name index is cached in the
-    project's index/ (`options`: RescnnRetriever.load's)."""
-    from pathlib import Path
-
-    from core.retrieve.rescnn_retriever import RescnnRetriever
-
-    options.setdefault("index_dir", project.index_dir)
-    return RescnnRetriever.load(Path(row.path), **options)
-
-
 def early_stopping_documents(project: Project) -> list:
     """Gold-linked documents to stop training on: the dev split, else the last tenth of train."""
     dev = [d for d in project.documents.documents("dev") if any(m.concept_ids for m in d.mentions)]
@@ -179,3 +174,70 @@ def early_stopping_documents(project: Project) -> list:
     if cut:
         log.info("no dev split: holding out %d train documents for early stopping", cut)
     return train[len(train) - cut :] if cut else []
+
+
+def retrain_retriever(project: Project, step: RetrainStep) -> KindReport:
+    from core.learn.warm_start import finetune_rescnn
+
+    kb, data, max_seconds, epochs, seed = step.kb, step.data, step.max_seconds, step.epochs, step.seed
+    base_model, promote, progress, cancel = step.base_model, step.promote, step.progress, step.cancel
+    active = project.models.active_model("retriever")
+    with draft_version(project, "retriever") as draft:
+        scratch, version = draft.folder, draft.version
+        report = KindReport("retriever", version, active.version if active else "", "")
+        started = time.perf_counter()
+        progress.enter("retriever: training", budget_seconds=max_seconds)
+        if active is None:
+            _train_from_scratch(
+                kb, data, scratch, version, base_model, epochs, max_seconds, seed, progress, cancel
+            )
+        else:
+            result = finetune_rescnn(
+                active.path,
+                kb,
+                data.pairs,
+                scratch,
+                epochs=epochs,
+                max_seconds=max_seconds,
+                seed=seed,
+                version=version,
+                epoch_eval=epoch_evaluator(data.held_out_documents, kb),
+                progress=progress,
+                cancel=cancel,
+            )
+            report.history, report.steps = result.history, result.steps
+            report.mentions_per_s = round(result.strings / result.seconds, 1) if result.seconds else 0.0
+        report.seconds = time.perf_counter() - started
+        cancel.raise_if_cancelled()
+        progress.enter("retriever: evaluating")
+        progress(0, 2, "the retrievers on the held-out slice")
+        if active is not None:
+            report.old = retriever_metrics(
+                active.path, data.held_out_documents, kb, index_dir=project.index_dir, cancel=cancel
+            )
+        report.new = retriever_metrics(
+            scratch, data.held_out_documents, kb, index_dir=project.index_dir, cancel=cancel
+        )
+        progress(2, 2, "evaluated")
+        return publish_step(project, draft, report, rule=promote, kb=kb, data=data, cancel=cancel)
+
+
+def _train_from_scratch(
+    kb, data, scratch, version, base_model, epochs, max_seconds, seed, progress, cancel
+) -> None:
+    """No version in force yet: the regular recipe from the base model."""
+    from core.retrieve.rescnn import RescnnConfig
+    from core.retrieve.train import train_rescnn
+
+    train_rescnn(
+        kb,
+        data.pairs,
+        RescnnConfig(base_model=base_model or ""),
+        scratch,
+        epochs=epochs,
+        seed=seed,
+        progress=progress,
+        cancel=cancel,
+        max_seconds=max_seconds,
+        version=version,
+    )

@@ -1,4 +1,5 @@
-"""Tagger jobs over a project: train a version from the annotations, decide where it goes in force, load it.
+"""Tagger jobs over a project: train a version from the annotations, its step in `retrain`, and where it goes
+in force, per type (a version is loaded by core.project_detector.load_tagger_version).
 
 Training documents are the detector's (core.jobs.models.detector.training_splits): imported gold of train (dev
 held out) and every document a curator vouched for, with the spans that stand: a curator's added or
@@ -7,26 +8,43 @@ negatives. The dictionary features of each training document come from a project
 left out that document's fold of annotations (`TaggerSettings.folds`), as detection on new text sees a
 dictionary that never learnt its strings.
 
-Whether the version goes in force, and for which types, is decided on the held-out documents by
-core.jobs.models.detector_choice (end to end through the linker in force, one `promotion_decision` per type);
-the plan is kept in the version's `tagger.json` and read by core.project_detector.
+Whether the version goes in force, and for which types, is decided on the held-out documents (end to end
+through the linker in force, one `promotion_decision` per type; the plan is kept in the version's
+`tagger.json` and read by core.project_detector). The candidates are the dictionary, the span model in
+force (with the dictionary in its gaps, as `link --detect` runs it), the tagger, and the tagger with the dictionary in its gaps. Each tags the
+held-out documents' raw text; the linker in force links the spans as `link --detect` stores them; the
+score is end-to-end strict F1 per mention type (a detected mention against the gold of its own type).
+Without a retriever nothing can be linked, and typed strict span F1 is compared instead (the reason says
+so). For each type, the best tagger candidate is judged against the detector in force without a tagger
+(the span model, else the dictionary) by `promotion_decision`; the tagger version goes in force for the
+types where it is not worse, the others keep the detector they had (core.detect.per_type).
+
+The held-out documents' mention types are read as the tagger reads them (`tagger_types`): a type the
+dictionary tags is kept, any other type is the dictionary's one type in a one-type project when the
+mention links to the KB (NCBI-disease's four disease classes, one "SpecificDisease" dictionary), and left
+out otherwise (BioRED's genes in a MeSH project).
 """
 
 from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from core.detect.per_type import WITH_TAGGER
+from core.detect.per_type import DICTIONARY, SPAN_MODEL, TAGGER, TAGGER_AND_DICTIONARY, WITH_TAGGER
 from core.detect.tagger import TaggerSettings, save_settings, train_tagger, training_sequences
+from core.documents import Document
 from core.jobs.models.detector import data_fingerprint, require_spans, training_splits
+from core.jobs.models.promotion import promotion_decision
 from core.jobs.models.versions import TrainedVersion
 from core.progress import NEVER_CANCELLED, CancelToken, ProgressCallback, no_progress
 
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from core.jobs.models.retrain_report import KindReport, RetrainStep
     from core.store.project import Project
 
 log = logging.getLogger(__name__)
@@ -49,7 +67,6 @@ def fit_tagger(
     cancel: CancelToken = NEVER_CANCELLED,
 ) -> tuple[TaggerSettings, dict[str, str]]:
     """Train the CRF on `train_docs` into `folder`; returns its settings and the type mapping."""
-    from core.jobs.models.detector_choice import retyped, tagger_types
     from core.project_detector import dictionary_for_project
 
     settings = settings or TaggerSettings(types=[])
@@ -134,16 +151,36 @@ def train_tagger_for_project(
     return TrainedVersion(KIND, draft.version, path, settings.metrics, promoted, reason)
 
 
-def tagger_plan_in_force(plan) -> bool:
-    from core.jobs.models.detector_choice import tagger_wins
+def train_keywords(*, promote: str = "if-better", **keywords) -> dict:
+    """`train tagger --promote`: "never" keeps it a candidate; "always" puts it in force for every type;
+    "if-better" lets the held-out comparison decide per type."""
+    return {
+        **keywords,
+        "promote": "never" if promote == "never" else "always",
+        "rule": "always" if promote == "always" else "if-not-worse",
+    }
 
+
+def training_lines(trained: TrainedVersion, wall: float) -> list[str]:
+    """The held-out scores per candidate and type, then what the CRF trained on."""
+    metrics = trained.metrics
+    lines = []
+    for name, scores in metrics.get("held_out_scores", {}).items():
+        by_type = ", ".join(f"{kind} {score:.2f}" for kind, score in scores.items() if kind != "all")
+        lines.append(f"  held out, {name}: {scores['all']:.2f} ({by_type})")
+    lines.append(
+        f"{metrics['sequences']} documents, {metrics['tokens']} tokens, {metrics['iterations']} iterations; "
+        f"{metrics['train_seconds']:.0f} s training, {wall:.0f} s wall"
+    )
+    return lines
+
+
+def tagger_plan_in_force(plan) -> bool:
     return tagger_wins(plan)
 
 
 def judge(project: Project, kb, folder, dev_docs, mapping, types, rule: str, device: str):
-    """(plan, reasons, scores) of the candidates on the held-out documents (core.jobs.models.detector_choice)."""
-    from core.jobs.models.detector_choice import candidate_detectors, choose_plan, held_out_scores, retyped
-
+    """(plan, reasons, scores) of the candidates on the held-out documents (`choose_plan`)."""
     if not dev_docs:
         return {t: "dictionary" for t in types}, ["no held-out documents to compare on"], {}
     held_out = {d.doc_id for d in dev_docs}
@@ -161,24 +198,12 @@ def judge(project: Project, kb, folder, dev_docs, mapping, types, rule: str, dev
     return plan, reasons, scores
 
 
-def retrain_tagger(
-    project: Project,
-    kb,
-    data=None,
-    *,
-    promote: str,
-    epochs: int = 0,
-    max_seconds: float | None = None,
-    device: str = "auto",
-    base_model: str | None = None,
-    seed: int = 13,
-    progress=None,
-    cancel: CancelToken = NEVER_CANCELLED,
-):
+def retrain_tagger(project: Project, step: RetrainStep) -> KindReport:
     """The tagger's step in `retrain`: a fresh CRF on the spans that stand now (a CRF has no warm start;
     `epochs`, `base_model`, `seed` do not apply), judged and published under `promote` (a rule)."""
     from core.jobs.models.retrain_report import KindReport
 
+    promote, device, progress, cancel = step.promote, step.device, step.progress, step.cancel
     if progress is not None:
         progress.enter(KIND)
     active = project.models.active_model(KIND)
@@ -210,12 +235,105 @@ def retrain_tagger(
     return report
 
 
-def load_tagger_version(project: Project, row, *, kb=None, leave_out=()):
-    """A registered tagger version with the project's dictionary (leaving out `leave_out`'s annotations)
-    as its lexicon."""
-    from core.detect.tagger import CrfTagger
-    from core.project_detector import dictionary_for_project
+def tagger_types(dictionary_types: Sequence[str], documents: Sequence[Document], kb) -> dict[str, str]:
+    """Annotation type -> the type the tagger labels it with (absent: left out)."""
+    kept = set(dictionary_types)
+    mapping: dict[str, str] = {}
+    for document in documents:
+        for mention in document.mentions:
+            if mention.type in mapping:
+                continue
+            if mention.type in kept:
+                mapping[mention.type] = mention.type
+            elif len(kept) == 1 and any(kb.resolve(c) for c in mention.concept_ids):
+                mapping[mention.type] = next(iter(kept))
+    return mapping
 
-    kb = kb if kb is not None else project.kb.knowledge_base()
+
+def retyped(documents: Sequence[Document], mapping: Mapping[str, str]) -> list[Document]:
+    """The documents with each mention given its tagger type; mentions of types left out dropped."""
+    return [
+        d.with_mentions([replace(m, type=mapping[m.type]) for m in d.mentions if m.type in mapping])
+        for d in documents
+    ]
+
+
+def candidate_detectors(
+    project: Project, kb, tagger_folder, *, leave_out: Collection[str], device: str = "auto"
+) -> dict:
+    """name -> detector, for the held-out comparison: the dictionary that did not learn from `leave_out`
+    and the tagger reading it, with the span model in force when there is one."""
+    from core.detect.tagger import CrfTagger
+    from core.project_detector import dictionary_for_project, load_span_detector
+
     dictionary = dictionary_for_project(project, kb, leave_out=leave_out).detector
-    return CrfTagger(row.path, dictionary, version=row.version)
+    detectors = {
+        DICTIONARY: dictionary,
+        TAGGER: CrfTagger(tagger_folder, dictionary),
+        TAGGER_AND_DICTIONARY: CrfTagger(tagger_folder, dictionary, gap_filler=dictionary),
+    }
+    span = load_span_detector(project, kb=kb, device=device)
+    if span is not None:
+        span.gap_filler = dictionary
+        detectors[SPAN_MODEL] = span
+    return detectors
+
+
+def held_out_scores(
+    detectors: Mapping[str, object], documents: Sequence[Document], kb, types: Sequence[str], linker=None
+) -> dict[str, dict[str, float]]:
+    """name -> {type: F1 in percent, "all": over every type}: end-to-end strict F1 through `linker`,
+    typed strict span F1 without one. `documents` hold the gold, typed as the detectors type."""
+    from core.evaluate.detection import gold_annotations, linked_as_stored, predicted_annotations
+    from core.evaluate.entity_linking import linking_report
+
+    metric = "end_to_end_strict" if linker is not None else "strict"
+    gold_docs = [d.with_mentions([replace(m, origin="gold") for m in d.mentions]) for d in documents]
+    raw = [d.with_mentions([]) for d in documents]
+    scores: dict[str, dict[str, float]] = {}
+    for name, detector in detectors.items():
+        found = detector.detect(raw)
+        if linker is not None:
+            found = linked_as_stored(linker, raw, found)
+        row = {
+            "all": round(
+                100
+                * linking_report(gold_annotations(gold_docs, kb), predicted_annotations(raw, found, kb))[
+                    metric
+                ]["f1"],
+                2,
+            )
+        }
+        for kind in types:
+            gold = gold_annotations(
+                [d.with_mentions([m for m in d.mentions if m.type == kind]) for d in gold_docs], kb
+            )
+            predicted = predicted_annotations(raw, [[m for m in ms if m.type == kind] for ms in found], kb)
+            row[kind] = round(100 * linking_report(gold, predicted)[metric]["f1"], 2)
+        scores[name] = row
+    log.info("held-out %s F1 by detector and type: %s", metric, scores)
+    return scores
+
+
+def choose_plan(
+    scores: Mapping[str, Mapping[str, float]], types: Sequence[str], rule: str = "if-not-worse"
+) -> tuple[dict[str, str], list[str]]:
+    """(plan: type -> candidate kept for it, reasons). Per type, the best tagger candidate against the
+    detector in force without a tagger (the span model when scored, else the dictionary), through
+    `promotion_decision`. The plan names a tagger candidate for at least one type when the tagger is
+    to go in force."""
+    baseline = SPAN_MODEL if SPAN_MODEL in scores else DICTIONARY
+    plan: dict[str, str] = {}
+    reasons: list[str] = []
+    for kind in types:
+        best = max(WITH_TAGGER, key=lambda name: scores[name].get(kind, 0.0))
+        promoted, why = promotion_decision(
+            "tagger", {"score": scores[best][kind]}, {"score": scores[baseline][kind]}, rule
+        )
+        plan[kind] = best if promoted else baseline
+        reasons.append(f"{kind}: {best} against {baseline}, {why}")
+    return plan, reasons
+
+
+def tagger_wins(plan: Mapping[str, str]) -> bool:
+    return any(name in WITH_TAGGER for name in plan.values())

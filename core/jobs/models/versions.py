@@ -43,7 +43,7 @@ class TrainedVersion:
     metrics: dict = field(default_factory=dict)
     promoted: bool = False
     reason: str = ""
-    """Why it is in force or a candidate (core.jobs.models.kinds.promotion_decision)."""
+    """Why it is in force or a candidate (core.jobs.models.promotion.promotion_decision)."""
     message: str = ""
     """What the front ends say about it (why none was trained, what the ranker learned)."""
 
@@ -186,3 +186,19 @@ def publish_version(
         promote=promote,
     )
     return final
+
+
+def training_lines(trained: TrainedVersion, wall: float) -> list[str]:
+    """The end-of-training line of the retriever and the reranker: steps, epochs, why it stopped,
+    training and wall-clock seconds."""
+    metrics = trained.metrics
+    best = metrics.get("best_epoch")
+    stop = metrics.get("stopped_by", "epochs")
+    reason = {"epochs": "the epoch limit", "max_epochs": "the epoch limit", "patience": "no dev gain"}.get(
+        stop, "the time limit"
+    )
+    return [
+        f"trained {metrics.get('steps', '?')} steps, {metrics.get('epochs', '?')} epochs; stopped by {reason}"
+        + (f" (best dev epoch {best} kept)" if best is not None else "")
+        + f"; {metrics.get('train_seconds', 0):.1f} s training, {wall:.1f} s wall"
+    ]
