@@ -15,9 +15,11 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 from rich.text import Text  # noqa: E402
 
 from app.cli import (  # noqa: E402
-    batch_commands,
+    corpus_commands,
     curation_commands,
+    kb_commands,
     lifecycle_commands,
+    link_commands,
     model_commands,
     project_commands,
 )
@@ -53,7 +55,15 @@ def build_parser() -> argparse.ArgumentParser:
         + ", ".join(f"{name} (default {default_limit(name):,})" for name in LIMITS),
     )
     commands = parser.add_subparsers(dest="command")
-    for module in (project_commands, curation_commands, model_commands, lifecycle_commands, batch_commands):
+    for module in (
+        project_commands,
+        kb_commands,
+        corpus_commands,
+        curation_commands,
+        model_commands,
+        link_commands,
+        lifecycle_commands,
+    ):
         module.register(commands)
     bench = commands.add_parser(
         "bench",

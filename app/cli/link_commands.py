@@ -1,11 +1,12 @@
-"""Batch commands: `curalink link-batch`, `curalink -p DIR import-linked` (`curalink bench batch` is in
-bench/cli/batch.py)."""
+"""Link commands: `curalink link [--detect]` (a project's documents, through core.jobs.linking.link as
+the desk links), `curalink link-batch` (whole collections of shards) and `curalink -p DIR import-linked`
+(a link-batch folder back into a project). `curalink bench batch` is in bench/cli/batch.py."""
 
 from __future__ import annotations
 
 from dataclasses import asdict
 
-from app.cli.arguments import MAX_CANDIDATES, input_path, output_folder, whole
+from app.cli.arguments import MAX_CANDIDATES, file_option, input_path, output_folder, whole
 from app.console import cancellable, escape_controls, open_project, print_json, progress_bar, stdout
 from core.errors import CuralinkError
 from core.jobs.linking.batch import DEFAULT_CANDIDATES
@@ -14,6 +15,86 @@ EXIT_CANCELLED = 130
 EXIT_ERROR = 2  # as app.cli's: some input was refused
 _SHOWN_SHARDS = 20  # rejected shards listed (100,000 missing files are not 200,000 lines)
 _SHOWN_PROBLEMS = 10
+
+
+def cmd_link(args) -> int:
+    from core.jobs.linking.detect_targets import require_known_ids
+    from core.jobs.linking.link import Detect, link
+    from core.jobs.linking.suggestions import ProjectLinker
+
+    if not args.detect and (args.include_gold or args.type is not None):
+        raise CuralinkError("--include-gold and --type apply to detection: add --detect")
+    with open_project(args) as project, cancellable() as cancel:
+        listed = _document_list(args)
+        if listed is not None:
+            require_known_ids(project, listed)
+        # The linker loads first: a name index rebuilt after a KB import then does not share the process
+        # with the dictionary tagger (with the MeSH 2024 recipe each is hundreds of MB; issue 30's 1.5 GB).
+        # The detector is chosen (and may refuse the type) before detection stores anything.
+        with progress_bar("loading models") as bar:
+            linker = ProjectLinker.for_project(
+                project, device=args.device, candidates=args.candidates, progress=bar, cancel=cancel
+            )
+        if linker.linker.ranker_note:
+            stdout.print(linker.linker.ranker_note)
+        with progress_bar("tagging mentions and linking" if args.detect else "linking") as bar:
+            outcome = link(
+                project,
+                linker,
+                detect=Detect(args.type, include_gold=args.include_gold) if args.detect else None,
+                split=args.split,
+                ids=None if listed is None else list(listed),
+                progress=bar,
+                cancel=cancel,
+            )
+    if outcome.found is not None:
+        _print_found(args, outcome.found)
+    summary = outcome.linked
+    stdout.print(
+        f"linked {summary.mentions} mentions in {summary.documents} documents "
+        f"({summary.mentions_per_s:.0f} mentions/s; {linker.device_description}); "
+        f"{summary.suggestions} suggestions stored"
+    )
+    if summary.unrouted:
+        counts = ", ".join(f"{t or '(none)'}: {n}" for t, n in sorted(summary.unrouted.items()))
+        stdout.print(f"mentions of types no route names, matched against all concepts: {counts}")
+    return 0
+
+
+def _document_list(args) -> dict[str, str] | None:
+    """--documents and --documents-file together: id -> where it was given (for error messages)."""
+    from core.jobs.linking.detect_targets import read_id_file
+
+    if args.documents is None and args.documents_file is None:
+        return None
+    ids = {doc_id: "--documents" for doc_id in args.documents or ()}
+    if args.documents_file is not None:
+        for doc_id, where in read_id_file(args.documents_file).items():
+            ids.setdefault(doc_id, where)
+    return ids
+
+
+def _print_found(args, found) -> None:
+    """What detection added, and what it left alone and why."""
+    from core.jobs.linking.detect_targets import SKIP_GOLD, SKIP_HAS_MENTIONS, SKIP_OTHER_SPLIT
+
+    stdout.print(
+        f"detected {found.added} new mentions in {found.documents} documents with the {found.detector}"
+        + (
+            f"; {found.overlapping} detected spans overlapped stored mentions and were left out"
+            if found.overlapping
+            else ""
+        )
+    )
+    why = {
+        SKIP_HAS_MENTIONS: "already have mentions (without --documents or --split, only documents "
+        "without any are tagged)",
+        SKIP_GOLD: "are annotated by a gold file (detection adds to them only with --include-gold)",
+        SKIP_OTHER_SPLIT: f"are not in split {args.split}",
+    }
+    for reason, skipped in found.skipped.items():
+        examples = ", ".join(skipped[:5]) + (", ..." if len(skipped) > 5 else "")
+        stdout.print(f"skipped {len(skipped)} documents that {why[reason]}: {examples}")
 
 
 def cmd_link_batch(args) -> int:
@@ -136,6 +217,8 @@ def cmd_import_linked(args) -> int:
 
 
 def register(commands) -> None:
+    """Add `link`, `link-batch` and `import-linked` to the `curalink` parser."""
+    _register_link(commands)
     link = commands.add_parser(
         "link-batch", help="link whole collections of shards into linked shards + a manifest (local or Ray)"
     )
@@ -173,3 +256,31 @@ def register(commands) -> None:
     imported.add_argument("out_dir", metavar="OUT_DIR", type=input_path("folder"))
     imported.add_argument("--split", default="", help="split of the documents added (default none)")
     imported.set_defaults(handler=cmd_import_linked)
+
+
+def _register_link(commands) -> None:
+    link = commands.add_parser("link", help="suggest concepts for every mention")
+    link.add_argument("--split", choices=["train", "dev", "test"], help="only the documents of this split")
+    link.add_argument("--documents", nargs="+", metavar="ID", help="only these documents")
+    file_option(link, "--documents-file", "only the documents listed, one id a line")
+    link.add_argument(
+        "--detect",
+        action="store_true",
+        help="first tag new mentions (the detector in force per type: tagger, span model or KB dictionary): in the documents chosen by --documents / "
+        "--split, else in the documents without mentions; never in gold documents unless --include-gold",
+    )
+    link.add_argument(
+        "--include-gold",
+        action="store_true",
+        help="with --detect: also add detected mentions to documents annotated by a gold file",
+    )
+    link.add_argument(
+        "--type",
+        help="with --detect: tag only this mention type (default: every type the project's routes admit, "
+        "each name typed by its route, named as the project's annotations name it; where the KB's concepts "
+        "cannot be told apart by type, the type the annotations give them, else the KB's own, e.g. Disease "
+        "for MEDIC)",
+    )
+    link.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
+    link.add_argument("--candidates", type=whole(1, MAX_CANDIDATES), default=16)
+    link.set_defaults(handler=cmd_link)
