@@ -20,19 +20,11 @@ def cmd_kb_import(args) -> int:
     from core.jobs.io.kb_import import import_kb
 
     path = Path(args.file)
+    umls = {"languages": args.language, "sources": args.sab}
+    mesh = {"tree_numbers": args.tree_numbers, "actions": args.actions, "types_from": args.types_from}
     with project_task(args, f"importing {path.name}") as (project, bar, cancel):
         report = import_kb(
-            project,
-            path,
-            args.format,
-            names_only=args.names_only,
-            languages=args.language,
-            sources=args.sab,
-            tree_numbers=args.tree_numbers,
-            actions=args.actions,
-            types_from=args.types_from,
-            progress=bar,
-            cancel=cancel,
+            project, path, args.format, names_only=args.names_only, progress=bar, cancel=cancel, **umls, **mesh
         )
     for line in report.lines():
         stdout.print(line, markup=False)
