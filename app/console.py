@@ -12,6 +12,7 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.logging import RichHandler
@@ -29,7 +30,10 @@ from rich.table import Column, Table
 from rich.text import Text
 
 from core.errors import CuralinkError, ProjectError
-from core.progress import CancelToken
+from core.progress import CancelToken, ProgressCallback
+
+if TYPE_CHECKING:
+    from core.store.project import Project
 
 _CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 _LINE_BREAKS = re.compile(r"[\n\r\u2028\u2029\x85]")
@@ -224,6 +228,17 @@ def open_project(args):
     project = Project.open(args.project)
     log_to_project(project.path)
     return project
+
+
+
+@contextmanager
+def project_task(
+    args, title: str, *, quiet: bool = False
+) -> Iterator[tuple[Project, ProgressCallback, CancelToken]]:
+    """What a long command runs under: the project it names, Ctrl-C as a cancel token and a progress bar
+    titled `title`; yields (project, progress, cancel) and closes the project after."""
+    with open_project(args) as project, cancellable() as cancel, progress_bar(title, quiet=quiet) as bar:
+        yield project, bar, cancel
 
 
 def shared_data(args) -> Path:

@@ -36,10 +36,8 @@ def build_demo_project(
     cancel=None,
 ) -> Project:
     """Create (or reopen) the demo project with its KB, abstracts, a trained retriever and suggestions."""
-    from core.formats import read_corpus
     from core.jobs.linking.suggestions import ProjectLinker
     from core.jobs.models.kinds import train
-    from core.kb import load_kb
     from core.progress import NEVER_CANCELLED, no_progress
 
     progress = progress or no_progress
@@ -55,12 +53,7 @@ def build_demo_project(
     source = demo_dir()
     if not project.documents.document_ids():
         progress(0, None, "importing the demo knowledge base and abstracts")
-        project.kb.import_concepts(load_kb(source / "kb.tsv", "tsv"), source=str(source / "kb.tsv"), fmt="tsv")
-        project.documents.import_documents(
-            read_corpus(source / "abstracts.pubtator", "pubtator"),
-            source=str(source / "abstracts.pubtator"),
-            fmt="pubtator",
-        )
+        import_demo_sources(project, source)
     progress(0, None, f"training the retriever on the KB's synonyms (up to {train_seconds:.0f} s)")
     train(
         project,
@@ -74,6 +67,20 @@ def build_demo_project(
     progress(0, None, "linking the demo abstracts")
     ProjectLinker.for_project(project, cancel=cancel).link_project(project, progress=progress, cancel=cancel)
     return project
+
+
+def import_demo_sources(project: Project, source: Path) -> None:
+    """The demo's KB (through core.jobs.io.kb_import, as `curalink kb import` and the desk import one) and
+    its abstracts."""
+    from core.formats import read_corpus
+    from core.jobs.io.kb_import import import_kb
+
+    import_kb(project, source / "kb.tsv", "tsv")
+    project.documents.import_documents(
+        read_corpus(source / "abstracts.pubtator", "pubtator"),
+        source=str(source / "abstracts.pubtator"),
+        fmt="pubtator",
+    )
 
 
 def run_demo(

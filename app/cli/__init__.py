@@ -15,9 +15,10 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 from rich.text import Text  # noqa: E402
 
 from app.cli import (  # noqa: E402
-    batch_commands,
+    corpus_commands,
     curation_commands,
     evaluate_commands,
+    kb_commands,
     lifecycle_commands,
     link_commands,
     project_commands,
@@ -57,12 +58,13 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command")
     for module in (
         project_commands,
+        kb_commands,
+        corpus_commands,
         curation_commands,
         train_commands,
         link_commands,
         evaluate_commands,
         lifecycle_commands,
-        batch_commands,
     ):
         module.register(commands)
     bench = commands.add_parser(

@@ -112,6 +112,11 @@ def input_path(kind: str = "any") -> Checked:
     return Checked(f"input {kind}", convert)
 
 
+
+def file_option(parser: argparse.ArgumentParser, flag: str, help: str) -> None:
+    """An option naming one existing file (FILE), checked by the parser."""
+    parser.add_argument(flag, metavar="FILE", type=input_path("file"), help=help)
+
 def _creatable(path: Path, text: str) -> None:
     """The nearest existing ancestor of `path` must be a folder this user can write into."""
     parent = path.absolute().parent

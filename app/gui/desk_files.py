@@ -160,24 +160,30 @@ class ProjectFiles:
 
     def import_kb(self) -> ImportKbDialog:
         dialog = ImportKbDialog(self.host)
-        dialog.accepted.connect(lambda: self.import_kb_from(dialog.path, dialog.fmt))
+        dialog.accepted.connect(
+            lambda: self.import_kb_from(dialog.path, dialog.fmt, names_only=dialog.names_only.isChecked())
+        )
         self.host.menu_dialog = dialog
         dialog.open()
         return dialog
 
-    def import_kb_from(self, path: Path, fmt: str) -> Job:
+    def import_kb_from(self, path: Path, fmt: str, *, names_only: bool = False) -> Job:
+        """Import through core.jobs.io.kb_import as `curalink kb import` does; its warnings (an OBO
+        `import:` not followed, how mesh-tsv records were typed) are shown as the CLI prints them."""
+
         def work(progress, cancel):
-            from core.kb import load_kb
+            from core.jobs.io.kb_import import import_kb
 
-            concepts = load_kb(path, fmt, progress=progress, cancel=cancel)
-            return self.project.kb.import_concepts(
-                concepts, source=str(path), fmt=fmt, progress=progress, cancel=cancel
-            )
+            return import_kb(self.project, path, fmt, names_only=names_only, progress=progress, cancel=cancel)
 
-        def done(summary) -> None:
+        def done(report) -> None:
             self.host.statusBar().showMessage(
-                f"{path.name}: {summary.added} concepts, {summary.names} names added"
+                f"{path.name}: {report.names} names added to {report.present} concepts"
+                if names_only
+                else f"{path.name}: {report.added} concepts, {report.names} names added"
             )
+            if report.warnings:
+                self.host.report_dialog = _report_box(self.host, "Import knowledge base", report.lines())
             self.service.reset()
             self.links.device_label.setText(MODELS_NOT_LOADED)
             self.model.concepts.clear()

@@ -215,6 +215,8 @@ class ImportKbDialog(_FileForm):
         from core.kb import KB_FORMATS
 
         super().__init__("Import knowledge base", list(KB_FORMATS), parent)
+        self.names_only = QCheckBox("only add names to concepts the project has (matched by id; no new concept)")
+        self.form.addRow("Names", self.names_only)
 
 
 class ExportDialog(_FileForm):

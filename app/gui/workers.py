@@ -259,7 +259,7 @@ class LinkService(QObject):
         ids = list(doc_ids)
 
         def work(progress, cancel: CancelToken) -> list[str]:
-            self._link_each(self.linker(progress, cancel), job, ids, progress, cancel)
+            self._link_each(self.linker(progress, cancel), job, ids, None, progress, cancel)
             return ids
 
         job = Job(work, name)
@@ -275,27 +275,34 @@ class LinkService(QObject):
         ids = list(doc_ids)
 
         def work(progress, cancel: CancelToken):
-            linker = self.linker(progress, cancel)
-            found = linker.find_mentions(self.project, ids, progress=progress, cancel=cancel)
-            self.mentionsFound.emit((found, ids))
-            self._link_each(linker, job, found.tagged(ids) if found.added else [], progress, cancel)
-            return found
+            from core.jobs.linking.link import Detect
+
+            detect = Detect(only_tagged=True)
+            return self._link_each(self.linker(progress, cancel), job, ids, detect, progress, cancel).found
 
         job = Job(work, name)
         job.signals.partial.connect(self.chunkLinked.emit)
         job.signals.errored.connect(self.failed.emit)
         return self.submit(job)
 
-    def _link_each(self, linker, job: Job, ids: list[str], progress, cancel: CancelToken) -> None:
-        """One document at a time: each is stored and shown as soon as it is linked (the open abstract
-        comes first in `ids`), edited mentions are served in between, and the GIL is handed back between
-        small pieces."""
-        for done, doc_id in enumerate(ids, 1):
-            cancel.raise_if_cancelled()
-            self._resuggest_waiting(linker, job, cancel)
-            linker.link_project(self.project, ids=[doc_id], batch_documents=1, cancel=cancel)
-            job.signals.partial.emit(self.chunk([doc_id]))
-            progress(done, len(ids), "documents linked")
+    def _link_each(self, linker, job: Job, ids: list[str], detect, progress, cancel: CancelToken):
+        """core.jobs.linking.link one document at a time (after finding mentions, with `detect`): each is
+        stored and shown as soon as it is linked (the open abstract comes first in `ids`), edited mentions
+        are served in between, and the GIL is handed back between small pieces."""
+        from core.jobs.linking.link import link
+
+        return link(
+            self.project,
+            linker,
+            detect=detect,
+            ids=ids,
+            batch_documents=1,
+            on_found=lambda found: self.mentionsFound.emit((found, ids)),
+            on_linked=lambda doc_ids: job.signals.partial.emit(self.chunk(doc_ids)),
+            between=lambda: self._resuggest_waiting(linker, job, cancel),
+            progress=progress,
+            cancel=cancel,
+        )
 
     def resuggest(self, mention_ids: Sequence[int]) -> Job:
         """Suggest again for mentions whose span or type changed: retriever candidates first (shown at

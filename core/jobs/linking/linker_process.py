@@ -62,7 +62,15 @@ def _serve(conn, cancel_event, project_path: str, options: dict) -> None:
                 cancel=cancel,
             )
         elif op == "detect":
-            result = linker.find_mentions(project, request["ids"], progress=progress, cancel=cancel)
+            result = linker.find_mentions(
+                project,
+                request["ids"],
+                split=request.get("split"),
+                include_gold=request.get("include_gold", False),
+                mention_type=request.get("mention_type"),
+                progress=progress,
+                cancel=cancel,
+            )
         elif op == "learn":
             result = linker.learn(project, request["ids"])
         elif op == "resuggest":
@@ -188,13 +196,23 @@ class LinkerProcess:
     def find_mentions(
         self,
         project: Project,
-        ids: Sequence[str],
+        ids: Sequence[str] | None,
         *,
+        split: str | None = None,
+        include_gold: bool = False,
+        mention_type: str | None = None,
         progress: ProgressCallback = no_progress,
         cancel: CancelToken = NEVER_CANCELLED,
     ):
-        """`Linker.find_mentions` in the child (`project` is the child's own: the argument is ignored)."""
-        return self._call({"op": "detect", "ids": list(ids)}, progress=progress, cancel=cancel)
+        """`ProjectLinker.find_mentions` in the child (`project` is the child's own: the argument is ignored)."""
+        request = {
+            "op": "detect",
+            "ids": None if ids is None else list(ids),
+            "split": split,
+            "include_gold": include_gold,
+            "mention_type": mention_type,
+        }
+        return self._call(request, progress=progress, cancel=cancel)
 
     def resuggest(
         self,

@@ -158,7 +158,7 @@ class ProjectLinker:
 
     def __init__(self, linker: Linker):
         self.linker = linker
-        self._detector = None  # core.project_detector.ChosenDetector, chosen on the first find_mentions
+        self._detectors: dict = {}  # mention type (None: all) -> core.project_detector.ChosenDetector
 
     @classmethod
     def for_project(cls, project: Project, **options) -> ProjectLinker:
@@ -190,24 +190,41 @@ class ProjectLinker:
     def find_mentions(
         self,
         project: Project,
-        ids: Sequence[str],
+        ids: Sequence[str] | None,
         *,
+        split: str | None = None,
+        include_gold: bool = False,
+        mention_type: str | None = None,
         progress: ProgressCallback = no_progress,
         cancel: CancelToken = NEVER_CANCELLED,
     ):
-        """core.jobs.linking.mentions.find_mentions with the detector chosen once for this Linker (the span model
-        in force, else the KB dictionary of the Linker's KB)."""
-        from core.jobs.linking.mentions import detector_for_project, find_mentions
+        """Tag mentions in the documents core.jobs.linking.detect_targets allows, with the detector chosen
+        once per mention type for this Linker (core.project_detector, over the Linker's KB); the
+        DetectSummary names the detector. core.jobs.linking.link.link calls it before linking."""
+        from core.jobs.linking.mentions import detect_into_project, detector_for_project
 
-        if self._detector is None:
+        if mention_type not in self._detectors:
             kb = self.linker.kb if self.linker.kb is not None else project.kb.knowledge_base()
-            self._detector = detector_for_project(project, kb, device=self.linker.device)
-        return find_mentions(project, self._detector, ids, progress=progress, cancel=cancel)
+            self._detectors[mention_type] = detector_for_project(
+                project, kb, requested_type=mention_type, device=self.linker.device
+            )
+        chosen = self._detectors[mention_type]
+        summary = detect_into_project(
+            project,
+            chosen.detector,
+            split=split,
+            ids=ids,
+            include_gold=include_gold,
+            progress=progress,
+            cancel=cancel,
+        )
+        summary.detector = chosen.description
+        return summary
 
     def learn(self, project: Project, mention_ids: Sequence[int]):
         learned = learn(project, self.linker, mention_ids)
         if learned.names_changed:
-            self._detector = None  # the dictionary tagger is made again from the KB's names
+            self._detectors.clear()  # the dictionary tagger is made again from the KB's names
         return learned
 
 
