@@ -120,7 +120,7 @@ def _badinput_cases(name: str = "bench.fuzz.bad_input_cases") -> tuple[dict, dic
 
 
 def _kind(fmt: str) -> str:
-    from app.cli.corpus_commands import CORPUS_FORMATS
+    from core.formats import FORMATS as CORPUS_FORMATS
 
     return "corpus" if fmt in CORPUS_FORMATS else "kb"
 
